@@ -1,0 +1,69 @@
+// coalesce/column.hpp - one leaf of every element, as a 1-D array.
+//
+//   auto xs = v.column(&Particle::pos, &vec3::x);   // soa: contiguous_column<float>
+//   xs[i] += 1.0f;  float* raw = xs.data();          // soa columns hand out raw pointers
+//   auto ys = a.column(&Particle::pos, &vec3::y);   // aos: strided_column<float, sizeof(Particle)>
+//   auto zs = b.column(&Particle::pos, &vec3::z);   // aosoa<W>: blocked_column<float, W, block bytes>
+//
+// Each kind is trivially copyable and usable in kernels; the stride is a compile-time constant.
+#pragma once
+#include <cstddef>
+#include <type_traits>
+
+#include "config.hpp"
+#include "error.hpp"
+
+namespace coalesce {
+
+template <class E> class contiguous_column {
+ public:
+  using value_type = std::remove_const_t<E>;
+  COALESCE_HOST_DEVICE contiguous_column(E* data, std::size_t n) : data_(data), size_(n) {}
+  COALESCE_HOST_DEVICE E& operator[](std::size_t i) const {
+    detail::check_index(i, size_);
+    return data_[i];
+  }
+  COALESCE_HOST_DEVICE E* data() const { return data_; }
+  COALESCE_HOST_DEVICE E* begin() const { return data_; }
+  COALESCE_HOST_DEVICE E* end() const { return data_ + size_; }
+  COALESCE_HOST_DEVICE std::size_t size() const { return size_; }
+
+ private:
+  E* data_;
+  std::size_t size_;
+};
+
+template <class E, std::size_t Stride> class strided_column {
+ public:
+  using value_type = std::remove_const_t<E>;
+  static constexpr std::size_t stride_bytes = Stride;
+  COALESCE_HOST_DEVICE strided_column(E* first, std::size_t n) : first_(first), size_(n) {}
+  COALESCE_HOST_DEVICE E& operator[](std::size_t i) const {
+    detail::check_index(i, size_);
+    using byte = std::conditional_t<std::is_const_v<E>, std::byte const, std::byte>;
+    return *reinterpret_cast<E*>(reinterpret_cast<byte*>(first_) + i * Stride);
+  }
+  COALESCE_HOST_DEVICE std::size_t size() const { return size_; }
+
+ private:
+  E* first_;
+  std::size_t size_;
+};
+
+template <class E, std::size_t W, std::size_t BlockBytes> class blocked_column {
+ public:
+  using value_type = std::remove_const_t<E>;
+  COALESCE_HOST_DEVICE blocked_column(E* first, std::size_t n) : first_(first), size_(n) {}
+  COALESCE_HOST_DEVICE E& operator[](std::size_t i) const {
+    detail::check_index(i, size_);
+    using byte = std::conditional_t<std::is_const_v<E>, std::byte const, std::byte>;
+    return reinterpret_cast<E*>(reinterpret_cast<byte*>(first_) + (i / W) * BlockBytes)[i % W];
+  }
+  COALESCE_HOST_DEVICE std::size_t size() const { return size_; }
+
+ private:
+  E* first_;
+  std::size_t size_;
+};
+
+}  // namespace coalesce

@@ -1,0 +1,295 @@
+// coalesce/reflect.hpp - what a plain struct is made of, at compile time.
+//
+//   struct vec3 { float x, y, z; };
+//   struct Particle { vec3 pos; vec3 vel; float mass; std::uint32_t id; std::array<int, 4> tag; };
+//
+//   coalesce::reflect::leaf_count_v<Particle>    == 9   // pos.x .. vel.z, mass, id, tag
+//   coalesce::reflect::column_count_v<Particle>  == 12  // tag is 4 sub-columns
+//   coalesce::reflect::leaf_t<Particle, 6>::type == float, ::offset == 24   // mass
+//   coalesce::reflect::leaf_table_v<Particle>[8].extent == 4
+//
+// Members are counted by Boost.PFR; no macro, no registration. Nested aggregates (a user vec3,
+// CUDA's float3) are flattened into their leaves; a std::array<U, N> member of leaf type U is
+// one leaf with an extent of N (N sub-columns, indexed at run time, so a 4096-long array costs
+// no more compile time than one int); any other trivially copyable member that is not a
+// reflectable aggregate (a union, a class with constructors, std::complex) is an opaque leaf,
+// stored whole. Types that cannot be reflected fail with a static_assert starting "coalesce:".
+#pragma once
+#include <array>
+#include <cstddef>
+#include <cstdint>
+#include <tuple>
+#include <type_traits>
+#include <utility>
+
+#include <boost/pfr/tuple_size.hpp>
+
+#include "detail/member_types.hpp"
+
+namespace coalesce::reflect {
+
+using detail::type_list;
+
+// How a member is stored: split into its own members, one leaf with sub-columns, or one leaf.
+enum class node_kind { aggregate, array, leaf };
+
+// The position of a leaf: member indices from the root, e.g. path<0, 2> is pos.z.
+template <std::size_t... I> struct path {
+  static constexpr std::size_t depth = sizeof...(I);
+  static constexpr std::array<std::size_t, sizeof...(I)> indices{I...};
+};
+
+// One flattened leaf of a root type: its element type, byte offset inside the root, the number
+// of sub-columns (N for std::array<U, N>, else 1), the element stride between sub-columns
+// inside the root, and its path.
+template <class U, std::size_t Offset, std::size_t Extent, class Path> struct leaf_entry {
+  using type = U;
+  using path_type = Path;
+  static constexpr std::size_t offset = Offset;
+  static constexpr std::size_t extent = Extent;
+  static constexpr std::size_t size = sizeof(U);
+  static constexpr std::size_t align = alignof(U);
+};
+
+namespace detail {
+
+template <class U> struct is_std_array : std::false_type {};
+template <class U, std::size_t N> struct is_std_array<std::array<U, N>> : std::true_type {};
+
+// Converts to anything: lets T{{any}, {any}, ...} test how many members T really has.
+struct any_value {
+  template <class U> constexpr operator U() const noexcept;
+};
+
+// True when every one of PFR's N members takes its own braced initializer. It fails when a
+// C array took several of PFR's counts (brace elision) or a member is a reference.
+template <class T, std::size_t... I>
+constexpr bool braced_members_match(std::index_sequence<I...>) {
+  return requires { T{{(static_cast<void>(I), any_value{})}...}; };
+}
+
+template <class T> constexpr bool has_reflectable_shape() {
+  return std::is_class_v<T> && !std::is_union_v<T> && std::is_aggregate_v<T> &&
+         !std::is_polymorphic_v<T> && std::is_standard_layout_v<T> && std::is_trivially_copyable_v<T>;
+}
+
+template <class T> constexpr std::size_t pfr_member_count() {
+  if constexpr (has_reflectable_shape<T>()) {
+    return boost::pfr::tuple_size_v<T>;
+  } else {
+    return 0;
+  }
+}
+
+template <class T> constexpr bool members_are_plain() {
+  if constexpr (has_reflectable_shape<T>()) {
+    return braced_members_match<T>(std::make_index_sequence<pfr_member_count<T>()>{});
+  } else {
+    return false;
+  }
+}
+
+template <class T> auto member_types_if_plain() {
+  if constexpr (members_are_plain<T>()) {
+    return coalesce::detail::member_types_of<T, pfr_member_count<T>()>();
+  } else {
+    return type_list<>{};
+  }
+}
+template <class T> using member_type_list = decltype(member_types_if_plain<T>());
+
+template <class L> struct list_as_tuple;
+template <class... M> struct list_as_tuple<type_list<M...>> { using type = std::tuple<M...>; };
+
+template <class M> constexpr node_kind kind_of();
+
+template <class M> constexpr bool is_leaf_scalar() { return kind_of<M>() == node_kind::leaf; }
+
+template <class M> constexpr node_kind kind_of() {
+  if constexpr (is_std_array<M>::value) {
+    using E = typename M::value_type;
+    if constexpr (std::tuple_size_v<M> > 0 && !is_std_array<E>::value && is_leaf_scalar<E>()) {
+      return node_kind::array;
+    } else {
+      return node_kind::leaf;  // arrays of structs or arrays: stored whole
+    }
+  } else if constexpr (std::is_class_v<M> && !std::is_union_v<M> && std::is_aggregate_v<M>) {
+    return node_kind::aggregate;
+  } else {
+    return node_kind::leaf;
+  }
+}
+
+// Byte offsets of the members as the compiler lays out a standard-layout struct: each member
+// at the next multiple of its alignment. Checked against sizeof(T) below, which catches the
+// cases where this would be wrong (bit-fields, alignas on a member).
+template <class... M> constexpr std::array<std::size_t, sizeof...(M)> natural_offsets(type_list<M...>) {
+  std::array<std::size_t, sizeof...(M)> out{};
+  std::size_t end = 0, k = 0;
+  ((end = (end + alignof(M) - 1) / alignof(M) * alignof(M), out[k++] = end, end += sizeof(M)), ...);
+  return out;
+}
+
+template <class... M> constexpr std::size_t natural_size(type_list<M...>, std::size_t align) {
+  std::size_t end = 0;
+  ((end = (end + alignof(M) - 1) / alignof(M) * alignof(M) + sizeof(M)), ...);
+  return (end + align - 1) / align * align;
+}
+
+template <class... M> constexpr bool no_reference_members(type_list<M...>) { return (!std::is_reference_v<M> && ...); }
+template <class... M> constexpr bool no_cv_members(type_list<M...>) {
+  return ((!std::is_const_v<M> && !std::is_volatile_v<M>) && ...);
+}
+
+}  // namespace detail
+
+// The direct members of an aggregate T. Instantiating it checks that T can be reflected.
+template <class T> struct members {
+  static_assert(!std::is_polymorphic_v<T>,
+                "coalesce: the element type has virtual functions or virtual bases; use a plain struct "
+                "of data members (keep behaviour in free functions)");
+  static_assert(std::is_class_v<T> && !std::is_union_v<T> && std::is_aggregate_v<T>,
+                "coalesce: the element type must be an aggregate: a plain struct with public data "
+                "members, no constructors, no private or protected members and no virtual functions");
+  static_assert(std::is_standard_layout_v<T>,
+                "coalesce: the element type must be standard-layout: no reference members, no base class "
+                "with data members, no mix of access specifiers; store values instead of references and "
+                "put a base's members into a named member instead");
+  static_assert(std::is_trivially_copyable_v<T>,
+                "coalesce: the element type must be trivially copyable (no std::string, std::vector or "
+                "user-defined copy); store such data outside and keep an index in the struct");
+  static_assert(!detail::has_reflectable_shape<T>() || detail::members_are_plain<T>(),
+                "coalesce: the element type has a C-array or reference member; use std::array<U, N> "
+                "instead of U[N], and store values instead of references");
+
+  using types = detail::member_type_list<T>;
+  static constexpr std::size_t count = types::size;
+
+  static_assert(detail::no_reference_members(types{}),
+                "coalesce: the element type has a reference member; store the value, or an index");
+  static_assert(detail::no_cv_members(types{}),
+                "coalesce: the element type has a const or volatile member; remove the qualifier "
+                "(use a const view for read-only access)");
+  static_assert(count == 0 || detail::natural_size(types{}, alignof(T)) == sizeof(T),
+                "coalesce: the element type has bit-fields or an over-aligned member (alignas on a "
+                "member), so member offsets cannot be reflected; use plain members (alignas on the "
+                "whole struct is fine)");
+
+  static constexpr std::array<std::size_t, count> offsets = detail::natural_offsets(types{});
+
+  template <std::size_t K> using type = std::tuple_element_t<K, typename detail::list_as_tuple<types>::type>;
+};
+
+namespace detail {
+
+template <class... L> struct concat;
+template <> struct concat<> { using type = type_list<>; };
+template <class... A> struct concat<type_list<A...>> { using type = type_list<A...>; };
+template <class... A, class... B, class... R> struct concat<type_list<A...>, type_list<B...>, R...> {
+  using type = typename concat<type_list<A..., B...>, R...>::type;
+};
+
+template <class P, std::size_t I> struct append_path;
+template <std::size_t... P, std::size_t I> struct append_path<path<P...>, I> { using type = path<P..., I>; };
+
+template <class M, std::size_t Offset, class Path, node_kind Kind = kind_of<M>()> struct flatten;
+
+template <class M, std::size_t Offset, class Path> struct flatten<M, Offset, Path, node_kind::leaf> {
+  static_assert(std::is_trivially_copyable_v<M>,
+                "coalesce: a member type is not trivially copyable (std::string, std::vector, a class "
+                "with a user-defined copy); store such data outside and keep an index in the struct");
+  using type = type_list<leaf_entry<M, Offset, 1, Path>>;
+};
+
+template <class M, std::size_t Offset, class Path> struct flatten<M, Offset, Path, node_kind::array> {
+  using type = type_list<leaf_entry<typename M::value_type, Offset, std::tuple_size_v<M>, Path>>;
+};
+
+template <class M, std::size_t Offset, class Path> struct flatten<M, Offset, Path, node_kind::aggregate> {
+  using info = members<M>;
+  template <std::size_t... K>
+  static auto children(std::index_sequence<K...>)
+      -> concat<typename flatten<typename info::template type<K>, Offset + info::offsets[K],
+                                 typename append_path<Path, K>::type>::type...>;
+  using type = typename decltype(children(std::make_index_sequence<info::count>{}))::type;
+};
+
+}  // namespace detail
+
+// Every leaf of T in member order, as type_list<leaf_entry<...>...>.
+template <class T> using leaves_t = typename detail::flatten<T, 0, path<>, node_kind::aggregate>::type;
+
+template <class T> inline constexpr std::size_t leaf_count_v = leaves_t<T>::size;
+
+namespace detail {
+template <class L> struct as_tuple;
+template <class... E> struct as_tuple<type_list<E...>> { using type = std::tuple<E...>; };
+template <class L> struct column_total;
+template <class... E> struct column_total<type_list<E...>> { static constexpr std::size_t value = (std::size_t{0} + ... + E::extent); };
+}  // namespace detail
+
+// The L-th leaf of T (a leaf_entry).
+template <class T, std::size_t L> using leaf_t = std::tuple_element_t<L, typename detail::as_tuple<leaves_t<T>>::type>;
+
+// Number of 1-D columns: a std::array<U, N> leaf counts N.
+template <class T> inline constexpr std::size_t column_count_v = detail::column_total<leaves_t<T>>::value;
+
+// Number of leaves below a member type M (1 for a leaf or an array leaf).
+template <class M> constexpr std::size_t leaves_in() {
+  if constexpr (detail::kind_of<M>() == node_kind::aggregate) {
+    return leaf_count_v<M>;
+  } else {
+    return 1;
+  }
+}
+
+// Index, among T's leaves, of the first leaf of member K.
+template <class T, std::size_t K> constexpr std::size_t first_leaf_of_member() {
+  return []<std::size_t... J>(std::index_sequence<J...>) {
+    return (std::size_t{0} + ... + leaves_in<typename members<T>::template type<J>>());
+  }(std::make_index_sequence<K>{});
+}
+
+template <class M> inline constexpr node_kind kind_v = detail::kind_of<M>();
+
+// A run-time description of one leaf, for code that walks columns (copies, analysis).
+struct leaf_info {
+  std::size_t offset;        // byte offset of the leaf (of sub-column 0) inside the root
+  std::size_t size;          // bytes of one element of the leaf
+  std::size_t align;         // alignment of the leaf type
+  std::size_t extent;        // sub-columns (N for std::array<U, N>)
+  std::size_t first_column;  // index of its first 1-D column among all columns of the root
+  std::array<std::uint16_t, 8> path;  // member indices from the root (first `depth` are valid)
+  std::size_t depth;
+};
+
+namespace detail {
+template <class Entry> constexpr leaf_info describe_leaf(std::size_t first_column) {
+  leaf_info info{};
+  info.offset = Entry::offset;
+  info.size = Entry::size;
+  info.align = Entry::align;
+  info.extent = Entry::extent;
+  info.first_column = first_column;
+  info.depth = Entry::path_type::depth;
+  for (std::size_t d = 0; d < info.depth && d < info.path.size(); ++d) {
+    info.path[d] = static_cast<std::uint16_t>(Entry::path_type::indices[d]);
+  }
+  return info;
+}
+
+template <class... E> constexpr auto make_leaf_table(type_list<E...>) {
+  std::array<leaf_info, sizeof...(E)> out{};
+  std::size_t k = 0, column = 0;
+  ((out[k++] = describe_leaf<E>(column), column += E::extent), ...);
+  return out;
+}
+}  // namespace detail
+
+template <class T> inline constexpr auto leaf_table_v = detail::make_leaf_table(leaves_t<T>{});
+
+// True when T can be stored by coalesce (used in requires-clauses and tests).
+template <class T>
+concept reflectable = detail::has_reflectable_shape<T>() && detail::members_are_plain<T>();
+
+}  // namespace coalesce::reflect
