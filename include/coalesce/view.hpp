@@ -85,6 +85,7 @@ template <class View> class view_iterator {
 
 template <class T, class Layout = soa> class view {
   static_assert(is_layout<Layout>::value, "coalesce: the layout must be coalesce::aos, coalesce::soa or coalesce::aosoa<W>");
+  static_assert(sizeof(Layout) > 0);  // instantiates aosoa<W>, whose own static_assert checks W
 
  public:
   using value_type = std::remove_const_t<T>;

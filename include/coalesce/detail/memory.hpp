@@ -1,0 +1,77 @@
+// Type-erased memory operations, compiled once into libcoalesce.a (src/memory_*.cpp|cu).
+// Everything that moves bulk data goes through here, so a user translation unit never
+// instantiates a copy kernel and can be plain C++ even when device memory is GPU memory.
+#pragma once
+#include <array>
+#include <cstddef>
+#include <utility>
+
+#include "../layout.hpp"
+#include "../space.hpp"
+
+namespace coalesce::detail {
+
+enum class memory_kind : unsigned char { host, device };
+
+template <class S> inline constexpr memory_kind kind_of_space = std::is_same_v<S, device> ? memory_kind::device : memory_kind::host;
+
+// True when memory of this kind can be read by host code (always, unless it is GPU memory).
+constexpr bool host_accessible(memory_kind k) { return k == memory_kind::host || !device_is_gpu; }
+
+// 256-byte aligned; throws coalesce::error saying how much could not be had and why.
+void* allocate(memory_kind kind, std::size_t bytes);
+void deallocate(memory_kind kind, void* p) noexcept;
+void copy_bytes(memory_kind dst_kind, void* dst, memory_kind src_kind, void const* src, std::size_t bytes);
+void zero_bytes(memory_kind kind, void* p, std::size_t bytes);
+
+// One column of elements copied within one kind of memory: element i of dst from element i of src.
+struct column_copy {
+  column_ref dst;
+  column_ref src;
+  std::size_t width;  // bytes per element
+};
+void copy_columns(memory_kind kind, column_copy const* columns, std::size_t count, std::size_t n);
+
+// One column filled with a value (elements [first, first + n)).
+struct column_fill {
+  column_ref dst;
+  std::size_t width;
+  void const* value;  // host pointer to `width` bytes
+};
+void fill_columns(memory_kind kind, column_fill const* columns, std::size_t count, std::size_t first, std::size_t n);
+
+// Waits for queued device work; rethrows any asynchronous CUDA error as coalesce::error.
+void synchronize(memory_kind kind);
+
+// Owning, movable bytes of one kind of memory.
+class buffer {
+ public:
+  buffer() = default;
+  buffer(memory_kind kind, std::size_t bytes)
+      : kind_(kind), data_(bytes == 0 ? nullptr : static_cast<std::byte*>(allocate(kind, bytes))), bytes_(bytes) {}
+  buffer(buffer&& other) noexcept { swap(other); }
+  buffer& operator=(buffer&& other) noexcept {
+    buffer(std::move(other)).swap(*this);
+    return *this;
+  }
+  buffer(buffer const&) = delete;
+  buffer& operator=(buffer const&) = delete;
+  ~buffer() {
+    if (data_ != nullptr) deallocate(kind_, data_);
+  }
+  void swap(buffer& other) noexcept {
+    std::swap(kind_, other.kind_);
+    std::swap(data_, other.data_);
+    std::swap(bytes_, other.bytes_);
+  }
+  std::byte* data() const { return data_; }
+  std::size_t size() const { return bytes_; }
+  memory_kind kind() const { return kind_; }
+
+ private:
+  memory_kind kind_ = memory_kind::host;
+  std::byte* data_ = nullptr;
+  std::size_t bytes_ = 0;
+};
+
+}  // namespace coalesce::detail

@@ -1,0 +1,26 @@
+// coalesce/space.hpp - where memory lives and where loops run.
+//
+//   coalesce::vector<Particle, coalesce::soa, coalesce::host>    // host memory, host loops
+//   coalesce::vector<Particle, coalesce::soa, coalesce::device>  // GPU memory (CUDA), or host
+//                                                                // memory with OpenMP loops when
+//                                                                // coalesce was built without CUDA
+//   coalesce::for_each_index(coalesce::device{}, n, f);
+//
+// `device` is Thrust's notion of the device system: CUDA when CUDA is enabled, OpenMP otherwise,
+// so every program and test also runs on a machine without a GPU.
+#pragma once
+#include <type_traits>
+
+#include "config.hpp"
+
+namespace coalesce {
+
+struct host {};
+struct device {};
+
+template <class S> concept space = std::is_same_v<S, host> || std::is_same_v<S, device>;
+
+// True when device memory is GPU memory (libcoalesce built with CUDA).
+inline constexpr bool device_is_gpu = COALESCE_WITH_CUDA != 0;
+
+}  // namespace coalesce

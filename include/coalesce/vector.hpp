@@ -1,0 +1,225 @@
+// coalesce/vector.hpp - the owning container.
+//
+//   coalesce::host_vector<Particle> h(n);                        // soa on the host, zero-filled
+//   coalesce::device_vector<Particle> d = h;                     // upload
+//   coalesce::device_vector<Particle, coalesce::aos> a = d;      // layout change on the GPU
+//   coalesce::host_vector<Particle> in(std::span<Particle const>(legacy));   // AoS records in
+//   d.copy_to(std::span<Particle>(legacy_out));                  // and back out, as records
+//   h.push_back(p);  h.resize(m);  h.reserve(c);  h.clear();     // as std::vector (host only)
+//   auto v = d.view();                                           // for kernels, by value
+//
+// One allocation per vector (columns of a soa vector are carved from it, each on a 256-byte
+// boundary). Copies, conversions and fills go through libcoalesce (type-erased kernels), so a
+// plain .cpp file can hold device vectors; only the kernels a user writes need nvcc.
+#pragma once
+#include <algorithm>
+#include <cstddef>
+#include <ranges>
+#include <span>
+#include <string>
+#include <type_traits>
+#include <utility>
+
+#include "detail/memory.hpp"
+#include "detail/transfer.hpp"
+#include "error.hpp"
+#include "layout.hpp"
+#include "reflect.hpp"
+#include "space.hpp"
+#include "view.hpp"
+
+namespace coalesce {
+
+template <class T, class Layout = soa, class Space = host> class vector;
+template <class V> struct is_vector : std::false_type {};
+template <class T, class L, class S> struct is_vector<vector<T, L, S>> : std::true_type {};
+
+template <class T, class Layout, class Space> class vector {
+  static_assert(!std::is_const_v<T>, "coalesce: vector<T const> is not allowed; use a const vector or view<T const>");
+  static_assert(is_layout<Layout>::value, "coalesce: the layout must be coalesce::aos, coalesce::soa or coalesce::aosoa<W>");
+  static_assert(space<Space>, "coalesce: the space must be coalesce::host or coalesce::device");
+  static_assert(sizeof(Layout) > 0);  // instantiates aosoa<W>, whose own static_assert checks W
+  static constexpr detail::memory_kind kind = detail::kind_of_space<Space>;
+  using storage_type = layout_storage<T, Layout>;
+
+ public:
+  using value_type = T;
+  using layout_type = Layout;
+  using space_type = Space;
+  using size_type = std::size_t;
+  using view_type = coalesce::view<T, Layout>;
+  using const_view_type = coalesce::view<T const, Layout>;
+  using reference = typename view_type::reference;
+  using const_reference = typename const_view_type::reference;
+  using iterator = typename view_type::iterator;
+  using const_iterator = typename const_view_type::iterator;
+
+  vector() = default;
+
+  // n value-initialized (zero) elements.
+  explicit vector(std::size_t n) : vector() {
+    reallocate_empty(n);
+    detail::zero_bytes(kind, memory_.data(), memory_.size());
+    size_ = n;
+  }
+  vector(std::size_t n, T const& value) : vector() {
+    reallocate_empty(n);
+    detail::fill_elements(storage(), kind, value, 0, n);
+    size_ = n;
+  }
+  // From AoS records in host memory (a legacy array, a std::vector<T>).
+  explicit vector(std::span<T const> records) : vector() {
+    reallocate_empty(records.size());
+    auto const source = coalesce::view<T const, aos>(records);
+    detail::copy_elements(storage(), kind, source.storage(), detail::memory_kind::host, records.size());
+    size_ = records.size();
+  }
+  // From any contiguous host range of records: host_vector<Particle> h(legacy_std_vector);
+  template <class R>
+    requires(!is_vector<std::remove_cvref_t<R>>::value) && std::ranges::contiguous_range<R const> &&
+            std::same_as<std::ranges::range_value_t<R>, T> && (!std::same_as<std::remove_cvref_t<R>, std::span<T const>>)
+  explicit vector(R const& records) : vector(std::span<T const>(std::ranges::data(records), std::ranges::size(records))) {}
+  vector(vector const& other) : vector() { assign_from(other); }
+  vector(vector&& other) noexcept { swap(other); }
+  // Between layouts and spaces: device_vector<T> d = h; device_vector<T, aos> a = d;
+  template <class L2, class S2> vector(vector<T, L2, S2> const& other) : vector() { assign_from(other); }
+
+  vector& operator=(vector const& other) {
+    if (this != &other) assign_from(other);
+    return *this;
+  }
+  vector& operator=(vector&& other) noexcept {
+    vector(std::move(other)).swap(*this);
+    return *this;
+  }
+  template <class L2, class S2> vector& operator=(vector<T, L2, S2> const& other) {
+    assign_from(other);
+    return *this;
+  }
+
+  std::size_t size() const { return size_; }
+  bool empty() const { return size_ == 0; }
+  std::size_t capacity() const { return capacity_; }
+  // Bytes of the one allocation behind the vector (columns padded to 256 bytes).
+  std::size_t allocated_bytes() const { return memory_.size(); }
+
+  void reserve(std::size_t new_capacity) {
+    if (new_capacity > capacity_) move_to_capacity(new_capacity);
+  }
+  void shrink_to_fit() {
+    if (capacity_ > size_) move_to_capacity(size_);
+  }
+  void resize(std::size_t n) { resize(n, T{}); }
+  void resize(std::size_t n, T const& value) {
+    if (n > capacity_) move_to_capacity(std::max(n, grown_capacity()));
+    if (n > size_) detail::fill_elements(storage(), kind, value, size_, n - size_);
+    size_ = n;
+  }
+  void clear() noexcept { size_ = 0; }
+
+  void push_back(T const& value) {
+    static_assert(std::is_same_v<Space, host>,
+                  "coalesce: push_back on a device_vector would write GPU memory from the host one element "
+                  "at a time; fill a host_vector and copy it (device_vector<T> d = h), or resize and fill "
+                  "in a kernel");
+    if (size_ == capacity_) move_to_capacity(grown_capacity());
+    ++size_;
+    view()[size_ - 1] = value;
+  }
+  void pop_back() {
+    if (size_ == 0) detail::throw_error("pop_back on an empty vector");
+    --size_;
+  }
+
+  void swap(vector& other) noexcept {
+    memory_.swap(other.memory_);
+    std::swap(size_, other.size_);
+    std::swap(capacity_, other.capacity_);
+  }
+  friend void swap(vector& a, vector& b) noexcept { a.swap(b); }
+
+  // To AoS records in host memory; `out` must hold exactly size() records.
+  void copy_to(std::span<T> out) const {
+    if (out.size() != size_) {
+      detail::throw_error("copy_to needs a span of exactly size() = " + std::to_string(size_) + " records, got " +
+                          std::to_string(out.size()) + "; resize the destination first");
+    }
+    auto const target = coalesce::view<T, aos>(out);
+    detail::copy_elements(target.storage(), detail::memory_kind::host, storage(), kind, size_);
+  }
+
+  view_type view() { return view_type(storage(), size_); }
+  const_view_type view() const { return const_view_type(storage(), size_); }
+  const_view_type const_view() const { return view(); }
+
+  // Element access and iteration from host code: host vectors only (a device_vector is not a
+  // host range; use view() inside a kernel, or copy to a host_vector).
+  reference operator[](std::size_t i)
+    requires std::is_same_v<Space, host>
+  {
+    return view()[i];
+  }
+  const_reference operator[](std::size_t i) const
+    requires std::is_same_v<Space, host>
+  {
+    return view()[i];
+  }
+  iterator begin()
+    requires std::is_same_v<Space, host>
+  {
+    return view().begin();
+  }
+  iterator end()
+    requires std::is_same_v<Space, host>
+  {
+    return view().end();
+  }
+  const_iterator begin() const
+    requires std::is_same_v<Space, host>
+  {
+    return view().begin();
+  }
+  const_iterator end() const
+    requires std::is_same_v<Space, host>
+  {
+    return view().end();
+  }
+
+  // The layout's pointers, for code that drives columns itself (copies, reorders).
+  storage_type storage() const { return storage_type::over(memory_.data(), capacity_); }
+
+ private:
+  template <class, class, class> friend class vector;
+
+  std::size_t grown_capacity() const { return std::max<std::size_t>(2 * capacity_, 8); }
+
+  // Fresh, uninitialized storage for exactly `n` elements; old contents are dropped.
+  void reallocate_empty(std::size_t n) {
+    memory_ = detail::buffer(kind, storage_type::bytes(n));
+    capacity_ = n;
+    size_ = 0;
+  }
+
+  void move_to_capacity(std::size_t new_capacity) {
+    detail::buffer fresh(kind, storage_type::bytes(new_capacity));
+    auto const target = storage_type::over(fresh.data(), new_capacity);
+    detail::copy_elements(target, kind, storage(), kind, size_);
+    memory_ = std::move(fresh);
+    capacity_ = new_capacity;
+  }
+
+  template <class L2, class S2> void assign_from(vector<T, L2, S2> const& other) {
+    if (capacity_ < other.size_) reallocate_empty(other.size_);
+    detail::copy_elements(storage(), kind, other.storage(), vector<T, L2, S2>::kind, other.size_);
+    size_ = other.size_;
+  }
+
+  detail::buffer memory_;
+  std::size_t size_ = 0;
+  std::size_t capacity_ = 0;
+};
+
+template <class T, class Layout = soa> using host_vector = vector<T, Layout, host>;
+template <class T, class Layout = soa> using device_vector = vector<T, Layout, device>;
+
+}  // namespace coalesce

@@ -1,0 +1,93 @@
+// Host memory, and device memory when libcoalesce is built without CUDA (then "device" is host
+// memory whose loops run on all cores through OpenMP, as Thrust's OpenMP device system).
+#include <cstring>
+#include <new>
+#include <string>
+
+#include <coalesce/error.hpp>
+
+#include "column_chunks.hpp"
+
+namespace coalesce::detail {
+
+void* host_allocate(std::size_t bytes) {
+  void* p = ::operator new(bytes, std::align_val_t{column_alignment}, std::nothrow);
+  if (p == nullptr) {
+    throw_error("could not allocate " + std::to_string(bytes) + " bytes of host memory (out of memory); "
+                "reduce the size or free memory first");
+  }
+  return p;
+}
+
+void host_deallocate(void* p) noexcept { ::operator delete(p, std::align_val_t{column_alignment}); }
+
+namespace {
+template <std::size_t W> void copy_range(column_copy const& c, std::size_t begin, std::size_t end) {
+  for (std::size_t i = begin; i < end; ++i) std::memcpy(c.dst.address(i), c.src.address(i), W);
+}
+template <std::size_t W> void fill_range(column_fill const& c, std::size_t begin, std::size_t end) {
+  for (std::size_t i = begin; i < end; ++i) std::memcpy(c.dst.address(i), c.value, W);
+}
+
+// Elements in blocks, all columns of a block before the next block: one pass over the
+// records for aos sources and destinations, cache-friendly for all layouts.
+constexpr std::size_t block_elements = 4096;
+
+template <class Column, class Range>
+void for_blocks(Column const* columns, std::size_t count, std::size_t first, std::size_t n, bool parallel, Range range) {
+  std::ptrdiff_t const blocks = static_cast<std::ptrdiff_t>((n + block_elements - 1) / block_elements);
+#pragma omp parallel for schedule(static) if (parallel && blocks > 1)
+  for (std::ptrdiff_t b = 0; b < blocks; ++b) {
+    std::size_t const begin = first + static_cast<std::size_t>(b) * block_elements;
+    std::size_t const end = std::min(first + n, begin + block_elements);
+    for (std::size_t c = 0; c < count; ++c) range(columns[c], begin, end);
+  }
+}
+}  // namespace
+
+void host_copy_columns(column_copy const* columns, std::size_t count, std::size_t n, bool parallel) {
+  auto const parts = chunked(columns, count);
+  for_blocks(parts.data(), parts.size(), 0, n, parallel, [](column_copy const& c, std::size_t b, std::size_t e) {
+    switch (c.width) {
+      case 1: copy_range<1>(c, b, e); break;
+      case 2: copy_range<2>(c, b, e); break;
+      case 4: copy_range<4>(c, b, e); break;
+      case 8: copy_range<8>(c, b, e); break;
+      default: copy_range<16>(c, b, e); break;
+    }
+  });
+}
+
+void host_fill_columns(column_fill const* columns, std::size_t count, std::size_t first, std::size_t n, bool parallel) {
+  auto const parts = chunked(columns, count);
+  for_blocks(parts.data(), parts.size(), first, n, parallel, [](column_fill const& c, std::size_t b, std::size_t e) {
+    switch (c.width) {
+      case 1: fill_range<1>(c, b, e); break;
+      case 2: fill_range<2>(c, b, e); break;
+      case 4: fill_range<4>(c, b, e); break;
+      case 8: fill_range<8>(c, b, e); break;
+      default: fill_range<16>(c, b, e); break;
+    }
+  });
+}
+
+#if !COALESCE_WITH_CUDA
+// Without CUDA both kinds are host memory; device-kind work runs on all cores.
+void* allocate(memory_kind, std::size_t bytes) { return host_allocate(bytes); }
+void deallocate(memory_kind, void* p) noexcept { host_deallocate(p); }
+void copy_bytes(memory_kind, void* dst, memory_kind, void const* src, std::size_t bytes) {
+  if (bytes > 0) std::memcpy(dst, src, bytes);
+}
+void zero_bytes(memory_kind, void* p, std::size_t bytes) {
+  if (bytes > 0) std::memset(p, 0, bytes);
+}
+void copy_columns(memory_kind kind, column_copy const* columns, std::size_t count, std::size_t n) {
+  host_copy_columns(columns, count, n, kind == memory_kind::device);
+}
+void fill_columns(memory_kind kind, column_fill const* columns, std::size_t count, std::size_t first, std::size_t n) {
+  host_fill_columns(columns, count, first, n, kind == memory_kind::device);
+}
+void synchronize(memory_kind) {}
+#endif
+
+}  // namespace coalesce::detail

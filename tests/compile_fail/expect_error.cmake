@@ -1,0 +1,17 @@
+# cmake -DCXX=... -DSOURCE=file.cpp -DINCLUDES=a;b -P expect_error.cmake
+file(STRINGS ${SOURCE} first_line LIMIT_COUNT 1)
+string(REGEX REPLACE "^// expect: " "" expected "${first_line}")
+set(include_flags)
+foreach(dir IN LISTS INCLUDES)
+  list(APPEND include_flags -I${dir})
+endforeach()
+execute_process(COMMAND ${CXX} -std=c++20 -fsyntax-only ${include_flags} -DCOALESCE_WITH_CUDA=0 ${SOURCE}
+                RESULT_VARIABLE status OUTPUT_VARIABLE out ERROR_VARIABLE err)
+if(status EQUAL 0)
+  message(FATAL_ERROR "${SOURCE} compiled, but it must be rejected with: ${expected}")
+endif()
+string(FIND "${out}${err}" "${expected}" where)
+if(where EQUAL -1)
+  message(FATAL_ERROR "${SOURCE} failed to compile, but without the expected message\n  ${expected}\ncompiler said:\n${err}")
+endif()
+message(STATUS "rejected as expected: ${expected}")

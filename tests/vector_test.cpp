@@ -1,0 +1,171 @@
+// coalesce::vector on every layout and space: what a std::vector / thrust::device_vector user expects,
+// and bit-exact round trips through every layout and space.
+#include <vector>
+
+#include <doctest/doctest.h>
+
+#include <coalesce/coalesce.hpp>
+
+#include "test_types.hpp"
+
+using namespace coalesce_test;
+
+template <class L, class S> struct config {
+  using layout = L;
+  using space = S;
+};
+#define COALESCE_TEST_CONFIGS                                                                          \
+  config<coalesce::aos, coalesce::host>, config<coalesce::soa, coalesce::host>,                        \
+      config<coalesce::aosoa<8>, coalesce::host>, config<coalesce::aos, coalesce::device>,             \
+      config<coalesce::soa, coalesce::device>, config<coalesce::aosoa<32>, coalesce::device>
+
+template <class T, class V> std::vector<T> records_of(V const& v) {
+  std::vector<T> out(v.size());
+  v.copy_to(out);
+  return out;
+}
+
+template <class T> std::vector<T> make_records(std::size_t n, T (*make)(std::size_t)) {
+  std::vector<T> out(n);
+  for (std::size_t i = 0; i < n; ++i) out[i] = make(i);
+  return out;
+}
+
+template <class T> bool all_same(std::vector<T> const& a, std::vector<T> const& b) {
+  if (a.size() != b.size()) return false;
+  for (std::size_t i = 0; i < a.size(); ++i) {
+    if (!same_bytes(a[i], b[i])) return false;
+  }
+  return true;
+}
+
+TEST_CASE_TEMPLATE("construction: size, size and value, AoS records", C, COALESCE_TEST_CONFIGS) {
+  using vec = coalesce::vector<Particle, typename C::layout, typename C::space>;
+  vec empty;
+  CHECK(empty.size() == 0);
+  CHECK(empty.empty());
+  CHECK(records_of<Particle>(empty).empty());
+
+  vec zeros(5);
+  for (auto const& p : records_of<Particle>(zeros)) CHECK(same_bytes(p, Particle{}));
+
+  Particle const value = make_particle(3);
+  vec filled(41, value);
+  CHECK(filled.size() == 41);
+  for (auto const& p : records_of<Particle>(filled)) CHECK(same_bytes(p, value));
+
+  auto const legacy = make_records<Particle>(45, make_particle);
+  vec from_legacy{std::span<Particle const>(legacy)};
+  CHECK(all_same(records_of<Particle>(from_legacy), legacy));
+}
+
+TEST_CASE_TEMPLATE("copy, move, swap", C, COALESCE_TEST_CONFIGS) {
+  using vec = coalesce::vector<Particle, typename C::layout, typename C::space>;
+  auto const legacy = make_records<Particle>(20, make_particle);
+  vec a{std::span<Particle const>(legacy)};
+  vec b = a;
+  CHECK(all_same(records_of<Particle>(b), legacy));
+  vec c = std::move(a);
+  CHECK(c.size() == 20);
+  CHECK(a.empty());
+  vec d(3);
+  d = c;
+  CHECK(all_same(records_of<Particle>(d), legacy));
+  vec e(2);
+  swap(d, e);
+  CHECK(d.size() == 2);
+  CHECK(all_same(records_of<Particle>(e), legacy));
+  e = vec{};
+  CHECK(e.empty());
+}
+
+TEST_CASE_TEMPLATE("reserve, resize, shrink_to_fit and clear keep the elements", C, COALESCE_TEST_CONFIGS) {
+  using vec = coalesce::vector<Particle, typename C::layout, typename C::space>;
+  auto legacy = make_records<Particle>(33, make_particle);
+  vec v{std::span<Particle const>(legacy)};
+  v.reserve(1000);
+  CHECK(v.capacity() >= 1000);
+  CHECK(all_same(records_of<Particle>(v), legacy));
+  Particle const filler = make_particle(999);
+  v.resize(40, filler);
+  legacy.resize(40, filler);
+  CHECK(all_same(records_of<Particle>(v), legacy));
+  v.resize(10);
+  legacy.resize(10);
+  CHECK(all_same(records_of<Particle>(v), legacy));
+  v.shrink_to_fit();
+  CHECK(v.capacity() == 10);
+  CHECK(all_same(records_of<Particle>(v), legacy));
+  v.resize(12);
+  legacy.resize(12, Particle{});
+  CHECK(all_same(records_of<Particle>(v), legacy));
+  v.clear();
+  CHECK(v.empty());
+  CHECK(v.capacity() >= 12);
+}
+
+TEST_CASE_TEMPLATE("push_back grows a host vector", Layout, coalesce::aos, coalesce::soa, coalesce::aosoa<16>) {
+  coalesce::host_vector<Particle, Layout> v;
+  std::vector<Particle> want;
+  for (std::size_t i = 0; i < 100; ++i) {
+    v.push_back(make_particle(i));
+    want.push_back(make_particle(i));
+  }
+  CHECK(v.size() == 100);
+  CHECK(all_same(records_of<Particle>(v), want));
+  v.pop_back();
+  CHECK(v.size() == 99);
+  coalesce::host_vector<Particle, Layout> none;
+  CHECK_THROWS_WITH_AS(none.pop_back(), doctest::Contains("empty"), coalesce::error);
+}
+
+TEST_CASE("copy_to says what is wrong with the destination") {
+  coalesce::host_vector<Particle> v(4);
+  std::vector<Particle> small(3);
+  CHECK_THROWS_WITH_AS(v.copy_to(small), doctest::Contains("exactly size() = 4 records, got 3"), coalesce::error);
+}
+
+TEST_CASE("columns of a soa vector start on 256-byte boundaries") {
+  coalesce::host_vector<Mixed> v(13);
+  auto const s = v.storage();
+  for (std::size_t l = 0; l < coalesce::reflect::leaf_count_v<Mixed>; ++l) {
+    CHECK(reinterpret_cast<std::uintptr_t>(s.columns[l]) % 256 == 0);
+  }
+}
+
+// Round trips: AoS records -> layout A in space S -> layout B in space S' -> AoS records, bit-exact.
+template <class T, class LA, class SA, class LB, class SB>
+void round_trip(std::vector<T> const& records) {
+  coalesce::vector<T, LA, SA> a{std::span<T const>(records)};
+  coalesce::vector<T, LB, SB> b = a;
+  coalesce::vector<T, LA, SA> back;
+  back = b;
+  INFO("n = " << records.size());
+  CHECK(all_same(records_of<T>(b), records));
+  CHECK(all_same(records_of<T>(back), records));
+}
+
+template <class T, class LA, class SA> void round_trip_all_targets(std::vector<T> const& records) {
+  round_trip<T, LA, SA, coalesce::aos, coalesce::host>(records);
+  round_trip<T, LA, SA, coalesce::soa, coalesce::host>(records);
+  round_trip<T, LA, SA, coalesce::aosoa<32>, coalesce::host>(records);
+  round_trip<T, LA, SA, coalesce::aos, coalesce::device>(records);
+  round_trip<T, LA, SA, coalesce::soa, coalesce::device>(records);
+  round_trip<T, LA, SA, coalesce::aosoa<32>, coalesce::device>(records);
+}
+
+TEST_CASE_TEMPLATE("round trips are bit-exact for every layout, space and awkward size", C, COALESCE_TEST_CONFIGS) {
+  for (std::size_t n : {0u, 1u, 7u, 9u, 31u, 32u, 33u}) {
+    round_trip_all_targets<Particle, typename C::layout, typename C::space>(make_records<Particle>(n, make_particle));
+    round_trip_all_targets<Mixed, typename C::layout, typename C::space>(make_records<Mixed>(n, make_mixed));
+  }
+}
+
+TEST_CASE("round trips are bit-exact at about a million elements") {
+  std::size_t const n = 1000007;
+  auto const particles = make_records<Particle>(n, make_particle);
+  round_trip_all_targets<Particle, coalesce::aos, coalesce::device>(particles);
+  round_trip_all_targets<Particle, coalesce::soa, coalesce::host>(particles);
+  auto const mixed = make_records<Mixed>(n, make_mixed);
+  round_trip_all_targets<Mixed, coalesce::aosoa<32>, coalesce::device>(mixed);
+}
