@@ -36,7 +36,11 @@ constexpr std::size_t block_elements = 4096;
 template <class Column, class Range>
 void for_blocks(Column const* columns, std::size_t count, std::size_t first, std::size_t n, bool parallel, Range range) {
   std::ptrdiff_t const blocks = static_cast<std::ptrdiff_t>((n + block_elements - 1) / block_elements);
+#ifdef _OPENMP
 #pragma omp parallel for schedule(static) if (parallel && blocks > 1)
+#else
+  (void)parallel;
+#endif
   for (std::ptrdiff_t b = 0; b < blocks; ++b) {
     std::size_t const begin = first + static_cast<std::size_t>(b) * block_elements;
     std::size_t const end = std::min(first + n, begin + block_elements);

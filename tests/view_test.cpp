@@ -187,7 +187,7 @@ TEST_CASE("views over user memory reject null and misaligned pointers") {
   CHECK_THROWS_WITH_AS((coalesce::view<Particle, coalesce::aos>(static_cast<Particle*>(nullptr), 4)),
                        doctest::Contains("null pointer"), coalesce::error);
   CHECK_NOTHROW((coalesce::view<Particle, coalesce::aos>(static_cast<Particle*>(nullptr), 0)));
-  alignas(16) unsigned char raw[4 * sizeof(Particle) + 1];
+  alignas(16) unsigned char raw[4 * sizeof(Particle) + 1] = {};
   auto* misaligned = reinterpret_cast<Particle*>(raw + 1);
   CHECK_THROWS_WITH_AS((coalesce::view<Particle, coalesce::aos>(misaligned, 4)), doctest::Contains("not aligned"),
                        coalesce::error);

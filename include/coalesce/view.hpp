@@ -126,8 +126,10 @@ template <class T, class Layout = soa> class view {
     return view(s, n);
   }
 
-  // A read-only view of the same elements.
-  COALESCE_HOST_DEVICE operator view<value_type const, Layout>() const { return {storage_, size_}; }
+  // view<T const> from view<T>: a read-only view of the same elements.
+  template <class U>
+    requires(is_const && std::is_same_v<U, value_type>)
+  COALESCE_HOST_DEVICE view(view<U, Layout> const& writable) : storage_(writable.storage()), size_(writable.size()) {}
 
   COALESCE_HOST_DEVICE std::size_t size() const { return size_; }
   COALESCE_HOST_DEVICE bool empty() const { return size_ == 0; }
