@@ -19,7 +19,7 @@ template <class E> class contiguous_column {
  public:
   using value_type = std::remove_const_t<E>;
   COALESCE_HOST_DEVICE contiguous_column(E* data, std::size_t n) : data_(data), size_(n) {}
-  COALESCE_HOST_DEVICE E& operator[](std::size_t i) const {
+  COALESCE_HOST_DEVICE COALESCE_INLINE E& operator[](std::size_t i) const {
     detail::check_index(i, size_);
     return data_[i];
   }
@@ -38,7 +38,7 @@ template <class E, std::size_t Stride> class strided_column {
   using value_type = std::remove_const_t<E>;
   static constexpr std::size_t stride_bytes = Stride;
   COALESCE_HOST_DEVICE strided_column(E* first, std::size_t n) : first_(first), size_(n) {}
-  COALESCE_HOST_DEVICE E& operator[](std::size_t i) const {
+  COALESCE_HOST_DEVICE COALESCE_INLINE E& operator[](std::size_t i) const {
     detail::check_index(i, size_);
     using byte = std::conditional_t<std::is_const_v<E>, std::byte const, std::byte>;
     return *reinterpret_cast<E*>(reinterpret_cast<byte*>(first_) + i * Stride);
@@ -54,7 +54,7 @@ template <class E, std::size_t W, std::size_t BlockBytes> class blocked_column {
  public:
   using value_type = std::remove_const_t<E>;
   COALESCE_HOST_DEVICE blocked_column(E* first, std::size_t n) : first_(first), size_(n) {}
-  COALESCE_HOST_DEVICE E& operator[](std::size_t i) const {
+  COALESCE_HOST_DEVICE COALESCE_INLINE E& operator[](std::size_t i) const {
     detail::check_index(i, size_);
     using byte = std::conditional_t<std::is_const_v<E>, std::byte const, std::byte>;
     return reinterpret_cast<E*>(reinterpret_cast<byte*>(first_) + (i / W) * BlockBytes)[i % W];

@@ -25,6 +25,16 @@
 #endif
 #endif
 
+// Proxies and address arithmetic must inline completely, so that member lookups fold to
+// constants and kernels compile to the same loads and stores as hand-written ones.
+#if defined(__CUDACC__)
+#define COALESCE_INLINE __forceinline__
+#elif defined(__GNUC__)
+#define COALESCE_INLINE inline __attribute__((always_inline))
+#else
+#define COALESCE_INLINE inline
+#endif
+
 #if defined(__CUDA_ARCH__)
 #define COALESCE_IN_DEVICE_CODE 1
 #else

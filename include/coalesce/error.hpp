@@ -23,7 +23,7 @@ namespace detail {
 
 // Debug-build bounds check usable in host and device code: throws on the host (so tests can
 // see it), traps on the device (a kernel cannot throw).
-COALESCE_HOST_DEVICE inline void check_index(std::size_t index, std::size_t size) {
+COALESCE_HOST_DEVICE COALESCE_INLINE void check_index(std::size_t index, std::size_t size) {
 #if COALESCE_CHECK_BOUNDS
   if (index >= size) {
 #if COALESCE_IN_DEVICE_CODE

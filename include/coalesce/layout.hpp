@@ -76,11 +76,11 @@ template <class T> struct layout_storage<T, aos> {
   COALESCE_HOST_DEVICE std::byte* base() const { return data; }
 
   template <std::size_t Leaf, class U>
-  COALESCE_HOST_DEVICE U* leaf_address(std::size_t i, std::size_t j) const {
+  COALESCE_HOST_DEVICE COALESCE_INLINE U* leaf_address(std::size_t i, std::size_t j) const {
     return reinterpret_cast<U*>(data + i * sizeof(T) + reflect::leaf_t<T, Leaf>::offset) + j;
   }
   // The whole record, for loads and stores of a record or of a nested struct.
-  COALESCE_HOST_DEVICE std::byte* record_address(std::size_t i) const { return data + i * sizeof(T); }
+  COALESCE_HOST_DEVICE COALESCE_INLINE std::byte* record_address(std::size_t i) const { return data + i * sizeof(T); }
 
   column_ref column(std::size_t leaf, std::size_t sub) const {
     auto const& info = reflect::leaf_table_v<T>[leaf];
@@ -91,12 +91,33 @@ template <class T> struct layout_storage<T, aos> {
 // ---------------------------------------------------------------------------------------- soa
 template <class T> struct layout_storage<T, soa> {
   static constexpr std::size_t leaves = reflect::leaf_count_v<T>;
+
+  // Only std::array leaves need a pitch (bytes between their sub-columns); slot l of `pitch`
+  // belongs to the l-th such leaf, which keeps the view small for kernel parameters.
+  static constexpr std::size_t array_leaves = [] {
+    std::size_t count = 0;
+    for (std::size_t l = 0; l < leaves; ++l) count += reflect::leaf_table_v<T>[l].extent > 1;
+    return count;
+  }();
+  static constexpr std::array<std::size_t, leaves> pitch_slot = [] {
+    std::array<std::size_t, leaves> out{};
+    std::size_t next = 0;
+    for (std::size_t l = 0; l < leaves; ++l) out[l] = reflect::leaf_table_v<T>[l].extent > 1 ? next++ : 0;
+    return out;
+  }();
+
   std::array<std::byte*, leaves> columns{};
-  std::array<std::size_t, leaves> pitch{};  // bytes between the sub-columns of an array leaf
+  std::array<std::size_t, array_leaves> pitch{};
 
   // Bytes of one sub-column of a leaf for `capacity` elements, padded to column_alignment.
   static constexpr std::size_t column_bytes(std::size_t leaf, std::size_t capacity) {
     return detail::round_up(capacity * reflect::leaf_table_v<T>[leaf].size, column_alignment);
+  }
+  void set_pitch(std::size_t leaf, std::size_t bytes) {
+    if (reflect::leaf_table_v<T>[leaf].extent > 1) pitch[pitch_slot[leaf]] = bytes;
+  }
+  std::size_t pitch_of(std::size_t leaf) const {
+    return reflect::leaf_table_v<T>[leaf].extent > 1 ? pitch[pitch_slot[leaf]] : 0;
   }
   static constexpr std::size_t bytes(std::size_t capacity) {
     std::size_t total = 0;
@@ -108,8 +129,8 @@ template <class T> struct layout_storage<T, soa> {
     std::size_t offset = 0;
     for (std::size_t l = 0; l < leaves; ++l) {
       s.columns[l] = base == nullptr ? nullptr : base + offset;
-      s.pitch[l] = column_bytes(l, capacity);
-      offset += reflect::leaf_table_v<T>[l].extent * s.pitch[l];
+      s.set_pitch(l, column_bytes(l, capacity));
+      offset += reflect::leaf_table_v<T>[l].extent * column_bytes(l, capacity);
     }
     return s;
   }
@@ -122,17 +143,17 @@ template <class T> struct layout_storage<T, soa> {
   }
 
   template <std::size_t Leaf, class U>
-  COALESCE_HOST_DEVICE U* leaf_address(std::size_t i, std::size_t j) const {
+  COALESCE_HOST_DEVICE COALESCE_INLINE U* leaf_address(std::size_t i, std::size_t j) const {
     if constexpr (reflect::leaf_t<T, Leaf>::extent == 1) {
       return reinterpret_cast<U*>(columns[Leaf]) + i;
     } else {
-      return reinterpret_cast<U*>(columns[Leaf] + j * pitch[Leaf]) + i;
+      return reinterpret_cast<U*>(columns[Leaf] + j * pitch[pitch_slot[Leaf]]) + i;
     }
   }
 
   column_ref column(std::size_t leaf, std::size_t sub) const {
     auto const& info = reflect::leaf_table_v<T>[leaf];
-    return {columns[leaf] + sub * pitch[leaf], info.size, 0, 63};
+    return {columns[leaf] + sub * pitch_of(leaf), info.size, 0, 63};
   }
 };
 
@@ -170,7 +191,7 @@ template <class T, std::size_t W> struct layout_storage<T, aosoa<W>> {
   COALESCE_HOST_DEVICE std::byte* base() const { return data; }
 
   template <std::size_t Leaf, class U>
-  COALESCE_HOST_DEVICE U* leaf_address(std::size_t i, std::size_t j) const {
+  COALESCE_HOST_DEVICE COALESCE_INLINE U* leaf_address(std::size_t i, std::size_t j) const {
     constexpr std::size_t offset = block_offsets[Leaf];
     return reinterpret_cast<U*>(data + (i >> shift) * block_bytes + offset) + j * W + (i & (W - 1));
   }

@@ -47,7 +47,7 @@ template <bool Const, class U> using maybe_const = std::conditional_t<Const, U c
 
 // Byte offset of a data member, from its member pointer (an offset in the Itanium C++ ABI, which
 // gcc, clang and nvcc follow). Folds to a constant once the member pointer is a constant.
-template <class U, class M> COALESCE_HOST_DEVICE std::size_t member_offset(M U::*member) {
+template <class U, class M> COALESCE_HOST_DEVICE COALESCE_INLINE std::size_t member_offset(M U::*member) {
   static_assert(sizeof(member) == sizeof(std::ptrdiff_t), "coalesce: unexpected member pointer representation");
   std::ptrdiff_t offset;
   std::memcpy(&offset, &member, sizeof offset);
@@ -65,7 +65,7 @@ COALESCE_HOST_DEVICE inline void fail_member_pointer() {
 // Calls f.template operator()<L>() for the one L in [0, N) equal to `index` and returns its
 // result. With a constant index this folds to one call; otherwise it is a chain of selects,
 // never an indexed load from an array of pointers (which would spill kernel parameters).
-template <std::size_t N, class R, class F> COALESCE_HOST_DEVICE R select_index(std::size_t index, F&& f) {
+template <std::size_t N, class R, class F> COALESCE_HOST_DEVICE COALESCE_INLINE R select_index(std::size_t index, F&& f) {
   R result{};
   [&]<std::size_t... L>(std::index_sequence<L...>) {
     ((index == L ? (result = f.template operator()<L>(), 0) : 0), ...);
@@ -81,7 +81,7 @@ template <class E, std::size_t N> class array_ref {
   COALESCE_HOST_DEVICE array_ref(E* first, std::size_t step_bytes) : first_(first), step_(step_bytes) {}
   array_ref(array_ref const&) = default;
 
-  COALESCE_HOST_DEVICE E& operator[](std::size_t j) const {
+  COALESCE_HOST_DEVICE COALESCE_INLINE E& operator[](std::size_t j) const {
     using byte = detail::maybe_const<std::is_const_v<E>, std::byte>;
     return *reinterpret_cast<E*>(reinterpret_cast<byte*>(first_) + j * step_);
   }
@@ -115,7 +115,7 @@ namespace detail {
 
 // Address of sub-column j of root leaf `leaf` (element type E) for element `index`.
 template <class Root, class E, class Layout, class Node>
-COALESCE_HOST_DEVICE E* leaf_pointer(layout_storage<Root, Layout> const& storage, std::size_t index, Node node,
+COALESCE_HOST_DEVICE COALESCE_INLINE E* leaf_pointer(layout_storage<Root, Layout> const& storage, std::size_t index, Node node,
                                      std::size_t j) {
   if constexpr (is_static_node<Node>) {
     return storage.template leaf_address<Node::first(), E>(index, j);
@@ -132,7 +132,7 @@ COALESCE_HOST_DEVICE E* leaf_pointer(layout_storage<Root, Layout> const& storage
 
 // What member access yields for a member of type M at `node`.
 template <class Root, class Layout, class M, class Node, bool Const>
-COALESCE_HOST_DEVICE decltype(auto) member_access(layout_storage<Root, Layout> const& storage, std::size_t index,
+COALESCE_HOST_DEVICE COALESCE_INLINE decltype(auto) member_access(layout_storage<Root, Layout> const& storage, std::size_t index,
                                                   Node node) {
   constexpr reflect::node_kind kind = reflect::kind_v<M>;
   if constexpr (kind == reflect::node_kind::aggregate) {
@@ -157,26 +157,25 @@ template <class Root, class Layout, class U, class Node, bool Const> class refer
  public:
   using value_type = U;
 
-  COALESCE_HOST_DEVICE reference(storage_type const& storage, std::size_t index, Node node = {})
+  COALESCE_HOST_DEVICE COALESCE_INLINE reference(storage_type const& storage, std::size_t index, Node node = {})
       : storage_(storage), index_(index), node_(node) {}
   reference(reference const&) = default;
 
   // Load: the whole record (or nested struct) into registers.
-  COALESCE_HOST_DEVICE operator U() const {
+  COALESCE_HOST_DEVICE COALESCE_INLINE operator U() const {
     if constexpr (std::is_same_v<Layout, aos>) {
       return *reinterpret_cast<U const*>(storage_.record_address(index_) + node_.offset());
     } else {
-      U out;
-      auto* bytes = reinterpret_cast<std::byte*>(&out);
-      for_each_leaf([&]<class E>(E const* element, std::size_t relative) {
-        *reinterpret_cast<E*>(bytes + relative) = *element;
-      });
-      return out;
+      // Member-wise aggregate initialization: values go straight to registers, which
+      // optimizers (and vectorizers) handle better than bytes written into a local.
+      return [&]<std::size_t... K>(std::index_sequence<K...>) {
+        return U{static_cast<typename info::template type<K>>(get<K>())...};
+      }(std::make_index_sequence<info::count>{});
     }
   }
 
   // Store: writes every leaf of the struct, nothing else. A proxy never rebinds.
-  COALESCE_HOST_DEVICE reference const& operator=(U const& value) const
+  COALESCE_HOST_DEVICE COALESCE_INLINE reference const& operator=(U const& value) const
     requires(!Const)
   {
     if constexpr (std::is_same_v<Layout, aos>) {
@@ -202,7 +201,7 @@ template <class Root, class Layout, class U, class Node, bool Const> class refer
   }
 
   // Member K: U_K& for a leaf, array_ref for a std::array leaf, a nested proxy for a struct.
-  template <std::size_t K> COALESCE_HOST_DEVICE decltype(auto) get() const {
+  template <std::size_t K> COALESCE_HOST_DEVICE COALESCE_INLINE decltype(auto) get() const {
     using M = typename info::template type<K>;
     constexpr std::size_t first_of_member = reflect::first_leaf_of_member<U, K>();
     if constexpr (detail::is_static_node<Node>) {
@@ -216,7 +215,7 @@ template <class Root, class Layout, class U, class Node, bool Const> class refer
 
   // Member by member pointer: v[i][&Particle::mass]. The member is found by its offset, which
   // folds to a constant when the member pointer is one.
-  template <class M> COALESCE_HOST_DEVICE decltype(auto) operator[](M U::*member) const {
+  template <class M> COALESCE_HOST_DEVICE COALESCE_INLINE decltype(auto) operator[](M U::*member) const {
     std::size_t const offset = detail::member_offset(member);
     dynamic_node child{0, 0};
     bool found = false;
@@ -247,11 +246,11 @@ template <class Root, class Layout, class U, class Node, bool Const> class refer
  private:
   // Calls f(pointer to the element in its column, byte offset of that element inside U) for
   // every leaf of U and every sub-column of array leaves.
-  template <class F> COALESCE_HOST_DEVICE void for_each_leaf(F&& f) const {
+  template <class F> COALESCE_HOST_DEVICE COALESCE_INLINE void for_each_leaf(F&& f) const {
     [&]<std::size_t... K>(std::index_sequence<K...>) { (visit_leaf<K>(f), ...); }(
         std::make_index_sequence<reflect::leaf_count_v<U>>{});
   }
-  template <std::size_t K, class F> COALESCE_HOST_DEVICE void visit_leaf(F& f) const {
+  template <std::size_t K, class F> COALESCE_HOST_DEVICE COALESCE_INLINE void visit_leaf(F& f) const {
     using entry = reflect::leaf_t<U, K>;
     using E = detail::maybe_const<Const, typename entry::type>;
     auto const leaf_node = [&] {

@@ -121,7 +121,7 @@ template <class T, class Layout = soa> class view {
       std::string const what = "column " + std::to_string(l);
       detail::check_user_pointer(columns[l], n, info.align, what.c_str());
       s.columns[l] = static_cast<std::byte*>(columns[l]);
-      s.pitch[l] = n * info.size;
+      s.set_pitch(l, n * info.size);
     }
     return view(s, n);
   }
@@ -135,7 +135,7 @@ template <class T, class Layout = soa> class view {
   COALESCE_HOST_DEVICE bool empty() const { return size_ == 0; }
   COALESCE_HOST_DEVICE storage_type const& storage() const { return storage_; }
 
-  COALESCE_HOST_DEVICE reference operator[](std::size_t i) const {
+  COALESCE_HOST_DEVICE COALESCE_INLINE reference operator[](std::size_t i) const {
     detail::check_index(i, size_);
     return reference(storage_, i);
   }
@@ -143,7 +143,7 @@ template <class T, class Layout = soa> class view {
   COALESCE_HOST_DEVICE iterator end() const { return {*this, size_}; }
 
   // Leaf L as a 1-D column (sub-column j of a std::array leaf).
-  template <std::size_t L> COALESCE_HOST_DEVICE auto column(std::size_t j = 0) const {
+  template <std::size_t L> COALESCE_HOST_DEVICE COALESCE_INLINE auto column(std::size_t j = 0) const {
     using E = detail::maybe_const<is_const, typename reflect::leaf_t<value_type, L>::type>;
     E* first = storage_.template leaf_address<L, E>(0, j);
     if constexpr (std::is_same_v<Layout, soa>) {

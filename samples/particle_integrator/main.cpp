@@ -1,0 +1,281 @@
+// particle_integrator: the same integrator step on aos, soa and aosoa<32>, on the GPU when
+// coalesce has CUDA and on all CPU cores otherwise. Checks that every layout gives
+// bit-identical particles, then times each kernel against the copy ceiling measured in the same
+// run and against hand-written raw-pointer kernels, and prints (and writes as JSON) the table.
+//
+//   particle_integrator [--n particles] [--runs r] [--json file]
+#include <cmath>
+#include <cstdio>
+#include <cstdlib>
+#include <cstring>
+#include <fstream>
+#include <string>
+#include <vector>
+
+#include <coalesce/coalesce.hpp>
+
+#include "../common/bench_timer.hpp"
+#include "kernels.hpp"
+#include "particles.hpp"
+
+using namespace sample;
+
+namespace {
+
+constexpr float dt = 1.0f / 64.0f;
+
+struct options {
+  std::size_t n = coalesce::device_is_gpu ? (std::size_t{1} << 25) : (std::size_t{1} << 22);
+  int runs = 15;
+  std::string json;
+};
+
+options parse(int argc, char** argv) {
+  options o;
+  for (int i = 1; i < argc; ++i) {
+    std::string const arg = argv[i];
+    auto value = [&]() -> std::string {
+      if (i + 1 >= argc) {
+        std::fprintf(stderr, "%s needs a value\n", arg.c_str());
+        std::exit(2);
+      }
+      return argv[++i];
+    };
+    if (arg == "--n") {
+      o.n = std::stoull(value());
+    } else if (arg == "--runs") {
+      o.runs = std::stoi(value());
+    } else if (arg == "--json") {
+      o.json = value();
+    } else {
+      std::fprintf(stderr, "usage: particle_integrator [--n particles] [--runs r] [--json file]\n");
+      std::exit(2);
+    }
+  }
+  if (o.n == 0 || o.runs < 1) {
+    std::fprintf(stderr, "--n and --runs must be positive\n");
+    std::exit(2);
+  }
+  return o;
+}
+
+// Deterministic, varied inputs (never zeros: they hide unwritten outputs).
+std::vector<particle> make_particles(std::size_t n) {
+  std::vector<particle> out(n);
+  std::uint32_t s = 12345u;
+  auto next = [&] {
+    s = s * 1664525u + 1013904223u;
+    return static_cast<float>(s >> 8) / static_cast<float>(1u << 24) - 0.5f;
+  };
+  for (auto& p : out) p = {{next(), next(), next()}, {next(), next(), next()}};
+  return out;
+}
+
+std::vector<fat_particle> make_fat(std::size_t n) {
+  auto const base = make_particles(n);
+  std::vector<fat_particle> out(n);
+  for (std::size_t i = 0; i < n; ++i) {
+    float const f = static_cast<float>(i % 1000);
+    out[i] = {base[i].pos, base[i].vel, {f, -f, 0.5f}, 1.0f + f, -1.0f, 0.1f, {f, f, f, f}};
+  }
+  return out;
+}
+
+template <class V> soa_pointers pointers_of(V& v) {
+  auto view = v.view();
+  return {view.template column<0>().data(), view.template column<1>().data(), view.template column<2>().data(),
+          view.template column<3>().data(), view.template column<4>().data(), view.template column<5>().data()};
+}
+
+template <class T, class V> std::vector<T> records_of(V const& v) {
+  std::vector<T> out(v.size());
+  v.copy_to(out);
+  return out;
+}
+
+int failures = 0;
+template <class T> void expect_identical(char const* what, std::vector<T> const& got, std::vector<T> const& want) {
+  bool const same = got.size() == want.size() && std::memcmp(got.data(), want.data(), sizeof(T) * got.size()) == 0;
+  std::printf("  %-44s %s\n", what, same ? "bit-identical" : "DIFFERENT");
+  failures += !same;
+}
+
+// ------------------------------------------------------------------------ correctness first
+void check_layouts(std::size_t n) {
+  std::printf("checking that every layout gives bit-identical particles (%zu particles, 3 steps)\n", n);
+  auto const records = make_particles(n);
+  coalesce::device_vector<particle> raw(records);
+  for (int s = 0; s < 3; ++s) raw_soa_step(pointers_of(raw), n, dt);
+  auto const want = records_of<particle>(raw);
+
+  auto run = [&]<class Layout>(char const* name, Layout) {
+    coalesce::device_vector<particle, Layout> a(records), b(records);
+    for (int s = 0; s < 3; ++s) {
+      step(a.view(), dt);
+      step_bindings(b.view(), dt);
+    }
+    expect_identical((std::string(name) + " step").c_str(), records_of<particle>(a), want);
+    expect_identical((std::string(name) + " step (bound references)").c_str(), records_of<particle>(b), want);
+  };
+  run("aos", coalesce::aos{});
+  run("soa", coalesce::soa{});
+  run("aosoa<32>", coalesce::aosoa<32>{});
+  coalesce::device_vector<particle, coalesce::aos> raw_aos(records);
+  for (int s = 0; s < 3; ++s) {
+    raw_aos_step(reinterpret_cast<particle*>(raw_aos.storage().base()), n, dt);
+  }
+  expect_identical("hand-written aos step", records_of<particle>(raw_aos), want);
+
+  auto const fat = make_fat(n);
+  coalesce::device_vector<fat_particle> fat_raw(fat);
+  auto fv = fat_raw.view();
+  raw_soa_drift_x(fv.column(&fat_particle::pos, &vec3::x).data(), fv.column(&fat_particle::vel, &vec3::x).data(), n, dt);
+  auto const fat_want = records_of<fat_particle>(fat_raw);
+  auto run_fat = [&]<class Layout>(char const* name, Layout) {
+    coalesce::device_vector<fat_particle, Layout> f(fat);
+    drift_x(f.view(), dt);
+    expect_identical((std::string(name) + " drift_x (64-byte record)").c_str(), records_of<fat_particle>(f), fat_want);
+  };
+  run_fat("aos", coalesce::aos{});
+  run_fat("soa", coalesce::soa{});
+  run_fat("aosoa<32>", coalesce::aosoa<32>{});
+}
+
+// ---------------------------------------------------------------------------- then speed
+struct row {
+  std::string group, name;
+  double ms, bytes, ceiling_gbs, baseline_ms;
+  double gbs() const { return bytes / (ms * 1e6); }
+};
+std::vector<row> rows;
+
+void add(std::string group, std::string name, double ms, double bytes, double ceiling_gbs, double baseline_ms) {
+  rows.push_back({std::move(group), std::move(name), ms, bytes, ceiling_gbs, baseline_ms});
+}
+
+void measure(options const& o) {
+  std::size_t const n = o.n;
+  auto const records = make_particles(n);
+  double const step_bytes = 36.0 * static_cast<double>(n);  // reads 6 floats, writes 3
+
+  // The ceiling, in the same run: a plain copy of the particle data (bytes read + written).
+  double const data_bytes = static_cast<double>(n * sizeof(particle));
+  coalesce::device_vector<particle, coalesce::aos> copy_src(records), copy_dst(n);
+  double const copy_ms = bench::median_ms(
+      [&] { copy_ceiling(copy_dst.storage().base(), copy_src.storage().base(), n * sizeof(particle)); }, o.runs);
+  double const copy_gbs = 2.0 * data_bytes / (copy_ms * 1e6);
+  add("ceiling", "copy kernel (read + write)", copy_ms, 2.0 * data_bytes, copy_gbs, copy_ms);
+  double step_ceiling = copy_gbs;
+  if (!coalesce::device_is_gpu) {
+    // On the CPU an in-place update pays no write-allocate: its ceiling is an in-place stream.
+    double const rmw_ms = bench::median_ms(
+        [&] { in_place_ceiling(reinterpret_cast<float*>(copy_dst.storage().base()), n * sizeof(particle) / 4); }, o.runs);
+    step_ceiling = 2.0 * data_bytes / (rmw_ms * 1e6);
+    add("ceiling", "in-place stream (read + write)", rmw_ms, 2.0 * data_bytes, step_ceiling, rmw_ms);
+  }
+
+  coalesce::device_vector<particle> raw(records);
+  double const raw_ms = bench::median_ms([&] { raw_soa_step(pointers_of(raw), n, dt); }, o.runs);
+  add("step", "hand-written soa", raw_ms, step_bytes, step_ceiling, raw_ms);
+  coalesce::device_vector<particle, coalesce::aos> raw_aos(records);
+  double const raw_aos_ms = bench::median_ms(
+      [&] { raw_aos_step(reinterpret_cast<particle*>(raw_aos.storage().base()), n, dt); }, o.runs);
+  add("step", "hand-written aos", raw_aos_ms, step_bytes, step_ceiling, raw_ms);
+
+  auto time_step = [&]<class Layout>(char const* name, Layout) {
+    coalesce::device_vector<particle, Layout> d(records);
+    add("step", std::string("coalesce ") + name, bench::median_ms([&] { step(d.view(), dt); }, o.runs), step_bytes,
+        step_ceiling, raw_ms);
+    add("step", std::string("coalesce ") + name + " (bound refs)",
+        bench::median_ms([&] { step_bindings(d.view(), dt); }, o.runs), step_bytes, step_ceiling, raw_ms);
+  };
+  time_step("soa", coalesce::soa{});
+  time_step("aos", coalesce::aos{});
+  time_step("aosoa<32>", coalesce::aosoa<32>{});
+
+  // Partial-field kernel on a 64-byte record: 12 useful bytes per particle.
+  {
+    auto const fat = make_fat(n);
+    double const drift_bytes = 12.0 * static_cast<double>(n);
+    coalesce::device_vector<fat_particle> fat_soa(fat);
+    auto fv = fat_soa.view();
+    float* x = fv.column(&fat_particle::pos, &vec3::x).data();
+    float const* vx = fv.column(&fat_particle::vel, &vec3::x).data();
+    double const raw_drift = bench::median_ms([&] { raw_soa_drift_x(x, vx, n, dt); }, o.runs);
+    add("drift_x", "hand-written soa", raw_drift, drift_bytes, step_ceiling, raw_drift);
+    coalesce::device_vector<fat_particle, coalesce::aos> fat_aos(fat);
+    add("drift_x", "hand-written aos",
+        bench::median_ms([&] { raw_aos_drift_x(reinterpret_cast<fat_particle*>(fat_aos.storage().base()), n, dt); }, o.runs),
+        drift_bytes, step_ceiling, raw_drift);
+    auto time_drift = [&]<class Layout>(char const* name, Layout) {
+      coalesce::device_vector<fat_particle, Layout> d(fat);
+      add("drift_x", std::string("coalesce ") + name, bench::median_ms([&] { drift_x(d.view(), dt); }, o.runs),
+          drift_bytes, step_ceiling, raw_drift);
+    };
+    time_drift("soa", coalesce::soa{});
+    time_drift("aos", coalesce::aos{});
+    time_drift("aosoa<32>", coalesce::aosoa<32>{});
+  }
+
+  // Conversions between layouts on the device, into storage that already exists.
+  {
+    coalesce::device_vector<particle, coalesce::aos> aos_v(records);
+    coalesce::device_vector<particle> soa_v(records);
+    coalesce::device_vector<particle, coalesce::aosoa<32>> aosoa_v(records);
+    double const bytes = 2.0 * data_bytes;
+    add("convert", "aos -> soa", bench::median_ms([&] { soa_v = aos_v; }, o.runs), bytes, copy_gbs, copy_ms);
+    add("convert", "soa -> aos", bench::median_ms([&] { aos_v = soa_v; }, o.runs), bytes, copy_gbs, copy_ms);
+    add("convert", "soa -> aosoa<32>", bench::median_ms([&] { aosoa_v = soa_v; }, o.runs), bytes, copy_gbs, copy_ms);
+    add("convert", "aosoa<32> -> aos", bench::median_ms([&] { aos_v = aosoa_v; }, o.runs), bytes, copy_gbs, copy_ms);
+    coalesce::device_vector<particle> soa_copy(records);
+    add("convert", "soa -> soa (same layout)", bench::median_ms([&] { soa_copy = soa_v; }, o.runs), bytes, copy_gbs,
+        copy_ms);
+  }
+}
+
+void print_table() {
+  std::printf("\n%-9s %-32s %10s %10s %12s %14s\n", "kernel", "version", "ms", "GB/s", "x ceiling", "time / base");
+  for (auto const& r : rows) {
+    std::printf("%-9s %-32s %10.3f %10.1f %12.3f %14.3f\n", r.group.c_str(), r.name.c_str(), r.ms, r.gbs(),
+                r.gbs() / r.ceiling_gbs, r.ms / r.baseline_ms);
+  }
+  std::printf("\nGB/s counts the bytes a kernel must move (step: 36 B/particle, drift_x: 12 B/particle, convert: read +\n"
+              "write of every record); 'x ceiling' divides by the ceiling measured above in this run; 'time / base'\n"
+              "divides by the hand-written soa kernel of the same group (convert: by the copy kernel).\n");
+}
+
+void write_json(options const& o) {
+  if (o.json.empty()) return;
+  std::ofstream out(o.json);
+  out << "{\n  \"device\": \"" << bench::device_name() << "\",\n  \"particles\": " << o.n << ",\n  \"runs\": " << o.runs
+      << ",\n  \"rows\": [\n";
+  for (std::size_t i = 0; i < rows.size(); ++i) {
+    auto const& r = rows[i];
+    out << "    {\"group\": \"" << r.group << "\", \"name\": \"" << r.name << "\", \"ms\": " << r.ms
+        << ", \"gbs\": " << r.gbs() << ", \"ratio_to_ceiling\": " << r.gbs() / r.ceiling_gbs
+        << ", \"time_ratio_to_baseline\": " << r.ms / r.baseline_ms << "}" << (i + 1 < rows.size() ? "," : "") << "\n";
+  }
+  out << "  ]\n}\n";
+  std::printf("wrote %s\n", o.json.c_str());
+}
+
+}  // namespace
+
+int main(int argc, char** argv) {
+  options const o = parse(argc, argv);
+  std::printf("particle_integrator on %s, %zu particles, medians of %d runs\n", bench::device_name(), o.n, o.runs);
+  try {
+    check_layouts(std::min<std::size_t>(o.n, 1000003));
+    if (failures != 0) {
+      std::printf("FAILED: %d layouts gave different particles\n", failures);
+      return 1;
+    }
+    measure(o);
+  } catch (coalesce::error const& e) {
+    std::fprintf(stderr, "%s\n", e.what());
+    return 1;
+  }
+  print_table();
+  write_json(o);
+  return 0;
+}

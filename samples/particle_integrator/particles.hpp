@@ -1,0 +1,30 @@
+// The particle types of the integrator sample: plain structs, untouched by the library.
+#pragma once
+#include <array>
+#include <cstdint>
+
+namespace sample {
+
+struct vec3 {
+  float x, y, z;
+};
+
+// 24 bytes: the step reads 6 floats and writes 3 (36 bytes of traffic per particle).
+struct particle {
+  vec3 pos;
+  vec3 vel;
+};
+
+// 64 bytes, 16 floats: drift_x reads 2 of them and writes 1, where AoS wastes the most.
+struct fat_particle {
+  vec3 pos;
+  vec3 vel;
+  vec3 force;
+  float mass;
+  float charge;
+  float radius;
+  std::array<float, 4> scratch;
+};
+static_assert(sizeof(fat_particle) == 64);
+
+}  // namespace sample
