@@ -10,8 +10,9 @@
 
 namespace coalesce::detail {
 
-inline std::size_t widest_chunk(std::size_t width, std::initializer_list<std::size_t> alignments) {
-  std::size_t chunk = 16;
+inline std::size_t widest_chunk(std::size_t width, std::initializer_list<std::size_t> alignments,
+                                std::size_t widest = 16) {
+  std::size_t chunk = widest;
   while (chunk > 1) {
     bool ok = width % chunk == 0;
     for (std::size_t a : alignments) ok = ok && a % chunk == 0;
@@ -25,12 +26,12 @@ inline std::size_t address_bits(column_ref const& c) {
   return reinterpret_cast<std::uintptr_t>(c.base) | c.stride | (c.block_shift == 63 ? 0 : c.block_stride);
 }
 
-inline std::vector<column_copy> chunked(column_copy const* columns, std::size_t count) {
+inline std::vector<column_copy> chunked(column_copy const* columns, std::size_t count, std::size_t widest = 16) {
   std::vector<column_copy> out;
   out.reserve(count);
   for (std::size_t c = 0; c < count; ++c) {
     column_copy const& col = columns[c];
-    std::size_t const chunk = widest_chunk(col.width, {address_bits(col.dst) | address_bits(col.src)});
+    std::size_t const chunk = widest_chunk(col.width, {address_bits(col.dst) | address_bits(col.src)}, widest);
     for (std::size_t k = 0; k < col.width; k += chunk) {
       column_copy part = col;
       part.dst.base += k;

@@ -61,7 +61,6 @@ namespace {
 
 // Columns travel as a __grid_constant__ kernel parameter, so a launch needs no extra transfer.
 constexpr int columns_per_launch = 64;
-constexpr int elements_per_thread = 4;  // independent loads in flight per thread and column
 constexpr int block_threads = 256;
 
 template <class Column> struct column_batch {
@@ -78,37 +77,30 @@ template <> struct word_of<4> { using type = std::uint32_t; };
 template <> struct word_of<8> { using type = std::uint64_t; };
 template <> struct word_of<16> { using type = uint4; };
 
-// Thread t of the grid handles elements t, t + T, t + 2T, t + 3T of a tile of 4T elements, so a
-// warp's accesses to each column are consecutive; all loads of a column are issued before its
-// stores.
-template <std::size_t W>
-__device__ void copy_tile(column_copy const& c, std::size_t i0, std::size_t step, std::size_t n) {
-  using word = typename word_of<W>::type;
-  word v[elements_per_thread];
-#pragma unroll
-  for (int k = 0; k < elements_per_thread; ++k) {
-    std::size_t const i = i0 + k * step;
-    if (i < n) v[k] = *reinterpret_cast<word const*>(c.src.address(i));
-  }
-#pragma unroll
-  for (int k = 0; k < elements_per_thread; ++k) {
-    std::size_t const i = i0 + k * step;
-    if (i < n) *reinterpret_cast<word*>(c.dst.address(i)) = v[k];
-  }
-}
+// One thread per element (grid-stride), all columns of the element: loads of up to
+// columns_in_flight columns are issued before their stores, so a thread keeps that many
+// requests in flight, and the lanes of a warp together touch whole records of an aos side
+// (the same pattern as a hand-written record-per-thread conversion). Columns arrive grouped
+// by word width, so the width is a compile-time constant.
+constexpr int columns_in_flight = 8;
 
+// Group > 1: each item is Group consecutive elements moved as one Word (columns contiguous in
+// runs of at least Group elements on both sides, e.g. soa and aosoa<W>), item i starting at
+// element first + i * Group.
+template <class Word, std::size_t Group = 1>
 __global__ void copy_columns_kernel(__grid_constant__ column_batch<column_copy> const batch) {
   std::size_t const threads = static_cast<std::size_t>(gridDim.x) * blockDim.x;
-  std::size_t const tile = threads * elements_per_thread;
-  for (std::size_t base = static_cast<std::size_t>(blockIdx.x) * blockDim.x + threadIdx.x; base < batch.n; base += tile) {
-    for (int c = 0; c < batch.count; ++c) {
-      column_copy const& col = batch.columns[c];
-      switch (col.width) {
-        case 1: copy_tile<1>(col, base, threads, batch.n); break;
-        case 2: copy_tile<2>(col, base, threads, batch.n); break;
-        case 4: copy_tile<4>(col, base, threads, batch.n); break;
-        case 8: copy_tile<8>(col, base, threads, batch.n); break;
-        default: copy_tile<16>(col, base, threads, batch.n); break;
+  for (std::size_t item = static_cast<std::size_t>(blockIdx.x) * blockDim.x + threadIdx.x; item < batch.n; item += threads) {
+    std::size_t const i = batch.first + item * Group;
+    for (int c0 = 0; c0 < batch.count; c0 += columns_in_flight) {
+      Word v[columns_in_flight];
+#pragma unroll
+      for (int k = 0; k < columns_in_flight; ++k) {
+        if (c0 + k < batch.count) v[k] = *reinterpret_cast<Word const*>(batch.columns[c0 + k].src.address(i));
+      }
+#pragma unroll
+      for (int k = 0; k < columns_in_flight; ++k) {
+        if (c0 + k < batch.count) *reinterpret_cast<Word*>(batch.columns[c0 + k].dst.address(i)) = v[k];
       }
     }
   }
@@ -142,34 +134,211 @@ __global__ void fill_columns_kernel(__grid_constant__ column_batch<fill_column_o
   }
 }
 
+// One thread per work item, every block launched at once (the hardware schedules them as
+// others finish): measured faster on the H200 than a grid sized to the resident blocks that
+// loops over the items.
 unsigned grid_for(std::size_t work_items) {
-  static int const max_blocks = [] {
-    int device = 0, sms = 0, per_sm = 0;
-    COALESCE_CUDA_TRY(cudaGetDevice(&device));
-    COALESCE_CUDA_TRY(cudaDeviceGetAttribute(&sms, cudaDevAttrMultiProcessorCount, device));
-    COALESCE_CUDA_TRY(cudaOccupancyMaxActiveBlocksPerMultiprocessor(&per_sm, copy_columns_kernel, block_threads, 0));
-    return sms * std::max(per_sm, 1);
-  }();
   std::size_t const wanted = (work_items + block_threads - 1) / block_threads;
-  return static_cast<unsigned>(std::max<std::size_t>(1, std::min<std::size_t>(wanted, max_blocks)));
+  return static_cast<unsigned>(std::max<std::size_t>(1, std::min<std::size_t>(wanted, 0x7fffffff)));
 }
 
+}  // namespace
+
+namespace {
+
+// An aos side (all columns unblocked, one record stride, inside one record window) is moved
+// through shared memory: a block copies a tile of whole records as contiguous 16-byte words,
+// and the column side is read or written coalesced from the tile. Writing an aos destination
+// column by column from registers scatters 4-byte stores at the record stride (measured at a
+// quarter of the copy ceiling); the tile keeps both sides of global memory traffic contiguous.
+constexpr std::size_t max_tiled_record_bytes = 128;
+constexpr std::size_t max_tile_bytes = 32 * 1024;  // under the 48 KB a block gets without opting in
+
+struct record_window {
+  std::byte* base = nullptr;  // the lowest column address of record 0
+  std::size_t stride = 0;     // record size
+  std::size_t span = 0;       // bytes of a record that columns cover, from base
+};
+
+struct tiled_batch {
+  column_ref other[columns_per_launch];     // the non-aos side of each column
+  unsigned offset[columns_per_launch];      // byte offset of the column inside the record window
+  int count;
+  record_window records;
+  std::size_t n;
+  std::size_t tile_records;  // records per tile: a multiple of the block size
+  bool preload;  // to aos: records are not fully covered by the columns, so read them first
+};
+
+// Copies `bytes` (a multiple of 4) between global memory and the tile, 16 bytes at a time where
+// both are 16-byte aligned.
+template <bool ToTile>
+__device__ void move_tile_bytes(std::byte* global, std::uint32_t* tile, std::size_t bytes) {
+  if ((reinterpret_cast<std::uintptr_t>(global) & 15) == 0) {
+    std::size_t const vectors = bytes / 16;
+    // Unrolled so that several 16-byte loads per thread are in flight before the first
+    // shared-memory store waits for its data.
+#pragma unroll 4
+    for (std::size_t v = threadIdx.x; v < vectors; v += blockDim.x) {
+      if constexpr (ToTile) {
+        reinterpret_cast<uint4*>(tile)[v] = reinterpret_cast<uint4 const*>(global)[v];
+      } else {
+        reinterpret_cast<uint4*>(global)[v] = reinterpret_cast<uint4 const*>(tile)[v];
+      }
+    }
+    for (std::size_t w = vectors * 4 + threadIdx.x; w < bytes / 4; w += blockDim.x) {
+      if constexpr (ToTile) {
+        tile[w] = reinterpret_cast<std::uint32_t const*>(global)[w];
+      } else {
+        reinterpret_cast<std::uint32_t*>(global)[w] = tile[w];
+      }
+    }
+  } else {
+    for (std::size_t w = threadIdx.x; w < bytes / 4; w += blockDim.x) {
+      if constexpr (ToTile) {
+        tile[w] = reinterpret_cast<std::uint32_t const*>(global)[w];
+      } else {
+        reinterpret_cast<std::uint32_t*>(global)[w] = tile[w];
+      }
+    }
+  }
+}
+
+// FromAos: records -> tile -> columns. Otherwise: columns -> tile -> records.
+template <bool FromAos> __global__ void tiled_copy_kernel(__grid_constant__ tiled_batch const batch) {
+  extern __shared__ uint4 tile_storage[];
+  auto* tile = reinterpret_cast<std::uint32_t*>(tile_storage);
+  record_window const& rec = batch.records;
+  std::size_t const tile_records = batch.tile_records;
+  for (std::size_t start = static_cast<std::size_t>(blockIdx.x) * tile_records; start < batch.n;
+       start += static_cast<std::size_t>(gridDim.x) * tile_records) {
+    std::size_t const count = min(tile_records, batch.n - start);
+    std::size_t const bytes = (count - 1) * rec.stride + rec.span;
+    std::byte* const global = rec.base + start * rec.stride;
+    if constexpr (FromAos) {
+      move_tile_bytes<true>(global, tile, bytes);
+      __syncthreads();
+      for (std::size_t e = threadIdx.x; e < count; e += blockDim.x) {
+        for (int c = 0; c < batch.count; ++c) {
+          *reinterpret_cast<std::uint32_t*>(batch.other[c].address(start + e)) = tile[(e * rec.stride + batch.offset[c]) / 4];
+        }
+      }
+    } else {
+      if (batch.preload) {
+        move_tile_bytes<true>(global, tile, bytes);  // keep the bytes no column writes
+        __syncthreads();
+      }
+      for (std::size_t e = threadIdx.x; e < count; e += blockDim.x) {
+        for (int c0 = 0; c0 < batch.count; c0 += columns_in_flight) {
+          std::uint32_t v[columns_in_flight];
+#pragma unroll
+          for (int k = 0; k < columns_in_flight; ++k) {
+            if (c0 + k < batch.count) v[k] = *reinterpret_cast<std::uint32_t const*>(batch.other[c0 + k].address(start + e));
+          }
+#pragma unroll
+          for (int k = 0; k < columns_in_flight; ++k) {
+            if (c0 + k < batch.count) tile[(e * rec.stride + batch.offset[c0 + k]) / 4] = v[k];
+          }
+        }
+      }
+      __syncthreads();
+      move_tile_bytes<false>(global, tile, bytes);
+    }
+    __syncthreads();
+  }
+}
+
+// The record window of one side of the columns, if that side is an aos layout that fits a tile.
+bool aos_window(std::vector<column_copy> const& parts, bool source, record_window& out) {
+  if (parts.empty() || parts.size() > static_cast<std::size_t>(columns_per_launch)) return false;
+  auto side = [&](column_copy const& c) -> column_ref const& { return source ? c.src : c.dst; };
+  std::size_t const stride = side(parts[0]).stride;
+  if (stride == 0 || stride % 4 != 0 || stride > max_tiled_record_bytes) return false;
+  std::byte* low = side(parts[0]).base;
+  std::byte* high = low;
+  for (auto const& part : parts) {
+    column_ref const& c = side(part);
+    if (part.width != 4 || c.block_shift != 63 || c.stride != stride) return false;
+    low = std::min(low, c.base);
+    high = std::max(high, c.base + 4);
+  }
+  if (static_cast<std::size_t>(high - low) > stride || reinterpret_cast<std::uintptr_t>(low) % 4 != 0) return false;
+  for (auto const& part : parts) {
+    if ((side(part).base - low) % 4 != 0) return false;
+  }
+  out = {low, stride, static_cast<std::size_t>(high - low)};
+  return true;
+}
+
+template <bool FromAos> void launch_tiled(std::vector<column_copy> const& parts, record_window const& records, std::size_t n) {
+  tiled_batch batch{};
+  batch.count = static_cast<int>(parts.size());
+  for (std::size_t c = 0; c < parts.size(); ++c) {
+    column_ref const& aos_side = FromAos ? parts[c].src : parts[c].dst;
+    batch.other[c] = FromAos ? parts[c].dst : parts[c].src;
+    batch.offset[c] = static_cast<unsigned>(aos_side.base - records.base);
+  }
+  batch.records = records;
+  batch.n = n;
+  // Writing whole records back would overwrite bytes that no column covers (padding, or members
+  // not being copied): unless the columns cover the records exactly, read the records first.
+  std::size_t covered = 0;
+  for (auto const& part : parts) covered += part.width;
+  batch.preload = !FromAos && !(covered == records.stride && records.span == records.stride);
+  // As many records per tile as fit 32 KB, in whole blocks of threads: more bytes in flight per
+  // barrier than one record per thread.
+  batch.tile_records = std::max<std::size_t>(1, max_tile_bytes / records.stride / block_threads) * block_threads;
+  std::size_t const shared = batch.tile_records * records.stride;
+  std::size_t const tiles = (n + batch.tile_records - 1) / batch.tile_records;
+  unsigned const grid = static_cast<unsigned>(std::min<std::size_t>(tiles, 0x7fffffff));
+  tiled_copy_kernel<FromAos><<<grid, block_threads, shared>>>(batch);
+  COALESCE_CUDA_TRY(cudaGetLastError());
+}
+
+// Elements [first, first + items * Group) of every column, Group elements per Word.
+template <class Word, std::size_t Group = 1>
+void launch_copies(std::vector<column_copy> const& parts, std::size_t first, std::size_t items) {
+  if (items == 0) return;
+  unsigned const grid = grid_for(items);
+  for (std::size_t begin = 0; begin < parts.size(); begin += columns_per_launch) {
+    column_batch<column_copy> batch{};
+    batch.count = static_cast<int>(std::min<std::size_t>(columns_per_launch, parts.size() - begin));
+    std::copy_n(parts.data() + begin, batch.count, batch.columns);
+    batch.first = first;
+    batch.n = items;
+    copy_columns_kernel<Word, Group><<<grid, block_threads>>>(batch);
+    COALESCE_CUDA_TRY(cudaGetLastError());
+  }
+}
+
+// True when 4 consecutive elements (from a multiple of 4) of a 4-byte column are one aligned
+// 16-byte word: contiguous columns, or blocks of at least 4 elements.
+bool runs_of_four(column_ref const& c) {
+  bool const contiguous = c.stride == 4 && (c.block_shift == 63 || (c.block_shift >= 2 && c.block_stride % 16 == 0));
+  return contiguous && reinterpret_cast<std::uintptr_t>(c.base) % 16 == 0;
+}
 }  // namespace
 
 void copy_columns(memory_kind kind, column_copy const* columns, std::size_t count, std::size_t n) {
   if (kind == memory_kind::host) return host_copy_columns(columns, count, n, false);
   if (n == 0 || count == 0) return;
-  auto const parts = chunked(columns, count);
-  unsigned const grid = grid_for((n + elements_per_thread - 1) / elements_per_thread);
-  for (std::size_t begin = 0; begin < parts.size(); begin += columns_per_launch) {
-    column_batch<column_copy> batch{};
-    batch.count = static_cast<int>(std::min<std::size_t>(columns_per_launch, parts.size() - begin));
-    std::copy_n(parts.data() + begin, batch.count, batch.columns);
-    batch.first = 0;
-    batch.n = n;
-    copy_columns_kernel<<<grid, block_threads>>>(batch);
-    COALESCE_CUDA_TRY(cudaGetLastError());
+  // 4-byte words at most: every float, int or double column becomes 4-byte sub-columns, so one
+  // launch handles all of them; only 1- and 2-byte leaves need launches of their own.
+  auto const parts = chunked(columns, count, 4);
+  record_window records;
+  if (aos_window(parts, true, records)) return launch_tiled<true>(parts, records, n);
+  if (aos_window(parts, false, records)) return launch_tiled<false>(parts, records, n);
+  std::vector<column_copy> by_width[3];
+  for (auto const& part : parts) by_width[part.width == 4 ? 0 : part.width == 2 ? 1 : 2].push_back(part);
+  auto const& words = by_width[0];
+  if (std::all_of(words.begin(), words.end(), [](column_copy const& c) { return runs_of_four(c.src) && runs_of_four(c.dst); })) {
+    launch_copies<uint4, 4>(words, 0, n / 4);  // 16-byte accesses, 4 elements each
+    launch_copies<std::uint32_t>(words, n / 4 * 4, n % 4);
+  } else {
+    launch_copies<std::uint32_t>(words, 0, n);
   }
+  launch_copies<std::uint16_t>(by_width[1], 0, n);
+  launch_copies<std::uint8_t>(by_width[2], 0, n);
 }
 
 void fill_columns(memory_kind kind, column_fill const* columns, std::size_t count, std::size_t first, std::size_t n) {

@@ -39,6 +39,26 @@ struct Mixed {
   std::int64_t cell;
 };
 
+// Padding inside the record (4 bytes after a, 4 after c): conversions to aos must not need it.
+struct Padded {
+  float a;
+  double b;
+  float c;
+};
+// Larger than one shared-memory tile row (164 bytes): the generic conversion path.
+struct Big {
+  std::array<float, 40> samples;
+  std::int32_t id;
+};
+
+inline Padded make_padded(std::size_t i) { return {static_cast<float>(i) * 3.0f, -1.0 / (1.0 + static_cast<double>(i)), 0.25f}; }
+inline Big make_big(std::size_t i) {
+  Big b{};
+  for (std::size_t k = 0; k < b.samples.size(); ++k) b.samples[k] = static_cast<float>(i * 40 + k);
+  b.id = static_cast<std::int32_t>(i);
+  return b;
+}
+
 template <class T> bool same_bytes(T const& a, T const& b) {
   // Compare leaf by leaf (padding bytes are not part of the value).
   constexpr auto table = coalesce::reflect::leaf_table_v<T>;

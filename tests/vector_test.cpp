@@ -158,6 +158,8 @@ TEST_CASE_TEMPLATE("round trips are bit-exact for every layout, space and awkwar
   for (std::size_t n : {0u, 1u, 7u, 9u, 31u, 32u, 33u}) {
     round_trip_all_targets<Particle, typename C::layout, typename C::space>(make_records<Particle>(n, make_particle));
     round_trip_all_targets<Mixed, typename C::layout, typename C::space>(make_records<Mixed>(n, make_mixed));
+    round_trip_all_targets<Padded, typename C::layout, typename C::space>(make_records<Padded>(n, make_padded));
+    round_trip_all_targets<Big, typename C::layout, typename C::space>(make_records<Big>(n, make_big));
   }
 }
 
@@ -168,4 +170,6 @@ TEST_CASE("round trips are bit-exact at about a million elements") {
   round_trip_all_targets<Particle, coalesce::soa, coalesce::host>(particles);
   auto const mixed = make_records<Mixed>(n, make_mixed);
   round_trip_all_targets<Mixed, coalesce::aosoa<32>, coalesce::device>(mixed);
+  auto const padded = make_records<Padded>(n, make_padded);
+  round_trip_all_targets<Padded, coalesce::soa, coalesce::device>(padded);
 }

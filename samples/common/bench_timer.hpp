@@ -57,6 +57,22 @@ template <class F> double median_ms(F&& f, int runs = 15, int warmup = 3) {
   return ms[ms.size() / 2];
 }
 
+// Exit status for "could not run here" (CTest's SKIP_RETURN_CODE in this project).
+inline constexpr int skipped = 77;
+
+// A CUDA build needs a GPU to run its device code; say so plainly instead of failing later.
+inline bool gpu_missing() {
+#if COALESCE_WITH_CUDA
+  int count = 0;
+  if (cudaGetDeviceCount(&count) != cudaSuccess || count == 0) {
+    std::fprintf(stderr, "SKIPPED: this build of coalesce uses CUDA and no CUDA GPU is visible; run it on a GPU "
+                         "machine, or build with -DCOALESCE_ENABLE_CUDA=OFF to run on the CPU\n");
+    return true;
+  }
+#endif
+  return false;
+}
+
 inline char const* device_name() {
 #if COALESCE_WITH_CUDA
   static cudaDeviceProp prop{};
