@@ -16,16 +16,16 @@ namespace coalesce::detail {
 
 template <class... F> struct type_list { static constexpr std::size_t size = sizeof...(F); };
 
-// Declared, never defined: used only inside functions that are never called (their deduced
-// return type is all that is read).
-template <class T> T& unevaluated_lvalue() noexcept;
-
 inline constexpr std::size_t max_direct_members = %d;
 
-template <class T, std::size_t N> auto member_types_of() {
+// Only ever named inside decltype (with std::declval<T&>()): the deduced return type is all
+// that is read, and nothing is odr-used, so types with internal linkage (structs in an
+// anonymous namespace) work too.
+template <class T, std::size_t N> auto member_types_of(T& value) {
   static_assert(N <= max_direct_members,
                 "coalesce: a struct has more than %d direct members; group some of them into a nested struct");
   if constexpr (N == 0) {
+    (void)value;
     return type_list<>{};
   }""" % (N, N)
 parts = [head]
@@ -33,10 +33,11 @@ for n in range(1, N + 1):
     names = ", ".join(f"m{i}" for i in range(n))
     decls = ", ".join(f"decltype(m{i})" for i in range(n))
     parts.append(f""" else if constexpr (N == {n}) {{
-    auto& [{names}] = unevaluated_lvalue<T>();
+    auto& [{names}] = value;
     return type_list<{decls}>{{}};
   }}""")
 parts.append(""" else {
+    (void)value;
     return type_list<>{};
   }
 }

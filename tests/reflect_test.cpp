@@ -3,7 +3,7 @@
 
 #include <doctest/doctest.h>
 
-#include <coalesce/reflect.hpp>
+#include <coalesce/coalesce.hpp>
 
 #include "test_types.hpp"
 
@@ -75,3 +75,21 @@ static_assert(reflect::reflectable<Particle>);
 static_assert(reflect::reflectable<Mixed>);
 static_assert(!reflect::reflectable<std::complex<float>>);
 static_assert(!reflect::reflectable<int>);
+
+namespace {
+struct local_vec2 {  // internal linkage: a common way to write a struct in a .cpp file
+  float x, y;
+};
+struct local_body {
+  local_vec2 pos;
+  int id;
+};
+}  // namespace
+
+TEST_CASE("structs in an anonymous namespace reflect and store") {
+  static_assert(reflect::leaf_count_v<local_body> == 3);
+  coalesce::host_vector<local_body> v(3, local_body{{1.0f, 2.0f}, 7});
+  local_body const b = v[2];
+  CHECK(b.pos.y == 2.0f);
+  CHECK(b.id == 7);
+}

@@ -11,6 +11,7 @@
 //     x += vx * dt;  y += vy * dt;  z += vz * dt;
 //   });
 #pragma once
+#include "analysis.hpp"
 #include "column.hpp"
 #include "config.hpp"
 #include "error.hpp"

@@ -89,14 +89,15 @@ template <class T> constexpr bool members_are_plain() {
   }
 }
 
-template <class T> auto member_types_if_plain() {
+template <class T> auto member_types_if_plain(T& value) {
   if constexpr (members_are_plain<T>()) {
-    return coalesce::detail::member_types_of<T, pfr_member_count<T>()>();
+    return coalesce::detail::member_types_of<T, pfr_member_count<T>()>(value);
   } else {
+    (void)value;
     return type_list<>{};
   }
 }
-template <class T> using member_type_list = decltype(member_types_if_plain<T>());
+template <class T> using member_type_list = decltype(member_types_if_plain<T>(std::declval<T&>()));
 
 template <class L> struct list_as_tuple;
 template <class... M> struct list_as_tuple<type_list<M...>> { using type = std::tuple<M...>; };

@@ -1,0 +1,87 @@
+#!/usr/bin/env bash
+# Compares coalesce::analysis's predicted L1 sectors per request with Nsight Compute's counts,
+# kernel by kernel, for the deterministic patterns of coalesce_ncu_patterns.
+#
+#   samples/explore/ncu_compare.sh [BUILD_DIR]     # default build-gpu; run from the repo root
+#
+# Needs: a CUDA build (COALESCE_ENABLE_CUDA=ON) with samples, `ncu` on PATH, permission to read
+# GPU performance counters. Prints a table and exits 0 when every kernel agrees within 1%, 1 when
+# any differs, 2 when something could not run.
+set -euo pipefail
+
+build=${1:-build-gpu}
+patterns=$build/samples/explore/coalesce_ncu_patterns
+explore=$build/samples/explore/coalesce-explore
+for exe in "$patterns" "$explore"; do
+  if [[ ! -x $exe ]]; then
+    echo "ncu_compare: $exe not found; build with -DCOALESCE_ENABLE_CUDA=ON into $build first" >&2
+    exit 2
+  fi
+done
+if ! command -v ncu > /dev/null; then
+  echo "ncu_compare: ncu (Nsight Compute CLI) is not on PATH" >&2
+  exit 2
+fi
+
+work=$(mktemp -d)
+trap 'rm -rf "$work"' EXIT
+
+# The patterns and the explorer arguments that predict each (the program is the one list).
+"$patterns" --list --dump-index "$work" > "$work/list.txt"
+
+metrics=l1tex__t_sectors_pipe_lsu_mem_global_op_ld.sum,l1tex__t_requests_pipe_lsu_mem_global_op_ld.sum
+if ! ncu --clock-control none --metrics "$metrics" --csv \
+     "$patterns" --dump-index "$work" > "$work/ncu.csv" 2> "$work/ncu.err"; then
+  echo "ncu_compare: ncu failed:" >&2
+  cat "$work/ncu.err" "$work/ncu.csv" >&2
+  exit 2
+fi
+
+# ncu's CSV: every field quoted; numbers may carry thousands separators. Columns are found by
+# their header names, which differ between ncu versions. Output: kernel sectors requests.
+awk '
+  /^"/ {
+    line = $0
+    sub(/^"/, "", line); sub(/"[ \r]*$/, "", line)
+    n = split(line, f, /","/)
+    if (!have_header) {
+      for (i = 1; i <= n; ++i) { if (f[i] == "Kernel Name") k = i; if (f[i] == "Metric Name") m = i; if (f[i] == "Metric Value") v = i }
+      if (k && m && v) have_header = 1
+      next
+    }
+    name = f[k]; sub(/\(.*/, "", name); sub(/<.*/, "", name)
+    value = f[v]; gsub(/,/, "", value)
+    if (f[m] ~ /l1tex__t_sectors_pipe_lsu_mem_global_op_ld/) sectors[name] += value
+    if (f[m] ~ /l1tex__t_requests_pipe_lsu_mem_global_op_ld/) requests[name] += value
+    if (!(name in seen)) { seen[name] = 1; order[++count] = name }
+  }
+  END {
+    if (!have_header) { print "no CSV header in ncu output" > "/dev/stderr"; exit 1 }
+    for (i = 1; i <= count; ++i) print order[i], sectors[order[i]] + 0, requests[order[i]] + 0
+  }' "$work/ncu.csv" > "$work/measured.txt" || { echo "ncu_compare: could not read ncu's CSV:" >&2; head -20 "$work/ncu.csv" >&2; exit 2; }
+
+differ=0
+printf '%-18s %12s %12s %10s %10s  %s\n' kernel sectors requests "ncu s/req" predicted verdict
+while IFS='|' read -r name args; do
+  row=$(awk -v n="$name" '$1 == n' "$work/measured.txt")
+  if [[ -z $row ]]; then
+    printf '%-18s %12s %12s %10s %10s  %s\n' "$name" - - - - "NOT PROFILED"
+    differ=1
+    continue
+  fi
+  read -r _ sectors requests <<< "$row"
+  # shellcheck disable=SC2086  # args is a list of explorer options
+  predicted=$("$explore" $args --json | grep -o '"predicted_ncu_sectors_per_request":[0-9.e+-]*' | cut -d: -f2)
+  verdict=$(awk -v s="$sectors" -v r="$requests" -v p="$predicted" 'BEGIN {
+    if (r == 0) { print "NO REQUESTS"; exit }
+    m = s / r; d = m - p; if (d < 0) d = -d
+    print (d <= 0.01 * p ? "agree" : "DIFFER") }')
+  measured=$(awk -v s="$sectors" -v r="$requests" 'BEGIN { if (r > 0) printf "%.3f", s / r; else print "-" }')
+  [[ $verdict == agree ]] || differ=1
+  printf '%-18s %12s %12s %10s %10.3f  %s\n' "$name" "$sectors" "$requests" "$measured" "$predicted" "$verdict"
+done < "$work/list.txt"
+
+gpu=$(nvidia-smi --query-gpu=name --format=csv,noheader 2> /dev/null | head -1 || true)
+echo "GPU: ${gpu:-unknown}; $(ncu --version | tail -1); $(date -u +%Y-%m-%d)"
+echo "level: L1 requests/sectors of global loads (l1tex__t_*_pipe_lsu_mem_global_op_ld), not DRAM bytes"
+exit $differ
