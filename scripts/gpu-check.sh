@@ -1,24 +1,35 @@
 #!/usr/bin/env bash
 # The one batch for the H200 machine: build (CUDA, Release, sm_90), run every test, then the
-# benchmarks, leaving logs and JSON under $OUT. Run from the repository root after
-# ../shared/tools/stage-gpu-deps, with .deps carried.   usage: scripts/gpu-check.sh [tests|bench|all]
+# benchmarks, leaving logs under $OUT (at most 8 files come back from a device run). Run from
+# the repository root after ../shared/tools/stage-gpu-deps, with .deps carried.
+#   usage: scripts/gpu-check.sh [tests|bench|ncu|all]     (all = tests + bench + ncu)
 set -uo pipefail
 what=${1:-all}
 out=${OUT:-$PWD/out}
 mkdir -p "$out"
+logs=$(mktemp -d)
 export CMAKE_PREFIX_PATH=$PWD/.deps
 nvidia-smi --query-gpu=name,driver_version,clocks.sm,clocks.mem,temperature.gpu --format=csv | tee "$out/gpu.txt"
 cmake -S . -B build-gpu -G Ninja -DCMAKE_BUILD_TYPE=Release -DCOALESCE_ENABLE_CUDA=ON \
-  -DCMAKE_PREFIX_PATH="$CMAKE_PREFIX_PATH" > "$out/configure.log" 2>&1 || { tail -30 "$out/configure.log"; exit 1; }
-cmake --build build-gpu -j 16 > "$out/build.log" 2>&1 || { grep -E "error" "$out/build.log" | head -40; exit 1; }
+  -DCMAKE_PREFIX_PATH="$CMAKE_PREFIX_PATH" > "$logs/configure.log" 2>&1 || { cp "$logs/configure.log" "$out/"; tail -30 "$logs/configure.log"; exit 1; }
+cmake --build build-gpu -j 16 > "$logs/build.log" 2>&1 || { cp "$logs/build.log" "$out/"; grep -E "error" "$logs/build.log" | head -40; exit 1; }
 status=0
 if [[ $what == all || $what == tests ]]; then
   (cd build-gpu && ctest --output-on-failure -j 4 --timeout 300) > "$out/ctest.log" 2>&1 || status=1
   tail -25 "$out/ctest.log"
 fi
 if [[ $what == all || $what == bench ]]; then
-  for sample in build-gpu/samples/*/; do :; done
-  ./build-gpu/samples/particle_integrator/particle_integrator --json "$out/integrator.json" 2>&1 | tee "$out/integrator.txt" || status=1
-  if [[ -x scripts/gpu-bench-extra.sh ]]; then scripts/gpu-bench-extra.sh "$out" || status=1; fi
+  samples=build-gpu/samples
+  $samples/particle_integrator/particle_integrator --json "$out/integrator.json" > "$out/integrator.txt" 2>&1 || status=1
+  $samples/convert_legacy/convert_legacy > "$out/convert_legacy.txt" 2>&1 || status=1
+  $samples/neighbor_reorder/neighbor_reorder > "$out/reorder.txt" 2>&1 || status=1
+  $samples/neighbor_reorder/neighbor_reorder --bench >> "$out/reorder.txt" 2>&1 || status=1
+  tail -n 30 "$out/integrator.txt" "$out/convert_legacy.txt" "$out/reorder.txt"
+fi
+if [[ $what == all || $what == ncu ]]; then
+  # Nsight Compute's sector counts against coalesce::analysis's predictions (docs/analysis.md).
+  export PATH=$PATH:$(ls -d /opt/nvidia/nsight-compute/*/ 2>/dev/null | tail -1)
+  samples/explore/ncu_compare.sh build-gpu > "$out/ncu.txt" 2>&1 || status=1
+  cat "$out/ncu.txt"
 fi
 exit $status

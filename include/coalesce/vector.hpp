@@ -188,6 +188,19 @@ template <class T, class Layout, class Space> class vector {
   // The layout's pointers, for code that drives columns itself (copies, reorders).
   storage_type storage() const { return storage_type::over(memory_.data(), capacity_); }
 
+  // For algorithms that rebuild every element out of place (coalesce::sort_by_key): takes over
+  // `other`, an allocation of the same kind and allocated_bytes(), laid out for capacity()
+  // elements of which size() are valid, and hands the old allocation back in `other` so that
+  // the caller can reuse it next time (no copy back, no allocation).
+  void adopt_buffer(detail::buffer& other) {
+    if (other.size() != memory_.size() || (other.size() != 0 && other.kind() != kind)) {
+      detail::throw_error("adopt_buffer: the buffer has " + std::to_string(other.size()) +
+                          " bytes of another kind or size; it must match allocated_bytes() = " +
+                          std::to_string(memory_.size()));
+    }
+    memory_.swap(other);
+  }
+
  private:
   template <class, class, class> friend class vector;
 

@@ -30,7 +30,7 @@ trap 'rm -rf "$work"' EXIT
 "$patterns" --list --dump-index "$work" > "$work/list.txt"
 
 metrics=l1tex__t_sectors_pipe_lsu_mem_global_op_ld.sum,l1tex__t_requests_pipe_lsu_mem_global_op_ld.sum
-if ! ncu --clock-control none --metrics "$metrics" --csv \
+if ! ncu --clock-control none --print-kernel-base function --metrics "$metrics" --csv \
      "$patterns" --dump-index "$work" > "$work/ncu.csv" 2> "$work/ncu.err"; then
   echo "ncu_compare: ncu failed:" >&2
   cat "$work/ncu.err" "$work/ncu.csv" >&2
@@ -49,7 +49,7 @@ awk '
       if (k && m && v) have_header = 1
       next
     }
-    name = f[k]; sub(/\(.*/, "", name); sub(/<.*/, "", name)
+    name = f[k]; sub(/\(.*/, "", name); sub(/<.*/, "", name); sub(/^.* /, "", name); sub(/^.*::/, "", name)
     value = f[v]; gsub(/,/, "", value)
     if (f[m] ~ /l1tex__t_sectors_pipe_lsu_mem_global_op_ld/) sectors[name] += value
     if (f[m] ~ /l1tex__t_requests_pipe_lsu_mem_global_op_ld/) requests[name] += value
@@ -59,6 +59,9 @@ awk '
     if (!have_header) { print "no CSV header in ncu output" > "/dev/stderr"; exit 1 }
     for (i = 1; i <= count; ++i) print order[i], sectors[order[i]] + 0, requests[order[i]] + 0
   }' "$work/ncu.csv" > "$work/measured.txt" || { echo "ncu_compare: could not read ncu's CSV:" >&2; head -20 "$work/ncu.csv" >&2; exit 2; }
+
+# Keep ncu's own output where the caller wants it (NCU_RAW_DIR), to check the parsing above.
+[[ -n ${NCU_RAW_DIR:-} ]] && cp "$work/ncu.csv" "$NCU_RAW_DIR/ncu_raw.csv"
 
 differ=0
 printf '%-18s %12s %12s %10s %10s  %s\n' kernel sectors requests "ncu s/req" predicted verdict

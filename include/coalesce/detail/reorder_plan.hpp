@@ -10,6 +10,7 @@
 
 namespace coalesce {
 
+class reorder_plan;
 namespace detail {
 struct reorder_state;  // src/reorder_state.hpp: buffers, sizes, counters
 reorder_state& state_of(reorder_plan& plan);

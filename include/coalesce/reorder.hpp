@@ -1,0 +1,285 @@
+// coalesce/reorder.hpp - sort particles along space so that gathers through neighbour and cell
+// lists read neighbouring memory, and keep every index array pointing at the right records.
+//
+//   coalesce::reorder_plan plan;                                  // reused across calls
+//   auto keys = coalesce::morton_keys(d, &Particle::pos, box, plan);    // keys.hpp
+//   coalesce::sort_by_key(d, keys, plan);      // 1 radix sort + 1 fused gather of all columns
+//   coalesce::apply(plan, forces, ids_on_host);              // permute more arrays the same way
+//   coalesce::remap(coalesce::neighbor_list<std::uint32_t>{nbr, n, 32, coalesce::neighbor_order::row_major,
+//                                                          counts}, plan);  // rows moved, entries renumbered
+//   coalesce::remap(coalesce::device_span<std::uint32_t>{bonds, 2 * nb}, plan);  // old index -> new index
+//
+//   // Cell lists: sort by cell id, then cell c holds sorted elements [start[c], start[c + 1]).
+//   auto cells = coalesce::cell_keys(d, &Particle::pos, box, cutoff, plan);
+//   coalesce::sort_by_key(d, cells, plan);
+//   std::span<std::uint32_t const> start = coalesce::cell_offsets(plan, cells);
+//
+//   // When to reorder: every N steps, or when the neighbour list's locality has degraded.
+//   coalesce::reorder_policy policy({.every = 500, .degradation = 1.5, .check_every = 20});
+//   if (policy.due(step, [&] { return coalesce::neighbor_locality(list, plan); })) { ...reorder...;
+//     policy.reordered(step, coalesce::neighbor_locality(list, plan)); }
+//
+// The sort is stable (equal keys keep their order): CUB DeviceRadixSort over the keys' bit range
+// on the GPU, Thrust's stable_sort_by_key with the OpenMP policy without CUDA. Every column of
+// the vector (every layout) is then permuted in one launch into a scratch allocation of the
+// same capacity, which the vector adopts; its old allocation goes back to the plan for the next
+// reorder. Arrays in device memory (device_span, neighbour lists) are permuted through plan
+// scratch and copied back in place. Bad input (keys of the wrong length, indices out of range,
+// counts above max_neighbors, broken CSR offsets) is a coalesce::error naming the element, and
+// nothing is modified: every check runs before anything is written.
+//
+// Index arrays hold std::uint32_t or std::int32_t; a reorder handles up to 2^32 - 1 elements.
+#pragma once
+#include <array>
+#include <cstddef>
+#include <cstdint>
+#include <span>
+#include <string>
+#include <type_traits>
+#include <utility>
+#include <vector>
+
+#include "detail/memory.hpp"
+#include "detail/reorder_ops.hpp"
+#include "detail/reorder_plan.hpp"
+#include "error.hpp"
+#include "keys.hpp"
+#include "layout.hpp"
+#include "reflect.hpp"
+#include "space.hpp"
+#include "vector.hpp"
+
+namespace coalesce {
+
+// A range of elements in the memory of Space: a cudaMalloc'ed array, a thrust::device_vector's
+// data, a host array. (std::span cannot say where its memory lives.)
+template <class U, class Space = device> struct span_in {
+  U* data = nullptr;
+  std::size_t size = 0;
+};
+template <class U> using device_span = span_in<U, device>;
+template <class U> using host_span = span_in<U, host>;
+
+enum class neighbor_order : unsigned char { row_major, column_major };
+
+// particles rows of max_neighbors slots: entry k of particle i at indices[i * max_neighbors + k]
+// (row_major) or indices[k * particles + i] (column_major, coalesced when a thread owns a
+// particle). counts[i] slots of row i are used (every slot when counts is null); the rest are
+// left as they are.
+template <class Index, class Space = device> struct neighbor_list {
+  Index* indices = nullptr;
+  std::size_t particles = 0;
+  std::size_t max_neighbors = 0;
+  neighbor_order order = neighbor_order::row_major;
+  Index* counts = nullptr;
+};
+
+// Compressed rows: row i is indices[offsets[i] .. offsets[i + 1]), offsets has particles + 1 entries.
+template <class Index, class Space = device> struct csr_neighbor_list {
+  Index* indices = nullptr;
+  Index* offsets = nullptr;
+  std::size_t particles = 0;
+};
+
+namespace detail {
+
+template <class Index> constexpr void check_index_type() {
+  static_assert(std::is_same_v<Index, std::uint32_t> || std::is_same_v<Index, std::int32_t>,
+                "coalesce: index arrays for remap hold std::uint32_t or std::int32_t");
+}
+
+inline void check_same_size(char const* what, std::size_t got, std::size_t want) {
+  if (got != want) {
+    throw_error(std::string(what) + " has " + std::to_string(got) + " elements but the plan orders " +
+                std::to_string(want) + "; sort keys of the same length first");
+  }
+}
+
+// The columns a permutation moves: for aos, whole records (two 16-byte words for a 32-byte
+// record instead of eight 4-byte loads); otherwise every 1-D column. No heap allocation.
+template <class T, class L> struct permutation_columns {
+  std::array<column_copy, reflect::column_count_v<T> + 1> columns{};
+  std::size_t count = 0;
+};
+template <class T, class L>
+permutation_columns<T, L> columns_to_permute(layout_storage<T, L> const& dst, layout_storage<T, L> const& src) {
+  permutation_columns<T, L> out;
+  if constexpr (std::is_same_v<L, aos>) {
+    out.columns[0] = {column_ref{dst.base(), sizeof(T), 0, 63}, column_ref{src.base(), sizeof(T), 0, 63}, sizeof(T)};
+    out.count = 1;
+  } else {
+    for (std::size_t l = 0; l < reflect::leaf_count_v<T>; ++l) {
+      auto const& info = reflect::leaf_table_v<T>[l];
+      for (std::size_t j = 0; j < info.extent; ++j) out.columns[out.count++] = {dst.column(l, j), src.column(l, j), info.size};
+    }
+  }
+  return out;
+}
+
+template <class T, class L, class S> std::size_t size_to_permute(vector<T, L, S> const& v) { return v.size(); }
+template <class U, class S> std::size_t size_to_permute(span_in<U, S> const& s) { return s.size; }
+template <class U, class A> std::size_t size_to_permute(std::vector<U, A> const& s) { return s.size(); }
+
+template <class T, class L, class S> void permute_one(reorder_plan& plan, vector<T, L, S>& v) {
+  constexpr memory_kind kind = kind_of_space<S>;
+  if (v.allocated_bytes() == 0) return;  // no elements, no allocation: nothing to move
+  buffer& target = scratch(plan, kind, v.allocated_bytes());
+  auto const columns = columns_to_permute(layout_storage<T, L>::over(target.data(), v.capacity()), v.storage());
+  permute_columns(kind, columns.columns.data(), columns.count, v.size(), permutation_in(plan, kind));
+  v.adopt_buffer(target);
+}
+
+// Arrays the caller owns are permuted into plan scratch and copied back.
+template <class U> void permute_array(reorder_plan& plan, memory_kind kind, U* data, std::size_t n) {
+  static_assert(std::is_trivially_copyable_v<U>, "coalesce: apply() permutes trivially copyable elements");
+  if (n == 0) return;
+  buffer& target = scratch(plan, kind, n * sizeof(U));
+  column_copy const column{column_ref{target.data(), sizeof(U), 0, 63},
+                           column_ref{reinterpret_cast<std::byte*>(data), sizeof(U), 0, 63}, sizeof(U)};
+  permute_columns(kind, &column, 1, n, permutation_in(plan, kind));
+  copy_bytes(kind, data, kind, target.data(), n * sizeof(U));
+}
+template <class U, class S> void permute_one(reorder_plan& plan, span_in<U, S> s) {
+  permute_array(plan, kind_of_space<S>, s.data, s.size);
+}
+template <class U, class A> void permute_one(reorder_plan& plan, std::vector<U, A>& s) {
+  permute_array(plan, memory_kind::host, s.data(), s.size());
+}
+
+template <class Index, class S> neighbor_desc describe(neighbor_list<Index, S> const& list) {
+  check_index_type<Index>();
+  neighbor_desc d;
+  d.format = list.order == neighbor_order::row_major ? list_format::row_major : list_format::column_major;
+  d.indices = reinterpret_cast<std::uint32_t*>(list.indices);
+  d.counts = reinterpret_cast<std::uint32_t*>(list.counts);
+  d.particles = list.particles;
+  d.max_neighbors = list.max_neighbors;
+  d.is_signed = std::is_signed_v<Index>;
+  return d;
+}
+template <class Index, class S> neighbor_desc describe(csr_neighbor_list<Index, S> const& list) {
+  check_index_type<Index>();
+  neighbor_desc d;
+  d.format = list_format::csr;
+  d.indices = reinterpret_cast<std::uint32_t*>(list.indices);
+  d.offsets = reinterpret_cast<std::uint32_t*>(list.offsets);
+  d.particles = list.particles;
+  d.is_signed = std::is_signed_v<Index>;
+  return d;
+}
+
+}  // namespace detail
+
+// Sorts (key, index) pairs stably; the plan then holds the permutation. Nothing else moves.
+template <class Key, class S> void sort_keys(key_array<Key, S> const& keys, reorder_plan& plan) {
+  detail::sort_keys(plan, detail::kind_of_space<S>, keys.data, sizeof(Key), keys.size, keys.begin_bit, keys.end_bit);
+}
+
+// Permutes each argument the way the plan's last sort ordered its keys: element i becomes old
+// element permutation()[i]. Arguments: coalesce::vector (any element type, layout, space),
+// span_in<U, Space> (device_span, host_span) and std::vector<U> on the host. All sizes are
+// checked before anything moves.
+template <class... X> void apply(reorder_plan& plan, X&&... arrays) {
+  (detail::check_same_size("apply: an array", detail::size_to_permute(arrays), plan.size()), ...);
+  (detail::permute_one(plan, arrays), ...);
+}
+
+// Sorts v by keys (stable) and permutes every column of v in one fused pass.
+template <class T, class L, class S, class Key>
+void sort_by_key(vector<T, L, S>& v, key_array<Key, S> const& keys, reorder_plan& plan) {
+  detail::check_same_size("sort_by_key: the key array", keys.size, v.size());
+  sort_keys(keys, plan);
+  detail::permute_one(plan, v);
+}
+// User keys (std::uint32_t or std::uint64_t) in the memory of v's space, all bits significant.
+template <class T, class L, class S, class Key>
+void sort_by_key(vector<T, L, S>& v, std::span<Key const> keys, reorder_plan& plan) {
+  sort_by_key(v, key_array<Key, S>{keys.data(), keys.size()}, plan);
+}
+
+// Old index -> new index, in place, for every entry (a bond list, a pair list, a selection).
+template <class Index, class S> void remap(span_in<Index, S> indices, reorder_plan& plan) {
+  detail::check_index_type<Index>();
+  detail::remap_indices(plan, detail::kind_of_space<S>,
+                        {reinterpret_cast<std::uint32_t*>(indices.data), indices.size, std::is_signed_v<Index>});
+}
+template <class Index, class A> void remap(std::vector<Index, A>& indices, reorder_plan& plan) {
+  remap(host_span<Index>{indices.data(), indices.size()}, plan);
+}
+// A per-particle neighbour list of the reordered particles: rows follow their particle (row i
+// becomes the row of new particle i, counts and CSR offsets with it) and entries are renumbered,
+// so a kernel that walked the list before the reorder walks it unchanged after.
+template <class Index, class S> void remap(neighbor_list<Index, S> const& list, reorder_plan& plan) {
+  detail::remap_neighbors(plan, detail::kind_of_space<S>, detail::describe(list));
+}
+template <class Index, class S> void remap(csr_neighbor_list<Index, S> const& list, reorder_plan& plan) {
+  detail::remap_neighbors(plan, detail::kind_of_space<S>, detail::describe(list));
+}
+
+// Mean |i - j| over the entries j of each row i: a cheap gather-locality measure computed
+// where the list lives (one pass over it). Small after a spatial reorder, grows as particles move.
+template <class Index, class S> double neighbor_locality(neighbor_list<Index, S> const& list, reorder_plan& plan) {
+  return detail::neighbor_locality(plan, detail::kind_of_space<S>, detail::describe(list));
+}
+template <class Index, class S> double neighbor_locality(csr_neighbor_list<Index, S> const& list, reorder_plan& plan) {
+  return detail::neighbor_locality(plan, detail::kind_of_space<S>, detail::describe(list));
+}
+
+// After sorting by cell keys: cells.cells + 1 offsets, cell c holding sorted elements
+// [offsets[c], offsets[c + 1]), in the memory of S (sort + boundary kernel, no histogram).
+template <class Key, class S> std::span<std::uint32_t const> cell_offsets(reorder_plan& plan, key_array<Key, S> const& cells) {
+  if (cells.cells == 0) detail::throw_error("cell_offsets: the keys are not cell keys (use cell_keys)");
+  return {detail::cell_offsets(plan, cells.cells), static_cast<std::size_t>(cells.cells + 1)};
+}
+
+// When to reorder: at least every `every` steps, and whenever the measured locality exceeds
+// `degradation` times its value right after the last reorder (measured every `check_every`
+// steps). 0 switches a rule off. The first call to due() always says yes.
+struct reorder_settings {
+  std::size_t every = 0;
+  double degradation = 0.0;
+  std::size_t check_every = 10;
+};
+
+class reorder_policy {
+ public:
+  explicit reorder_policy(reorder_settings settings = {}) : settings_(settings) {}
+
+  // Measure is called (at most once) only on steps where the locality rule is checked.
+  template <class Measure> bool due(std::size_t step, Measure&& measure) {
+    if (!started_) return true;
+    std::size_t const since = step - last_step_;
+    if (settings_.every > 0 && since >= settings_.every) return true;
+    if (settings_.degradation > 0 && settings_.check_every > 0 && since > 0 && since % settings_.check_every == 0) {
+      last_measured_ = static_cast<double>(measure());
+      return last_measured_ > settings_.degradation * baseline_;
+    }
+    return false;
+  }
+  bool due(std::size_t step) {
+    return due(step, [] { return 0.0; });
+  }
+  // Call right after a reorder, with the locality measured then (the baseline).
+  void reordered(std::size_t step, double locality_after = 0.0) {
+    started_ = true;
+    last_step_ = step;
+    baseline_ = locality_after;
+    last_measured_ = locality_after;
+    ++count_;
+  }
+  double baseline() const { return baseline_; }
+  double last_measured() const { return last_measured_; }
+  std::size_t last_reorder_step() const { return last_step_; }
+  std::size_t reorders() const { return count_; }
+  reorder_settings const& settings() const { return settings_; }
+
+ private:
+  reorder_settings settings_;
+  bool started_ = false;
+  std::size_t last_step_ = 0;
+  std::size_t count_ = 0;
+  double baseline_ = 0.0;
+  double last_measured_ = 0.0;
+};
+
+}  // namespace coalesce

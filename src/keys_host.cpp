@@ -1,0 +1,40 @@
+// Spatial keys in host memory (and in device memory when libcoalesce is built without CUDA).
+#include <cstdint>
+
+#include "keys_math.hpp"
+#include "reorder_host_loops.hpp"
+#include "reorder_state.hpp"
+
+namespace coalesce::detail {
+COALESCE_HOST_IMPL_INLINE namespace host_impl {
+
+namespace {
+template <class E, class Key>
+std::size_t keys_typed(bool parallel, key_params const& p, position_columns const& pos, std::size_t n, Key* keys) {
+  // One pass: compute every key, remember the first bad position (its key is garbage, and the
+  // caller throws before anything else is touched).
+  return first_where(parallel, n, [&](std::size_t i) {
+    double x[3] = {0, 0, 0};
+    for (unsigned a = 0; a < p.dims; ++a) x[a] = *reinterpret_cast<E const*>(pos.axis[a].address(i));
+    std::uint32_t cell[3] = {0, 0, 0};
+    bool const ok = cell_of(p, x, cell);
+    keys[i] = ok ? static_cast<Key>(key_of_cell(p, cell)) : Key{0};
+    return !ok;
+  });
+}
+}  // namespace
+
+std::size_t compute_keys_into(memory_kind kind, key_spec const& spec, position_columns const& pos, std::size_t n,
+                              void* keys, reorder_state&) {
+  bool const parallel = kind == memory_kind::device;
+  key_params const p = make_key_params(spec);
+  if (pos.width == 4) {
+    return spec.key_bytes == 4 ? keys_typed<float>(parallel, p, pos, n, static_cast<std::uint32_t*>(keys))
+                               : keys_typed<float>(parallel, p, pos, n, static_cast<std::uint64_t*>(keys));
+  }
+  return spec.key_bytes == 4 ? keys_typed<double>(parallel, p, pos, n, static_cast<std::uint32_t*>(keys))
+                             : keys_typed<double>(parallel, p, pos, n, static_cast<std::uint64_t*>(keys));
+}
+
+}  // namespace host_impl
+}  // namespace coalesce::detail

@@ -1,0 +1,49 @@
+// Internal to libcoalesce: the two loop shapes of the GPU reorder primitives (one thread per
+// index; the first index where a predicate holds), for reorder_cuda.cu and keys_cuda.cu.
+#pragma once
+#include <algorithm>
+#include <cstddef>
+#include <limits>
+
+#include "cuda_check.hpp"
+#include "reorder_state.hpp"
+
+namespace coalesce::detail {
+
+inline constexpr int launch_threads = 256;
+
+template <class F> __global__ void each_kernel(std::size_t n, F f) {
+  std::size_t const threads = static_cast<std::size_t>(gridDim.x) * blockDim.x;
+  for (std::size_t i = static_cast<std::size_t>(blockIdx.x) * blockDim.x + threadIdx.x; i < n; i += threads) f(i);
+}
+
+inline unsigned blocks_for(std::size_t n) {
+  return static_cast<unsigned>(std::clamp<std::size_t>((n + launch_threads - 1) / launch_threads, 1, 1u << 20));
+}
+
+template <class F> void each_on_device(std::size_t n, F f) {
+  if (n == 0) return;
+  each_kernel<<<blocks_for(n), launch_threads>>>(n, f);
+  COALESCE_CUDA_TRY(cudaGetLastError());
+}
+
+template <class P> __global__ void first_where_kernel(std::size_t n, P pred, unsigned long long* first) {
+  std::size_t const threads = static_cast<std::size_t>(gridDim.x) * blockDim.x;
+  for (std::size_t i = static_cast<std::size_t>(blockIdx.x) * blockDim.x + threadIdx.x; i < n; i += threads) {
+    if (pred(i)) atomicMin(first, static_cast<unsigned long long>(i));
+  }
+}
+
+// The smallest i in [0, n) with pred(i), or `none` (one word in the plan's flag buffer).
+template <class P> std::size_t first_where_on_device(reorder_state& s, std::size_t n, P pred) {
+  if (n == 0) return none;
+  auto* first = static_cast<unsigned long long*>(s.ensure(s.flag, memory_kind::device, 32));
+  COALESCE_CUDA_TRY(cudaMemset(first, 0xff, sizeof(unsigned long long)));
+  first_where_kernel<<<blocks_for(n), launch_threads>>>(n, pred, first);
+  COALESCE_CUDA_TRY(cudaGetLastError());
+  unsigned long long result = 0;
+  COALESCE_CUDA_TRY(cudaMemcpy(&result, first, sizeof result, cudaMemcpyDeviceToHost));
+  return result == std::numeric_limits<unsigned long long>::max() ? none : static_cast<std::size_t>(result);
+}
+
+}  // namespace coalesce::detail
