@@ -18,7 +18,6 @@ namespace coalesce::detail {
 namespace {
 
 constexpr int columns_per_launch = 64;
-constexpr int elements_per_thread = 4;  // independent gathers in flight per thread and column
 
 struct gather_batch {
   column_copy columns[columns_per_launch];
@@ -27,50 +26,41 @@ struct gather_batch {
   std::uint32_t const* perm;
 };
 
-template <std::size_t W> struct word_of;
-template <> struct word_of<1> { using type = std::uint8_t; };
-template <> struct word_of<2> { using type = std::uint16_t; };
-template <> struct word_of<4> { using type = std::uint32_t; };
-template <> struct word_of<8> { using type = std::uint64_t; };
-template <> struct word_of<16> { using type = uint4; };
+// One thread per destination element, every block launched at once: the thread reads its
+// source index once, then issues the loads of up to columns_in_flight columns before their
+// stores, so each thread keeps that many random reads in flight (the same shape as the copy
+// kernels in memory_cuda.cu; a grid sized to resident blocks looping over 4 elements per thread
+// was slower than column-by-column thrust::gather on the H200).
+constexpr int columns_in_flight = 8;
 
-template <std::size_t W>
-__device__ void gather_tile(column_copy const& c, std::size_t i0, std::size_t step, std::size_t n, std::uint32_t const* p) {
-  using word = typename word_of<W>::type;
-  word v[elements_per_thread];
+template <class Word> __global__ void gather_columns_kernel(__grid_constant__ gather_batch const batch) {
+  std::size_t const i = static_cast<std::size_t>(blockIdx.x) * blockDim.x + threadIdx.x;
+  if (i >= batch.n) return;
+  std::size_t const from = __ldg(batch.perm + i);
+  for (int c0 = 0; c0 < batch.count; c0 += columns_in_flight) {
+    Word v[columns_in_flight];
 #pragma unroll
-  for (int k = 0; k < elements_per_thread; ++k) {
-    if (i0 + k * step < n) v[k] = *reinterpret_cast<word const*>(c.src.address(p[k]));
-  }
+    for (int k = 0; k < columns_in_flight; ++k) {
+      if (c0 + k < batch.count) v[k] = *reinterpret_cast<Word const*>(batch.columns[c0 + k].src.address(from));
+    }
 #pragma unroll
-  for (int k = 0; k < elements_per_thread; ++k) {
-    std::size_t const i = i0 + k * step;
-    if (i < n) *reinterpret_cast<word*>(c.dst.address(i)) = v[k];
+    for (int k = 0; k < columns_in_flight; ++k) {
+      if (c0 + k < batch.count) *reinterpret_cast<Word*>(batch.columns[c0 + k].dst.address(i)) = v[k];
+    }
   }
 }
 
-// Thread t handles elements t, t + T, t + 2T, t + 3T of each tile: it loads their source
-// indices once and reuses them for every column, so the permutation is read once per launch.
-__global__ void gather_columns_kernel(__grid_constant__ gather_batch const batch) {
-  std::size_t const threads = static_cast<std::size_t>(gridDim.x) * blockDim.x;
-  std::size_t const tile = threads * elements_per_thread;
-  for (std::size_t base = static_cast<std::size_t>(blockIdx.x) * blockDim.x + threadIdx.x; base < batch.n; base += tile) {
-    std::uint32_t p[elements_per_thread];
-#pragma unroll
-    for (int k = 0; k < elements_per_thread; ++k) {
-      std::size_t const i = base + k * threads;
-      p[k] = i < batch.n ? __ldg(batch.perm + i) : 0u;
-    }
-    for (int c = 0; c < batch.count; ++c) {
-      column_copy const& col = batch.columns[c];
-      switch (col.width) {
-        case 1: gather_tile<1>(col, base, threads, batch.n, p); break;
-        case 2: gather_tile<2>(col, base, threads, batch.n, p); break;
-        case 4: gather_tile<4>(col, base, threads, batch.n, p); break;
-        case 8: gather_tile<8>(col, base, threads, batch.n, p); break;
-        default: gather_tile<16>(col, base, threads, batch.n, p); break;
-      }
-    }
+template <class Word> void launch_gathers(std::vector<column_copy> const& parts, std::size_t n, std::uint32_t const* perm) {
+  if (parts.empty()) return;
+  unsigned const grid = static_cast<unsigned>((n + launch_threads - 1) / launch_threads);
+  for (std::size_t begin = 0; begin < parts.size(); begin += columns_per_launch) {
+    gather_batch batch{};
+    batch.count = static_cast<int>(std::min<std::size_t>(columns_per_launch, parts.size() - begin));
+    std::copy_n(parts.data() + begin, batch.count, batch.columns);
+    batch.n = n;
+    batch.perm = perm;
+    gather_columns_kernel<Word><<<grid, launch_threads>>>(batch);
+    COALESCE_CUDA_TRY(cudaGetLastError());
   }
 }
 
@@ -148,25 +138,13 @@ void gather_columns(memory_kind kind, column_copy const* columns, std::size_t co
                     std::uint32_t const* perm) {
   if (kind == memory_kind::host) return host_impl::gather_columns(kind, columns, count, n, perm);
   if (n == 0 || count == 0) return;
-  auto const parts = chunked(columns, count);
-  static int const max_blocks = [] {
-    int device = 0, sms = 0, per_sm = 0;
-    COALESCE_CUDA_TRY(cudaGetDevice(&device));
-    COALESCE_CUDA_TRY(cudaDeviceGetAttribute(&sms, cudaDevAttrMultiProcessorCount, device));
-    COALESCE_CUDA_TRY(cudaOccupancyMaxActiveBlocksPerMultiprocessor(&per_sm, gather_columns_kernel, launch_threads, 0));
-    return sms * std::max(per_sm, 1);
-  }();
-  std::size_t const wanted = ((n + elements_per_thread - 1) / elements_per_thread + launch_threads - 1) / launch_threads;
-  unsigned const grid = static_cast<unsigned>(std::max<std::size_t>(1, std::min<std::size_t>(wanted, max_blocks)));
-  for (std::size_t begin = 0; begin < parts.size(); begin += columns_per_launch) {
-    gather_batch batch{};
-    batch.count = static_cast<int>(std::min<std::size_t>(columns_per_launch, parts.size() - begin));
-    std::copy_n(parts.data() + begin, batch.count, batch.columns);
-    batch.n = n;
-    batch.perm = perm;
-    gather_columns_kernel<<<grid, launch_threads>>>(batch);
-    COALESCE_CUDA_TRY(cudaGetLastError());
-  }
+  // 4-byte words at most, grouped by width: one launch moves every float, int or double column.
+  auto const parts = chunked(columns, count, 4);
+  std::vector<column_copy> by_width[3];
+  for (auto const& part : parts) by_width[part.width == 4 ? 0 : part.width == 2 ? 1 : 2].push_back(part);
+  launch_gathers<std::uint32_t>(by_width[0], n, perm);
+  launch_gathers<std::uint16_t>(by_width[1], n, perm);
+  launch_gathers<std::uint8_t>(by_width[2], n, perm);
 }
 
 void iota(memory_kind kind, std::uint32_t* v, std::size_t n) {
@@ -192,6 +170,15 @@ std::size_t first_bad_entry(memory_kind kind, neighbor_desc const& list, std::ui
     return first_at_least(kind, list.indices, entries, bound, s);
   }
   neighbor_desc const l = list;
+  if (l.counts != nullptr && l.format == list_format::column_major && fits_2d(l.particles, l.max_neighbors)) {
+    return first_where_2d_on_device(s, l.particles, l.max_neighbors, [=] __device__(std::size_t i, std::size_t k) {
+      return k < l.counts[i] && l.indices[k * l.particles + i] >= bound;
+    });
+  }
+  if (l.counts == nullptr) {  // every slot is used: no need to know which row a slot is in
+    return first_where_on_device(s, l.particles * l.max_neighbors,
+                                 [=] __device__(std::size_t slot) { return l.indices[slot] >= bound; });
+  }
   return first_where_on_device(s, l.particles * l.max_neighbors, [=] __device__(std::size_t slot) {
     bool const row_major = l.format == list_format::row_major;
     std::size_t const i = row_major ? slot / l.max_neighbors : slot % l.particles;
@@ -215,6 +202,17 @@ void remap_fixed(memory_kind kind, neighbor_desc const& list, std::uint32_t cons
                  std::uint32_t* out, std::uint32_t* out_counts) {
   if (kind == memory_kind::host) return host_impl::remap_fixed(kind, list, perm, inverse, out, out_counts);
   neighbor_desc const l = list;
+  if (l.format == list_format::column_major && fits_2d(l.particles, l.max_neighbors)) {
+    // Column-major: thread (i, k) writes slot k * particles + i, coalesced, with no division.
+    each_2d_on_device(l.particles, l.max_neighbors, [=] __device__(std::size_t i, std::size_t k) {
+      std::size_t const old = perm[i];
+      std::size_t const used = l.counts ? l.counts[old] : l.max_neighbors;
+      std::uint32_t const entry = l.indices[k * l.particles + old];
+      out[k * l.particles + i] = k < used ? inverse[entry] : entry;
+      if (out_counts != nullptr && k == 0) out_counts[i] = l.counts[old];
+    });
+    return;
+  }
   // One thread per output slot, so the writes are coalesced in either order.
   each_on_device(l.particles * l.max_neighbors, [=] __device__(std::size_t slot) {
     bool const row_major = l.format == list_format::row_major;

@@ -27,6 +27,24 @@ template <class F> void each_on_device(std::size_t n, F f) {
   COALESCE_CUDA_TRY(cudaGetLastError());
 }
 
+// f(i, k) for i in [0, fast) and k in [0, slow): i runs along x (consecutive threads), k along y,
+// so kernels over a column-major neighbour list (slot k * particles + i) need no division.
+template <class F> __global__ void each_2d_kernel(std::size_t fast, F f) {
+  std::size_t const i = static_cast<std::size_t>(blockIdx.x) * blockDim.x + threadIdx.x;
+  if (i < fast) f(i, static_cast<std::size_t>(blockIdx.y));
+}
+
+inline bool fits_2d(std::size_t fast, std::size_t slow) {
+  return slow > 0 && slow <= 65535 && (fast + launch_threads - 1) / launch_threads <= 0x7fffffffu;
+}
+
+template <class F> void each_2d_on_device(std::size_t fast, std::size_t slow, F f) {
+  if (fast == 0 || slow == 0) return;
+  dim3 const grid(static_cast<unsigned>((fast + launch_threads - 1) / launch_threads), static_cast<unsigned>(slow));
+  each_2d_kernel<<<grid, launch_threads>>>(fast, f);
+  COALESCE_CUDA_TRY(cudaGetLastError());
+}
+
 template <class P> __global__ void first_where_kernel(std::size_t n, P pred, unsigned long long* first) {
   std::size_t const threads = static_cast<std::size_t>(gridDim.x) * blockDim.x;
   for (std::size_t i = static_cast<std::size_t>(blockIdx.x) * blockDim.x + threadIdx.x; i < n; i += threads) {
@@ -40,6 +58,25 @@ template <class P> std::size_t first_where_on_device(reorder_state& s, std::size
   auto* first = static_cast<unsigned long long*>(s.ensure(s.flag, memory_kind::device, 32));
   COALESCE_CUDA_TRY(cudaMemset(first, 0xff, sizeof(unsigned long long)));
   first_where_kernel<<<blocks_for(n), launch_threads>>>(n, pred, first);
+  COALESCE_CUDA_TRY(cudaGetLastError());
+  unsigned long long result = 0;
+  COALESCE_CUDA_TRY(cudaMemcpy(&result, first, sizeof result, cudaMemcpyDeviceToHost));
+  return result == std::numeric_limits<unsigned long long>::max() ? none : static_cast<std::size_t>(result);
+}
+
+template <class P> __global__ void first_where_2d_kernel(std::size_t fast, P pred, unsigned long long* first) {
+  std::size_t const i = static_cast<std::size_t>(blockIdx.x) * blockDim.x + threadIdx.x;
+  std::size_t const k = blockIdx.y;
+  if (i < fast && pred(i, k)) atomicMin(first, static_cast<unsigned long long>(k * fast + i));
+}
+
+// The smallest k * fast + i with pred(i, k) (column-major slots), or `none`; needs fits_2d.
+template <class P> std::size_t first_where_2d_on_device(reorder_state& s, std::size_t fast, std::size_t slow, P pred) {
+  if (fast == 0 || slow == 0) return none;
+  auto* first = static_cast<unsigned long long*>(s.ensure(s.flag, memory_kind::device, 32));
+  COALESCE_CUDA_TRY(cudaMemset(first, 0xff, sizeof(unsigned long long)));
+  dim3 const grid(static_cast<unsigned>((fast + launch_threads - 1) / launch_threads), static_cast<unsigned>(slow));
+  first_where_2d_kernel<<<grid, launch_threads>>>(fast, pred, first);
   COALESCE_CUDA_TRY(cudaGetLastError());
   unsigned long long result = 0;
   COALESCE_CUDA_TRY(cudaMemcpy(&result, first, sizeof result, cudaMemcpyDeviceToHost));
