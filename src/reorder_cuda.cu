@@ -50,12 +50,28 @@ template <class Word> __global__ void gather_columns_kernel(__grid_constant__ ga
   }
 }
 
+// Random reads are served from L2 when the columns being gathered fit in it: a launch takes
+// only as many columns as fill half of L2 (at least one), so a permutation from random order
+// reads each source sector from DRAM about once (all columns at once measured 1.9x slower than
+// column-by-column thrust::gather on the H200, 4M particles x 8 columns).
+std::size_t columns_fitting_l2(std::size_t n, std::size_t word_bytes) {
+  static std::size_t const l2_bytes = [] {
+    int device = 0, bytes = 0;
+    COALESCE_CUDA_TRY(cudaGetDevice(&device));
+    COALESCE_CUDA_TRY(cudaDeviceGetAttribute(&bytes, cudaDevAttrL2CacheSize, device));
+    return static_cast<std::size_t>(std::max(bytes, 1 << 20));
+  }();
+  std::size_t const column_bytes = std::max<std::size_t>(1, n * word_bytes);
+  return std::clamp<std::size_t>(l2_bytes / 2 / column_bytes, 1, columns_per_launch);
+}
+
 template <class Word> void launch_gathers(std::vector<column_copy> const& parts, std::size_t n, std::uint32_t const* perm) {
   if (parts.empty()) return;
   unsigned const grid = static_cast<unsigned>((n + launch_threads - 1) / launch_threads);
-  for (std::size_t begin = 0; begin < parts.size(); begin += columns_per_launch) {
+  std::size_t const per_launch = columns_fitting_l2(n, sizeof(Word));
+  for (std::size_t begin = 0; begin < parts.size(); begin += per_launch) {
     gather_batch batch{};
-    batch.count = static_cast<int>(std::min<std::size_t>(columns_per_launch, parts.size() - begin));
+    batch.count = static_cast<int>(std::min<std::size_t>(per_launch, parts.size() - begin));
     std::copy_n(parts.data() + begin, batch.count, batch.columns);
     batch.n = n;
     batch.perm = perm;
