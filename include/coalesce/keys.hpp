@@ -5,7 +5,7 @@
 //   auto cells = coalesce::cell_keys(d, &Particle::pos, box, cutoff, plan);   // row-major cell id
 //   auto z     = coalesce::morton_keys(d, &Particle::pos, box, plan);          // 32-bit Z-order
 //   auto h     = coalesce::hilbert_keys<std::uint64_t>(d, &Particle::pos, box, plan);  // 64-bit
-//   auto deep  = coalesce::morton_keys(d, coalesce::member_path(&Body::state, &State::x), box, plan);
+//   auto deep  = coalesce::morton_keys(bodies, coalesce::member_path(&Body::state, &State::x), box, plan);
 //   coalesce::sort_by_key(d, z, plan);                                         // see reorder.hpp
 //
 // The position is a member (or a path of members) whose type is a struct of 2 or 3 float or

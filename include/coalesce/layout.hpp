@@ -1,8 +1,8 @@
 // coalesce/layout.hpp - where leaf f of element i lives, for each layout.
 //
-//   coalesce::aos          records one after another (what `Particle p[n]` is)
-//   coalesce::soa          one column per leaf, each starting on a 256-byte boundary
-//   coalesce::aosoa<32>    blocks of 32 records, inside a block one short column per leaf
+//   // coalesce::aos: records one after another (what `Particle p[n]` is)
+//   // coalesce::soa: one column per leaf, each starting on a 256-byte boundary
+//   // coalesce::aosoa<32>: blocks of 32 records, inside a block one short column per leaf
 //
 //   using map = coalesce::layout_storage<Particle, coalesce::soa>;
 //   std::size_t bytes = map::bytes(n);                       // allocation size for capacity n

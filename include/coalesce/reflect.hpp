@@ -3,10 +3,10 @@
 //   struct vec3 { float x, y, z; };
 //   struct Particle { vec3 pos; vec3 vel; float mass; std::uint32_t id; std::array<int, 4> tag; };
 //
-//   coalesce::reflect::leaf_count_v<Particle>    == 9   // pos.x .. vel.z, mass, id, tag
-//   coalesce::reflect::column_count_v<Particle>  == 12  // tag is 4 sub-columns
-//   coalesce::reflect::leaf_t<Particle, 6>::type == float, ::offset == 24   // mass
-//   coalesce::reflect::leaf_table_v<Particle>[8].extent == 4
+//   static_assert(coalesce::reflect::leaf_count_v<Particle> == 9);     // pos.x .. vel.z, mass, id, tag
+//   static_assert(coalesce::reflect::column_count_v<Particle> == 12);  // tag is 4 sub-columns
+//   static_assert(coalesce::reflect::leaf_t<Particle, 6>::offset == 24);  // mass, a float
+//   static_assert(coalesce::reflect::leaf_table_v<Particle>[8].extent == 4);
 //
 // Members are counted by Boost.PFR; no macro, no registration. Nested aggregates (a user vec3,
 // CUDA's float3) are flattened into their leaves; a std::array<U, N> member of leaf type U is

@@ -16,8 +16,10 @@
 //
 //   // When to reorder: every N steps, or when the neighbour list's locality has degraded.
 //   coalesce::reorder_policy policy({.every = 500, .degradation = 1.5, .check_every = 20});
-//   if (policy.due(step, [&] { return coalesce::neighbor_locality(list, plan); })) { ...reorder...;
-//     policy.reordered(step, coalesce::neighbor_locality(list, plan)); }
+//   if (policy.due(step, [&] { return coalesce::neighbor_locality(list, plan); })) {
+//     /* keys, sort_by_key, remap as above */
+//     policy.reordered(step, coalesce::neighbor_locality(list, plan));
+//   }
 //
 // The sort is stable (equal keys keep their order): CUB DeviceRadixSort over the keys' bit range
 // on the GPU, Thrust's stable_sort_by_key with the OpenMP policy without CUDA. Every column of

@@ -1,10 +1,9 @@
 // coalesce/space.hpp - where memory lives and where loops run.
 //
-//   coalesce::vector<Particle, coalesce::soa, coalesce::host>    // host memory, host loops
-//   coalesce::vector<Particle, coalesce::soa, coalesce::device>  // GPU memory (CUDA), or host
-//                                                                // memory with OpenMP loops when
-//                                                                // coalesce was built without CUDA
-//   coalesce::for_each_index(coalesce::device{}, n, f);
+//   coalesce::vector<Particle, coalesce::soa, coalesce::host> on_host;    // host memory, host loops
+//   coalesce::vector<Particle, coalesce::soa, coalesce::device> on_gpu;   // GPU memory (CUDA), or host
+//                                                    // memory with OpenMP loops without CUDA
+//   coalesce::for_each_index(coalesce::device{}, n, [] COALESCE_HOST_DEVICE(std::size_t) {});
 //
 // `device` is Thrust's notion of the device system: CUDA when CUDA is enabled, OpenMP otherwise,
 // so every program and test also runs on a machine without a GPU.

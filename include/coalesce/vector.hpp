@@ -3,7 +3,7 @@
 //   coalesce::host_vector<Particle> h(n);                        // soa on the host, zero-filled
 //   coalesce::device_vector<Particle> d = h;                     // upload
 //   coalesce::device_vector<Particle, coalesce::aos> a = d;      // layout change on the GPU
-//   coalesce::host_vector<Particle> in(std::span<Particle const>(legacy));   // AoS records in
+//   coalesce::host_vector<Particle> in(legacy);                  // AoS records in (any contiguous range)
 //   d.copy_to(std::span<Particle>(legacy_out));                  // and back out, as records
 //   h.push_back(p);  h.resize(m);  h.reserve(c);  h.clear();     // as std::vector (host only)
 //   auto v = d.view();                                           // for kernels, by value

@@ -1,7 +1,7 @@
 // coalesce/view.hpp - the non-owning, trivially copyable handle that kernels take by value.
 //
 //   auto v = d.view();                                  // from a coalesce::vector
-//   coalesce::for_each_index(coalesce::device, v.size(), [=] COALESCE_HOST_DEVICE (std::size_t i) {
+//   coalesce::for_each_index(coalesce::device{}, v.size(), [=] COALESCE_HOST_DEVICE (std::size_t i) {
 //     auto [pos, vel, mass, id] = v[i];
 //     auto [x, y, z] = pos;  auto [vx, vy, vz] = vel;
 //     x += vx * dt;  y += vy * dt;  z += vz * dt;
@@ -9,7 +9,7 @@
 //
 //   // Over memory the program already owns, with no copy:
 //   coalesce::view<Particle, coalesce::aos> legacy(particles_ptr, n);
-//   auto cols = coalesce::view<Particle, coalesce::soa>::over_columns(n, {px, py, pz, ...});
+//   auto cols = coalesce::view<Particle, coalesce::soa>::over_columns(n, {px, py, pz, vx, vy, vz, masses, ids});
 //
 // The same kernel source runs on view<T, aos>, view<T, soa> and view<T, aosoa<W>>. The layout's
 // pointers are members held by value, so they travel as kernel parameters (no reloads from

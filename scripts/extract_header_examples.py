@@ -1,0 +1,75 @@
+#!/usr/bin/env python3
+"""Turns the example at the top of each public header into a C++ file that must compile.
+
+usage: extract_header_examples.py <include/coalesce> <output dir>
+
+A header's example is the run of comment lines indented by three spaces ("//   ...") at the
+top of the file, up to the first prose line after it. Lines starting with "#include" are
+dropped; "struct ..." lines move to namespace scope (device lambdas may not capture local
+types); the rest becomes the body of a function that sees the shared context
+(tests/header_examples/context.hpp). Headers without a code example are listed in SKIP."""
+import pathlib
+import re
+import sys
+
+SKIP = {"config.hpp"}  # a list of macros, not code
+
+
+def example_lines(text):
+    lines = []
+    started = False
+    for line in text.splitlines():
+        if not line.startswith("//"):
+            break
+        if line.startswith("//   "):
+            started = True
+            lines.append(line[5:])
+        elif started and re.match(r"^// ?\S", line):
+            break  # prose after the example
+        elif started:
+            lines.append("")
+    return lines
+
+
+def main(include_dir, out_dir):
+    include_dir, out_dir = pathlib.Path(include_dir), pathlib.Path(out_dir)
+    out_dir.mkdir(parents=True, exist_ok=True)
+    written = []
+    for header in sorted(include_dir.glob("*.hpp")):
+        if header.name in SKIP:
+            continue
+        lines = example_lines(header.read_text())
+        if not lines:
+            sys.exit(f"{header}: no example at the top (lines starting with '//   '); add one or list it in SKIP")
+        types = [l for l in lines if l.startswith("struct ")]
+        body = [l for l in lines if not l.startswith("struct ") and not l.startswith("#include")]
+        name = header.stem
+        source = [
+            f"// Generated from include/coalesce/{header.name} by scripts/extract_header_examples.py: the",
+            "// header's top-of-file example, which must compile.",
+            "#include <coalesce/coalesce.hpp>",
+            '#include "context.hpp"',
+            f"namespace header_example_{name} {{",
+            "using namespace header_examples;",
+            *types,
+            f"[[maybe_unused]] void example(context& ctx) {{",
+            "  COALESCE_EXAMPLE_CONTEXT(ctx)",
+            "  {",
+            *[("    " + l) if l else "" for l in body],
+            "  }",
+            "}",
+            "}",
+            "",
+        ]
+        target = out_dir / f"{name}_example.cpp"
+        text = "\n".join(source)
+        if not target.exists() or target.read_text() != text:
+            target.write_text(text)
+        written.append(str(target))
+    print(";".join(written), end="")
+
+
+if __name__ == "__main__":
+    if len(sys.argv) != 3:
+        sys.exit(__doc__)
+    main(sys.argv[1], sys.argv[2])
