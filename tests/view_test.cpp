@@ -208,3 +208,17 @@ TEST_CASE_TEMPLATE("out-of-range access is caught in debug builds", Layout, COAL
   CHECK_THROWS_AS(v.column(&Particle::mass)[3], coalesce::error);
 }
 #endif
+
+TEST_CASE("views over user memory that is too small are rejected before any access") {
+  std::vector<Particle> legacy(5);
+  CHECK_THROWS_WITH_AS((coalesce::view<Particle, coalesce::aos>(std::span<Particle>(legacy), 6)),
+                       doctest::Contains("needs 6 elements of records but the memory holds 5"), coalesce::error);
+  CHECK(coalesce::view<Particle, coalesce::aos>(std::span<Particle>(legacy), 4).size() == 4);
+  std::vector<float> f(8);
+  std::vector<std::uint32_t> u(8);
+  std::vector<float> short_column(7);
+  CHECK_THROWS_WITH_AS((coalesce::view<Particle, coalesce::soa>::over_columns(
+                           8, {f.data(), f.data(), f.data(), f.data(), f.data(), short_column.data(), f.data(), u.data()},
+                           {8, 8, 8, 8, 8, short_column.size(), 8, 8})),
+                       doctest::Contains("column 5"), coalesce::error);
+}

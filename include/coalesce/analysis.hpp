@@ -6,7 +6,7 @@
 //   a.sectors == 24;  a.efficiency() == 128.0 / 768;             // 1 request, 16.7% of bytes used
 //   auto rows = ca::compare_layouts<Particle>(model, ca::leaves_of(&Particle::pos, &vec3::x));
 //   ca::report r = ca::gather(model, neighbour_list, sizeof(float));  // real index arrays
-//   r.sectors_histogram[32];                                    // warps that touched 32 sectors
+//   std::size_t const worst = r.sectors_histogram[32];         // warps that touched 32 sectors
 //   ca::bank_stats b = ca::bank_conflicts(ca::tile_access{.row_elements = 32}, 0);  // 32-way
 //   ca::best_padding(ca::tile_access{.row_elements = 32}).padding == 1;             // the fix
 //

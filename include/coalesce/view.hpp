@@ -109,9 +109,25 @@ template <class T, class Layout = soa> class view {
   explicit view(std::span<T> records)
     requires std::is_same_v<Layout, aos>
       : view(records.data(), records.size()) {}
+  // The first n of `records`: throws if the memory holds fewer than n records.
+  view(std::span<T> records, std::size_t n)
+    requires std::is_same_v<Layout, aos>
+      : view(records.data(), checked_size(records.size(), n, "records")) {}
 
   // A soa view over existing columns, one pointer per leaf in member order (no copy). For a
   // std::array<U, N> leaf the pointer is to N sub-columns of n elements each, back to back.
+  // The same with the size of each column's memory (in elements; n * extent for std::array
+  // leaves): throws naming the first column that holds fewer.
+  static view over_columns(std::size_t n, std::array<void*, leaf_count> const& columns,
+                           std::array<std::size_t, leaf_count> const& column_sizes)
+    requires std::is_same_v<Layout, soa>
+  {
+    for (std::size_t l = 0; l < leaf_count; ++l) {
+      std::string const what = "column " + std::to_string(l);
+      checked_size(column_sizes[l], n * reflect::leaf_table_v<value_type>[l].extent, what.c_str());
+    }
+    return over_columns(n, columns);
+  }
   static view over_columns(std::size_t n, std::array<void*, leaf_count> const& columns)
     requires std::is_same_v<Layout, soa>
   {
@@ -168,6 +184,14 @@ template <class T, class Layout = soa> class view {
   }
 
  private:
+  static std::size_t checked_size(std::size_t available, std::size_t wanted, char const* what) {
+    if (available < wanted) {
+      detail::throw_error(std::string("a view over user memory needs ") + std::to_string(wanted) + " elements of " + what +
+                          " but the memory holds " + std::to_string(available) + "; pass a smaller size or more memory");
+    }
+    return wanted;
+  }
+
   template <class U, class M> static M leaf_type_of(M U::*);
   template <class U, class M, class... Ms> static auto leaf_type_of(M U::*, Ms... rest) -> decltype(leaf_type_of(rest...));
 

@@ -3,6 +3,11 @@
 
 #include <doctest/doctest.h>
 #include <vector_types.h>
+#include <thrust/count.h>
+#include <thrust/execution_policy.h>
+#include <thrust/for_each.h>
+
+#include <algorithm>
 
 #include <coalesce/coalesce.hpp>
 
@@ -127,4 +132,21 @@ TEST_CASE("copying some columns into aos records leaves the other members untouc
     mismatches += !same_bytes(got[i], want);
   }
   CHECK(mismatches == 0);
+}
+
+TEST_CASE("view iterators work with Thrust algorithms on the device") {
+  std::size_t const n = 10000;
+  std::vector<Particle> records(n);
+  for (std::size_t i = 0; i < n; ++i) records[i] = make_particle(i);
+  coalesce::device_vector<Particle> d(records);
+  auto v = d.view();
+  auto const heavy = thrust::count_if(thrust::device, v.begin(), v.end(),
+                                      [] __device__(Particle const& p) { return p.mass > 500.0f; });
+  std::size_t expected = 0;
+  for (auto const& p : records) expected += p.mass > 500.0f;
+  CHECK(static_cast<std::size_t>(heavy) == expected);
+  thrust::for_each(thrust::device, v.begin(), v.end(), [] __device__(auto r) { r[&Particle::mass] = 2.0f; });
+  std::vector<Particle> got(n);
+  d.copy_to(got);
+  CHECK(std::all_of(got.begin(), got.end(), [](Particle const& p) { return p.mass == 2.0f; }));
 }
