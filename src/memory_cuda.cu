@@ -5,6 +5,7 @@
 #include <string>
 
 #include "column_chunks.hpp"
+#include "column_moves.cuh"
 #include "cuda_check.hpp"
 
 namespace coalesce::detail {
@@ -77,12 +78,10 @@ template <> struct word_of<4> { using type = std::uint32_t; };
 template <> struct word_of<8> { using type = std::uint64_t; };
 template <> struct word_of<16> { using type = uint4; };
 
-// One thread per element (grid-stride), all columns of the element: loads of up to
-// columns_in_flight columns are issued before their stores, so a thread keeps that many
-// requests in flight, and the lanes of a warp together touch whole records of an aos side
-// (the same pattern as a hand-written record-per-thread conversion). Columns arrive grouped
-// by word width, so the width is a compile-time constant.
-constexpr int columns_in_flight = 8;
+// One thread per element (grid-stride), all columns of the element (move_element), so the
+// lanes of a warp together touch whole records of an aos side (the same pattern as a
+// hand-written record-per-thread conversion). Columns arrive grouped by word width, so the
+// width is a compile-time constant.
 
 // Group > 1: each item is Group consecutive elements moved as one Word (columns contiguous in
 // runs of at least Group elements on both sides, e.g. soa and aosoa<W>), item i starting at
@@ -92,17 +91,7 @@ __global__ void copy_columns_kernel(__grid_constant__ column_batch<column_copy> 
   std::size_t const threads = static_cast<std::size_t>(gridDim.x) * blockDim.x;
   for (std::size_t item = static_cast<std::size_t>(blockIdx.x) * blockDim.x + threadIdx.x; item < batch.n; item += threads) {
     std::size_t const i = batch.first + item * Group;
-    for (int c0 = 0; c0 < batch.count; c0 += columns_in_flight) {
-      Word v[columns_in_flight];
-#pragma unroll
-      for (int k = 0; k < columns_in_flight; ++k) {
-        if (c0 + k < batch.count) v[k] = *reinterpret_cast<Word const*>(batch.columns[c0 + k].src.address(i));
-      }
-#pragma unroll
-      for (int k = 0; k < columns_in_flight; ++k) {
-        if (c0 + k < batch.count) *reinterpret_cast<Word*>(batch.columns[c0 + k].dst.address(i)) = v[k];
-      }
-    }
+    move_element<Word>(batch.columns, batch.count, i, i);
   }
 }
 

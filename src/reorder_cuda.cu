@@ -9,6 +9,7 @@
 #include <cub/device/device_scan.cuh>
 
 #include "column_chunks.hpp"
+#include "column_moves.cuh"
 #include "cuda_check.hpp"
 #include "reorder_cuda_launch.cuh"
 #include "reorder_state.hpp"
@@ -27,27 +28,14 @@ struct gather_batch {
 };
 
 // One thread per destination element, every block launched at once: the thread reads its
-// source index once, then issues the loads of up to columns_in_flight columns before their
-// stores, so each thread keeps that many random reads in flight (the same shape as the copy
-// kernels in memory_cuda.cu; a grid sized to resident blocks looping over 4 elements per thread
-// was slower than column-by-column thrust::gather on the H200).
-constexpr int columns_in_flight = 8;
+// source index once, then moves the element of every column (move_element keeps several random
+// reads in flight; a grid sized to resident blocks looping over 4 elements per thread was
+// slower than column-by-column thrust::gather on the H200).
 
 template <class Word> __global__ void gather_columns_kernel(__grid_constant__ gather_batch const batch) {
   std::size_t const i = static_cast<std::size_t>(blockIdx.x) * blockDim.x + threadIdx.x;
   if (i >= batch.n) return;
-  std::size_t const from = __ldg(batch.perm + i);
-  for (int c0 = 0; c0 < batch.count; c0 += columns_in_flight) {
-    Word v[columns_in_flight];
-#pragma unroll
-    for (int k = 0; k < columns_in_flight; ++k) {
-      if (c0 + k < batch.count) v[k] = *reinterpret_cast<Word const*>(batch.columns[c0 + k].src.address(from));
-    }
-#pragma unroll
-    for (int k = 0; k < columns_in_flight; ++k) {
-      if (c0 + k < batch.count) *reinterpret_cast<Word*>(batch.columns[c0 + k].dst.address(i)) = v[k];
-    }
-  }
+  move_element<Word>(batch.columns, batch.count, __ldg(batch.perm + i), i);
 }
 
 // Random reads are served from L2 when the columns being gathered fit in it: a launch takes

@@ -79,6 +79,10 @@ template <class T> struct layout_storage<T, aos> {
   COALESCE_HOST_DEVICE COALESCE_INLINE U* leaf_address(std::size_t i, std::size_t j) const {
     return reinterpret_cast<U*>(data + i * sizeof(T) + reflect::leaf_t<T, Leaf>::offset) + j;
   }
+  // Leaf `leaf` chosen at run time (host code; kernels use the compile-time form).
+  template <class U> U* leaf_address_at(std::size_t leaf, std::size_t i, std::size_t j) const {
+    return reinterpret_cast<U*>(data + i * sizeof(T) + reflect::leaf_table_v<T>[leaf].offset) + j;
+  }
   // The whole record, for loads and stores of a record or of a nested struct.
   COALESCE_HOST_DEVICE COALESCE_INLINE std::byte* record_address(std::size_t i) const { return data + i * sizeof(T); }
 
@@ -151,6 +155,10 @@ template <class T> struct layout_storage<T, soa> {
     }
   }
 
+  template <class U> U* leaf_address_at(std::size_t leaf, std::size_t i, std::size_t j) const {
+    return reinterpret_cast<U*>(columns[leaf] + j * pitch_of(leaf)) + i;
+  }
+
   column_ref column(std::size_t leaf, std::size_t sub) const {
     auto const& info = reflect::leaf_table_v<T>[leaf];
     return {columns[leaf] + sub * pitch_of(leaf), info.size, 0, 63};
@@ -194,6 +202,10 @@ template <class T, std::size_t W> struct layout_storage<T, aosoa<W>> {
   COALESCE_HOST_DEVICE COALESCE_INLINE U* leaf_address(std::size_t i, std::size_t j) const {
     constexpr std::size_t offset = block_offsets[Leaf];
     return reinterpret_cast<U*>(data + (i >> shift) * block_bytes + offset) + j * W + (i & (W - 1));
+  }
+
+  template <class U> U* leaf_address_at(std::size_t leaf, std::size_t i, std::size_t j) const {
+    return reinterpret_cast<U*>(data + (i >> shift) * block_bytes + block_offsets[leaf]) + j * W + (i & (W - 1));
   }
 
   column_ref column(std::size_t leaf, std::size_t sub) const {

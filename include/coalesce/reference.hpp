@@ -120,6 +120,10 @@ COALESCE_HOST_DEVICE COALESCE_INLINE E* leaf_pointer(layout_storage<Root, Layout
   if constexpr (is_static_node<Node>) {
     return storage.template leaf_address<Node::first(), E>(index, j);
   } else {
+#if !COALESCE_IN_DEVICE_CODE
+    // Host code: index the leaf directly (a chain of selects defeats g++'s vectorizer).
+    return storage.template leaf_address_at<E>(node.first(), index, j);
+#endif
     return select_index<reflect::leaf_count_v<Root>, E*>(node.first(), [&]<std::size_t L>() -> E* {
       if constexpr (std::is_same_v<typename reflect::leaf_t<Root, L>::type, std::remove_const_t<E>>) {
         return storage.template leaf_address<L, E>(index, j);
