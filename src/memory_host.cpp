@@ -1,5 +1,6 @@
 // Host memory, and device memory when libcoalesce is built without CUDA (then "device" is host
 // memory whose loops run on all cores through OpenMP, as Thrust's OpenMP device system).
+#include <algorithm>
 #include <cstring>
 #include <new>
 #include <string>
@@ -22,8 +23,31 @@ void* host_allocate(std::size_t bytes) {
 void host_deallocate(void* p) noexcept { ::operator delete(p, std::align_val_t{column_alignment}); }
 
 namespace {
+// Elements [begin, end) of one column. Contiguous runs are one memcpy; unblocked strided
+// columns (aos) a loop with plain strides, which the compiler can vectorize; blocked columns
+// (aosoa) go block by block, each block a contiguous run.
 template <std::size_t W> void copy_range(column_copy const& c, std::size_t begin, std::size_t end) {
-  for (std::size_t i = begin; i < end; ++i) std::memcpy(c.dst.address(i), c.src.address(i), W);
+  if (c.src.contiguous(W) && c.dst.contiguous(W)) {
+    std::memcpy(c.dst.address(begin), c.src.address(begin), (end - begin) * W);
+    return;
+  }
+  if (c.src.block_shift == 63 && c.dst.block_shift == 63) {
+    std::byte* __restrict__ dst = c.dst.address(begin);
+    std::byte const* __restrict__ src = c.src.address(begin);
+    std::size_t const ds = c.dst.stride, ss = c.src.stride;
+    for (std::size_t k = 0; k < end - begin; ++k) std::memcpy(dst + k * ds, src + k * ss, W);
+    return;
+  }
+  for (std::size_t i = begin; i < end;) {
+    // the run of elements up to the next block boundary of either side is contiguous on that side
+    std::size_t const src_block = std::size_t{1} << std::min(c.src.block_shift, 62u);
+    std::size_t const dst_block = std::size_t{1} << std::min(c.dst.block_shift, 62u);
+    std::size_t const run_end = std::min({end, (i / src_block + 1) * src_block, (i / dst_block + 1) * dst_block});
+    std::byte* __restrict__ dst = c.dst.address(i);
+    std::byte const* __restrict__ src = c.src.address(i);
+    for (std::size_t k = 0; k < run_end - i; ++k) std::memcpy(dst + k * c.dst.stride, src + k * c.src.stride, W);
+    i = run_end;
+  }
 }
 template <std::size_t W> void fill_range(column_fill const& c, std::size_t begin, std::size_t end) {
   for (std::size_t i = begin; i < end; ++i) std::memcpy(c.dst.address(i), c.value, W);

@@ -226,6 +226,9 @@ void measure(options const& o) {
     coalesce::device_vector<particle> soa_v(records);
     coalesce::device_vector<particle, coalesce::aosoa<32>> aosoa_v(records);
     double const bytes = 2.0 * data_bytes;
+    add("convert", "hand-written aos -> soa", bench::median_ms([&] {
+          raw_aos_to_soa(reinterpret_cast<particle const*>(aos_v.storage().base()), pointers_of(soa_v), n);
+        }, o.runs), bytes, copy_gbs, copy_ms);
     add("convert", "aos -> soa", bench::median_ms([&] { soa_v = aos_v; }, o.runs), bytes, copy_gbs, copy_ms);
     add("convert", "soa -> aos", bench::median_ms([&] { aos_v = soa_v; }, o.runs), bytes, copy_gbs, copy_ms);
     add("convert", "soa -> aosoa<32>", bench::median_ms([&] { aosoa_v = soa_v; }, o.runs), bytes, copy_gbs, copy_ms);

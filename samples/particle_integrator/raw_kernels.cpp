@@ -41,6 +41,20 @@ __global__ void aos_drift_kernel(fat_particle* __restrict__ p, std::size_t n, fl
   std::size_t const i = static_cast<std::size_t>(blockIdx.x) * blockDim.x + threadIdx.x;
   if (i < n) p[i].pos.x += p[i].vel.x * dt;
 }
+__global__ void aos_to_soa_kernel(particle const* __restrict__ in, float* __restrict__ x, float* __restrict__ y,
+                                  float* __restrict__ z, float* __restrict__ vx, float* __restrict__ vy,
+                                  float* __restrict__ vz, std::size_t n) {
+  std::size_t const i = static_cast<std::size_t>(blockIdx.x) * blockDim.x + threadIdx.x;
+  if (i < n) {
+    particle const p = in[i];
+    x[i] = p.pos.x;
+    y[i] = p.pos.y;
+    z[i] = p.pos.z;
+    vx[i] = p.vel.x;
+    vy[i] = p.vel.y;
+    vz[i] = p.vel.z;
+  }
+}
 __global__ void copy_float4_kernel(float4* __restrict__ dst, float4 const* __restrict__ src, std::size_t n) {
   std::size_t const i = static_cast<std::size_t>(blockIdx.x) * blockDim.x + threadIdx.x;
   if (i < n) dst[i] = src[i];
@@ -55,6 +69,9 @@ void raw_soa_drift_x(float* x, float const* vx, std::size_t n, float dt) {
   soa_drift_kernel<<<blocks_for(n), threads>>>(x, vx, n, dt);
 }
 void raw_aos_drift_x(fat_particle* p, std::size_t n, float dt) { aos_drift_kernel<<<blocks_for(n), threads>>>(p, n, dt); }
+void raw_aos_to_soa(particle const* in, soa_pointers out, std::size_t n) {
+  aos_to_soa_kernel<<<blocks_for(n), threads>>>(in, out.x, out.y, out.z, out.vx, out.vy, out.vz, n);
+}
 void copy_ceiling(void* dst, void const* src, std::size_t bytes) {
   std::size_t const n = bytes / sizeof(float4);
   copy_float4_kernel<<<blocks_for(n), threads>>>(static_cast<float4*>(dst), static_cast<float4 const*>(src), n);
@@ -94,6 +111,18 @@ void raw_aos_drift_x(fat_particle* p, std::size_t n, float dt) {
   std::ptrdiff_t const count = static_cast<std::ptrdiff_t>(n);
 #pragma omp parallel for schedule(static)
   for (std::ptrdiff_t i = 0; i < count; ++i) p[i].pos.x += p[i].vel.x * dt;
+}
+void raw_aos_to_soa(particle const* in, soa_pointers out, std::size_t n) {
+  std::ptrdiff_t const count = static_cast<std::ptrdiff_t>(n);
+#pragma omp parallel for schedule(static)
+  for (std::ptrdiff_t i = 0; i < count; ++i) {
+    out.x[i] = in[i].pos.x;
+    out.y[i] = in[i].pos.y;
+    out.z[i] = in[i].pos.z;
+    out.vx[i] = in[i].vel.x;
+    out.vy[i] = in[i].vel.y;
+    out.vz[i] = in[i].vel.z;
+  }
 }
 void copy_ceiling(void* dst, void const* src, std::size_t bytes) {
   std::size_t const n = bytes / sizeof(float);
