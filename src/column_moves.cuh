@@ -11,19 +11,29 @@ namespace coalesce::detail {
 // requests in flight (columns may alias as far as the compiler knows, so it would not reorder).
 inline constexpr int columns_in_flight = 8;
 
+// Where element i of a column is. Unblocked: every column of the launch is aos or soa (no
+// aosoa blocks), so the address is base + i * stride, without the block arithmetic.
+template <bool Unblocked> __device__ __forceinline__ std::byte* element_address(column_ref const& c, std::size_t i) {
+  if constexpr (Unblocked) {
+    return c.base + i * c.stride;
+  } else {
+    return c.address(i);
+  }
+}
+
 // Element `from` of each source column to element `to` of its destination column, for columns
 // whose elements are one Word each.
-template <class Word>
+template <class Word, bool Unblocked = false>
 __device__ __forceinline__ void move_element(column_copy const* columns, int count, std::size_t from, std::size_t to) {
   for (int c0 = 0; c0 < count; c0 += columns_in_flight) {
     Word v[columns_in_flight];
 #pragma unroll
     for (int k = 0; k < columns_in_flight; ++k) {
-      if (c0 + k < count) v[k] = *reinterpret_cast<Word const*>(columns[c0 + k].src.address(from));
+      if (c0 + k < count) v[k] = *reinterpret_cast<Word const*>(element_address<Unblocked>(columns[c0 + k].src, from));
     }
 #pragma unroll
     for (int k = 0; k < columns_in_flight; ++k) {
-      if (c0 + k < count) *reinterpret_cast<Word*>(columns[c0 + k].dst.address(to)) = v[k];
+      if (c0 + k < count) *reinterpret_cast<Word*>(element_address<Unblocked>(columns[c0 + k].dst, to)) = v[k];
     }
   }
 }

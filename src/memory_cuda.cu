@@ -86,12 +86,12 @@ template <> struct word_of<16> { using type = uint4; };
 // Group > 1: each item is Group consecutive elements moved as one Word (columns contiguous in
 // runs of at least Group elements on both sides, e.g. soa and aosoa<W>), item i starting at
 // element first + i * Group.
-template <class Word, std::size_t Group = 1>
+template <class Word, std::size_t Group = 1, bool Unblocked = false>
 __global__ void copy_columns_kernel(__grid_constant__ column_batch<column_copy> const batch) {
   std::size_t const threads = static_cast<std::size_t>(gridDim.x) * blockDim.x;
   for (std::size_t item = static_cast<std::size_t>(blockIdx.x) * blockDim.x + threadIdx.x; item < batch.n; item += threads) {
     std::size_t const i = batch.first + item * Group;
-    move_element<Word>(batch.columns, batch.count, i, i);
+    move_element<Word, Unblocked>(batch.columns, batch.count, i, i);
   }
 }
 
@@ -285,7 +285,7 @@ template <bool FromAos> void launch_tiled(std::vector<column_copy> const& parts,
 }
 
 // Elements [first, first + items * Group) of every column, Group elements per Word.
-template <class Word, std::size_t Group = 1>
+template <class Word, std::size_t Group = 1, bool Unblocked = false>
 void launch_copies(std::vector<column_copy> const& parts, std::size_t first, std::size_t items) {
   if (items == 0) return;
   unsigned const grid = grid_for(items);
@@ -295,7 +295,7 @@ void launch_copies(std::vector<column_copy> const& parts, std::size_t first, std
     std::copy_n(parts.data() + begin, batch.count, batch.columns);
     batch.first = first;
     batch.n = items;
-    copy_columns_kernel<Word, Group><<<grid, block_threads>>>(batch);
+    copy_columns_kernel<Word, Group, Unblocked><<<grid, block_threads>>>(batch);
     COALESCE_CUDA_TRY(cudaGetLastError());
   }
 }
@@ -314,15 +314,24 @@ void copy_columns(memory_kind kind, column_copy const* columns, std::size_t coun
   // 4-byte words at most: every float, int or double column becomes 4-byte sub-columns, so one
   // launch handles all of them; only 1- and 2-byte leaves need launches of their own.
   auto const parts = chunked(columns, count, 4);
+  // An aos destination goes through a shared-memory tile (column-wise 4-byte stores at the
+  // record stride measured at a quarter of the copy ceiling). An aos source into soa is read
+  // one record per thread with plain strided addresses, as a hand-written conversion does; into
+  // aosoa it goes through the tile as well.
+  bool const unblocked = std::all_of(parts.begin(), parts.end(), [](column_copy const& c) {
+    return c.src.block_shift == 63 && c.dst.block_shift == 63;
+  });
   record_window records;
-  if (aos_window(parts, true, records)) return launch_tiled<true>(parts, records, n);
   if (aos_window(parts, false, records)) return launch_tiled<false>(parts, records, n);
+  if (!unblocked && aos_window(parts, true, records)) return launch_tiled<true>(parts, records, n);
   std::vector<column_copy> by_width[3];
   for (auto const& part : parts) by_width[part.width == 4 ? 0 : part.width == 2 ? 1 : 2].push_back(part);
   auto const& words = by_width[0];
   if (std::all_of(words.begin(), words.end(), [](column_copy const& c) { return runs_of_four(c.src) && runs_of_four(c.dst); })) {
     launch_copies<uint4, 4>(words, 0, n / 4);  // 16-byte accesses, 4 elements each
     launch_copies<std::uint32_t>(words, n / 4 * 4, n % 4);
+  } else if (unblocked) {
+    launch_copies<std::uint32_t, 1, true>(words, 0, n);
   } else {
     launch_copies<std::uint32_t>(words, 0, n);
   }
