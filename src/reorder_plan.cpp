@@ -194,6 +194,15 @@ buffer& scratch_besides(reorder_plan& plan, memory_kind kind, std::size_t bytes,
   for (auto& b : s.pool) {
     if (&b != in_use && b.size() == bytes && (bytes == 0 || b.kind() == kind)) return b;
   }
+  // A new size replaces a buffer of another size rather than joining it, so that a plan used
+  // with a drifting particle count holds as many buffers as it needs at once, not one per size.
+  for (auto& b : s.pool) {
+    if (&b != in_use) {
+      b = buffer(kind, bytes);
+      ++s.allocations;
+      return b;
+    }
+  }
   s.pool.emplace_back(kind, bytes);
   ++s.allocations;
   return s.pool.back();

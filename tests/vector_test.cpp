@@ -1,5 +1,6 @@
 // coalesce::vector on every layout and space: what a std::vector / thrust::device_vector user expects,
 // and bit-exact round trips through every layout and space.
+#include <limits>
 #include <vector>
 
 #include <doctest/doctest.h>
@@ -172,4 +173,18 @@ TEST_CASE("round trips are bit-exact at about a million elements") {
   round_trip_all_targets<Mixed, coalesce::aosoa<32>, coalesce::device>(mixed);
   auto const padded = make_records<Padded>(n, make_padded);
   round_trip_all_targets<Padded, coalesce::soa, coalesce::device>(padded);
+}
+
+TEST_CASE_TEMPLATE("sizes whose bytes would overflow are refused, not wrapped", Layout, coalesce::aos, coalesce::soa,
+                   coalesce::aosoa<32>) {
+  using vec = coalesce::host_vector<Particle, Layout>;
+  CHECK(vec::max_size() > 1000000);
+  CHECK(vec::max_size() < std::numeric_limits<std::size_t>::max() / sizeof(Particle));
+  vec v(3);
+  CHECK_THROWS_WITH_AS(v.reserve(vec::max_size() + 1), doctest::Contains("larger than max_size()"), coalesce::error);
+  CHECK_THROWS_WITH_AS(v.reserve(std::numeric_limits<std::size_t>::max()), doctest::Contains("max_size()"),
+                       coalesce::error);
+  CHECK_THROWS_AS(vec(std::numeric_limits<std::size_t>::max() / 2), coalesce::error);
+  CHECK(v.size() == 3);  // nothing changed
+  CHECK(v.capacity() == 3);
 }

@@ -71,6 +71,9 @@ template <class T, class Layout> struct layout_storage;
 template <class T> struct layout_storage<T, aos> {
   std::byte* data = nullptr;
 
+  // The largest capacity whose byte count fits in a ptrdiff_t.
+  static constexpr std::size_t max_capacity() { return static_cast<std::size_t>(PTRDIFF_MAX) / sizeof(T); }
+
   static constexpr std::size_t bytes(std::size_t capacity) { return capacity * sizeof(T); }
   static layout_storage over(std::byte* base, std::size_t /*capacity*/) { return {base}; }
   COALESCE_HOST_DEVICE std::byte* base() const { return data; }
@@ -112,6 +115,18 @@ template <class T> struct layout_storage<T, soa> {
 
   std::array<std::byte*, leaves> columns{};
   std::array<std::size_t, array_leaves> pitch{};
+
+  // The largest capacity whose byte count (with each column's padding) fits in a ptrdiff_t.
+  static constexpr std::size_t max_capacity() {
+    std::size_t per_element = 0, columns = 0;
+    for (std::size_t l = 0; l < leaves; ++l) {
+      per_element += reflect::leaf_table_v<T>[l].extent * reflect::leaf_table_v<T>[l].size;
+      columns += reflect::leaf_table_v<T>[l].extent;
+    }
+    std::size_t const padding = columns * column_alignment;
+    auto const limit = static_cast<std::size_t>(PTRDIFF_MAX);
+    return per_element == 0 || padding >= limit ? 0 : (limit - padding) / per_element;
+  }
 
   // Bytes of one sub-column of a leaf for `capacity` elements, padded to column_alignment.
   static constexpr std::size_t column_bytes(std::size_t leaf, std::size_t capacity) {
@@ -195,6 +210,8 @@ template <class T, std::size_t W> struct layout_storage<T, aosoa<W>> {
   std::byte* data = nullptr;
 
   static constexpr std::size_t bytes(std::size_t capacity) { return (capacity + W - 1) / W * block_bytes; }
+  // The largest capacity whose byte count fits in a ptrdiff_t.
+  static constexpr std::size_t max_capacity() { return (static_cast<std::size_t>(PTRDIFF_MAX) / block_bytes - 1) * W; }
   static layout_storage over(std::byte* base, std::size_t /*capacity*/) { return {base}; }
   COALESCE_HOST_DEVICE std::byte* base() const { return data; }
 

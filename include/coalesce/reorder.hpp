@@ -250,6 +250,7 @@ class reorder_policy {
   // Measure is called (at most once) only on steps where the locality rule is checked.
   template <class Measure> bool due(std::size_t step, Measure&& measure) {
     if (!started_) return true;
+    if (step < last_step_) last_step_ = step;  // the step counter went back (a restart): count from here
     std::size_t const since = step - last_step_;
     if (settings_.every > 0 && since >= settings_.every) return true;
     if (settings_.degradation > 0 && settings_.check_every > 0 && since > 0 && since % settings_.check_every == 0) {

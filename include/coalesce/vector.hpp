@@ -100,6 +100,8 @@ template <class T, class Layout, class Space> class vector {
   std::size_t size() const { return size_; }
   bool empty() const { return size_ == 0; }
   std::size_t capacity() const { return capacity_; }
+  // The most elements this layout can address without its byte count overflowing.
+  static constexpr std::size_t max_size() { return storage_type::max_capacity(); }
   // Bytes of the one allocation behind the vector (columns padded to 256 bytes).
   std::size_t allocated_bytes() const { return memory_.size(); }
 
@@ -204,16 +206,27 @@ template <class T, class Layout, class Space> class vector {
  private:
   template <class, class, class> friend class vector;
 
-  std::size_t grown_capacity() const { return std::max<std::size_t>(2 * capacity_, 8); }
+  std::size_t grown_capacity() const {
+    return capacity_ > max_size() / 2 ? max_size() : std::max<std::size_t>(2 * capacity_, 8);
+  }
+  static void check_capacity(std::size_t n) {
+    if (n > max_size()) {
+      detail::throw_error("a vector of " + std::to_string(n) + " elements is larger than max_size() = " +
+                          std::to_string(max_size()) + " for this element type and layout (its size in bytes would "
+                          "overflow); ask for fewer elements");
+    }
+  }
 
   // Fresh, uninitialized storage for exactly `n` elements; old contents are dropped.
   void reallocate_empty(std::size_t n) {
+    check_capacity(n);
     memory_ = detail::buffer(kind, storage_type::bytes(n));
     capacity_ = n;
     size_ = 0;
   }
 
   void move_to_capacity(std::size_t new_capacity) {
+    check_capacity(new_capacity);
     detail::buffer fresh(kind, storage_type::bytes(new_capacity));
     auto const target = storage_type::over(fresh.data(), new_capacity);
     detail::copy_elements(target, kind, storage(), kind, size_);

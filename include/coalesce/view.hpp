@@ -173,6 +173,9 @@ template <class T, class Layout = soa> class view {
 
   // A leaf as a 1-D column, by a path of member pointers: v.column(&Particle::pos, &vec3::x).
   template <class M0, class... Ms> auto column(M0 member, Ms... path) const {
+    static_assert(path_starts_at<value_type, M0, Ms...>(),
+                  "coalesce: column() needs a member path that starts at the element type and follows it: "
+                  "v.column(&Particle::pos, &vec3::x), each member pointer of the type the previous one names");
     std::size_t offset = 0;
     using E = decltype(leaf_type_of(member, path...));
     offset_of_path(offset, member, path...);
@@ -184,6 +187,24 @@ template <class T, class Layout = soa> class view {
   }
 
  private:
+  template <class Class, class M> struct member_pointer_parts;
+  template <class Class, class C, class M> struct member_pointer_parts<Class, M C::*> {
+    static constexpr bool belongs = std::is_same_v<C, Class>;
+    using member = M;
+  };
+  // True when the first member pointer is a member of Class and each next one of the previous
+  // member's type.
+  template <class Class, class M0, class... Ms> static constexpr bool path_starts_at() {
+    using parts = member_pointer_parts<Class, M0>;
+    if constexpr (!parts::belongs) {
+      return false;
+    } else if constexpr (sizeof...(Ms) == 0) {
+      return true;
+    } else {
+      return path_starts_at<typename parts::member, Ms...>();
+    }
+  }
+
   static std::size_t checked_size(std::size_t available, std::size_t wanted, char const* what) {
     if (available < wanted) {
       detail::throw_error(std::string("a view over user memory needs ") + std::to_string(wanted) + " elements of " + what +

@@ -19,8 +19,9 @@ reorder_state& state_of(reorder_plan& plan);
 // Owns everything a reorder needs between calls: the sort's temporary storage, the keys, the
 // permutation (new -> old) and its inverse (old -> new), and the scratch allocations that
 // vectors are permuted into (a vector adopts the scratch and hands its old allocation back, so
-// the next reorder of the same vector allocates nothing). Buffers only grow: once a plan has
-// seen a size, calls of that size or smaller allocate nothing. Move-only; not thread-safe.
+// the next reorder of the same vector allocates nothing). Calls with the sizes of the previous
+// call allocate nothing; a new size replaces a scratch buffer of another size (the plan holds
+// as many scratch buffers as one call needs at once). Move-only; not thread-safe.
 class reorder_plan {
  public:
   reorder_plan();
