@@ -180,7 +180,8 @@ template <class Key, class S> void sort_keys(key_array<Key, S> const& keys, reor
 // Permutes each argument the way the plan's last sort ordered its keys: element i becomes old
 // element permutation()[i]. Arguments: coalesce::vector (any element type, layout, space),
 // span_in<U, Space> (device_span, host_span) and std::vector<U> on the host. All sizes are
-// checked before anything moves.
+// checked before anything moves; if memory runs out part-way (a scratch allocation throws),
+// the arguments before the failing one have already been permuted.
 template <class... X> void apply(reorder_plan& plan, X&&... arrays) {
   (detail::check_same_size("apply: an array", detail::size_to_permute(arrays), plan.size()), ...);
   (detail::permute_one(plan, arrays), ...);
