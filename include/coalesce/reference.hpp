@@ -161,7 +161,10 @@ template <class Root, class Layout, class U, class Node, bool Const> class refer
  public:
   using value_type = U;
 
-  COALESCE_HOST_DEVICE COALESCE_INLINE reference(storage_type const& storage, std::size_t index, Node node = {})
+  // The storage is taken by value: g++ then keeps the copy in registers; copied from a
+  // reference it kept the proxy in memory and reloaded the column pointers every iteration,
+  // which stopped host loops from vectorizing.
+  COALESCE_HOST_DEVICE COALESCE_INLINE reference(storage_type storage, std::size_t index, Node node = {})
       : storage_(storage), index_(index), node_(node) {}
   reference(reference const&) = default;
 
