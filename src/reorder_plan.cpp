@@ -194,13 +194,19 @@ buffer& scratch_besides(reorder_plan& plan, memory_kind kind, std::size_t bytes,
   for (auto& b : s.pool) {
     if (&b != in_use && b.size() == bytes && (bytes == 0 || b.kind() == kind)) return b;
   }
-  // A new size replaces a buffer of another size rather than joining it, so that a plan used
-  // with a drifting particle count holds as many buffers as it needs at once, not one per size.
-  for (auto& b : s.pool) {
-    if (&b != in_use) {
-      b = buffer(kind, bytes);
+  // A few sizes live side by side (a sort's vector-sized scratch and a remap's list-sized one
+  // alternate every reorder); beyond that a new size replaces the smallest buffer, so a plan
+  // used with a drifting particle count holds a bounded number of buffers, not one per size.
+  constexpr std::size_t pool_buffers = 4;
+  if (s.pool.size() >= pool_buffers) {
+    buffer* smallest = nullptr;
+    for (auto& b : s.pool) {
+      if (&b != in_use && (smallest == nullptr || b.size() < smallest->size())) smallest = &b;
+    }
+    if (smallest != nullptr) {
+      *smallest = buffer(kind, bytes);
       ++s.allocations;
-      return b;
+      return *smallest;
     }
   }
   s.pool.emplace_back(kind, bytes);
