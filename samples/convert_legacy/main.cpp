@@ -1,7 +1,9 @@
 // convert_legacy: a legacy AoS particle code (steps/step0_legacy.hpp) migrated to coalesce in
 // small steps, each in its own file. Every step runs the same simulation; the program checks
 // that each gives bit-identical particles and energy to the legacy code, times every kernel of
-// every step, and counts the lines each step changed.
+// every step, and counts the lines each step changed. The step files repeat one another on
+// purpose: each is the whole program after its step, so the difference between neighbours is
+// exactly what a user edits (a shared helper would hide it).
 //
 //   convert_legacy [--side s] [--steps k] [--json file]      (side^3 particles)
 #include <algorithm>
