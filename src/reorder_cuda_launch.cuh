@@ -38,10 +38,13 @@ inline bool fits_2d(std::size_t fast, std::size_t slow) {
   return slow > 0 && slow <= 65535 && (fast + launch_threads - 1) / launch_threads <= 0x7fffffffu;
 }
 
+inline dim3 grid_2d(std::size_t fast, std::size_t slow) {
+  return dim3(static_cast<unsigned>((fast + launch_threads - 1) / launch_threads), static_cast<unsigned>(slow));
+}
+
 template <class F> void each_2d_on_device(std::size_t fast, std::size_t slow, F f) {
   if (fast == 0 || slow == 0) return;
-  dim3 const grid(static_cast<unsigned>((fast + launch_threads - 1) / launch_threads), static_cast<unsigned>(slow));
-  each_2d_kernel<<<grid, launch_threads>>>(fast, f);
+  each_2d_kernel<<<grid_2d(fast, slow), launch_threads>>>(fast, f);
   COALESCE_CUDA_TRY(cudaGetLastError());
 }
 
@@ -52,16 +55,24 @@ template <class P> __global__ void first_where_kernel(std::size_t n, P pred, uns
   }
 }
 
-// The smallest i in [0, n) with pred(i), or `none` (one word in the plan's flag buffer).
-template <class P> std::size_t first_where_on_device(reorder_state& s, std::size_t n, P pred) {
-  if (n == 0) return none;
+// Runs launch(first) with *first = all ones in the plan's flag buffer, and reads back the
+// smallest index the kernel recorded there with atomicMin, or `none`.
+template <class Launch> std::size_t first_flagged(reorder_state& s, Launch launch) {
   auto* first = static_cast<unsigned long long*>(s.ensure(s.flag, memory_kind::device, 32));
   COALESCE_CUDA_TRY(cudaMemset(first, 0xff, sizeof(unsigned long long)));
-  first_where_kernel<<<blocks_for(n), launch_threads>>>(n, pred, first);
+  launch(first);
   COALESCE_CUDA_TRY(cudaGetLastError());
   unsigned long long result = 0;
   COALESCE_CUDA_TRY(cudaMemcpy(&result, first, sizeof result, cudaMemcpyDeviceToHost));
   return result == std::numeric_limits<unsigned long long>::max() ? none : static_cast<std::size_t>(result);
+}
+
+// The smallest i in [0, n) with pred(i), or `none`.
+template <class P> std::size_t first_where_on_device(reorder_state& s, std::size_t n, P pred) {
+  if (n == 0) return none;
+  return first_flagged(s, [&](unsigned long long* first) {
+    first_where_kernel<<<blocks_for(n), launch_threads>>>(n, pred, first);
+  });
 }
 
 template <class P> __global__ void first_where_2d_kernel(std::size_t fast, P pred, unsigned long long* first) {
@@ -73,14 +84,9 @@ template <class P> __global__ void first_where_2d_kernel(std::size_t fast, P pre
 // The smallest k * fast + i with pred(i, k) (column-major slots), or `none`; needs fits_2d.
 template <class P> std::size_t first_where_2d_on_device(reorder_state& s, std::size_t fast, std::size_t slow, P pred) {
   if (fast == 0 || slow == 0) return none;
-  auto* first = static_cast<unsigned long long*>(s.ensure(s.flag, memory_kind::device, 32));
-  COALESCE_CUDA_TRY(cudaMemset(first, 0xff, sizeof(unsigned long long)));
-  dim3 const grid(static_cast<unsigned>((fast + launch_threads - 1) / launch_threads), static_cast<unsigned>(slow));
-  first_where_2d_kernel<<<grid, launch_threads>>>(fast, pred, first);
-  COALESCE_CUDA_TRY(cudaGetLastError());
-  unsigned long long result = 0;
-  COALESCE_CUDA_TRY(cudaMemcpy(&result, first, sizeof result, cudaMemcpyDeviceToHost));
-  return result == std::numeric_limits<unsigned long long>::max() ? none : static_cast<std::size_t>(result);
+  return first_flagged(s, [&](unsigned long long* first) {
+    first_where_2d_kernel<<<grid_2d(fast, slow), launch_threads>>>(fast, pred, first);
+  });
 }
 
 }  // namespace coalesce::detail

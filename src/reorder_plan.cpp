@@ -159,7 +159,7 @@ std::uint32_t const* permutation_in(reorder_plan& plan, memory_kind kind) {
   auto& s = state_of(plan);
   check_plan(s, "permutation");
   auto const* perm = reinterpret_cast<std::uint32_t const*>(s.perm.data());
-  if (kind == s.kind || (host_accessible(kind) && host_accessible(s.kind))) return perm;
+  if (same_memory(kind, s.kind)) return perm;
   if (!s.perm_mirror_valid) {
     s.ensure(s.perm_mirror, kind, s.n * 4);
     copy_bytes(kind, s.perm_mirror.data(), s.kind, perm, s.n * 4);
@@ -178,7 +178,7 @@ std::uint32_t const* inverse_in(reorder_plan& plan, memory_kind kind) {
     s.inverse_valid = true;
   }
   auto const* inv = reinterpret_cast<std::uint32_t const*>(s.inverse.data());
-  if (kind == s.kind || (host_accessible(kind) && host_accessible(s.kind))) return inv;
+  if (same_memory(kind, s.kind)) return inv;
   if (!s.inverse_mirror_valid) {
     s.ensure(s.inverse_mirror, kind, s.n * 4);
     copy_bytes(kind, s.inverse_mirror.data(), s.kind, inv, s.n * 4);

@@ -62,7 +62,6 @@ struct column_ref {
 namespace detail {
 constexpr std::size_t round_up(std::size_t x, std::size_t to) { return (x + to - 1) / to * to; }
 
-template <class T, std::size_t... L> constexpr std::array<std::size_t, sizeof...(L)> aosoa_offsets(std::size_t w, std::index_sequence<L...>);
 }  // namespace detail
 
 template <class T, class Layout> struct layout_storage;

@@ -18,6 +18,10 @@ template <class S> inline constexpr memory_kind kind_of_space = std::is_same_v<S
 // True when memory of this kind can be read by host code (always, unless it is GPU memory).
 constexpr bool host_accessible(memory_kind k) { return k == memory_kind::host || !device_is_gpu; }
 
+// True when pointers of kind a and of kind b can be used together by one loop or kernel: the
+// same kind, or both readable by host code (without CUDA, device memory is host memory).
+constexpr bool same_memory(memory_kind a, memory_kind b) { return a == b || (host_accessible(a) && host_accessible(b)); }
+
 // 256-byte aligned; throws coalesce::error saying how much could not be had and why.
 void* allocate(memory_kind kind, std::size_t bytes);
 void deallocate(memory_kind kind, void* p) noexcept;

@@ -48,7 +48,7 @@ void copy_elements(layout_storage<T, LD> const& dst, memory_kind dk, layout_stor
   if (n == 0) return;
   if constexpr (std::is_same_v<LD, LS>) {
     copy_same_layout(dst, dk, src, sk, n);
-  } else if (dk == sk || (host_accessible(dk) && host_accessible(sk))) {
+  } else if (same_memory(dk, sk)) {
     auto const columns = column_copies(dst, src);
     copy_columns(dk == memory_kind::device || sk == memory_kind::device ? memory_kind::device : memory_kind::host,
                  columns.data(), columns.size(), n);
