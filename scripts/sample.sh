@@ -7,6 +7,7 @@ cd "$(dirname "$0")/.."
 scripts/install-deps.sh
 cuda=OFF
 if command -v nvidia-smi >/dev/null && nvidia-smi -L >/dev/null 2>&1; then cuda=ON; fi
+mkdir -p build  # a fresh clone has none yet; the configure log goes there
 cmake -S . -B build/sample -G Ninja -DCMAKE_BUILD_TYPE=Release -DCOALESCE_ENABLE_CUDA=$cuda \
   -DCOALESCE_BUILD_TESTS=OFF >build/sample.configure.log 2>&1 || { cat build/sample.configure.log; exit 1; }
 cmake --build build/sample --target particle_integrator -j "$(nproc)"

@@ -14,7 +14,7 @@ struct key_params {
   double lo[3];
   double extent[3];
   double cells_per_length[3];
-  std::uint32_t grid[3];
+  std::uint64_t grid[3];  // up to 2^32 cells per axis (2-D 64-bit curves)
   unsigned dims;
   unsigned levels;
   bool periodic;
@@ -50,7 +50,8 @@ COALESCE_HOST_DEVICE inline bool cell_of(key_params const& p, double const* x, s
     }
     double const c = t * p.cells_per_length[a];
     // Rounding can land exactly on grid (t == extent, or a wrapped -0.0 epsilon): last cell.
-    cell[a] = c >= static_cast<double>(p.grid[a]) ? p.grid[a] - 1 : (c <= 0.0 ? 0u : static_cast<std::uint32_t>(c));
+    cell[a] = c >= static_cast<double>(p.grid[a]) ? static_cast<std::uint32_t>(p.grid[a] - 1)
+                                                  : (c <= 0.0 ? 0u : static_cast<std::uint32_t>(c));
   }
   return true;
 }

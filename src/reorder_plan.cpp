@@ -1,6 +1,7 @@
 // The reorder algorithms, once for both backends: every check runs before anything the user
 // owns is written (bad input leaves everything as it was), and every buffer is the plan's,
 // reused across calls.
+#include <atomic>
 #include <cinttypes>
 #include <cstdio>
 #include <cstring>
@@ -56,6 +57,11 @@ buffer& scratch_besides(reorder_plan& plan, memory_kind kind, std::size_t bytes,
 
 namespace {
 
+std::uint64_t next_key_generation() {
+  static std::atomic<std::uint64_t> counter{0};
+  return ++counter;
+}
+
 template <class U> U read_one(memory_kind kind, U const* p) {
   U value{};
   copy_bytes(memory_kind::host, &value, kind, p, sizeof(U));
@@ -92,10 +98,11 @@ void check_element_count(std::size_t n, char const* what) {
 
 }  // namespace
 
-void const* compute_keys(reorder_plan& plan, memory_kind kind, key_spec const& spec, position_columns const& pos,
-                         std::size_t n) {
+plan_keys compute_keys(reorder_plan& plan, memory_kind kind, key_spec const& spec, position_columns const& pos,
+                       std::size_t n) {
   check_element_count(n, curve_name(spec.kind));
   auto& s = state_of(plan);
+  s.key_generation = s.sorted_generation = 0;  // overwritten now, whatever happens below
   void* keys = s.ensure(s.keys, kind, n * spec.key_bytes);
   std::size_t const bad = compute_keys_into(kind, spec, pos, n, keys, s);
   if (bad != none) {
@@ -114,11 +121,12 @@ void const* compute_keys(reorder_plan& plan, memory_kind kind, key_spec const& s
                 (spec.periodic ? ", which is not finite" : ", which is not finite or lies outside the clamped box") +
                 "; nothing was reordered");
   }
-  return keys;
+  s.key_generation = next_key_generation();
+  return {keys, s.key_generation};
 }
 
 void sort_keys(reorder_plan& plan, memory_kind kind, void const* keys, unsigned key_bytes, std::size_t n, int begin_bit,
-               int end_bit) {
+               int end_bit, std::uint64_t generation) {
   check_element_count(n, "sort_keys");
   int const bits = static_cast<int>(8 * key_bytes);
   if (begin_bit < 0 || end_bit > bits || begin_bit > end_bit) {
@@ -127,6 +135,11 @@ void sort_keys(reorder_plan& plan, memory_kind kind, void const* keys, unsigned 
   }
   if (n > 0 && keys == nullptr) throw_error("sort_keys: null keys for " + std::to_string(n) + " elements");
   auto& s = state_of(plan);
+  if (generation != 0 && (generation != s.key_generation || keys != s.keys.data())) {
+    throw_error("sort_by_key: these keys are gone: a key_array points into the plan that computed it, and a later "
+                "key computation or sort through that plan overwrote them (or they belong to another plan); compute "
+                "the keys again right before sorting, or use one reorder_plan per set of keys");
+  }
   if (end_bit < bits) {
     std::size_t const bad = first_key_above(kind, keys, key_bytes, n, end_bit, s);
     if (bad != none) {
@@ -149,10 +162,14 @@ void sort_keys(reorder_plan& plan, memory_kind kind, void const* keys, unsigned 
   s.ensure(s.perm_alt, kind, n * 4);
   s.key_bytes = key_bytes;
   iota(kind, reinterpret_cast<std::uint32_t*>(s.perm.data()), n);
-  sort_pairs(kind, s, n, begin_bit, end_bit);
+  // An empty bit range orders nothing: the stable sort is the identity (and a shift by the
+  // key's whole width, which a host comparison on [32, 32) would need, is undefined).
+  if (begin_bit < end_bit) sort_pairs(kind, s, n, begin_bit, end_bit);
   s.kind = kind;
   s.n = n;
   s.sorted = true;
+  s.key_generation = 0;  // the computed keys are sorted now: they no longer match the elements
+  s.sorted_generation = generation;
 }
 
 std::uint32_t const* permutation_in(reorder_plan& plan, memory_kind kind) {
@@ -314,9 +331,14 @@ double neighbor_locality(reorder_plan& plan, memory_kind kind, neighbor_desc con
   return count == 0 ? 0.0 : sum / static_cast<double>(count);
 }
 
-std::uint32_t const* cell_offsets(reorder_plan& plan, std::uint64_t cells) {
+std::uint32_t const* cell_offsets(reorder_plan& plan, std::uint64_t cells, std::uint64_t generation) {
   auto& s = state_of(plan);
   check_plan(s, "cell_offsets");
+  if (generation == 0 || generation != s.sorted_generation) {
+    throw_error("cell_offsets: the plan's last sort did not sort these cell keys, or a key computation since then "
+                "overwrote the sorted keys; call cell_keys, sort_by_key with those keys, then cell_offsets, with no "
+                "other key computation on the plan in between");
+  }
   if (cells >= 0xffffffffull) throw_error("cell_offsets: " + std::to_string(cells) + " cells are too many for 32-bit offsets");
   if (s.n > 0) {
     std::uint64_t const last = s.key_bytes == 4 ? read_one(s.kind, reinterpret_cast<std::uint32_t const*>(s.keys.data()) + s.n - 1)

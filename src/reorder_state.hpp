@@ -20,6 +20,12 @@ struct reorder_state {
   std::size_t n = 0;                       // elements of the last sort
   bool sorted = false;
   unsigned key_bytes = 4;                  // of the sorted keys now in `keys`
+  // Which computation the contents of `keys` come from (plan_keys in reorder_ops.hpp):
+  // key_generation names the unsorted keys of the last compute_keys (0 once a sort consumed
+  // them); sorted_generation the computed keys that the last sort ordered (0 for the caller's
+  // keys, or once a later computation overwrote the sorted keys).
+  std::uint64_t key_generation = 0;
+  std::uint64_t sorted_generation = 0;
 
   buffer keys, keys_alt;  // keys (computed here, or copied from the user); sorted keys after a sort
   buffer perm, perm_alt;  // permutation new -> old after a sort

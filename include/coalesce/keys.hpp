@@ -15,8 +15,11 @@
 // naming the first such element and its value.
 //
 // Keys are written into the plan (no allocation once it has seen the size) and the returned
-// key_array points there, in the vector's memory; the next key computation or sort through the
-// same plan overwrites them (after a sort their contents are unspecified). Keys use only the bits they need
+// key_array points there, in the vector's memory. They are valid until the next key
+// computation or sort through the same plan: sort_by_key, sort_keys and cell_offsets check it
+// and throw coalesce::error for keys that a later call overwrote or that belong to another
+// plan (compute keys right before the sort that uses them, or use one plan per key set).
+// Keys use only the bits they need
 // (cell keys: bit_width(cells - 1); Morton and Hilbert: dims * levels) and the sort is told that
 // bit range, so a 2^21-cell grid sorts 21 bits, not 32. The kernels live in libcoalesce.
 #pragma once
@@ -51,6 +54,8 @@ struct box {
 // Sort keys (std::uint32_t or std::uint64_t) in the memory of Space. Only bits [begin_bit,
 // end_bit) are significant. For cell keys, `cells` is the number of cells (keys lie in
 // [0, cells)) and `grid` the cells per axis (x fastest); both are 0 for other keys.
+// `generation` is set by the *_keys functions (keys that live in a plan) and stays 0 for keys
+// in your own memory.
 template <class Key = std::uint32_t, class Space = device> struct key_array {
   static_assert(std::is_same_v<Key, std::uint32_t> || std::is_same_v<Key, std::uint64_t>,
                 "coalesce: sort keys are std::uint32_t or std::uint64_t");
@@ -60,6 +65,7 @@ template <class Key = std::uint32_t, class Space = device> struct key_array {
   int end_bit = 8 * sizeof(Key);
   std::uint64_t cells = 0;
   std::array<std::uint32_t, 3> grid{0, 0, 0};
+  std::uint64_t generation = 0;
 };
 
 // A path of member pointers from the element type down to the position struct.
@@ -164,10 +170,11 @@ key_array<Key, S> curve_keys(curve kind, vector<T, L, S> const& v, Pos const& po
   spec.lo = b.lo;
   spec.hi = b.hi;
   spec.levels = levels == 0 ? most : static_cast<unsigned>(levels);
-  for (unsigned a = 0; a < columns.dims; ++a) spec.grid[a] = static_cast<std::uint32_t>(std::uint64_t{1} << std::min(spec.levels, 31u));
-  auto const* keys = compute_keys(plan, kind_of_space<S>, spec, columns, v.size());
+  for (unsigned a = 0; a < columns.dims; ++a) spec.grid[a] = std::uint64_t{1} << spec.levels;
+  auto const keys = compute_keys(plan, kind_of_space<S>, spec, columns, v.size());
   key_array<Key, S> out;
-  out.data = static_cast<Key const*>(keys);
+  out.data = static_cast<Key const*>(keys.data);
+  out.generation = keys.generation;
   out.size = v.size();
   out.end_bit = static_cast<int>(spec.levels * columns.dims);
   return out;
@@ -197,8 +204,8 @@ key_array<Key, S> cell_keys(vector<T, L, S> const& v, Pos const& position, box c
   for (unsigned a = 0; a < columns.dims; ++a) {
     double const count = std::floor((b.hi[a] - b.lo[a]) / cell_size);
     if (count >= 4294967295.0) detail::throw_error("cell_keys: more than 2^32 cells along axis " + std::to_string(a));
-    spec.grid[a] = static_cast<std::uint32_t>(std::max(1.0, count));
-    out.grid[a] = spec.grid[a];
+    out.grid[a] = static_cast<std::uint32_t>(std::max(1.0, count));
+    spec.grid[a] = out.grid[a];
     // Overflow-safe product against the key's range.
     // Keys must stay below 2^bits (and the product must not wrap around in 64 bits).
     if (static_cast<double>(cells) * spec.grid[a] >= std::ldexp(1.0, 8 * sizeof(Key))) {
@@ -207,8 +214,9 @@ key_array<Key, S> cell_keys(vector<T, L, S> const& v, Pos const& position, box c
     }
     cells *= spec.grid[a];
   }
-  auto const* keys = detail::compute_keys(plan, detail::kind_of_space<S>, spec, columns, v.size());
-  out.data = static_cast<Key const*>(keys);
+  auto const keys = detail::compute_keys(plan, detail::kind_of_space<S>, spec, columns, v.size());
+  out.data = static_cast<Key const*>(keys.data);
+  out.generation = keys.generation;
   out.size = v.size();
   out.end_bit = std::max(1, static_cast<int>(std::bit_width(cells - 1)));
   out.cells = cells;

@@ -174,7 +174,8 @@ template <class Index, class S> neighbor_desc describe(csr_neighbor_list<Index, 
 
 // Sorts (key, index) pairs stably; the plan then holds the permutation. Nothing else moves.
 template <class Key, class S> void sort_keys(key_array<Key, S> const& keys, reorder_plan& plan) {
-  detail::sort_keys(plan, detail::kind_of_space<S>, keys.data, sizeof(Key), keys.size, keys.begin_bit, keys.end_bit);
+  detail::sort_keys(plan, detail::kind_of_space<S>, keys.data, sizeof(Key), keys.size, keys.begin_bit, keys.end_bit,
+                    keys.generation);
 }
 
 // Permutes each argument the way the plan's last sort ordered its keys: element i becomes old
@@ -232,7 +233,7 @@ template <class Index, class S> double neighbor_locality(csr_neighbor_list<Index
 // [offsets[c], offsets[c + 1]), in the memory of S (sort + boundary kernel, no histogram).
 template <class Key, class S> std::span<std::uint32_t const> cell_offsets(reorder_plan& plan, key_array<Key, S> const& cells) {
   if (cells.cells == 0) detail::throw_error("cell_offsets: the keys are not cell keys (use cell_keys)");
-  return {detail::cell_offsets(plan, cells.cells), static_cast<std::size_t>(cells.cells + 1)};
+  return {detail::cell_offsets(plan, cells.cells, cells.generation), static_cast<std::size_t>(cells.cells + 1)};
 }
 
 // When to reorder: at least every `every` steps, and whenever the measured locality exceeds

@@ -34,19 +34,28 @@ struct key_spec {
   bool periodic = true;
   std::array<double, 3> lo{};
   std::array<double, 3> hi{};
-  std::array<std::uint32_t, 3> grid{1, 1, 1};
+  std::array<std::uint64_t, 3> grid{1, 1, 1};  // 64 bits: 2-D 64-bit curves have 2^32 cells per axis
   unsigned levels = 0;
 };
 
-// Writes n keys into the plan's key buffer (memory of `kind`) and returns it. Throws
-// coalesce::error naming the first bad position (NaN, infinite, or outside a clamped box).
-void const* compute_keys(reorder_plan& plan, memory_kind kind, key_spec const& spec, position_columns const& pos,
-                         std::size_t n);
+// Keys the plan computed: where they are, and the generation that names this computation.
+// Generations are unique in the process (0 means "the caller's own keys"), so keys that a later
+// computation overwrote, or keys of another plan, are recognised before they are read.
+struct plan_keys {
+  void const* data = nullptr;
+  std::uint64_t generation = 0;
+};
+
+// Writes n keys into the plan's key buffer (memory of `kind`). Throws coalesce::error naming
+// the first bad position (NaN, infinite, or outside a clamped box).
+plan_keys compute_keys(reorder_plan& plan, memory_kind kind, key_spec const& spec, position_columns const& pos,
+                       std::size_t n);
 
 // Stable sort of (key, original index) pairs; afterwards the plan holds the permutation
 // (new -> old) and the sorted keys. Keys must have zero bits at and above end_bit (checked).
+// generation: 0 for the caller's keys, else what compute_keys returned (checked: still current).
 void sort_keys(reorder_plan& plan, memory_kind kind, void const* keys, unsigned key_bytes, std::size_t n, int begin_bit,
-               int end_bit);
+               int end_bit, std::uint64_t generation);
 
 // The plan's permutation (new -> old) and inverse (old -> new) in memory of `kind` (mirrored
 // there once per sort when the sort ran in the other kind of memory).
@@ -86,7 +95,8 @@ void remap_indices(reorder_plan& plan, memory_kind kind, index_array const& indi
 void remap_neighbors(reorder_plan& plan, memory_kind kind, neighbor_desc const& list);
 // Mean |i - j| over the list's entries (j a neighbour of i); 0 for an empty list.
 double neighbor_locality(reorder_plan& plan, memory_kind kind, neighbor_desc const& list);
-// cells + 1 start offsets of each cell in the sorted order (memory of the sort's kind).
-std::uint32_t const* cell_offsets(reorder_plan& plan, std::uint64_t cells);
+// cells + 1 start offsets of each cell in the sorted order (memory of the sort's kind). The
+// plan's last sort must have sorted the cell keys of that generation, with no key computation since.
+std::uint32_t const* cell_offsets(reorder_plan& plan, std::uint64_t cells, std::uint64_t generation);
 
 }  // namespace coalesce::detail

@@ -1,0 +1,117 @@
+// Keys: how long a key_array stays valid, and the bit ranges of the curves. A key_array points
+// into the plan that computed it; using it after a later computation overwrote it must be an
+// error (it was a heap-use-after-free and silently wrong cell offsets), never a wrong result.
+#include <algorithm>
+#include <cstdint>
+#include <random>
+#include <vector>
+
+#include <doctest/doctest.h>
+
+#include <coalesce/coalesce.hpp>
+
+#include "test_types.hpp"
+
+using namespace coalesce_test;
+
+namespace {
+std::vector<Particle> scattered(std::size_t n) {
+  std::mt19937 rng(7);
+  std::uniform_real_distribution<float> u(0.0f, 10.0f);
+  std::vector<Particle> out(n);
+  for (std::size_t i = 0; i < n; ++i) out[i] = {{u(rng), u(rng), u(rng)}, {}, 1.0f, static_cast<std::uint32_t>(i)};
+  return out;
+}
+coalesce::box const box10{.hi = {10, 10, 10}};
+}  // namespace
+
+TEST_CASE_TEMPLATE("keys overwritten by a later key computation on the same plan are refused", S, coalesce::host,
+                   coalesce::device) {
+  auto const records = scattered(1000);
+  coalesce::vector<Particle, coalesce::soa, S> v{std::span<Particle const>(records)};
+  coalesce::reorder_plan plan;
+  auto const morton = coalesce::morton_keys(v, &Particle::pos, box10, plan);
+  auto const hilbert = coalesce::hilbert_keys<std::uint64_t>(v, &Particle::pos, box10, plan);  // reallocates the keys
+  CHECK_THROWS_WITH_AS(coalesce::sort_by_key(v, morton, plan), doctest::Contains("these keys are gone"), coalesce::error);
+  CHECK(plan.size() == 0);  // nothing was sorted
+  coalesce::sort_by_key(v, hilbert, plan);  // the newest keys are fine
+  CHECK(plan.size() == 1000);
+  // A sort consumes the keys: sorting them again would sort already-sorted contents.
+  CHECK_THROWS_WITH_AS(coalesce::sort_by_key(v, hilbert, plan), doctest::Contains("these keys are gone"), coalesce::error);
+  // Keys of one plan are not keys of another.
+  coalesce::reorder_plan other;
+  auto const mine = coalesce::morton_keys(v, &Particle::pos, box10, other);
+  CHECK_THROWS_WITH_AS(coalesce::sort_by_key(v, mine, plan), doctest::Contains("another plan"), coalesce::error);
+  // release() frees the keys' memory: the keys are gone too.
+  auto const released = coalesce::morton_keys(v, &Particle::pos, box10, plan);
+  plan.release();
+  CHECK_THROWS_AS(coalesce::sort_by_key(v, released, plan), coalesce::error);
+  auto const records_after = [&] {
+    std::vector<Particle> out(v.size());
+    v.copy_to(out);
+    return out;
+  }();
+  std::vector<std::uint32_t> seen(1000, 0);
+  for (auto const& p : records_after) ++seen[p.id];
+  CHECK(std::count(seen.begin(), seen.end(), 1u) == 1000);  // still a permutation
+}
+
+TEST_CASE_TEMPLATE("cell offsets need the sorted cell keys of the plan's last sort", S, coalesce::host, coalesce::device) {
+  auto const records = scattered(500);
+  coalesce::vector<Particle, coalesce::soa, S> v{std::span<Particle const>(records)};
+  coalesce::reorder_plan plan;
+  auto const cells = coalesce::cell_keys(v, &Particle::pos, box10, 2.5, plan);
+  CHECK_THROWS_WITH_AS(coalesce::cell_offsets(plan, cells), doctest::Contains("sort_by_key"), coalesce::error);
+  coalesce::sort_by_key(v, cells, plan);
+  CHECK(coalesce::cell_offsets(plan, cells).size() == 65);
+  // A later key computation overwrites the sorted keys that cell_offsets reads: refused.
+  auto const morton = coalesce::morton_keys(v, &Particle::pos, box10, plan);
+  (void)morton;
+  CHECK_THROWS_WITH_AS(coalesce::cell_offsets(plan, cells), doctest::Contains("overwrote the sorted keys"), coalesce::error);
+  // Cell keys of another plan, or the caller's own keys dressed up as cell keys, are not the plan's sort.
+  coalesce::reorder_plan other;
+  auto const other_cells = coalesce::cell_keys(v, &Particle::pos, box10, 2.5, other);
+  coalesce::sort_by_key(v, other_cells, other);
+  CHECK_THROWS_AS(coalesce::cell_offsets(plan, other_cells), coalesce::error);
+}
+
+TEST_CASE("2-D 64-bit curves use all 32 levels per axis; 3-D 64-bit ones 21") {
+  struct point {
+    double x, y;
+  };
+  struct body {
+    point p;
+    std::uint32_t id;
+  };
+  std::vector<body> corner = {{{0.0, 0.0}, 0}, {{0.999999999, 0.999999999}, 1}};
+  coalesce::host_vector<body> v(corner);
+  coalesce::reorder_plan plan;
+  coalesce::box const unit{.lo = {0, 0, 0}, .hi = {1, 1, 1}, .edges = coalesce::boundary::clamped};
+  auto const m = coalesce::morton_keys<std::uint64_t>(v, &body::p, unit, plan);
+  CHECK(m.end_bit == 64);
+  CHECK(m.data[0] == 0);
+  CHECK((m.data[1] >> 62) == 3);  // the top cell of both axes: bits 62 and 63 are both set
+  auto const h = coalesce::hilbert_keys<std::uint64_t>(v, &body::p, unit, plan, 32);
+  CHECK(h.end_bit == 64);
+  CHECK((h.data[1] >> 62) != 0);  // 32 levels: the far corner lies in the top quarter of the curve
+  CHECK_THROWS_WITH_AS(coalesce::morton_keys<std::uint64_t>(v, &body::p, unit, plan, 33), doctest::Contains("do not fit"),
+                       coalesce::error);
+}
+
+TEST_CASE_TEMPLATE("an empty bit range orders nothing: the stable sort is the identity", S, coalesce::host, coalesce::device) {
+  auto const records = scattered(300);
+  coalesce::vector<Particle, coalesce::soa, S> v{std::span<Particle const>(records)};
+  std::vector<std::uint32_t> keys(300);
+  for (std::size_t i = 0; i < keys.size(); ++i) keys[i] = static_cast<std::uint32_t>(299 - i);
+  constexpr auto kind = coalesce::detail::kind_of_space<S>;
+  coalesce::detail::buffer device_keys(kind, keys.size() * 4);
+  coalesce::detail::copy_bytes(kind, device_keys.data(), coalesce::detail::memory_kind::host, keys.data(), keys.size() * 4);
+  coalesce::reorder_plan plan;
+  auto const* data = reinterpret_cast<std::uint32_t const*>(device_keys.data());
+  coalesce::sort_by_key(v, coalesce::key_array<std::uint32_t, S>{data, 300, 32, 32}, plan);
+  std::vector<Particle> out(300);
+  v.copy_to(out);
+  bool identity = true;
+  for (std::size_t i = 0; i < out.size(); ++i) identity = identity && out[i].id == i;
+  CHECK(identity);
+}
