@@ -278,16 +278,16 @@ report gather(device_model const& model, std::span<const std::uint64_t> idx, std
   return gather_flat(model, idx, element_size);
 }
 
-report gather(device_model const& model, neighbour_list_ref const& list, std::int64_t element_size) {
+report gather(device_model const& model, neighbor_list_ref const& list, std::int64_t element_size) {
   report r = start_report(model, element_size, "gather()");
-  if (list.neighbours < 1) throw_error("gather(): neighbours must be at least 1 (got " + str(list.neighbours) + ")");
+  if (list.max_neighbors < 1) throw_error("gather(): max_neighbors must be at least 1 (got " + str(list.max_neighbors) + ")");
   if (list.indices.empty()) throw_error("gather(): the neighbour list's indices are empty; pass at least one row");
-  auto const k_count = static_cast<std::uint64_t>(list.neighbours);
+  auto const k_count = static_cast<std::uint64_t>(list.max_neighbors);
   if (list.indices.size() % k_count != 0) {
     throw_error("gather(): the neighbour list has " + str(std::uint64_t{list.indices.size()}) +
-                " indices, not a multiple of neighbours = " + str(list.neighbours) + "; pad each row to the same length");
+                " indices, not a multiple of max_neighbors = " + str(list.max_neighbors) + "; pad each row to the same length");
   }
-  if (list.order != storage_order::row_major && list.order != storage_order::column_major) {
+  if (list.order != neighbor_order::row_major && list.order != neighbor_order::column_major) {
     throw_error("gather(): order must be row_major or column_major");
   }
   std::uint64_t const particles = list.indices.size() / k_count;
@@ -299,7 +299,7 @@ report gather(device_model const& model, neighbour_list_ref const& list, std::in
       lanes.clear();
       index_lanes.clear();
       for (std::uint64_t i = first; i < end; ++i) {
-        std::uint64_t const slot = list.order == storage_order::row_major ? i * k_count + k : k * particles + i;
+        std::uint64_t const slot = list.order == neighbor_order::row_major ? i * k_count + k : k * particles + i;
         index_lanes.push_back(slot * sizeof(std::uint32_t));
         std::uint32_t const j = list.indices[slot];
         if (list.empty_slot && j == *list.empty_slot) continue;
@@ -310,8 +310,8 @@ report gather(device_model const& model, neighbour_list_ref const& list, std::in
     }
   }
   r.what = "pair-kernel gather of " + str(element_size) + "-byte elements: " + str(particles) + " particles x " +
-           str(list.neighbours) + " neighbours, list stored " +
-           (list.order == storage_order::row_major ? "row-major" : "column-major");
+           str(list.max_neighbors) + " neighbours, list stored " +
+           (list.order == neighbor_order::row_major ? "row-major" : "column-major");
   return r;
 }
 

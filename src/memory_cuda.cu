@@ -54,6 +54,25 @@ void zero_bytes(memory_kind kind, void* p, std::size_t bytes) {
   }
 }
 
+void check_space(memory_kind kind, void const* p, char const* what) {
+  if (p == nullptr) return;
+  cudaPointerAttributes attributes{};
+  if (cudaPointerGetAttributes(&attributes, p) != cudaSuccess) {
+    cudaGetLastError();  // no usable GPU: the call that needs one reports it
+    return;
+  }
+  bool const on_gpu = attributes.type == cudaMemoryTypeDevice;
+  bool const on_host = attributes.type == cudaMemoryTypeHost || attributes.type == cudaMemoryTypeUnregistered;
+  if (kind == memory_kind::device && on_host) {
+    throw_error(std::string(what) + " points to host memory but is declared in device memory (coalesce::device); "
+                "name coalesce::host as its space (e.g. host_neighbor_list, host_span), or copy it to the GPU");
+  }
+  if (kind == memory_kind::host && on_gpu) {
+    throw_error(std::string(what) + " points to GPU memory but is declared in host memory (coalesce::host, the "
+                "default); name coalesce::device as its space (e.g. device_neighbor_list, device_span)");
+  }
+}
+
 void synchronize(memory_kind kind) {
   if (kind == memory_kind::device) COALESCE_CUDA_TRY(cudaDeviceSynchronize());
 }

@@ -116,6 +116,7 @@ void fill_columns(memory_kind kind, column_fill const* columns, std::size_t coun
   host_fill_columns(columns, count, first, n, kind == memory_kind::device);
 }
 void synchronize(memory_kind) {}
+void check_space(memory_kind, void const*, char const*) {}
 #endif
 
 }  // namespace coalesce::detail

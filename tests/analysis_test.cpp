@@ -323,8 +323,8 @@ TEST_CASE("gather through a neighbour list, row-major vs column-major") {
       col[j * n + i] = neighbour;
     }
   }
-  ca::report const r = ca::gather(hopper, ca::neighbour_list_ref{row, k, ca::storage_order::row_major}, 4);
-  ca::report const c = ca::gather(hopper, ca::neighbour_list_ref{col, k, ca::storage_order::column_major}, 4);
+  ca::report const r = ca::gather(hopper, ca::neighbor_list_ref{row, k, coalesce::neighbor_order::row_major}, 4);
+  ca::report const c = ca::gather(hopper, ca::neighbor_list_ref{col, k, coalesce::neighbor_order::column_major}, 4);
   CHECK(r.data.sectors == c.data.sectors);  // same gathers, in the same order
   CHECK(r.data.requests == (n / 32) * k);
   CHECK(r.data.sectors_per_request() <= 6.0);  // neighbours of nearby particles are nearby
@@ -335,7 +335,7 @@ TEST_CASE("gather through a neighbour list, row-major vs column-major") {
   // Empty slots are skipped.
   std::vector<std::uint32_t> padded(64, 0xFFFFFFFFu);
   padded[0] = 5;
-  ca::neighbour_list_ref list{padded, 2, ca::storage_order::row_major, 0xFFFFFFFFu};
+  ca::neighbor_list_ref list{padded, 2, coalesce::neighbor_order::row_major, 0xFFFFFFFFu};
   ca::report const p = ca::gather(hopper, list, 4);
   CHECK(p.data.lanes == 1);
   CHECK(p.data.requests == 1);
@@ -441,9 +441,9 @@ TEST_CASE("bad input throws coalesce::error naming the parameter") {
   check_error([&] { ca::gather(hopper, some, -1); }, "element_size");
   std::vector<std::uint64_t> const huge{top / 2};
   check_error([&] { ca::gather(hopper, huge, 4); }, "idx");
-  check_error([&] { ca::gather(hopper, ca::neighbour_list_ref{none, 4}, 4); }, "indices are empty");
-  check_error([&] { ca::gather(hopper, ca::neighbour_list_ref{some, 0}, 4); }, "neighbours");
-  check_error([&] { ca::gather(hopper, ca::neighbour_list_ref{some, 2}, 4); }, "neighbours");
+  check_error([&] { ca::gather(hopper, ca::neighbor_list_ref{none, 4, coalesce::neighbor_order::row_major}, 4); }, "indices are empty");
+  check_error([&] { ca::gather(hopper, ca::neighbor_list_ref{some, 0, coalesce::neighbor_order::row_major}, 4); }, "max_neighbors");
+  check_error([&] { ca::gather(hopper, ca::neighbor_list_ref{some, 2, coalesce::neighbor_order::row_major}, 4); }, "max_neighbors");
 
   check_error([] { ca::parse_indices({}, ca::index_width::u32); }, "empty");
   std::vector<std::byte> five(5);

@@ -164,7 +164,7 @@ TEST_CASE("keys of the wrong length, and keys above their bit range, throw and c
   std::vector<std::uint64_t> wide(100, 5);
   wide[42] = std::uint64_t{1} << 40;
   space_array<std::uint64_t, coalesce::device> wide_keys(wide);
-  coalesce::key_array<std::uint64_t> limited{wide_keys.data(), 100, 0, 33};
+  coalesce::key_array<std::uint64_t, coalesce::device> limited{wide_keys.data(), 100, 0, 33};
   CHECK_THROWS_WITH_AS(coalesce::sort_by_key(v, limited, plan), doctest::Contains("key 42 is 1099511627776"),
                        coalesce::error);
   CHECK(same_records(records_of<Particle>(v), records));
@@ -502,7 +502,7 @@ TEST_CASE("sorting and remapping in turn allocates nothing in the steady state")
   coalesce::host_vector<Particle> v(records);
   std::vector<std::uint32_t> neighbours(n * max);
   for (auto& j : neighbours) j = static_cast<std::uint32_t>(rng() % n);
-  coalesce::neighbor_list<std::uint32_t, coalesce::host> list{neighbours.data(), n, max};
+  coalesce::host_neighbor_list<std::uint32_t> list{neighbours.data(), n, max, coalesce::neighbor_order::row_major};
   coalesce::reorder_plan plan;
   coalesce::box const box{.lo = {0, 0, 0}, .hi = {10, 10, 10}};
   std::size_t allocations = 0;

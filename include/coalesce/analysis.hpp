@@ -45,6 +45,7 @@
 
 #include "error.hpp"
 #include "layout.hpp"
+#include "neighbor_list.hpp"
 #include "reflect.hpp"
 
 namespace coalesce::analysis {
@@ -136,11 +137,11 @@ std::string describe(access_stats const& stats, device_model const& model);
 // together (indices[i * neighbours + k]), column-major keeps slot k of all particles together
 // (indices[k * particles + i]). The storage order changes the loads of the list itself, not the
 // gather; both are reported.
-enum class storage_order { row_major, column_major };
-struct neighbour_list_ref {
+// The same neighbor_order as coalesce::neighbor_list (neighbor_list.hpp), and as there it must be stated.
+struct neighbor_list_ref {
   std::span<const std::uint32_t> indices;
-  std::int64_t neighbours = 1;
-  storage_order order = storage_order::row_major;
+  std::int64_t max_neighbors = 1;
+  coalesce::detail::stated_neighbor_order order;
   std::optional<std::uint64_t> empty_slot{};  // slots holding this value are skipped (padding)
 };
 
@@ -163,7 +164,7 @@ struct report {
 // is threads [w * warp_size, (w + 1) * warp_size), the last warp may be partial.
 report gather(device_model const& model, std::span<const std::uint32_t> idx, std::int64_t element_size);
 report gather(device_model const& model, std::span<const std::uint64_t> idx, std::int64_t element_size);
-report gather(device_model const& model, neighbour_list_ref const& list, std::int64_t element_size);
+report gather(device_model const& model, neighbor_list_ref const& list, std::int64_t element_size);
 
 std::string describe(report const& r);
 

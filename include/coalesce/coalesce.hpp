@@ -18,6 +18,7 @@
 #include "for_each.hpp"
 #include "keys.hpp"
 #include "layout.hpp"
+#include "neighbor_list.hpp"
 #include "reference.hpp"
 #include "reflect.hpp"
 #include "reorder.hpp"

@@ -51,12 +51,13 @@ struct box {
   boundary edges = boundary::periodic;
 };
 
-// Sort keys (std::uint32_t or std::uint64_t) in the memory of Space. Only bits [begin_bit,
+// Sort keys (std::uint32_t or std::uint64_t) in the memory of Space (host by default, as for
+// coalesce::vector; the *_keys functions return them in the vector's space). Only bits [begin_bit,
 // end_bit) are significant. For cell keys, `cells` is the number of cells (keys lie in
 // [0, cells)) and `grid` the cells per axis (x fastest); both are 0 for other keys.
 // `generation` is set by the *_keys functions (keys that live in a plan) and stays 0 for keys
 // in your own memory.
-template <class Key = std::uint32_t, class Space = device> struct key_array {
+template <class Key = std::uint32_t, class Space = host> struct key_array {
   static_assert(std::is_same_v<Key, std::uint32_t> || std::is_same_v<Key, std::uint64_t>,
                 "coalesce: sort keys are std::uint32_t or std::uint64_t");
   Key const* data = nullptr;

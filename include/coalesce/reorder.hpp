@@ -5,9 +5,9 @@
 //   auto keys = coalesce::morton_keys(d, &Particle::pos, box, plan);    // keys.hpp
 //   coalesce::sort_by_key(d, keys, plan);      // 1 radix sort + 1 fused gather of all columns
 //   coalesce::apply(plan, forces, ids_on_host);              // permute more arrays the same way
-//   coalesce::remap(coalesce::neighbor_list<std::uint32_t>{nbr, n, 32, coalesce::neighbor_order::row_major,
-//                                                          counts}, plan);  // rows moved, entries renumbered
-//   coalesce::remap(coalesce::device_span<std::uint32_t>{bonds, 2 * nb}, plan);  // old index -> new index
+//   coalesce::remap(coalesce::device_neighbor_list<std::uint32_t>{.indices = nbr, .particles = n, .max_neighbors = 32,
+//                   .order = coalesce::neighbor_order::row_major, .counts = counts}, plan);  // rows moved, entries renumbered
+//   coalesce::remap(coalesce::device_span<std::uint32_t>{.data = bonds, .size = 2 * nb}, plan);  // old index -> new index
 //
 //   // Cell lists: sort by cell id, then cell c holds sorted elements [start[c], start[c + 1]).
 //   auto cells = coalesce::cell_keys(d, &Particle::pos, box, cutoff, plan);
@@ -47,41 +47,12 @@
 #include "error.hpp"
 #include "keys.hpp"
 #include "layout.hpp"
+#include "neighbor_list.hpp"
 #include "reflect.hpp"
 #include "space.hpp"
 #include "vector.hpp"
 
 namespace coalesce {
-
-// A range of elements in the memory of Space: a cudaMalloc'ed array, a thrust::device_vector's
-// data, a host array. (std::span cannot say where its memory lives.)
-template <class U, class Space = device> struct span_in {
-  U* data = nullptr;
-  std::size_t size = 0;
-};
-template <class U> using device_span = span_in<U, device>;
-template <class U> using host_span = span_in<U, host>;
-
-enum class neighbor_order : unsigned char { row_major, column_major };
-
-// particles rows of max_neighbors slots: entry k of particle i at indices[i * max_neighbors + k]
-// (row_major) or indices[k * particles + i] (column_major, coalesced when a thread owns a
-// particle). counts[i] slots of row i are used (every slot when counts is null); the rest are
-// left as they are.
-template <class Index, class Space = device> struct neighbor_list {
-  Index* indices = nullptr;
-  std::size_t particles = 0;
-  std::size_t max_neighbors = 0;
-  neighbor_order order = neighbor_order::row_major;
-  Index* counts = nullptr;
-};
-
-// Compressed rows: row i is indices[offsets[i] .. offsets[i + 1]), offsets has particles + 1 entries.
-template <class Index, class Space = device> struct csr_neighbor_list {
-  Index* indices = nullptr;
-  Index* offsets = nullptr;
-  std::size_t particles = 0;
-};
 
 namespace detail {
 
@@ -142,6 +113,7 @@ template <class U> void permute_array(reorder_plan& plan, memory_kind kind, U* d
   copy_bytes(kind, data, kind, target.data(), n * sizeof(U));
 }
 template <class U, class S> void permute_one(reorder_plan& plan, span_in<U, S> s) {
+  check_space(kind_of_space<S>, s.data, "apply: a span_in");
   permute_array(plan, kind_of_space<S>, s.data, s.size);
 }
 template <class U, class A> void permute_one(reorder_plan& plan, std::vector<U, A>& s) {
@@ -150,6 +122,8 @@ template <class U, class A> void permute_one(reorder_plan& plan, std::vector<U, 
 
 template <class Index, class S> neighbor_desc describe(neighbor_list<Index, S> const& list) {
   check_index_type<Index>();
+  check_space(kind_of_space<S>, list.indices, "the neighbor_list's indices");
+  check_space(kind_of_space<S>, list.counts, "the neighbor_list's counts");
   neighbor_desc d;
   d.format = list.order == neighbor_order::row_major ? list_format::row_major : list_format::column_major;
   d.indices = reinterpret_cast<std::uint32_t*>(list.indices);
@@ -161,6 +135,8 @@ template <class Index, class S> neighbor_desc describe(neighbor_list<Index, S> c
 }
 template <class Index, class S> neighbor_desc describe(csr_neighbor_list<Index, S> const& list) {
   check_index_type<Index>();
+  check_space(kind_of_space<S>, list.indices, "the csr_neighbor_list's indices");
+  check_space(kind_of_space<S>, list.offsets, "the csr_neighbor_list's offsets");
   neighbor_desc d;
   d.format = list_format::csr;
   d.indices = reinterpret_cast<std::uint32_t*>(list.indices);
@@ -174,6 +150,7 @@ template <class Index, class S> neighbor_desc describe(csr_neighbor_list<Index, 
 
 // Sorts (key, index) pairs stably; the plan then holds the permutation. Nothing else moves.
 template <class Key, class S> void sort_keys(key_array<Key, S> const& keys, reorder_plan& plan) {
+  if (keys.generation == 0) detail::check_space(detail::kind_of_space<S>, keys.data, "sort_by_key: the key array");
   detail::sort_keys(plan, detail::kind_of_space<S>, keys.data, sizeof(Key), keys.size, keys.begin_bit, keys.end_bit,
                     keys.generation);
 }
@@ -204,6 +181,7 @@ void sort_by_key(vector<T, L, S>& v, std::span<Key const> keys, reorder_plan& pl
 // Old index -> new index, in place, for every entry (a bond list, a pair list, a selection).
 template <class Index, class S> void remap(span_in<Index, S> indices, reorder_plan& plan) {
   detail::check_index_type<Index>();
+  detail::check_space(detail::kind_of_space<S>, indices.data, "remap: the index span");
   detail::remap_indices(plan, detail::kind_of_space<S>,
                         {reinterpret_cast<std::uint32_t*>(indices.data), indices.size, std::is_signed_v<Index>});
 }

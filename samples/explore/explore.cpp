@@ -365,8 +365,8 @@ int run_index(options const& o, ca::device_model const& model) {
       if (idx[i] > 0xFFFFFFFFull) throw usage_error{"--neighbours: neighbour lists hold u32 indices; entry " + std::to_string(i) + " is larger"};
       narrow[i] = static_cast<std::uint32_t>(idx[i]);
     }
-    ca::neighbour_list_ref list{narrow, *o.neighbours,
-                                o.order == "row" ? ca::storage_order::row_major : ca::storage_order::column_major,
+    ca::neighbor_list_ref list{narrow, *o.neighbours,
+                                o.order == "row" ? coalesce::neighbor_order::row_major : coalesce::neighbor_order::column_major,
                                 o.empty_slot};
     r = ca::gather(model, list, o.element_size);
   } else if (w == ca::index_width::u32) {

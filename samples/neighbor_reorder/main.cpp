@@ -245,7 +245,7 @@ size_report run_size(std::size_t n, options const& opt) {
   world w{n, box, coalesce::device_vector<Particle>(records), index_array(n * max_neighbors), index_array(n)};
   build_neighbors(w);
   coalesce::device_vector<vec3> force(n);
-  coalesce::neighbor_list<std::uint32_t> list{raw(w.neighbors), n, max_neighbors, coalesce::neighbor_order::column_major,
+  coalesce::device_neighbor_list<std::uint32_t> list{raw(w.neighbors), n, max_neighbors, coalesce::neighbor_order::column_major,
                                               raw(w.counts)};
   coalesce::reorder_plan plan;
   rep.locality_before = coalesce::neighbor_locality(list, plan);

@@ -144,9 +144,9 @@ void one_input(reader& in) {
       break;
     }
     case 3: {  // a neighbour list
-      ca::neighbour_list_ref list;
-      list.neighbours = in.get<std::int8_t>();
-      list.order = (in.get<std::uint8_t>() & 1) ? ca::storage_order::column_major : ca::storage_order::row_major;
+      std::int64_t const max_neighbors = in.get<std::int8_t>();
+      ca::neighbor_list_ref list{{}, max_neighbors,
+                                 (in.get<std::uint8_t>() & 1) ? coalesce::neighbor_order::column_major : coalesce::neighbor_order::row_major};
       if (in.get<std::uint8_t>() & 1) list.empty_slot = in.get<std::uint32_t>();
       std::int64_t const element_size = in.get<std::int16_t>();
       std::vector<std::uint32_t> idx(in.left() / 4);

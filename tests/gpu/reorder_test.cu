@@ -93,7 +93,7 @@ TEST_CASE("GPU steady state: no allocation, kernels keep working through remappe
   coalesce::detail::buffer d_nbr(coalesce::detail::memory_kind::device, nbr.size() * 4);
   coalesce::detail::copy_bytes(coalesce::detail::memory_kind::device, d_nbr.data(), coalesce::detail::memory_kind::host,
                                nbr.data(), nbr.size() * 4);
-  coalesce::neighbor_list<std::uint32_t> list{reinterpret_cast<std::uint32_t*>(d_nbr.data()), n, max,
+  coalesce::device_neighbor_list<std::uint32_t> list{reinterpret_cast<std::uint32_t*>(d_nbr.data()), n, max,
                                               coalesce::neighbor_order::column_major, nullptr};
   // A kernel that sums neighbour ids for each particle, before and after the reorder.
   coalesce::detail::buffer sums(coalesce::detail::memory_kind::device, n * 8);
@@ -141,4 +141,28 @@ TEST_CASE("GPU errors name the element and change nothing") {
   std::size_t mismatches = 0;
   for (std::size_t i = 0; i < 1000; ++i) mismatches += !same_bytes(got[i], records[i]);
   CHECK(mismatches == 0);
+}
+
+TEST_CASE("GPU: a list or span that names the wrong memory space is an error, not a crash or a silent result") {
+  std::size_t const n = 64, max = 4;
+  auto const records = random_particles(n, 11);
+  coalesce::device_vector<Particle> d(records);
+  coalesce::reorder_plan plan;
+  coalesce::sort_by_key(d, coalesce::hilbert_keys(d, &Particle::pos, coalesce::box{.hi = {16, 16, 16}}, plan), plan);
+  std::vector<std::uint32_t> host_nbr(n * max, 1);
+  coalesce::detail::buffer gpu_nbr(coalesce::detail::memory_kind::device, n * max * 4);
+  auto* gpu = reinterpret_cast<std::uint32_t*>(gpu_nbr.data());
+  // Host memory declared as device memory, and GPU memory declared as host memory (the default).
+  CHECK_THROWS_WITH_AS(coalesce::remap(coalesce::device_neighbor_list<std::uint32_t>{host_nbr.data(), n, max,
+                                                                                   coalesce::neighbor_order::row_major},
+                                       plan),
+                       doctest::Contains("points to host memory"), coalesce::error);
+  CHECK_THROWS_WITH_AS(coalesce::remap(coalesce::neighbor_list<std::uint32_t>{gpu, n, max, coalesce::neighbor_order::row_major},
+                                       plan),
+                       doctest::Contains("points to GPU memory"), coalesce::error);
+  CHECK_THROWS_WITH_AS(coalesce::remap(coalesce::host_span<std::uint32_t>{gpu, n}, plan),
+                       doctest::Contains("points to GPU memory"), coalesce::error);
+  CHECK_THROWS_WITH_AS(coalesce::apply(plan, coalesce::device_span<std::uint32_t>{host_nbr.data(), n}),
+                       doctest::Contains("points to host memory"), coalesce::error);
+  CHECK(host_nbr == std::vector<std::uint32_t>(n * max, 1));  // nothing was touched
 }

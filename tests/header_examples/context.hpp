@@ -50,7 +50,7 @@ struct context {
   float *px = nullptr, *py = nullptr, *pz = nullptr, *vx = nullptr, *vy = nullptr, *vz = nullptr, *masses = nullptr;
   std::uint32_t* ids = nullptr;
   coalesce::box box{};
-  coalesce::neighbor_list<std::uint32_t> list{};
+  coalesce::device_neighbor_list<std::uint32_t> list{.order = coalesce::neighbor_order::column_major};
 };
 
 }  // namespace header_examples

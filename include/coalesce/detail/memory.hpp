@@ -22,6 +22,11 @@ constexpr bool host_accessible(memory_kind k) { return k == memory_kind::host ||
 // same kind, or both readable by host code (without CUDA, device memory is host memory).
 constexpr bool same_memory(memory_kind a, memory_kind b) { return a == b || (host_accessible(a) && host_accessible(b)); }
 
+// Throws coalesce::error when p (not null) is not memory of `kind`: GPU memory handed over as
+// host memory or the reverse (a list or span that names the wrong space). Managed memory passes
+// as both. Without CUDA both kinds are host memory and nothing is checked.
+void check_space(memory_kind kind, void const* p, char const* what);
+
 // 256-byte aligned; throws coalesce::error saying how much could not be had and why.
 void* allocate(memory_kind kind, std::size_t bytes);
 void deallocate(memory_kind kind, void* p) noexcept;

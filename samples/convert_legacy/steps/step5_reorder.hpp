@@ -14,7 +14,9 @@ inline result run(world const& w, int steps, float dt, bench::kernel_timer& time
   coalesce::reorder_plan plan;  // particles close in space become close in memory
   auto const keys = coalesce::hilbert_keys(particles, &Particle::pos, coalesce::box{{0, 0, 0}, {box, box, box}}, plan);
   coalesce::sort_by_key(particles, keys, plan);
-  coalesce::remap(coalesce::neighbor_list<std::uint32_t>{neighbors.data(), n, k}, plan);
+  coalesce::remap(coalesce::device_neighbor_list<std::uint32_t>{.indices = neighbors.data(), .particles = n, .max_neighbors = k,
+                                                                .order = coalesce::neighbor_order::row_major},
+                  plan);  // neighbors[i * k + m]: row-major
   auto v = particles.view();  // after the reorder: it moved the particles to new storage
   std::uint32_t const* nbr = neighbors.data();
   float* e = energy.data();
