@@ -10,6 +10,7 @@
   do {                                                                                                 \
     cudaError_t const coalesce_status_ = (call);                                                       \
     if (coalesce_status_ != cudaSuccess) {                                                             \
+      cudaGetLastError(); /* cleared: an error reported here must not resurface at the next check */ \
       ::coalesce::detail::throw_error(std::string(#call) + " failed: " + cudaGetErrorName(coalesce_status_) + \
                                       " (" + cudaGetErrorString(coalesce_status_) + ")");             \
     }                                                                                                  \

@@ -16,6 +16,11 @@ void* allocate(memory_kind kind, std::size_t bytes) {
   cudaError_t const status = cudaMalloc(&p, bytes);
   if (status != cudaSuccess) {
     cudaGetLastError();  // clear the sticky-free allocation error so later calls do not see it
+    if (status == cudaErrorNoDevice || status == cudaErrorInsufficientDriver) {
+      throw_error("could not allocate " + std::to_string(bytes) + " bytes of GPU memory: no GPU is visible (" +
+                  cudaGetErrorString(status) + "). Run on a machine with an NVIDIA GPU and its driver, check "
+                  "CUDA_VISIBLE_DEVICES, or build coalesce without CUDA (-DCOALESCE_ENABLE_CUDA=OFF) for the CPU");
+    }
     std::size_t free_bytes = 0, total_bytes = 0;
     cudaMemGetInfo(&free_bytes, &total_bytes);
     throw_error("could not allocate " + std::to_string(bytes) + " bytes of GPU memory: " + cudaGetErrorString(status) +

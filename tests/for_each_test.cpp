@@ -1,4 +1,6 @@
 // One loop source for every layout and space (CPU build: device loops run through OpenMP).
+#include <algorithm>
+#include <string>
 #include <vector>
 
 #include <doctest/doctest.h>
@@ -44,5 +46,29 @@ TEST_CASE_TEMPLATE("the same loop gives the same particles on every layout and s
     CHECK(same_bytes(got_h[i], expected[i]));
     CHECK(same_bytes(got_d[i], expected[i]));
   }
+}
+
+TEST_CASE("an exception inside a device loop on the CPU reaches the caller as coalesce::error, after the loop") {
+  // Without CUDA the device loop is an OpenMP region; an exception leaving it called std::terminate.
+  std::vector<Particle> records(1000);
+  for (std::size_t i = 0; i < records.size(); ++i) records[i] = make_particle(i);
+  coalesce::device_vector<Particle> d{std::span<Particle const>(records)};
+  auto v = d.view();
+  std::vector<int> visited(1000, 0);
+  int* seen = visited.data();
+  auto const throwing = [&] {
+    coalesce::for_each_index(coalesce::device{}, 1000, [=](std::size_t i) {
+      seen[i] = 1;
+      if (i == 500 || i == 700) coalesce::detail::throw_error("bad element " + std::to_string(i));
+    });
+  };
+  CHECK_THROWS_WITH_AS(throwing(), "coalesce: bad element 500", coalesce::error);  // the lowest failing index
+  CHECK(std::count(visited.begin(), visited.end(), 1) == 1000);         // every other iteration ran
+#if COALESCE_CHECK_BOUNDS
+  CHECK_THROWS_WITH_AS(coalesce::for_each_index(coalesce::device{}, 1001, [=](std::size_t i) { v[i][&Particle::mass] = 1.0f; }),
+                       doctest::Contains("1000"), coalesce::error);
+#else
+  (void)v;
+#endif
 }
 #endif

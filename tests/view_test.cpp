@@ -222,3 +222,12 @@ TEST_CASE("views over user memory that is too small are rejected before any acce
                            {8, 8, 8, 8, 8, short_column.size(), 8, 8})),
                        doctest::Contains("column 5"), coalesce::error);
 }
+
+TEST_CASE_TEMPLATE("an empty vector's columns are empty, with no member offset applied to a null pointer", Layout,
+                   coalesce::aos, coalesce::soa, coalesce::aosoa<8>) {
+  coalesce::host_vector<Particle, Layout> empty;
+  auto const column = empty.view().template column<1>();
+  CHECK(column.size() == 0);
+  CHECK(column.first() == nullptr);
+  CHECK(empty.storage().column(6, 0).base == nullptr);
+}

@@ -24,6 +24,7 @@ template <class E> class contiguous_column {
     return data_[i];
   }
   COALESCE_HOST_DEVICE E* data() const { return data_; }
+  COALESCE_HOST_DEVICE E* first() const { return data_; }
   COALESCE_HOST_DEVICE E* begin() const { return data_; }
   COALESCE_HOST_DEVICE E* end() const { return data_ + size_; }
   COALESCE_HOST_DEVICE std::size_t size() const { return size_; }
@@ -44,6 +45,8 @@ template <class E, std::size_t Stride> class strided_column {
     return *reinterpret_cast<E*>(reinterpret_cast<byte*>(first_) + i * Stride);
   }
   COALESCE_HOST_DEVICE std::size_t size() const { return size_; }
+  // Element 0's address (null for an empty column over no memory).
+  COALESCE_HOST_DEVICE E* first() const { return first_; }
 
  private:
   E* first_;
@@ -60,6 +63,8 @@ template <class E, std::size_t W, std::size_t BlockBytes> class blocked_column {
     return reinterpret_cast<E*>(reinterpret_cast<byte*>(first_) + (i / W) * BlockBytes)[i % W];
   }
   COALESCE_HOST_DEVICE std::size_t size() const { return size_; }
+  // Element 0's address (null for an empty column over no memory).
+  COALESCE_HOST_DEVICE E* first() const { return first_; }
 
  private:
   E* first_;

@@ -11,6 +11,8 @@
 // OpenMP when coalesce is built without CUDA.
 #pragma once
 #include <cstddef>
+#include <exception>
+#include <mutex>
 #include <string>
 #include <type_traits>
 
@@ -45,6 +47,29 @@ template <class F> void launch_for_each_index(std::size_t n, F const& f) {
   }
 }
 #endif
+
+// An exception must not leave an OpenMP region (that calls std::terminate): each iteration
+// catches, the lowest failing index is kept, and the loop's caller gets it after the loop. When
+// f cannot throw once inlined (bounds checks off), the handler is dead code and the loop still
+// vectorizes.
+class loop_exception {
+ public:
+  void record(std::size_t index) noexcept {
+    std::lock_guard<std::mutex> const lock(mutex_);
+    if (!first_ || index < index_) {
+      first_ = std::current_exception();
+      index_ = index;
+    }
+  }
+  void rethrow_if_any() const {
+    if (first_) std::rethrow_exception(first_);
+  }
+
+ private:
+  std::mutex mutex_;
+  std::exception_ptr first_;
+  std::size_t index_ = 0;
+};
 }  // namespace detail
 
 template <class F> void for_each_index(host, std::size_t n, F&& f) {
@@ -65,8 +90,16 @@ template <class F> void for_each_index(device, std::size_t n, F f) {
   // simd: iterations are independent (the contract of for_each_index), which also tells the
   // compiler that one index's stores do not feed another's loads, so the loop vectorizes.
   std::ptrdiff_t const count = static_cast<std::ptrdiff_t>(n);
+  detail::loop_exception failure;
 #pragma omp parallel for simd schedule(static)
-  for (std::ptrdiff_t i = 0; i < count; ++i) f(static_cast<std::size_t>(i));
+  for (std::ptrdiff_t i = 0; i < count; ++i) {
+    try {
+      f(static_cast<std::size_t>(i));
+    } catch (...) {
+      failure.record(static_cast<std::size_t>(i));
+    }
+  }
+  failure.rethrow_if_any();
 #endif
 }
 

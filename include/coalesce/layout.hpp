@@ -90,6 +90,7 @@ template <class T> struct layout_storage<T, aos> {
 
   column_ref column(std::size_t leaf, std::size_t sub) const {
     auto const& info = reflect::leaf_table_v<T>[leaf];
+    if (data == nullptr) return {nullptr, sizeof(T), 0, 63};  // empty: no offset on a null pointer
     return {data + info.offset + sub * info.size, sizeof(T), 0, 63};
   }
 };
@@ -226,6 +227,7 @@ template <class T, std::size_t W> struct layout_storage<T, aosoa<W>> {
 
   column_ref column(std::size_t leaf, std::size_t sub) const {
     auto const& info = reflect::leaf_table_v<T>[leaf];
+    if (data == nullptr) return {nullptr, info.size, block_bytes, shift};  // empty: no offset on a null pointer
     return {data + block_offsets[leaf] + sub * W * info.size, info.size, block_bytes, shift};
   }
 };

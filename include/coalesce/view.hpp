@@ -161,7 +161,8 @@ template <class T, class Layout = soa> class view {
   // Leaf L as a 1-D column (sub-column j of a std::array leaf).
   template <std::size_t L> COALESCE_HOST_DEVICE COALESCE_INLINE auto column(std::size_t j = 0) const {
     using E = detail::maybe_const<is_const, typename reflect::leaf_t<value_type, L>::type>;
-    E* first = storage_.template leaf_address<L, E>(0, j);
+    // An empty view may hold no memory: a member offset must not be applied to a null pointer.
+    E* first = storage_.base() == nullptr ? nullptr : storage_.template leaf_address<L, E>(0, j);
     if constexpr (std::is_same_v<Layout, soa>) {
       return contiguous_column<E>(first, size_);
     } else if constexpr (std::is_same_v<Layout, aos>) {

@@ -150,3 +150,13 @@ TEST_CASE("view iterators work with Thrust algorithms on the device") {
   d.copy_to(got);
   CHECK(std::all_of(got.begin(), got.end(), [](Particle const& p) { return p.mass == 2.0f; }));
 }
+
+TEST_CASE("GPU: an error that coalesce reported is cleared, so it does not resurface at the next check") {
+  std::uint32_t host_words[4] = {1, 2, 3, 4};
+  // A copy to an address that is not GPU memory fails with a non-sticky error.
+  CHECK_THROWS_AS(coalesce::detail::copy_bytes(coalesce::detail::memory_kind::device, reinterpret_cast<void*>(0x10),
+                                               coalesce::detail::memory_kind::host, host_words, sizeof host_words),
+                  coalesce::error);
+  CHECK(cudaGetLastError() == cudaSuccess);
+  coalesce::synchronize(coalesce::device{});  // and the next synchronising call sees nothing
+}
