@@ -28,6 +28,18 @@ std::span<std::uint32_t const> reorder_plan::inverse() {
   auto& s = detail::state_of(*this);
   return {detail::inverse_in(*this, s.kind), size()};
 }
+std::vector<std::uint32_t> reorder_plan::permutation_on_host() {
+  auto const perm = permutation();
+  std::vector<std::uint32_t> out(perm.size());
+  detail::copy_bytes(detail::memory_kind::host, out.data(), detail::state_of(*this).kind, perm.data(), perm.size() * 4);
+  return out;
+}
+std::vector<std::uint32_t> reorder_plan::inverse_on_host() {
+  auto const inv = inverse();
+  std::vector<std::uint32_t> out(inv.size());
+  detail::copy_bytes(detail::memory_kind::host, out.data(), detail::state_of(*this).kind, inv.data(), inv.size() * 4);
+  return out;
+}
 std::size_t reorder_plan::allocations() const { return state_ ? state_->allocations : 0; }
 
 std::size_t reorder_plan::bytes_held() const {

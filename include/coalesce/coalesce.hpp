@@ -12,6 +12,7 @@
 //   });
 #pragma once
 #include "analysis.hpp"
+#include "array.hpp"
 #include "column.hpp"
 #include "config.hpp"
 #include "error.hpp"

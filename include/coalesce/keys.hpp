@@ -186,7 +186,7 @@ key_array<Key, S> curve_keys(curve kind, vector<T, L, S> const& v, Pos const& po
 // Row-major cell index (x fastest) on a grid of cells at least cell_size wide:
 // floor((hi - lo) / cell_size) cells per axis, at least 1. Key = (cz * ny + cy) * nx + cx.
 template <class Key = std::uint32_t, class T, class L, class S, class Pos>
-key_array<Key, S> cell_keys(vector<T, L, S> const& v, Pos const& position, box const& b, double cell_size,
+[[nodiscard]] key_array<Key, S> cell_keys(vector<T, L, S> const& v, Pos const& position, box const& b, double cell_size,
                             reorder_plan& plan) {
   auto const columns = detail::position_columns_of(v.storage(), position);
   detail::check_box(b, columns.dims);
@@ -227,7 +227,7 @@ key_array<Key, S> cell_keys(vector<T, L, S> const& v, Pos const& position, box c
 // Z-order (Morton) keys: each axis quantized to `levels` bits (0: as many as the key holds,
 // 10 per axis for 32-bit 3-D keys, 21 for 64-bit), bits interleaved x lowest.
 template <class Key = std::uint32_t, class T, class L, class S, class Pos>
-key_array<Key, S> morton_keys(vector<T, L, S> const& v, Pos const& position, box const& b, reorder_plan& plan,
+[[nodiscard]] key_array<Key, S> morton_keys(vector<T, L, S> const& v, Pos const& position, box const& b, reorder_plan& plan,
                               int levels = 0) {
   return detail::curve_keys<Key>(detail::curve::morton, v, position, b, plan, levels);
 }
@@ -235,7 +235,7 @@ key_array<Key, S> morton_keys(vector<T, L, S> const& v, Pos const& position, box
 // Hilbert keys (Skilling's transpose algorithm): like Morton, but consecutive keys are always
 // neighbouring cells, so runs of the sorted order stay compact.
 template <class Key = std::uint32_t, class T, class L, class S, class Pos>
-key_array<Key, S> hilbert_keys(vector<T, L, S> const& v, Pos const& position, box const& b, reorder_plan& plan,
+[[nodiscard]] key_array<Key, S> hilbert_keys(vector<T, L, S> const& v, Pos const& position, box const& b, reorder_plan& plan,
                                int levels = 0) {
   return detail::curve_keys<Key>(detail::curve::hilbert, v, position, b, plan, levels);
 }

@@ -14,8 +14,11 @@
 // `host`, as coalesce::vector's does; a list of GPU pointers is a device_neighbor_list (or names
 // coalesce::device), and in a CUDA build every call checks the pointers against the space.
 #pragma once
+#include <concepts>
 #include <cstddef>
+#include <string>
 
+#include "error.hpp"
 #include "space.hpp"
 
 namespace coalesce {
@@ -38,13 +41,27 @@ struct stated_neighbor_order {
   }
   constexpr operator neighbor_order() const { return value; }  // NOLINT: reads like the enum
 };
+
+// A count of any integer type: simulation codes keep `int n`, and a std::size_t member would
+// make {nbr, n, 32} a narrowing error (followed by a misleading "no matching remap").
+// Negative counts throw.
+struct element_count {
+  std::size_t value = 0;
+  constexpr element_count() = default;
+  template <std::integral I> element_count(I count) : value(static_cast<std::size_t>(count)) {  // NOLINT: implicit
+    if constexpr (std::is_signed_v<I>) {
+      if (count < 0) throw_error("a neighbour list or span was given a negative count (" + std::to_string(count) + ")");
+    }
+  }
+  constexpr operator std::size_t() const { return value; }  // NOLINT: reads like the number
+};
 }  // namespace detail
 
 // A range of elements in the memory of Space: a cudaMalloc'ed array, a thrust::device_vector's
 // data, a host array. (std::span cannot say where its memory lives.)
 template <class U, class Space = host> struct span_in {
   U* data = nullptr;
-  std::size_t size = 0;
+  detail::element_count size;
 };
 template <class U> using device_span = span_in<U, device>;
 template <class U> using host_span = span_in<U, host>;
@@ -55,8 +72,8 @@ template <class U> using host_span = span_in<U, host>;
 // left as they are.
 template <class Index, class Space = host> struct neighbor_list {
   Index* indices = nullptr;
-  std::size_t particles = 0;
-  std::size_t max_neighbors = 0;
+  detail::element_count particles;
+  detail::element_count max_neighbors;
   detail::stated_neighbor_order order;
   Index* counts = nullptr;
 };
@@ -67,7 +84,7 @@ template <class Index> using host_neighbor_list = neighbor_list<Index, host>;
 template <class Index, class Space = host> struct csr_neighbor_list {
   Index* indices = nullptr;
   Index* offsets = nullptr;
-  std::size_t particles = 0;
+  detail::element_count particles;
 };
 template <class Index> using device_csr_neighbor_list = csr_neighbor_list<Index, device>;
 template <class Index> using host_csr_neighbor_list = csr_neighbor_list<Index, host>;

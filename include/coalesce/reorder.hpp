@@ -41,6 +41,7 @@
 #include <utility>
 #include <vector>
 
+#include "array.hpp"
 #include "detail/memory.hpp"
 #include "detail/reorder_ops.hpp"
 #include "detail/reorder_plan.hpp"
@@ -89,35 +90,46 @@ permutation_columns<T, L> columns_to_permute(layout_storage<T, L> const& dst, la
   return out;
 }
 
+// apply() gathers through the permutation (new order); apply_inverse() through its inverse (back
+// to the order before the sort).
+enum class direction : unsigned char { sorted, original };
+inline std::uint32_t const* order_in(reorder_plan& plan, memory_kind kind, direction d) {
+  return d == direction::sorted ? permutation_in(plan, kind) : inverse_in(plan, kind);
+}
+
 template <class T, class L, class S> std::size_t size_to_permute(vector<T, L, S> const& v) { return v.size(); }
+template <class U, class S> std::size_t size_to_permute(array<U, S> const& a) { return a.size(); }
 template <class U, class S> std::size_t size_to_permute(span_in<U, S> const& s) { return s.size; }
 template <class U, class A> std::size_t size_to_permute(std::vector<U, A> const& s) { return s.size(); }
 
-template <class T, class L, class S> void permute_one(reorder_plan& plan, vector<T, L, S>& v) {
+template <class T, class L, class S> void permute_one(reorder_plan& plan, direction d, vector<T, L, S>& v) {
   constexpr memory_kind kind = kind_of_space<S>;
   if (v.allocated_bytes() == 0) return;  // no elements, no allocation: nothing to move
   buffer& target = scratch(plan, kind, v.allocated_bytes());
   auto const columns = columns_to_permute(layout_storage<T, L>::over(target.data(), v.capacity()), v.storage());
-  permute_columns(kind, columns.columns.data(), columns.count, v.size(), permutation_in(plan, kind));
+  permute_columns(kind, columns.columns.data(), columns.count, v.size(), order_in(plan, kind, d));
   v.adopt_buffer(target);
 }
 
 // Arrays the caller owns are permuted into plan scratch and copied back.
-template <class U> void permute_array(reorder_plan& plan, memory_kind kind, U* data, std::size_t n) {
+template <class U> void permute_array(reorder_plan& plan, direction d, memory_kind kind, U* data, std::size_t n) {
   static_assert(std::is_trivially_copyable_v<U>, "coalesce: apply() permutes trivially copyable elements");
   if (n == 0) return;
   buffer& target = scratch(plan, kind, n * sizeof(U));
   column_copy const column{column_ref{target.data(), sizeof(U), 0, 63},
                            column_ref{reinterpret_cast<std::byte*>(data), sizeof(U), 0, 63}, sizeof(U)};
-  permute_columns(kind, &column, 1, n, permutation_in(plan, kind));
+  permute_columns(kind, &column, 1, n, order_in(plan, kind, d));
   copy_bytes(kind, data, kind, target.data(), n * sizeof(U));
 }
-template <class U, class S> void permute_one(reorder_plan& plan, span_in<U, S> s) {
+template <class U, class S> void permute_one(reorder_plan& plan, direction d, span_in<U, S> s) {
   check_space(kind_of_space<S>, s.data, "apply: a span_in");
-  permute_array(plan, kind_of_space<S>, s.data, s.size);
+  permute_array(plan, d, kind_of_space<S>, s.data, s.size);
 }
-template <class U, class A> void permute_one(reorder_plan& plan, std::vector<U, A>& s) {
-  permute_array(plan, memory_kind::host, s.data(), s.size());
+template <class U, class S> void permute_one(reorder_plan& plan, direction d, array<U, S>& a) {
+  permute_array(plan, d, kind_of_space<S>, a.data(), a.size());
+}
+template <class U, class A> void permute_one(reorder_plan& plan, direction d, std::vector<U, A>& s) {
+  permute_array(plan, d, memory_kind::host, s.data(), s.size());
 }
 
 template <class Index, class S> neighbor_desc describe(neighbor_list<Index, S> const& list) {
@@ -157,12 +169,19 @@ template <class Key, class S> void sort_keys(key_array<Key, S> const& keys, reor
 
 // Permutes each argument the way the plan's last sort ordered its keys: element i becomes old
 // element permutation()[i]. Arguments: coalesce::vector (any element type, layout, space),
-// span_in<U, Space> (device_span, host_span) and std::vector<U> on the host. All sizes are
-// checked before anything moves; if memory runs out part-way (a scratch allocation throws),
-// the arguments before the failing one have already been permuted.
+// coalesce::array, span_in<U, Space> (device_span, host_span) and std::vector<U> on the host.
+// All sizes are checked before anything moves; if memory runs out part-way (a scratch
+// allocation throws), the arguments before the failing one have already been permuted.
 template <class... X> void apply(reorder_plan& plan, X&&... arrays) {
   (detail::check_same_size("apply: an array", detail::size_to_permute(arrays), plan.size()), ...);
-  (detail::permute_one(plan, arrays), ...);
+  (detail::permute_one(plan, detail::direction::sorted, arrays), ...);
+}
+// The reverse: arrays in the sorted order go back to the order before the sort (element
+// permutation()[i] becomes element i). Results computed on reordered particles return to the
+// caller's original order without carrying an id column.
+template <class... X> void apply_inverse(reorder_plan& plan, X&&... arrays) {
+  (detail::check_same_size("apply_inverse: an array", detail::size_to_permute(arrays), plan.size()), ...);
+  (detail::permute_one(plan, detail::direction::original, arrays), ...);
 }
 
 // Sorts v by keys (stable) and permutes every column of v in one fused pass.
@@ -170,7 +189,7 @@ template <class T, class L, class S, class Key>
 void sort_by_key(vector<T, L, S>& v, key_array<Key, S> const& keys, reorder_plan& plan) {
   detail::check_same_size("sort_by_key: the key array", keys.size, v.size());
   sort_keys(keys, plan);
-  detail::permute_one(plan, v);
+  detail::permute_one(plan, detail::direction::sorted, v);
 }
 // User keys (std::uint32_t or std::uint64_t) in the memory of v's space, all bits significant.
 template <class T, class L, class S, class Key>
@@ -200,16 +219,16 @@ template <class Index, class S> void remap(csr_neighbor_list<Index, S> const& li
 
 // Mean |i - j| over the entries j of each row i: a cheap gather-locality measure computed
 // where the list lives (one pass over it). Small after a spatial reorder, grows as particles move.
-template <class Index, class S> double neighbor_locality(neighbor_list<Index, S> const& list, reorder_plan& plan) {
+template <class Index, class S> [[nodiscard]] double neighbor_locality(neighbor_list<Index, S> const& list, reorder_plan& plan) {
   return detail::neighbor_locality(plan, detail::kind_of_space<S>, detail::describe(list));
 }
-template <class Index, class S> double neighbor_locality(csr_neighbor_list<Index, S> const& list, reorder_plan& plan) {
+template <class Index, class S> [[nodiscard]] double neighbor_locality(csr_neighbor_list<Index, S> const& list, reorder_plan& plan) {
   return detail::neighbor_locality(plan, detail::kind_of_space<S>, detail::describe(list));
 }
 
 // After sorting by cell keys: cells.cells + 1 offsets, cell c holding sorted elements
 // [offsets[c], offsets[c + 1]), in the memory of S (sort + boundary kernel, no histogram).
-template <class Key, class S> std::span<std::uint32_t const> cell_offsets(reorder_plan& plan, key_array<Key, S> const& cells) {
+template <class Key, class S> [[nodiscard]] std::span<std::uint32_t const> cell_offsets(reorder_plan& plan, key_array<Key, S> const& cells) {
   if (cells.cells == 0) detail::throw_error("cell_offsets: the keys are not cell keys (use cell_keys)");
   return {detail::cell_offsets(plan, cells.cells, cells.generation), static_cast<std::size_t>(cells.cells + 1)};
 }

@@ -155,17 +155,45 @@ template <class T, class Layout, class Space> class vector {
   const_view_type const_view() const { return view(); }
 
   // Element access and iteration from host code: host vectors only (a device_vector is not a
-  // host range; use view() inside a kernel, or copy to a host_vector).
-  reference operator[](std::size_t i)
-    requires std::is_same_v<Space, host>
-  {
+  // host range; use view() inside a kernel, or copy to a host_vector). operator[] checks bounds
+  // when COALESCE_CHECK_BOUNDS is on; at() always does.
+  reference operator[](std::size_t i) {
+    static_assert_host_access<Space>();
     return view()[i];
   }
-  const_reference operator[](std::size_t i) const
-    requires std::is_same_v<Space, host>
-  {
+  const_reference operator[](std::size_t i) const {
+    static_assert_host_access<Space>();
     return view()[i];
   }
+  reference at(std::size_t i) {
+    static_assert_host_access<Space>();
+    if (i >= size_) detail::throw_out_of_range(i, size_);
+    return view()[i];
+  }
+  const_reference at(std::size_t i) const {
+    static_assert_host_access<Space>();
+    if (i >= size_) detail::throw_out_of_range(i, size_);
+    return view()[i];
+  }
+  reference front() { return at(0); }
+  const_reference front() const { return at(0); }
+  reference back() { return size_ == 0 ? at(0) : at(size_ - 1); }
+  const_reference back() const { return size_ == 0 ? at(0) : at(size_ - 1); }
+
+  // Removes elements [first, last) (indices), moving the later ones down, as std::vector::erase.
+  // Host vectors only; returns the index of the element after the removed ones.
+  std::size_t erase(std::size_t first, std::size_t last) {
+    static_assert_host_access<Space>();
+    if (first > last || last > size_) {
+      detail::throw_error("erase: the range [" + std::to_string(first) + ", " + std::to_string(last) +
+                          ") is not inside [0, size() = " + std::to_string(size_) + ")");
+    }
+    auto v = view();
+    for (std::size_t i = first; i + (last - first) < size_; ++i) v[i] = T(v[i + (last - first)]);
+    size_ -= last - first;
+    return first;
+  }
+  std::size_t erase(std::size_t i) { return erase(i, i + 1); }
   iterator begin()
     requires std::is_same_v<Space, host>
   {
@@ -205,6 +233,13 @@ template <class T, class Layout, class Space> class vector {
 
  private:
   template <class, class, class> friend class vector;
+
+  template <class S> static constexpr void static_assert_host_access() {
+    static_assert(std::is_same_v<S, host>,
+                  "coalesce: a device_vector's elements live in GPU memory, so host code cannot index them; "
+                  "inside a kernel use auto v = d.view(); ... v[i] (for_each_index), or copy to a host_vector "
+                  "(host_vector<T> h = d;) and index that");
+  }
 
   std::size_t grown_capacity() const {
     return capacity_ > max_size() / 2 ? max_size() : std::max<std::size_t>(2 * capacity_, 8);

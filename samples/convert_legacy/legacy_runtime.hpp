@@ -15,29 +15,15 @@ namespace legacy {
 
 template <class T> class device_array {
  public:
-  explicit device_array(std::vector<T> const& host) : device_array(host.size()) { upload(host); }
-  explicit device_array(std::size_t n) : n_(n) {
-    data_ = static_cast<T*>(coalesce::detail::allocate(coalesce::detail::memory_kind::device, n * sizeof(T)));
-  }
-  device_array(device_array const&) = delete;
-  device_array& operator=(device_array const&) = delete;
-  ~device_array() { coalesce::detail::deallocate(coalesce::detail::memory_kind::device, data_); }
-  void upload(std::vector<T> const& host) {
-    coalesce::detail::copy_bytes(coalesce::detail::memory_kind::device, data_, coalesce::detail::memory_kind::host,
-                                 host.data(), n_ * sizeof(T));
-  }
-  std::vector<T> download() const {
-    std::vector<T> host(n_);
-    coalesce::detail::copy_bytes(coalesce::detail::memory_kind::host, host.data(), coalesce::detail::memory_kind::device,
-                                 data_, n_ * sizeof(T));
-    return host;
-  }
-  T* data() const { return data_; }
-  std::size_t size() const { return n_; }
+  explicit device_array(std::vector<T> const& host) : values_(host) {}
+  explicit device_array(std::size_t n) : values_(n) {}
+  void upload(std::vector<T> const& host) { values_.copy_from(host); }
+  std::vector<T> download() const { return values_.to_host(); }
+  T* data() const { return const_cast<T*>(values_.data()); }
+  std::size_t size() const { return values_.size(); }
 
  private:
-  std::size_t n_;
-  T* data_;
+  coalesce::device_array<T> values_;
 };
 
 template <class F> void launch(std::size_t n, F f) { coalesce::for_each_index(coalesce::device{}, n, f); }

@@ -78,23 +78,8 @@ template <class Setup, class Work> double timed(int runs, Setup&& setup, Work&& 
   return ms[ms.size() / 2];
 }
 
-// An index array in device memory. (A coalesce::vector of a one-member struct would do, but
-// Boost.PFR cannot count the members of a one-member struct under nvcc 13: see the report.)
-class index_array {
- public:
-  explicit index_array(std::size_t n) : memory_(coalesce::detail::memory_kind::device, std::max<std::size_t>(n, 1) * 4), n_(n) {}
-  index_array(index_array const& other) : index_array(other.n_) { *this = other; }
-  index_array& operator=(index_array const& other) {
-    coalesce::detail::copy_bytes(coalesce::detail::memory_kind::device, memory_.data(), coalesce::detail::memory_kind::device,
-                                 other.memory_.data(), n_ * 4);
-    return *this;
-  }
-  std::uint32_t* data() const { return reinterpret_cast<std::uint32_t*>(memory_.data()); }
-
- private:
-  coalesce::detail::buffer memory_;
-  std::size_t n_;
-};
+// Index arrays (neighbour slots, counts) in device memory.
+using index_array = coalesce::device_array<std::uint32_t>;
 
 struct world {
   std::size_t n;
@@ -104,7 +89,7 @@ struct world {
   index_array counts;
 };
 
-std::uint32_t* raw(index_array const& v) { return v.data(); }
+std::uint32_t* raw(index_array& v) { return v.data(); }
 
 COALESCE_HOST_DEVICE inline float wrap(float d, float box) { return d - box * ::nearbyintf(d / box); }  // minimum image
 

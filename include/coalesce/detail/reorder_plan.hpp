@@ -5,6 +5,7 @@
 #include <cstdint>
 #include <memory>
 #include <span>
+#include <vector>
 
 #include "memory.hpp"
 
@@ -35,8 +36,11 @@ class reorder_plan {
   std::size_t size() const;
   // permutation()[new] = old, inverse()[old] = new; size() entries in the memory where the last
   // sort ran (GPU memory for device vectors in a CUDA build). Valid until the next sort.
-  std::span<std::uint32_t const> permutation();
-  std::span<std::uint32_t const> inverse();
+  [[nodiscard]] std::span<std::uint32_t const> permutation();
+  [[nodiscard]] std::span<std::uint32_t const> inverse();
+  // The same, copied to host memory (wherever the sort ran).
+  [[nodiscard]] std::vector<std::uint32_t> permutation_on_host();
+  [[nodiscard]] std::vector<std::uint32_t> inverse_on_host();
   // Allocations the plan has made so far; a steady-state loop of same-sized reorders leaves it
   // unchanged (what the tests check).
   std::size_t allocations() const;
