@@ -8,12 +8,18 @@
 //   static_assert(coalesce::reflect::leaf_t<Particle, 6>::offset == 24);  // mass, a float
 //   static_assert(coalesce::reflect::leaf_table_v<Particle>[8].extent == 4);
 //
-// Members are counted by Boost.PFR; no macro, no registration. Nested aggregates (a user vec3,
-// CUDA's float3) are flattened into their leaves; a std::array<U, N> member of leaf type U is
-// one leaf with an extent of N (N sub-columns, indexed at run time, so a 4096-long array costs
-// no more compile time than one int); any other trivially copyable member that is not a
-// reflectable aggregate (a union, a class with constructors, std::complex) is an opaque leaf,
-// stored whole. Types that cannot be reflected fail with a static_assert starting "coalesce:".
+// No macro, no registration, no Boost.PFR: the direct members of T are counted as the largest N
+// for which T{{}, {}, ... N times} compiles (each braced {} initializes exactly one member, so
+// a C array or std::array of any extent counts once; N is found by doubling, then bisection,
+// so the cost grows with the member count, never with sizeof(T)), and their declared types are
+// read through a structured binding of N names (detail/member_types.hpp). T{} must compile, and
+// T must not have a base class. Nested aggregates (a user vec3, CUDA's float3) are flattened
+// into their leaves; a std::array<U, N> member of leaf type U is one leaf with an extent of N
+// (N sub-columns, indexed at run time, so a 65536-long array costs no more compile time than
+// one int); any other trivially copyable member that is not a reflectable aggregate (a union,
+// a class with constructors, std::complex) is an opaque leaf, stored whole. Types that cannot
+// be reflected (C-array members included, under every layout) fail with a static_assert
+// starting "coalesce:".
 #pragma once
 #include <array>
 #include <cstddef>
@@ -21,8 +27,6 @@
 #include <tuple>
 #include <type_traits>
 #include <utility>
-
-#include <boost/pfr/tuple_size.hpp>
 
 #include "detail/member_types.hpp"
 
@@ -56,48 +60,130 @@ namespace detail {
 template <class U> struct is_std_array : std::false_type {};
 template <class U, std::size_t N> struct is_std_array<std::array<U, N>> : std::true_type {};
 
-// Converts to anything: lets T{{any}, {any}, ...} test how many members T really has.
-struct any_value {
-  template <class U> constexpr operator U() const noexcept;
-};
-
-// True when every one of PFR's N members takes its own braced initializer. It fails when a
-// C array took several of PFR's counts (brace elision) or a member is a reference.
-template <class T, std::size_t... I>
-constexpr bool braced_members_match(std::index_sequence<I...>) {
-  return requires { T{{(static_cast<void>(I), any_value{})}...}; };
-}
-
 template <class T> constexpr bool has_reflectable_shape() {
   return std::is_class_v<T> && !std::is_union_v<T> && std::is_aggregate_v<T> &&
          !std::is_polymorphic_v<T> && std::is_standard_layout_v<T> && std::is_trivially_copyable_v<T>;
 }
 
-template <class T> constexpr std::size_t pfr_member_count() {
+// Converts only to a (proper) base class of T: T{base_only<T>{}} compiles when T's first
+// aggregate element is a base class (C++17 aggregates may have bases; structured bindings and
+// member counting by initializers would then disagree). It also compiles when the first member
+// takes anything (a constructor template); T{no_conversion{}} tells that case apart.
+template <class T> struct base_only {
+  template <class U>
+    requires(std::is_class_v<U> && std::is_base_of_v<U, T> && !std::is_same_v<U, T>)
+  constexpr operator U() const noexcept;
+};
+struct no_conversion {};
+template <class T> constexpr bool has_aggregate_base() {
   if constexpr (has_reflectable_shape<T>()) {
-    return boost::pfr::tuple_size_v<T>;
-  } else {
-    return 0;
-  }
-}
-
-template <class T> constexpr bool members_are_plain() {
-  if constexpr (has_reflectable_shape<T>()) {
-    return braced_members_match<T>(std::make_index_sequence<pfr_member_count<T>()>{});
+    return requires { T{base_only<T>{}}; } && !requires { T{no_conversion{}}; };
   } else {
     return false;
   }
 }
 
-template <class T> auto member_types_if_plain(T& value) {
-  if constexpr (members_are_plain<T>()) {
-    return coalesce::detail::member_types_of<T, pfr_member_count<T>()>(value);
+// Member counting: the largest N for which T{{}, {}, ... N times} compiles. Each {} initializes
+// exactly one direct member (braces stop brace elision, so a C array or a std::array of any
+// extent is one member), and one initializer more than there are members does not compile.
+// Found by doubling (1, 2, 4, ...) then bisection: O(members * log members) initializers in
+// all, independent of sizeof(T) and of array extents. Needs T{} to compile (checked first).
+inline constexpr std::size_t too_many_members = coalesce::detail::max_direct_members + 1;
+
+template <class T, std::size_t Good, std::size_t Bad> constexpr std::size_t bisect_member_count() {
+  if constexpr (Bad - Good <= 1) {
+    return Good;
+  } else {
+    constexpr std::size_t mid = Good + (Bad - Good) / 2;
+    if constexpr (coalesce::detail::braced_init_with<T, mid>) {
+      return bisect_member_count<T, mid, Bad>();
+    } else {
+      return bisect_member_count<T, Good, mid>();
+    }
+  }
+}
+// Precondition: T{} compiles, and so does T{{} x K/2} (K = 1: the empty list).
+template <class T, std::size_t K> constexpr std::size_t double_member_count() {
+  if constexpr (K >= too_many_members) {
+    if constexpr (coalesce::detail::braced_init_with<T, too_many_members>) {
+      return too_many_members;
+    } else {
+      return bisect_member_count<T, K / 2, too_many_members>();
+    }
+  } else if constexpr (coalesce::detail::braced_init_with<T, K>) {
+    return double_member_count<T, K * 2>();
+  } else {
+    return bisect_member_count<T, K / 2, K>();
+  }
+}
+
+// The checks that counting relies on; their failures have their own static_asserts in members.
+template <class T> constexpr bool countable() {
+  if constexpr (has_reflectable_shape<T>()) {
+    return coalesce::detail::braced_init_with<T, 0> && !has_aggregate_base<T>();
+  } else {
+    return false;
+  }
+}
+
+// The number of direct members; too_many_members when there are more than the tables hold.
+template <class T> constexpr std::size_t member_count() {
+  if constexpr (countable<T>()) {
+    return double_member_count<T, 1>();
+  } else {
+    return 0;
+  }
+}
+
+template <class T> constexpr bool can_bind_members() { return countable<T>() && member_count<T>() < too_many_members; }
+
+template <class T> auto bound_member_types(T& value) {
+  if constexpr (can_bind_members<T>()) {
+    return coalesce::detail::member_types_of<T, member_count<T>()>(value);
   } else {
     (void)value;
     return type_list<>{};
   }
 }
-template <class T> using member_type_list = decltype(member_types_if_plain<T>(std::declval<T&>()));
+// The declared types of T's direct members, as the structured binding sees them.
+template <class T> using bound_types = decltype(bound_member_types<T>(std::declval<T&>()));
+
+template <class... M> constexpr bool no_c_array_members(type_list<M...>) { return (!std::is_array_v<M> && ...); }
+
+template <class T> constexpr bool members_are_plain() {
+  if constexpr (can_bind_members<T>()) {
+    return no_c_array_members(bound_types<T>{});
+  } else {
+    return false;
+  }
+}
+
+// The member types coalesce works with: empty when T cannot be reflected (its static_asserts
+// say why), so that a rejected type produces one coalesce: message, not a cascade.
+template <class T> using member_type_list = std::conditional_t<members_are_plain<T>(), bound_types<T>, type_list<>>;
+
+// Instantiated (by members<T>) for each direct member: a C-array member fails here, and the
+// diagnostic names this template with the member's index and declared type, e.g.
+// "c_array_member<2, float [4]>" (a static_assert message cannot carry them in C++20).
+template <std::size_t Index, class Member> struct c_array_member {
+  static_assert(!std::is_array_v<Member>,
+                "coalesce: the element type has a C-array member, named in this diagnostic as "
+                "c_array_member<member index, member type> (e.g. c_array_member<2, float [4]>: member 2 "
+                "is a float[4]); use std::array<U, N> instead of U[N]. Every layout needs this, aos "
+                "included: coalesce reaches the members of every layout through reflection");
+  static constexpr bool checked = true;
+};
+template <class... M, std::size_t... K> constexpr bool check_c_arrays(type_list<M...>, std::index_sequence<K...>) {
+  return (c_array_member<K, M>::checked && ...);
+}
+template <class T> constexpr bool check_c_arrays() {
+  if constexpr (can_bind_members<T>()) {
+    using types = bound_types<T>;
+    return check_c_arrays(types{}, std::make_index_sequence<types::size>{});
+  } else {
+    return true;
+  }
+}
 
 template <class L> struct list_as_tuple;
 template <class... M> struct list_as_tuple<type_list<M...>> { using type = std::tuple<M...>; };
@@ -159,9 +245,16 @@ template <class T> struct members {
   static_assert(std::is_trivially_copyable_v<T>,
                 "coalesce: the element type must be trivially copyable (no std::string, std::vector or "
                 "user-defined copy); store such data outside and keep an index in the struct");
-  static_assert(!detail::has_reflectable_shape<T>() || detail::members_are_plain<T>(),
-                "coalesce: the element type has a C-array or reference member; use std::array<U, N> "
-                "instead of U[N], and store values instead of references");
+  static_assert(!detail::has_reflectable_shape<T>() || !detail::has_aggregate_base<T>(),
+                "coalesce: the element type has a base class; coalesce reflects direct data members "
+                "only: put the base's members into a named member instead");
+  static_assert(!detail::has_reflectable_shape<T>() || detail::has_aggregate_base<T>() ||
+                    coalesce::detail::braced_init_with<T, 0>,
+                "coalesce: the element type must be value-initializable (T{} must compile): a member "
+                "of a class type without a default constructor cannot be reflected; give it one");
+  static_assert(!detail::countable<T>() || detail::member_count<T>() <= coalesce::detail::max_direct_members,
+                "coalesce: a struct has more than 64 direct members; group some of them into a nested struct");
+  static_assert(detail::check_c_arrays<T>(), "coalesce: the element type has a C-array member");
 
   using types = detail::member_type_list<T>;
   static constexpr std::size_t count = types::size;

@@ -1,4 +1,4 @@
-// expect: coalesce: the element type has a C-array or reference member
+// expect: coalesce: the element type has a C-array member
 #include <coalesce/coalesce.hpp>
 struct bad { float pos[3]; int id; };
 coalesce::host_vector<bad> v;
