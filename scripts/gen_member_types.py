@@ -53,6 +53,33 @@ parts.append(""" else {
   }
 }
 
+// The index of the direct member of `value` at address `target` (N when none is): how a
+// member pointer becomes a member index in a constant expression (split.hpp's fields<...>),
+// where a member pointer's offset cannot be read.
+constexpr std::size_t index_of_address(void const* const* addresses, std::size_t n, void const* target) {
+  for (std::size_t k = 0; k < n; ++k) {
+    if (addresses[k] == target) return k;
+  }
+  return n;
+}
+template <class T, std::size_t N> constexpr std::size_t member_index_of_address(T const& value, void const* target) {
+  static_assert(N >= 1 && N <= max_direct_members);
+  if constexpr (N == 0) {
+    return 0;
+  }""")
+for n in range(1, N + 1):
+    names = ", ".join(f"m{i}" for i in range(n))
+    addrs = ", ".join(f"&m{i}" for i in range(n))
+    parts.append(f""" else if constexpr (N == {n}) {{
+    auto const& [{names}] = value;
+    void const* const addresses[] = {{{addrs}}};
+    return index_of_address(addresses, N, target);
+  }}""")
+parts.append(""" else {
+    return N;
+  }
+}
+
 }  // namespace coalesce::detail
 """)
 root = pathlib.Path(__file__).resolve().parent.parent

@@ -1,10 +1,12 @@
 #!/usr/bin/env bash
 # The one batch for the H200 machine: build (CUDA, Release, sm_90), run every test, then the
-# benchmarks, leaving logs under $OUT (at most 8 files come back from a device run). Run from
+# benchmarks, leaving logs under $OUT (at most 8 files come back from a device run: gpu.txt,
+# ctest.log, sanitize.log, bench.txt, integrator.json, layouts.json, ncu.txt, and build.log on failure). Run from
 # the repository root after ../shared/tools/stage-gpu-deps, with .deps carried.
-#   usage: scripts/gpu-check.sh [tests|bench|ncu|all]     (all = tests + bench + ncu)
+#   usage: scripts/gpu-check.sh [tests|sanitize|bench|ncu|all]...   (all = tests + sanitize + bench + ncu)
 set -uo pipefail
-what=${1:-all}
+what=" ${*:-all} "
+wants() { [[ $what == *" all "* || $what == *" $1 "* ]]; }
 out=${OUT:-$PWD/out}
 mkdir -p "$out"
 logs=$(mktemp -d)
@@ -14,19 +16,26 @@ cmake -S . -B build-gpu -G Ninja -DCMAKE_BUILD_TYPE=Release -DCOALESCE_ENABLE_CU
   -DCMAKE_PREFIX_PATH="$CMAKE_PREFIX_PATH" > "$logs/configure.log" 2>&1 || { cp "$logs/configure.log" "$out/"; tail -30 "$logs/configure.log"; exit 1; }
 cmake --build build-gpu -j 16 > "$logs/build.log" 2>&1 || { cp "$logs/build.log" "$out/"; grep -E "error" "$logs/build.log" | head -40; exit 1; }
 status=0
-if [[ $what == all || $what == tests ]]; then
+if wants tests; then
   (cd build-gpu && ctest --output-on-failure -j 4 --timeout 300) > "$out/ctest.log" 2>&1 || status=1
   tail -25 "$out/ctest.log"
 fi
-if [[ $what == all || $what == bench ]]; then
-  samples=build-gpu/samples
-  $samples/particle_integrator/particle_integrator --json "$out/integrator.json" > "$out/integrator.txt" 2>&1 || status=1
-  $samples/convert_legacy/convert_legacy > "$out/convert_legacy.txt" 2>&1 || status=1
-  $samples/neighbor_reorder/neighbor_reorder > "$out/reorder.txt" 2>&1 || status=1
-  $samples/neighbor_reorder/neighbor_reorder --bench >> "$out/reorder.txt" 2>&1 || status=1
-  tail -n 30 "$out/integrator.txt" "$out/convert_legacy.txt" "$out/reorder.txt"
+if wants sanitize; then
+  scripts/gpu-sanitize.sh build-gpu "$out" || status=1
 fi
-if [[ $what == all || $what == ncu ]]; then
+if wants bench; then
+  samples=build-gpu/samples
+  bench=$out/bench.txt
+  : > "$bench"
+  run_sample() { echo "=== $*" >> "$bench"; "$@" >> "$bench" 2>&1 || { echo "FAILED: $*" >> "$bench"; status=1; }; }
+  run_sample $samples/particle_integrator/particle_integrator --json "$out/integrator.json"
+  run_sample $samples/neighbor_reorder/neighbor_reorder --layouts --json "$out/layouts.json"
+  run_sample $samples/convert_legacy/convert_legacy
+  run_sample $samples/neighbor_reorder/neighbor_reorder
+  run_sample $samples/neighbor_reorder/neighbor_reorder --bench
+  grep -E "^(step|drift_x|convert|ceiling) |^(random|hilbert) order|FAILED|DIFFERENT" "$bench"
+fi
+if wants ncu; then
   # Nsight Compute's sector counts against coalesce::analysis's predictions (docs/analysis.md).
   export PATH=$PATH:$(ls -d /opt/nvidia/nsight-compute/*/ 2>/dev/null | tail -1)
   samples/explore/ncu_compare.sh build-gpu > "$out/ncu.txt" 2>&1 || status=1

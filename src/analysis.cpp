@@ -419,11 +419,10 @@ layout_report analyse_columns(device_model const& model, std::string layout, std
   std::vector<std::uint64_t> lanes;
   for (column_desc const& c : columns) {
     leaf_row row{c.path, c.leaf, c.sub, c.bytes, {}};
-    std::uint64_t const mask = (std::uint64_t{1} << c.block_shift) - 1;
     for (std::uint64_t w = 0; w < warps; ++w) {
       lanes.clear();
       for (std::uint64_t i = w * model.warp_size; i < (w + 1) * model.warp_size; ++i) {
-        lanes.push_back(c.base + (i >> c.block_shift) * c.block_stride + (i & mask) * c.stride);
+        lanes.push_back(c.block == 0 ? c.base + i * c.stride : c.base + (i / c.block) * c.block_stride + (i % c.block) * c.stride);
       }
       add_lanes(counter, lanes, static_cast<std::uint32_t>(c.bytes), row.stats);
     }

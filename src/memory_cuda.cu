@@ -327,7 +327,8 @@ void launch_copies(std::vector<column_copy> const& parts, std::size_t first, std
 // True when 4 consecutive elements (from a multiple of 4) of a 4-byte column are one aligned
 // 16-byte word: contiguous columns, or blocks of at least 4 elements.
 bool runs_of_four(column_ref const& c) {
-  bool const contiguous = c.stride == 4 && (c.block_shift == 63 || (c.block_shift >= 2 && c.block_stride % 16 == 0));
+  bool const contiguous =
+      c.stride == 4 && (c.block_shift == 63 || (c.block_shift >= 2 && c.block_shift < 63 && c.block_stride % 16 == 0));
   return contiguous && reinterpret_cast<std::uintptr_t>(c.base) % 16 == 0;
 }
 }  // namespace

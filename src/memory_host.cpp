@@ -40,8 +40,8 @@ template <std::size_t W> void copy_range(column_copy const& c, std::size_t begin
   }
   for (std::size_t i = begin; i < end;) {
     // the run of elements up to the next block boundary of either side is contiguous on that side
-    std::size_t const src_block = std::size_t{1} << std::min(c.src.block_shift, 62u);
-    std::size_t const dst_block = std::size_t{1} << std::min(c.dst.block_shift, 62u);
+    std::size_t const src_block = c.src.block_shift == 63 ? end : c.src.block_elements();
+    std::size_t const dst_block = c.dst.block_shift == 63 ? end : c.dst.block_elements();
     std::size_t const run_end = std::min({end, (i / src_block + 1) * src_block, (i / dst_block + 1) * dst_block});
     std::byte* __restrict__ dst = c.dst.address(i);
     std::byte const* __restrict__ src = c.src.address(i);

@@ -24,8 +24,7 @@ template <class Space, class V> void drift(V v, float dt) {
   coalesce::synchronize(Space{});
 }
 
-TEST_CASE_TEMPLATE("the same loop gives the same particles on every layout and space", Layout, coalesce::aos,
-                   coalesce::soa, coalesce::aosoa<8>) {
+TEST_CASE_TEMPLATE("the same loop gives the same particles on every layout and space", Layout, COALESCE_ALL_LAYOUTS) {
   std::size_t const n = 10001;
   std::vector<Particle> records(n);
   for (std::size_t i = 0; i < n; ++i) records[i] = make_particle(i);

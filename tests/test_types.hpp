@@ -4,6 +4,7 @@
 #include <complex>
 #include <cstdint>
 #include <cstring>
+#include <string>
 #include <type_traits>
 
 #include <coalesce/coalesce.hpp>
@@ -89,5 +90,47 @@ inline Mixed make_mixed(std::size_t i) {
   m.cell = -static_cast<std::int64_t>(i) * 1000003;
   return m;
 }
+
+// The test suite's own mapping, written against the documented concept (docs/layouts.md): every
+// leaf a column, all in one blob, in reverse member order, sub-columns of std::array leaves
+// back to back. One blob with capacity-dependent offsets: unlike every built-in layout.
+struct reversed_columns {
+  static std::string name() { return "reversed_columns"; }
+  template <class Shape> struct mapping {
+    static constexpr std::size_t blob_count = 1;
+    static constexpr std::size_t blob_of(std::size_t) { return 0; }
+    constexpr mapping() = default;
+    COALESCE_HOST_DEVICE constexpr explicit mapping(std::size_t capacity) : capacity_(capacity) {}
+    std::size_t capacity() const { return capacity_; }
+    std::size_t blob_bytes(std::size_t) const { return start(0) + Shape::leaves[0].extent * pitch(0); }
+    COALESCE_HOST_DEVICE constexpr coalesce::column_place place(std::size_t leaf, std::size_t sub) const {
+      return {start(leaf) + sub * pitch(leaf), Shape::leaf(leaf).size, 0, 0};
+    }
+
+   private:
+    COALESCE_HOST_DEVICE constexpr std::size_t pitch(std::size_t leaf) const {
+      return (capacity_ * Shape::leaf(leaf).size + 15) / 16 * 16;  // keeps every column 16-byte aligned
+    }
+    COALESCE_HOST_DEVICE constexpr std::size_t start(std::size_t leaf) const {  // after the leaves that follow it
+      std::size_t offset = 0;
+      for (std::size_t k = Shape::count; k-- > leaf + 1;) offset += Shape::leaf(k).extent * pitch(k);
+      return offset;
+    }
+    std::size_t capacity_ = 0;
+  };
+};
+
+// Splits written once for every test type (member indices, not member pointers): the first
+// member packed (padded) with the rest as columns; and a nested one: members 0 and 1 as a group
+// that is itself split (member 1 records, member 0 in blocks of 4), the rest unpadded records.
+using split_first = coalesce::split<coalesce::member_indices<0>, coalesce::aos, coalesce::soa>;
+using split_nested = coalesce::split<coalesce::member_indices<0, 1>,
+                                     coalesce::split<coalesce::member_indices<1>, coalesce::aos, coalesce::aosoa<4>>,
+                                     coalesce::aos, coalesce::unpadded>;
+
+// Every layout the suites run on.
+#define COALESCE_ALL_LAYOUTS                                                                           \
+  coalesce::aos, coalesce::soa, coalesce::aosoa<8>, coalesce::aosoa<6>, coalesce_test::split_first,  \
+      coalesce_test::split_nested, coalesce_test::reversed_columns
 
 }  // namespace coalesce_test

@@ -17,8 +17,11 @@ template <class L, class S> struct config {
 };
 #define COALESCE_TEST_CONFIGS                                                                          \
   config<coalesce::aos, coalesce::host>, config<coalesce::soa, coalesce::host>,                        \
-      config<coalesce::aosoa<8>, coalesce::host>, config<coalesce::aos, coalesce::device>,             \
-      config<coalesce::soa, coalesce::device>, config<coalesce::aosoa<32>, coalesce::device>
+      config<coalesce::aosoa<8>, coalesce::host>, config<coalesce::aosoa<6>, coalesce::host>,          \
+      config<split_first, coalesce::host>, config<split_nested, coalesce::host>,                       \
+      config<reversed_columns, coalesce::host>, config<coalesce::aos, coalesce::device>,               \
+      config<coalesce::soa, coalesce::device>, config<coalesce::aosoa<32>, coalesce::device>,          \
+      config<split_nested, coalesce::device>
 
 template <class T, class V> std::vector<T> records_of(V const& v) {
   std::vector<T> out(v.size());
@@ -130,7 +133,7 @@ TEST_CASE("columns of a soa vector start on 256-byte boundaries") {
   coalesce::host_vector<Mixed> v(13);
   auto const s = v.storage();
   for (std::size_t l = 0; l < coalesce::reflect::leaf_count_v<Mixed>; ++l) {
-    CHECK(reinterpret_cast<std::uintptr_t>(s.columns[l]) % 256 == 0);
+    CHECK(reinterpret_cast<std::uintptr_t>(s.blobs[l]) % 256 == 0);
   }
 }
 
@@ -150,9 +153,13 @@ template <class T, class LA, class SA> void round_trip_all_targets(std::vector<T
   round_trip<T, LA, SA, coalesce::aos, coalesce::host>(records);
   round_trip<T, LA, SA, coalesce::soa, coalesce::host>(records);
   round_trip<T, LA, SA, coalesce::aosoa<32>, coalesce::host>(records);
+  round_trip<T, LA, SA, coalesce::aosoa<6>, coalesce::host>(records);
+  round_trip<T, LA, SA, split_first, coalesce::host>(records);
+  round_trip<T, LA, SA, split_nested, coalesce::host>(records);
+  round_trip<T, LA, SA, reversed_columns, coalesce::host>(records);
   round_trip<T, LA, SA, coalesce::aos, coalesce::device>(records);
   round_trip<T, LA, SA, coalesce::soa, coalesce::device>(records);
-  round_trip<T, LA, SA, coalesce::aosoa<32>, coalesce::device>(records);
+  round_trip<T, LA, SA, split_first, coalesce::device>(records);
 }
 
 TEST_CASE_TEMPLATE("round trips are bit-exact for every layout, space and awkward size", C, COALESCE_TEST_CONFIGS) {

@@ -11,7 +11,7 @@
 
 using namespace coalesce_test;
 
-#define COALESCE_TEST_LAYOUTS coalesce::aos, coalesce::soa, coalesce::aosoa<8>, coalesce::aosoa<32>
+#define COALESCE_TEST_LAYOUTS COALESCE_ALL_LAYOUTS, coalesce::aosoa<32>
 
 TEST_CASE_TEMPLATE("a proxy reads and writes like the struct", Layout, COALESCE_TEST_LAYOUTS) {
   coalesce::host_vector<Particle, Layout> h(37);

@@ -270,7 +270,7 @@ struct column_desc {
   std::string path;
   std::size_t leaf, sub, bytes;
   std::uint64_t base, stride, block_stride;
-  unsigned block_shift;
+  std::uint64_t block;  // elements per block, 0: unblocked
 };
 layout_report analyse_columns(device_model const& model, std::string layout, std::size_t record_bytes,
                               std::vector<column_desc> const& columns, std::uint64_t warps);
@@ -298,15 +298,7 @@ template <class U, class M, class N, class... Rest> member_span path_span(M U::*
 
 }  // namespace detail
 
-template <class Layout> std::string layout_name() {
-  if constexpr (std::is_same_v<Layout, aos>) {
-    return "aos";
-  } else if constexpr (std::is_same_v<Layout, soa>) {
-    return "soa";
-  } else {
-    return "aosoa<" + std::to_string(Layout::width) + ">";
-  }
-}
+template <class Layout> std::string layout_name() { return coalesce::detail::layout_name_of<Layout>(); }
 
 template <class T, class M, class... Rest> std::vector<std::size_t> leaves_of(M T::*member, Rest... rest) {
   static_assert(reflect::reflectable<T>, "coalesce: leaves_of() needs a member path of a reflectable struct");
@@ -317,7 +309,6 @@ template <class T, class M, class... Rest> std::vector<std::size_t> leaves_of(M 
 
 template <class T, class Layout>
 layout_report layout_table(device_model const& model, std::span<const std::size_t> selected, std::uint64_t warps) {
-  static_assert(is_layout<Layout>::value, "coalesce: layout_table<T, Layout> needs aos, soa or aosoa<W>");
   model.validate();
   constexpr auto const& table = reflect::leaf_table_v<T>;
   for (std::size_t l : selected) {
@@ -329,19 +320,24 @@ layout_report layout_table(device_model const& model, std::span<const std::size_
   if (warps == 0 || warps > (std::uint64_t{1} << 16)) {
     coalesce::detail::throw_error("layout_table(): warps must be 1..65536 (got " + std::to_string(warps) + ")");
   }
-  // Column addresses come from layout_storage itself, over a real buffer of the right size, so
-  // the table can never disagree with where the views put the data.
+  // Column addresses come from the layout's mapping itself, with blobs carved as a vector
+  // carves them from one 256-byte aligned allocation, so the table can never disagree with
+  // where the views put the data (and nothing is allocated to learn it).
   using storage = layout_storage<T, Layout>;
+  using mapping = typename storage::mapping_type;
   std::size_t const capacity = static_cast<std::size_t>(warps) * model.warp_size;
-  std::vector<std::byte> buffer(storage::bytes(capacity) + 1);
-  storage const s = storage::over(buffer.data(), capacity);
+  mapping const m(capacity);
+  std::array<std::uint64_t, storage::blob_count> blob_start{};
+  for (std::size_t b = 1; b < storage::blob_count; ++b) {
+    blob_start[b] = blob_start[b - 1] + coalesce::detail::round_up(m.blob_bytes(b - 1), column_alignment);
+  }
   std::vector<detail::column_desc> columns;
   for (std::size_t k = 0; k < (selected.empty() ? table.size() : selected.size()); ++k) {
     std::size_t const l = selected.empty() ? k : selected[k];
     for (std::size_t j = 0; j < table[l].extent; ++j) {
-      column_ref const c = s.column(l, j);
-      columns.push_back({detail::leaf_path(table[l], j), l, j, table[l].size,
-                         static_cast<std::uint64_t>(c.base - buffer.data()), c.stride, c.block_stride, c.block_shift});
+      column_place const p = m.place(l, j);
+      columns.push_back({detail::leaf_path(table[l], j), l, j, table[l].size, blob_start[mapping::blob_of(l)] + p.offset,
+                         p.stride, p.block_stride, p.block});
     }
   }
   return detail::analyse_columns(model, layout_name<Layout>(), sizeof(T), columns, warps);

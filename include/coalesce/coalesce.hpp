@@ -24,5 +24,6 @@
 #include "reflect.hpp"
 #include "reorder.hpp"
 #include "space.hpp"
+#include "split.hpp"
 #include "vector.hpp"
 #include "view.hpp"

@@ -24,6 +24,10 @@
 #include "layout.hpp"
 #include "reflect.hpp"
 
+#if COALESCE_DEVICE_COMPILER
+#include <vector_types.h>
+#endif
+
 namespace coalesce {
 
 // Where a nested struct sits inside the root: its first leaf and its byte offset. Known at
@@ -71,6 +75,44 @@ template <std::size_t N, class R, class F> COALESCE_HOST_DEVICE COALESCE_INLINE 
     ((index == L ? (result = f.template operator()<L>(), 0) : 0), ...);
   }(std::make_index_sequence<N>{});
   return result;
+}
+// Loads a struct U stored whole in a slot of `Align`-aligned, `Slot`-byte memory. Where the
+// slot allows, one vector load reads it (a 12-byte vec3 in a 16-byte slot: one ld.global.v4),
+// which the compiler cannot know from U's own 4-byte alignment.
+template <class U, std::size_t Align, std::size_t Slot>
+COALESCE_HOST_DEVICE COALESCE_INLINE U load_packed(std::byte const* p) {
+#if COALESCE_IN_DEVICE_CODE
+  if constexpr (Align >= 16 && Slot >= 16 && sizeof(U) > 8 && sizeof(U) <= 16) {
+    uint4 const word = *reinterpret_cast<uint4 const*>(p);
+    U out;
+    memcpy(&out, &word, sizeof(U));
+    return out;
+  } else if constexpr (Align >= 8 && Slot >= 8 && sizeof(U) > 4 && sizeof(U) <= 8) {
+    uint2 const word = *reinterpret_cast<uint2 const*>(p);
+    U out;
+    memcpy(&out, &word, sizeof(U));
+    return out;
+  }
+#endif
+  return *reinterpret_cast<U const*>(p);
+}
+
+// True when leaves [F, F + leaves of U) of Root have U's leaves' sizes, extents and relative
+// offsets: where a nested U found at run time (by member pointer) could start.
+template <class Root, class U, std::size_t F> constexpr bool node_fits() {
+  constexpr std::size_t count = reflect::leaf_count_v<U>;
+  if constexpr (F + count > reflect::leaf_count_v<Root>) {
+    return false;
+  } else {
+    constexpr auto const& r = reflect::leaf_table_v<Root>;
+    constexpr auto const& u = reflect::leaf_table_v<U>;
+    for (std::size_t l = 0; l < count; ++l) {
+      if (r[F + l].size != u[l].size || r[F + l].extent != u[l].extent || r[F + l].offset - r[F].offset != u[l].offset) {
+        return false;
+      }
+    }
+    return true;
+  }
 }
 }  // namespace detail
 
@@ -168,16 +210,31 @@ template <class Root, class Layout, class U, class Node, bool Const> class refer
       : storage_(storage), index_(index), node_(node) {}
   reference(reference const&) = default;
 
-  // Load: the whole record (or nested struct) into registers.
+  // Load: the whole record (or nested struct) into registers; where the mapping stores it whole,
+  // as one load (a vector load when its slot allows).
   COALESCE_HOST_DEVICE COALESCE_INLINE operator U() const {
-    if constexpr (std::is_same_v<Layout, aos>) {
-      return *reinterpret_cast<U const*>(storage_.record_address(index_) + node_.offset());
+    if constexpr (detail::is_static_node<Node>) {
+      constexpr node_slot slot = storage_type::template node<Node::first(), reflect::leaf_count_v<U>>();
+      if constexpr (slot.alignment != 0 && slot.bytes >= sizeof(U)) {
+        return detail::load_packed<U, slot.alignment, slot.bytes>(
+            storage_.template leaf_address<Node::first(), std::byte const>(index_, 0));
+      } else {
+        return load_members();
+      }
     } else {
-      // Member-wise aggregate initialization: values go straight to registers, which
-      // optimizers (and vectorizers) handle better than bytes written into a local.
-      return [&]<std::size_t... K>(std::index_sequence<K...>) {
-        return U{static_cast<typename info::template type<K>>(get<K>())...};
-      }(std::make_index_sequence<info::count>{});
+#if COALESCE_IN_DEVICE_CODE
+      // A struct found by member pointer: its first leaf is a constant once inlined, so the
+      // select below folds to the one static node it names.
+      return detail::select_index<reflect::leaf_count_v<Root>, U>(node_.first(), [&]<std::size_t F>() -> U {
+        if constexpr (detail::node_fits<Root, U, F>()) {
+          return reference<Root, Layout, U, static_node<F, reflect::leaf_table_v<Root>[F].offset>, Const>(storage_, index_);
+        } else {
+          return U{};
+        }
+      });
+#else
+      return load_members();  // host code: a chain of selects would defeat the vectorizer
+#endif
     }
   }
 
@@ -185,8 +242,15 @@ template <class Root, class Layout, class U, class Node, bool Const> class refer
   COALESCE_HOST_DEVICE COALESCE_INLINE reference const& operator=(U const& value) const
     requires(!Const)
   {
-    if constexpr (std::is_same_v<Layout, aos>) {
-      *reinterpret_cast<U*>(storage_.record_address(index_) + node_.offset()) = value;
+    constexpr node_slot slot = [] {
+      if constexpr (detail::is_static_node<Node>) {
+        return storage_type::template node<Node::first(), reflect::leaf_count_v<U>>();
+      } else {
+        return node_slot{};
+      }
+    }();
+    if constexpr (slot.alignment != 0 && slot.bytes >= sizeof(U)) {
+      *storage_.template leaf_address<Node::first(), U>(index_, 0) = value;
     } else {
       auto const* bytes = reinterpret_cast<std::byte const*>(&value);
       for_each_leaf([&]<class E>(E* element, std::size_t relative) {
@@ -240,6 +304,14 @@ template <class Root, class Layout, class U, class Node, bool Const> class refer
     }(std::make_index_sequence<info::count>{});
     if (!found) detail::fail_member_pointer();
     return (detail::member_access<Root, Layout, M, dynamic_node, Const>(storage_, index_, child));
+  }
+
+  // Member-wise aggregate initialization: values go straight to registers, which optimizers
+  // (and vectorizers) handle better than bytes written into a local.
+  COALESCE_HOST_DEVICE COALESCE_INLINE U load_members() const {
+    return [&]<std::size_t... K>(std::index_sequence<K...>) {
+      return U{static_cast<typename info::template type<K>>(get<K>())...};
+    }(std::make_index_sequence<info::count>{});
   }
 
   friend COALESCE_HOST_DEVICE void swap(reference const& a, reference const& b)

@@ -69,24 +69,41 @@ inline void check_same_size(char const* what, std::size_t got, std::size_t want)
   }
 }
 
-// The columns a permutation moves: for aos, whole records (two 16-byte words for a 32-byte
-// record instead of eight 4-byte loads); otherwise every 1-D column. No heap allocation.
+// The columns a permutation moves: a blob that holds records (every column in it unblocked,
+// with one stride R, inside [0, R): aos, a split's packed group) moves as R-byte records (two
+// 16-byte words for a 32-byte record instead of eight 4-byte loads); other blobs column by
+// column. No heap allocation.
 template <class T, class L> struct permutation_columns {
-  std::array<column_copy, reflect::column_count_v<T> + 1> columns{};
+  std::array<column_copy, reflect::column_count_v<T> + layout_storage<T, L>::blob_count> columns{};
   std::size_t count = 0;
 };
+template <class T, class L> std::size_t record_stride_of_blob(layout_storage<T, L> const& s, std::size_t blob) {
+  using M = typename layout_storage<T, L>::mapping_type;
+  std::size_t stride = 0;
+  bool records = true;
+  for_each_column<T>([&](std::size_t l, std::size_t j) {
+    if (M::blob_of(l) != blob) return;
+    column_place const p = s.map.place(l, j);
+    if (stride == 0) stride = p.stride;
+    records = records && p.block == 0 && p.stride == stride && p.offset + reflect::leaf_table_v<T>[l].size <= stride;
+  });
+  return records ? stride : 0;
+}
 template <class T, class L>
 permutation_columns<T, L> columns_to_permute(layout_storage<T, L> const& dst, layout_storage<T, L> const& src) {
+  using M = typename layout_storage<T, L>::mapping_type;
   permutation_columns<T, L> out;
-  if constexpr (std::is_same_v<L, aos>) {
-    out.columns[0] = {column_ref{dst.base(), sizeof(T), 0, 63}, column_ref{src.base(), sizeof(T), 0, 63}, sizeof(T)};
-    out.count = 1;
-  } else {
-    for (std::size_t l = 0; l < reflect::leaf_count_v<T>; ++l) {
-      auto const& info = reflect::leaf_table_v<T>[l];
-      for (std::size_t j = 0; j < info.extent; ++j) out.columns[out.count++] = {dst.column(l, j), src.column(l, j), info.size};
+  std::array<bool, layout_storage<T, L>::blob_count> as_records{};
+  for (std::size_t b = 0; b < as_records.size(); ++b) {
+    std::size_t const stride = record_stride_of_blob(src, b);
+    as_records[b] = stride != 0 && stride == record_stride_of_blob(dst, b);
+    if (as_records[b]) {
+      out.columns[out.count++] = {column_ref{dst.blobs[b], stride, 0, 63}, column_ref{src.blobs[b], stride, 0, 63}, stride};
     }
   }
+  for_each_column<T>([&](std::size_t l, std::size_t j) {
+    if (!as_records[M::blob_of(l)]) out.columns[out.count++] = {dst.column(l, j), src.column(l, j), reflect::leaf_table_v<T>[l].size};
+  });
   return out;
 }
 

@@ -36,9 +36,7 @@ template <class T, class L, class S> struct is_vector<vector<T, L, S>> : std::tr
 
 template <class T, class Layout, class Space> class vector {
   static_assert(!std::is_const_v<T>, "coalesce: vector<T const> is not allowed; use a const vector or view<T const>");
-  static_assert(is_layout<Layout>::value, "coalesce: the layout must be coalesce::aos, coalesce::soa or coalesce::aosoa<W>");
   static_assert(space<Space>, "coalesce: the space must be coalesce::host or coalesce::device");
-  static_assert(sizeof(Layout) > 0);  // instantiates aosoa<W>, whose own static_assert checks W
   static constexpr detail::memory_kind kind = detail::kind_of_space<Space>;
   using storage_type = layout_storage<T, Layout>;
 

@@ -11,9 +11,14 @@
 //   coalesce::view<Particle, coalesce::aos> legacy(particles_ptr, n);
 //   auto cols = coalesce::view<Particle, coalesce::soa>::over_columns(n, {px, py, pz, vx, vy, vz, masses, ids});
 //
-// The same kernel source runs on view<T, aos>, view<T, soa> and view<T, aosoa<W>>. The layout's
-// pointers are members held by value, so they travel as kernel parameters (no reloads from
-// global memory after each store). view<T const, L> is the read-only form.
+//   // Keep a float4 array of positions as it is, the other fields as columns (split.hpp):
+//   using keep_float4 = coalesce::split<coalesce::fields<&Atom::pos>, coalesce::aos, coalesce::soa>;
+//   auto atoms = coalesce::view<Atom, keep_float4>::over_blobs(n, {positions_float4, charges, ids});
+//
+// The same kernel source runs on every layout (aos, soa, aosoa<W>, split<...>, a user's own
+// mapping). The mapping and the blob pointers are members held by value, so they travel as
+// kernel parameters (no reloads from global memory after each store). view<T const, L> is the
+// read-only form.
 #pragma once
 #include <array>
 #include <cstddef>
@@ -45,6 +50,30 @@ inline void check_user_pointer(void const* p, std::size_t n, std::size_t align, 
                 std::to_string(align) + " bytes (the alignment of its type); allocate it with new, "
                 "std::vector or cudaMalloc, or copy it into a coalesce::vector");
   }
+}
+// True when a mapping stores T[capacity] in its one blob, exactly as an array of T (what a view
+// over a user's array of records needs). Read from the mapping's placements at compile time.
+template <class M, class T> constexpr bool stores_record_array() {
+  if constexpr (M::blob_count != 1) {
+    return false;
+  } else {
+    constexpr M m{};  // place() is constexpr by the mapping concept (docs/layouts.md)
+    auto const& table = reflect::leaf_table_v<T>;
+    for (std::size_t l = 0; l < table.size(); ++l) {
+      for (std::size_t j = 0; j < table[l].extent; ++j) {
+        if (!(m.place(l, j) == column_place{table[l].offset + j * table[l].size, sizeof(T), 0, 0})) return false;
+      }
+    }
+    return true;
+  }
+}
+
+// A leaf's column placement with capacity-independent facts (stride, blocks), for the column type.
+template <class M, std::size_t L> constexpr column_place static_place() {
+  // A compile error here: the mapping must be default-constructible with a constexpr place()
+  // (docs/layouts.md), so that column types can be chosen at compile time.
+  constexpr column_place p = M{}.place(L, 0);
+  return p;
 }
 }  // namespace detail
 
@@ -84,13 +113,11 @@ template <class View> class view_iterator {
 };
 
 template <class T, class Layout = soa> class view {
-  static_assert(is_layout<Layout>::value, "coalesce: the layout must be coalesce::aos, coalesce::soa or coalesce::aosoa<W>");
-  static_assert(sizeof(Layout) > 0);  // instantiates aosoa<W>, whose own static_assert checks W
-
  public:
   using value_type = std::remove_const_t<T>;
   using layout_type = Layout;
   using storage_type = layout_storage<value_type, Layout>;
+  using mapping_type = typename storage_type::mapping_type;
   static constexpr bool is_const = std::is_const_v<T>;
   using reference = coalesce::reference<value_type, Layout, value_type, static_node<0, 0>, is_const>;
   using iterator = view_iterator<view>;
@@ -100,19 +127,49 @@ template <class T, class Layout = soa> class view {
   view() = default;
   COALESCE_HOST_DEVICE view(storage_type storage, std::size_t n) : storage_(storage), size_(n) {}
 
-  // An aos view over an existing array of records (no copy). Throws on null or misaligned data.
+  // A view over an existing array of records (no copy), for layouts that store records as an
+  // array (aos). Throws on null or misaligned data.
   view(T* data, std::size_t n)
-    requires std::is_same_v<Layout, aos>
-      : storage_{reinterpret_cast<std::byte*>(const_cast<value_type*>(data))}, size_(n) {
+    requires(detail::stores_record_array<mapping_type, value_type>())
+      : size_(n) {
     detail::check_user_pointer(data, n, alignof(value_type), "the records");
+    storage_.map = mapping_type(n);
+    storage_.blobs[0] = reinterpret_cast<std::byte*>(const_cast<value_type*>(data));
   }
   explicit view(std::span<T> records)
-    requires std::is_same_v<Layout, aos>
+    requires(detail::stores_record_array<mapping_type, value_type>())
       : view(records.data(), records.size()) {}
   // The first n of `records`: throws if the memory holds fewer than n records.
   view(std::span<T> records, std::size_t n)
-    requires std::is_same_v<Layout, aos>
+    requires(detail::stores_record_array<mapping_type, value_type>())
       : view(records.data(), checked_size(records.size(), n, "records")) {}
+
+  // A view over memory laid out by the mapping for n elements, one pointer per blob (for a
+  // split<fields<&Atom::pos>, aos, soa>: the packed positions, then one column per other leaf).
+  // The same with each blob's size in bytes: throws naming the first blob that holds fewer
+  // than the mapping needs.
+  static view over_blobs(std::size_t n, std::array<void*, storage_type::blob_count> const& blobs,
+                         std::array<std::size_t, storage_type::blob_count> const& blob_bytes) {
+    mapping_type const m(n);
+    for (std::size_t b = 0; b < storage_type::blob_count; ++b) {
+      if (blob_bytes[b] < m.blob_bytes(b)) {
+        detail::throw_error("a view over user memory needs " + std::to_string(m.blob_bytes(b)) + " bytes in blob " +
+                            std::to_string(b) + " but the memory holds " + std::to_string(blob_bytes[b]) +
+                            "; pass a smaller size or more memory");
+      }
+    }
+    return over_blobs(n, blobs);
+  }
+  static view over_blobs(std::size_t n, std::array<void*, storage_type::blob_count> const& blobs) {
+    storage_type s;
+    s.map = mapping_type(n);
+    for (std::size_t b = 0; b < storage_type::blob_count; ++b) {
+      std::string const what = "blob " + std::to_string(b);
+      detail::check_user_pointer(blobs[b], n, blob_alignment(b), what.c_str());
+      s.blobs[b] = static_cast<std::byte*>(blobs[b]);
+    }
+    return view(s, n);
+  }
 
   // A soa view over existing columns, one pointer per leaf in member order (no copy). For a
   // std::array<U, N> leaf the pointer is to N sub-columns of n elements each, back to back.
@@ -120,7 +177,7 @@ template <class T, class Layout = soa> class view {
   // leaves): throws naming the first column that holds fewer.
   static view over_columns(std::size_t n, std::array<void*, leaf_count> const& columns,
                            std::array<std::size_t, leaf_count> const& column_sizes)
-    requires std::is_same_v<Layout, soa>
+    requires(storage_type::blob_count == leaf_count && std::is_constructible_v<mapping_type, std::size_t, std::size_t>)
   {
     for (std::size_t l = 0; l < leaf_count; ++l) {
       std::string const what = "column " + std::to_string(l);
@@ -129,15 +186,15 @@ template <class T, class Layout = soa> class view {
     return over_columns(n, columns);
   }
   static view over_columns(std::size_t n, std::array<void*, leaf_count> const& columns)
-    requires std::is_same_v<Layout, soa>
+    requires(storage_type::blob_count == leaf_count && std::is_constructible_v<mapping_type, std::size_t, std::size_t>)
   {
     storage_type s;
+    s.map = mapping_type(n, 1);  // sub-columns back to back, n elements each
     for (std::size_t l = 0; l < leaf_count; ++l) {
       auto const& info = reflect::leaf_table_v<value_type>[l];
       std::string const what = "column " + std::to_string(l);
       detail::check_user_pointer(columns[l], n, info.align, what.c_str());
-      s.columns[l] = static_cast<std::byte*>(columns[l]);
-      s.set_pitch(l, n * info.size);
+      s.blobs[mapping_type::blob_of(l)] = static_cast<std::byte*>(columns[l]);
     }
     return view(s, n);
   }
@@ -162,14 +219,9 @@ template <class T, class Layout = soa> class view {
   template <std::size_t L> COALESCE_HOST_DEVICE COALESCE_INLINE auto column(std::size_t j = 0) const {
     using E = detail::maybe_const<is_const, typename reflect::leaf_t<value_type, L>::type>;
     // An empty view may hold no memory: a member offset must not be applied to a null pointer.
-    E* first = storage_.base() == nullptr ? nullptr : storage_.template leaf_address<L, E>(0, j);
-    if constexpr (std::is_same_v<Layout, soa>) {
-      return contiguous_column<E>(first, size_);
-    } else if constexpr (std::is_same_v<Layout, aos>) {
-      return strided_column<E, sizeof(value_type)>(first, size_);
-    } else {
-      return blocked_column<E, Layout::width, storage_type::block_bytes>(first, size_);
-    }
+    constexpr std::size_t blob = mapping_type::blob_of(L);
+    E* first = storage_.blobs[blob] == nullptr ? nullptr : storage_.template leaf_address<L, E>(0, j);
+    return column_type<E, L>(first, size_);
   }
 
   // A leaf as a 1-D column, by a path of member pointers: v.column(&Particle::pos, &vec3::x).
@@ -234,7 +286,15 @@ template <class T, class Layout = soa> class view {
                         reflect::leaf_t<value_type, L>::extent == 1) {
             if (!found && reflect::leaf_t<value_type, L>::offset == offset) {
               found = true;
-              out = column<L>();
+              if constexpr (std::is_same_v<result, decltype(column<L>())>) {
+                out = column<L>();
+              } else {
+                using CEL = detail::maybe_const<is_const, typename reflect::leaf_t<value_type, L>::type>;
+                CEL* first = storage_.blobs[mapping_type::blob_of(L)] == nullptr
+                                 ? nullptr
+                                 : storage_.template leaf_address<L, CEL>(0, 0);
+                out = result(first, storage_.map.place(L, 0), size_);
+              }
             }
           }
         }(),
@@ -242,15 +302,64 @@ template <class T, class Layout = soa> class view {
     if (!found) detail::throw_error("column(): the member path does not lead to a leaf of this struct");
     return out;
   }
-  // The column type for leaf element type CE under this layout (with an empty range).
-  template <class CE> auto column_of_type() const {
-    if constexpr (std::is_same_v<Layout, soa>) {
-      return contiguous_column<CE>(nullptr, 0);
-    } else if constexpr (std::is_same_v<Layout, aos>) {
-      return strided_column<CE, sizeof(value_type)>(nullptr, 0);
+  // Leaf L's column type, from the mapping's compile-time facts: contiguous (a raw pointer),
+  // strided, or blocked.
+  template <class E, std::size_t L> COALESCE_HOST_DEVICE COALESCE_INLINE static auto column_type(E* first, std::size_t n) {
+    constexpr column_place p = detail::static_place<mapping_type, L>();
+    if constexpr (p.block == 0 && p.stride == sizeof(E)) {
+      return contiguous_column<E>(first, n);
+    } else if constexpr (p.block == 0) {
+      return strided_column<E, p.stride>(first, n);
     } else {
-      return blocked_column<CE, Layout::width, storage_type::block_bytes>(nullptr, 0);
+      return blocked_column<E, p.block, p.block_stride>(first, n);
     }
+  }
+  // One column type for every leaf of element type CE that a member path may name at run time:
+  // theirs when they all agree, else the general column (stride and blocks as values).
+  template <class CE, std::size_t... L> static constexpr bool same_column_kind(std::index_sequence<L...>) {
+    using E = std::remove_const_t<CE>;
+    bool same = true;
+    bool seen = false;
+    column_place first{};
+    (
+        [&] {
+          if constexpr (std::is_same_v<typename reflect::leaf_t<value_type, L>::type, E> &&
+                        reflect::leaf_t<value_type, L>::extent == 1) {
+            constexpr column_place p = detail::static_place<mapping_type, L>();
+            if (seen && (p.stride != first.stride || p.block != first.block || p.block_stride != first.block_stride)) same = false;
+            if (!seen) first = p;
+            seen = true;
+          }
+        }(),
+        ...);
+    return same;
+  }
+  template <class CE> auto column_of_type() const {
+    return column_of_type_in<CE>(std::make_index_sequence<leaf_count>{});
+  }
+  template <class CE, std::size_t... L> auto column_of_type_in(std::index_sequence<L...> leaves) const {
+    if constexpr (same_column_kind<CE>(leaves)) {
+      constexpr std::size_t first = [] {
+        std::size_t f = 0;
+        bool found = false;
+        ((!found && std::is_same_v<typename reflect::leaf_t<value_type, L>::type, std::remove_const_t<CE>> &&
+                  reflect::leaf_t<value_type, L>::extent == 1
+              ? (f = L, found = true)
+              : false),
+         ...);
+        return f;
+      }();
+      return column_type<CE, first>(nullptr, 0);
+    } else {
+      return general_column<CE>(nullptr, column_place{}, 0);
+    }
+  }
+  static std::size_t blob_alignment(std::size_t blob) {
+    std::size_t align = 1;
+    for (std::size_t l = 0; l < leaf_count; ++l) {
+      if (mapping_type::blob_of(l) == blob) align = std::max(align, reflect::leaf_table_v<value_type>[l].align);
+    }
+    return align;
   }
 
   storage_type storage_{};

@@ -1,7 +1,7 @@
 // neighbor_reorder: what sorting particles along space does for a neighbour-list pair kernel,
 // and what it costs.
 //
-//   neighbor_reorder [--n N] [--runs R] [--bench] [--json FILE]
+//   neighbor_reorder [--n N] [--runs R] [--bench | --layouts] [--json FILE]
 //
 // Particles (vec3 pos, vec3 vel, float mass, uint32 id: 8 columns) sit in a periodic box in
 // random storage order. A cell list and a column-major neighbour list (32 slots, cutoff 1) are
@@ -15,6 +15,9 @@
 // --bench (GPU) adds baselines in the same run: a device-to-device copy of the particle bytes
 // (the ceiling), bare CUB SortPairs over the same bit range + one hand-written fused gather,
 // and column-by-column thrust::gather; with --bench the sizes are 4M and 16M particles.
+//
+// --layouts runs the pair kernel on soa, aos, aosoa<32> and split layouts with packed positions
+// against a hand-written kernel on float4 positions, before and after a Hilbert reorder.
 #include <algorithm>
 #include <array>
 #include <chrono>
@@ -62,6 +65,7 @@ struct options {
   std::size_t n = coalesce::device_is_gpu ? (std::size_t{4} << 20) : 200000;
   int runs = coalesce::device_is_gpu ? 15 : 5;
   bool bench = false;
+  bool layouts = false;
   std::string json;
 };
 
@@ -146,9 +150,10 @@ void build_neighbors(world& w) {
   coalesce::synchronize(coalesce::device{});
 }
 
-// Lennard-Jones-like force over the neighbour list; one thread per particle.
-void pair_kernel(world& w, coalesce::device_vector<vec3>& force) {
-  auto const v = w.particles.const_view();
+// Lennard-Jones-like force over the neighbour list; one thread per particle. The same source
+// for the particles in any layout.
+template <class Particles> void pair_kernel_on(Particles const& particles, world& w, coalesce::device_vector<vec3>& force) {
+  auto const v = particles.const_view();
   auto f = force.view();
   std::uint32_t const* nbr = raw(w.neighbors);
   std::uint32_t const* count = raw(w.counts);
@@ -166,6 +171,38 @@ void pair_kernel(world& w, coalesce::device_vector<vec3>& force) {
       float const inv_r2 = 1.0f / r2;  // one division per pair: the kernel should be bound by memory
       float const s6 = 0.0156f * inv_r2 * inv_r2 * inv_r2;  // sigma = 0.5
       float const scale = 24.0f * s6 * (2.0f * s6 - 1.0f) * inv_r2 * v[j][&Particle::mass];
+      fx += scale * dx;
+      fy += scale * dy;
+      fz += scale * dz;
+    }
+    f[i] = vec3{fx, fy, fz};
+  });
+}
+void pair_kernel(world& w, coalesce::device_vector<vec3>& force) { pair_kernel_on(w.particles, w, force); }
+
+// What MD codes write by hand: positions as float4 (x, y, z and the mass in w), one 16-byte load
+// per neighbour. The same arithmetic in the same order as pair_kernel_on: bit-identical forces.
+struct alignas(16) float4_t {
+  float x, y, z, w;
+};
+void pair_kernel_float4(float4_t const* pos, world& w, coalesce::device_vector<vec3>& force) {
+  auto f = force.view();
+  std::uint32_t const* nbr = raw(w.neighbors);
+  std::uint32_t const* count = raw(w.counts);
+  std::size_t const n = w.n;
+  float const L = w.box;
+  coalesce::for_each_index(coalesce::device{}, n, [=] COALESCE_HOST_DEVICE(std::size_t i) {
+    float4_t const p = pos[i];
+    float fx = 0, fy = 0, fz = 0;
+    std::uint32_t const m = count[i];
+    for (std::uint32_t k = 0; k < m; ++k) {
+      std::uint32_t const j = nbr[k * n + i];
+      float4_t const q = pos[j];
+      float const dx = wrap(p.x - q.x, L), dy = wrap(p.y - q.y, L), dz = wrap(p.z - q.z, L);
+      float const r2 = std::max(dx * dx + dy * dy + dz * dz, 0.09f);
+      float const inv_r2 = 1.0f / r2;
+      float const s6 = 0.0156f * inv_r2 * inv_r2 * inv_r2;
+      float const scale = 24.0f * s6 * (2.0f * s6 - 1.0f) * inv_r2 * q.w;
       fx += scale * dx;
       fy += scale * dy;
       fz += scale * dz;
@@ -384,6 +421,86 @@ void write_json(std::string const& file, std::vector<size_report> const& reports
   std::fclose(f);
 }
 
+// --layouts: the pair kernel on every layout against the hand-written float4 kernel in the same
+// run, in random order and after a Hilbert reorder (the float4 array permuted by the same plan).
+using split_pos = coalesce::split<coalesce::fields<&Particle::pos>, coalesce::aos, coalesce::soa>;
+using split_pos_mass = coalesce::split<coalesce::fields<&Particle::pos, &Particle::mass>, coalesce::aos, coalesce::soa>;
+
+struct layout_row {
+  std::string phase, layout;
+  double ms, ratio;
+  bool identical;
+};
+
+std::vector<vec3> download(coalesce::device_vector<vec3> const& force) {
+  std::vector<vec3> out(force.size());
+  force.copy_to(out);
+  return out;
+}
+std::vector<layout_row> layout_bench(std::size_t n, options const& opt) {
+  float const box = static_cast<float>(std::cbrt(static_cast<double>(n) / density));
+  auto const records = make_particles(n, box);
+  world w{n, box, coalesce::device_vector<Particle>(records), index_array(n * max_neighbors), index_array(n)};
+  build_neighbors(w);
+  std::vector<float4_t> host4(n);
+  for (std::size_t i = 0; i < n; ++i) host4[i] = {records[i].pos.x, records[i].pos.y, records[i].pos.z, records[i].mass};
+  coalesce::device_array<float4_t> pos4(host4);
+  coalesce::device_vector<vec3> force(n);
+  std::vector<layout_row> rows;
+  for (std::string const phase : {"random order", "hilbert order"}) {
+    pair_kernel(w, force);
+    auto const want = download(force);
+    double const base = bench::median_ms([&] { pair_kernel_float4(pos4.data(), w, force); }, opt.runs);
+    rows.push_back({phase, "hand-written float4", base, 1.0, same_forces(download(force), want)});
+    auto time_layout = [&]<class L>(char const* name, L) {
+      coalesce::device_vector<Particle, L> p = w.particles;
+      double const ms = bench::median_ms([&] { pair_kernel_on(p, w, force); }, opt.runs);
+      rows.push_back({phase, name, ms, ms / base, same_forces(download(force), want)});
+    };
+    time_layout("soa", coalesce::soa{});
+    time_layout("aos", coalesce::aos{});
+    time_layout("aosoa<32>", coalesce::aosoa<32>{});
+    time_layout("split<fields<pos>, aos, soa>", split_pos{});
+    time_layout("split<fields<pos, mass>, aos, soa>", split_pos_mass{});
+    double const again = bench::median_ms([&] { pair_kernel_float4(pos4.data(), w, force); }, opt.runs);
+    rows.push_back({phase, "hand-written float4 (again)", again, again / base, same_forces(download(force), want)});
+    if (phase == "random order") {
+      coalesce::reorder_plan plan;
+      coalesce::box const space{.lo = {0, 0, 0}, .hi = {box, box, box}};
+      coalesce::sort_by_key(w.particles, coalesce::hilbert_keys(w.particles, &Particle::pos, space, plan), plan);
+      coalesce::remap(coalesce::device_neighbor_list<std::uint32_t>{.indices = raw(w.neighbors), .particles = n,
+                                                                    .max_neighbors = max_neighbors,
+                                                                    .order = coalesce::neighbor_order::column_major,
+                                                                    .counts = raw(w.counts)},
+                      plan);
+      coalesce::apply(plan, pos4);  // the hand-written code's positions, reordered by the same plan
+    }
+  }
+  std::printf("\npair kernel by layout, %zu particles, %zu slots (column-major), medians of %d runs; ratio = time / "
+              "hand-written float4 of the same phase\n",
+              n, max_neighbors, opt.runs);
+  std::printf("%-14s %-36s %10s %8s %s\n", "phase", "layout", "ms", "ratio", "forces");
+  for (auto const& r : rows) {
+    std::printf("%-14s %-36s %10.4f %8.3f %s\n", r.phase.c_str(), r.layout.c_str(), r.ms, r.ratio,
+                r.identical ? "identical" : "DIFFERENT");
+  }
+  return rows;
+}
+
+void write_layout_json(std::string const& path, std::size_t n, std::vector<layout_row> const& rows) {
+  std::FILE* f = std::fopen(path.c_str(), "w");
+  if (f == nullptr) return;
+  std::fprintf(f, "{\n  \"device\": \"%s\",\n  \"particles\": %zu,\n  \"rows\": [\n", bench::device_name(), n);
+  for (std::size_t i = 0; i < rows.size(); ++i) {
+    auto const& r = rows[i];
+    std::fprintf(f, "    {\"phase\": \"%s\", \"layout\": \"%s\", \"ms\": %.6f, \"ratio_to_float4\": %.4f, \"identical\": %s}%s\n",
+                 r.phase.c_str(), r.layout.c_str(), r.ms, r.ratio, r.identical ? "true" : "false",
+                 i + 1 < rows.size() ? "," : "");
+  }
+  std::fprintf(f, "  ]\n}\n");
+  std::fclose(f);
+}
+
 }  // namespace
 
 int main(int argc, char** argv) {
@@ -400,12 +517,21 @@ int main(int argc, char** argv) {
       opt.json = argv[++a];
     } else if (arg == "--bench") {
       opt.bench = true;
+    } else if (arg == "--layouts") {
+      opt.layouts = true;
     } else {
-      std::fprintf(stderr, "usage: %s [--n N] [--runs R] [--bench] [--json FILE]\n", argv[0]);
+      std::fprintf(stderr, "usage: %s [--n N] [--runs R] [--bench | --layouts] [--json FILE]\n", argv[0]);
       return 2;
     }
   }
   if (bench::gpu_missing()) return bench::skipped;
+  if (opt.layouts) {
+    auto const rows = layout_bench(opt.n, opt);
+    if (!opt.json.empty()) write_layout_json(opt.json, opt.n, rows);
+    bool const identical = std::all_of(rows.begin(), rows.end(), [](layout_row const& r) { return r.identical; });
+    std::printf("forces on every layout: %s\n", identical ? "bit-identical to soa" : "DIFFERENT");
+    return identical ? 0 : 1;
+  }
   std::vector<std::size_t> sizes = {opt.n};
   if (opt.bench && coalesce::device_is_gpu && !n_given) sizes = {std::size_t{4} << 20, std::size_t{16} << 20};
   std::printf("neighbor_reorder: %d runs per figure (medians), timing with %s\n", opt.runs,

@@ -59,6 +59,10 @@ options parse(int argc, char** argv) {
   return o;
 }
 
+// Positions packed (padded to 16 bytes), velocities (and the fat record's other fields) as columns.
+using split_pos = coalesce::split<coalesce::fields<&particle::pos>, coalesce::aos, coalesce::soa>;
+using split_fat_pos = coalesce::split<coalesce::fields<&fat_particle::pos>, coalesce::aos, coalesce::soa>;
+
 // Deterministic, varied inputs (never zeros: they hide unwritten outputs).
 std::vector<particle> make_particles(std::size_t n) {
   std::vector<particle> out(n);
@@ -120,6 +124,7 @@ void check_layouts(std::size_t n) {
   run("aos", coalesce::aos{});
   run("soa", coalesce::soa{});
   run("aosoa<32>", coalesce::aosoa<32>{});
+  run("split<pos: aos, soa>", split_pos{});
   coalesce::device_vector<particle, coalesce::aos> raw_aos(records);
   for (int s = 0; s < 3; ++s) {
     raw_aos_step(reinterpret_cast<particle*>(raw_aos.storage().base()), n, dt);
@@ -139,6 +144,7 @@ void check_layouts(std::size_t n) {
   run_fat("aos", coalesce::aos{});
   run_fat("soa", coalesce::soa{});
   run_fat("aosoa<32>", coalesce::aosoa<32>{});
+  run_fat("split<pos: aos, soa>", split_fat_pos{});
 }
 
 // ---------------------------------------------------------------------------- then speed
@@ -192,6 +198,7 @@ void measure(options const& o) {
   time_step("soa", coalesce::soa{});
   time_step("aos", coalesce::aos{});
   time_step("aosoa<32>", coalesce::aosoa<32>{});
+  time_step("split<pos: aos, soa>", split_pos{});
   // The baseline once more: the spread between its two figures is this run's noise.
   add("step", "hand-written soa (again)", bench::median_ms([&] { raw_soa_step(pointers_of(raw), n, dt); }, o.runs),
       step_bytes, step_ceiling, raw_ms);
@@ -218,6 +225,7 @@ void measure(options const& o) {
     time_drift("soa", coalesce::soa{});
     time_drift("aos", coalesce::aos{});
     time_drift("aosoa<32>", coalesce::aosoa<32>{});
+    time_drift("split<pos: aos, soa>", split_fat_pos{});
   }
 
   // Conversions between layouts on the device, into storage that already exists.
@@ -233,6 +241,11 @@ void measure(options const& o) {
     add("convert", "soa -> aos", bench::median_ms([&] { aos_v = soa_v; }, o.runs), bytes, copy_gbs, copy_ms);
     add("convert", "soa -> aosoa<32>", bench::median_ms([&] { aosoa_v = soa_v; }, o.runs), bytes, copy_gbs, copy_ms);
     add("convert", "aosoa<32> -> aos", bench::median_ms([&] { aos_v = aosoa_v; }, o.runs), bytes, copy_gbs, copy_ms);
+    coalesce::device_vector<particle, split_pos> split_v(records);
+    add("convert", "soa -> split<pos>", bench::median_ms([&] { split_v = soa_v; }, o.runs), bytes, copy_gbs, copy_ms);
+    add("convert", "split<pos> -> aos", bench::median_ms([&] { aos_v = split_v; }, o.runs), bytes, copy_gbs, copy_ms);
+    add("convert", "aosoa<32> -> split<pos>", bench::median_ms([&] { split_v = aosoa_v; }, o.runs), bytes, copy_gbs,
+        copy_ms);
     coalesce::device_vector<particle> soa_copy(records);
     add("convert", "soa -> soa (same layout)", bench::median_ms([&] { soa_copy = soa_v; }, o.runs), bytes, copy_gbs,
         copy_ms);

@@ -1,4 +1,4 @@
-// expect: coalesce: aosoa<W> needs W to be a power of two
+// expect: coalesce: aosoa<W> needs W >= 1
 #include <coalesce/coalesce.hpp>
 struct ok { float x; };
-coalesce::host_vector<ok, coalesce::aosoa<12>> v;
+coalesce::host_vector<ok, coalesce::aosoa<0>> v;

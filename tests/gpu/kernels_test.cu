@@ -15,7 +15,7 @@
 
 using namespace coalesce_test;
 
-#define GPU_LAYOUTS coalesce::aos, coalesce::soa, coalesce::aosoa<8>, coalesce::aosoa<32>
+#define GPU_LAYOUTS COALESCE_ALL_LAYOUTS, coalesce::aosoa<32>
 
 template <class Space, class View> void integrate(View v, float dt) {
   coalesce::for_each_index(Space{}, v.size(), [=] __host__ __device__(std::size_t i) {

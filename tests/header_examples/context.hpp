@@ -30,6 +30,14 @@ struct Body {
   State state;
   float mass;
 };
+struct float4_like {
+  float x, y, z, w;
+};
+struct Atom {
+  float4_like pos;
+  float charge;
+  std::uint32_t id;
+};
 
 struct context {
   std::size_t n = 100, i = 3, m = 120, c = 200, step = 0, nb = 10;
@@ -49,6 +57,8 @@ struct context {
   Particle* particles_ptr = nullptr;
   float *px = nullptr, *py = nullptr, *pz = nullptr, *vx = nullptr, *vy = nullptr, *vz = nullptr, *masses = nullptr;
   std::uint32_t* ids = nullptr;
+  float4_like* positions_float4 = nullptr;
+  float* charges = nullptr;
   coalesce::box box{};
   coalesce::device_neighbor_list<std::uint32_t> list{.order = coalesce::neighbor_order::column_major};
 };
@@ -88,6 +98,8 @@ struct context {
   [[maybe_unused]] auto& vz = ctx.vz;                                                                            \
   [[maybe_unused]] auto& masses = ctx.masses;                                                                    \
   [[maybe_unused]] auto& ids = ctx.ids;                                                                          \
+  [[maybe_unused]] auto& positions_float4 = ctx.positions_float4;                                                \
+  [[maybe_unused]] auto& charges = ctx.charges;                                                                  \
   [[maybe_unused]] auto& box = ctx.box;                                                                          \
   [[maybe_unused]] auto& list = ctx.list;                                                                        \
   [[maybe_unused]] auto v = ctx.d.view();                                                                        \

@@ -295,4 +295,278 @@ template <class T, std::size_t N> auto member_types_of(T& value) {
   }
 }
 
+// The index of the direct member of `value` at address `target` (N when none is): how a
+// member pointer becomes a member index in a constant expression (split.hpp's fields<...>),
+// where a member pointer's offset cannot be read.
+constexpr std::size_t index_of_address(void const* const* addresses, std::size_t n, void const* target) {
+  for (std::size_t k = 0; k < n; ++k) {
+    if (addresses[k] == target) return k;
+  }
+  return n;
+}
+template <class T, std::size_t N> constexpr std::size_t member_index_of_address(T const& value, void const* target) {
+  static_assert(N >= 1 && N <= max_direct_members);
+  if constexpr (N == 0) {
+    return 0;
+  } else if constexpr (N == 1) {
+    auto const& [m0] = value;
+    void const* const addresses[] = {&m0};
+    return index_of_address(addresses, N, target);
+  } else if constexpr (N == 2) {
+    auto const& [m0, m1] = value;
+    void const* const addresses[] = {&m0, &m1};
+    return index_of_address(addresses, N, target);
+  } else if constexpr (N == 3) {
+    auto const& [m0, m1, m2] = value;
+    void const* const addresses[] = {&m0, &m1, &m2};
+    return index_of_address(addresses, N, target);
+  } else if constexpr (N == 4) {
+    auto const& [m0, m1, m2, m3] = value;
+    void const* const addresses[] = {&m0, &m1, &m2, &m3};
+    return index_of_address(addresses, N, target);
+  } else if constexpr (N == 5) {
+    auto const& [m0, m1, m2, m3, m4] = value;
+    void const* const addresses[] = {&m0, &m1, &m2, &m3, &m4};
+    return index_of_address(addresses, N, target);
+  } else if constexpr (N == 6) {
+    auto const& [m0, m1, m2, m3, m4, m5] = value;
+    void const* const addresses[] = {&m0, &m1, &m2, &m3, &m4, &m5};
+    return index_of_address(addresses, N, target);
+  } else if constexpr (N == 7) {
+    auto const& [m0, m1, m2, m3, m4, m5, m6] = value;
+    void const* const addresses[] = {&m0, &m1, &m2, &m3, &m4, &m5, &m6};
+    return index_of_address(addresses, N, target);
+  } else if constexpr (N == 8) {
+    auto const& [m0, m1, m2, m3, m4, m5, m6, m7] = value;
+    void const* const addresses[] = {&m0, &m1, &m2, &m3, &m4, &m5, &m6, &m7};
+    return index_of_address(addresses, N, target);
+  } else if constexpr (N == 9) {
+    auto const& [m0, m1, m2, m3, m4, m5, m6, m7, m8] = value;
+    void const* const addresses[] = {&m0, &m1, &m2, &m3, &m4, &m5, &m6, &m7, &m8};
+    return index_of_address(addresses, N, target);
+  } else if constexpr (N == 10) {
+    auto const& [m0, m1, m2, m3, m4, m5, m6, m7, m8, m9] = value;
+    void const* const addresses[] = {&m0, &m1, &m2, &m3, &m4, &m5, &m6, &m7, &m8, &m9};
+    return index_of_address(addresses, N, target);
+  } else if constexpr (N == 11) {
+    auto const& [m0, m1, m2, m3, m4, m5, m6, m7, m8, m9, m10] = value;
+    void const* const addresses[] = {&m0, &m1, &m2, &m3, &m4, &m5, &m6, &m7, &m8, &m9, &m10};
+    return index_of_address(addresses, N, target);
+  } else if constexpr (N == 12) {
+    auto const& [m0, m1, m2, m3, m4, m5, m6, m7, m8, m9, m10, m11] = value;
+    void const* const addresses[] = {&m0, &m1, &m2, &m3, &m4, &m5, &m6, &m7, &m8, &m9, &m10, &m11};
+    return index_of_address(addresses, N, target);
+  } else if constexpr (N == 13) {
+    auto const& [m0, m1, m2, m3, m4, m5, m6, m7, m8, m9, m10, m11, m12] = value;
+    void const* const addresses[] = {&m0, &m1, &m2, &m3, &m4, &m5, &m6, &m7, &m8, &m9, &m10, &m11, &m12};
+    return index_of_address(addresses, N, target);
+  } else if constexpr (N == 14) {
+    auto const& [m0, m1, m2, m3, m4, m5, m6, m7, m8, m9, m10, m11, m12, m13] = value;
+    void const* const addresses[] = {&m0, &m1, &m2, &m3, &m4, &m5, &m6, &m7, &m8, &m9, &m10, &m11, &m12, &m13};
+    return index_of_address(addresses, N, target);
+  } else if constexpr (N == 15) {
+    auto const& [m0, m1, m2, m3, m4, m5, m6, m7, m8, m9, m10, m11, m12, m13, m14] = value;
+    void const* const addresses[] = {&m0, &m1, &m2, &m3, &m4, &m5, &m6, &m7, &m8, &m9, &m10, &m11, &m12, &m13, &m14};
+    return index_of_address(addresses, N, target);
+  } else if constexpr (N == 16) {
+    auto const& [m0, m1, m2, m3, m4, m5, m6, m7, m8, m9, m10, m11, m12, m13, m14, m15] = value;
+    void const* const addresses[] = {&m0, &m1, &m2, &m3, &m4, &m5, &m6, &m7, &m8, &m9, &m10, &m11, &m12, &m13, &m14, &m15};
+    return index_of_address(addresses, N, target);
+  } else if constexpr (N == 17) {
+    auto const& [m0, m1, m2, m3, m4, m5, m6, m7, m8, m9, m10, m11, m12, m13, m14, m15, m16] = value;
+    void const* const addresses[] = {&m0, &m1, &m2, &m3, &m4, &m5, &m6, &m7, &m8, &m9, &m10, &m11, &m12, &m13, &m14, &m15, &m16};
+    return index_of_address(addresses, N, target);
+  } else if constexpr (N == 18) {
+    auto const& [m0, m1, m2, m3, m4, m5, m6, m7, m8, m9, m10, m11, m12, m13, m14, m15, m16, m17] = value;
+    void const* const addresses[] = {&m0, &m1, &m2, &m3, &m4, &m5, &m6, &m7, &m8, &m9, &m10, &m11, &m12, &m13, &m14, &m15, &m16, &m17};
+    return index_of_address(addresses, N, target);
+  } else if constexpr (N == 19) {
+    auto const& [m0, m1, m2, m3, m4, m5, m6, m7, m8, m9, m10, m11, m12, m13, m14, m15, m16, m17, m18] = value;
+    void const* const addresses[] = {&m0, &m1, &m2, &m3, &m4, &m5, &m6, &m7, &m8, &m9, &m10, &m11, &m12, &m13, &m14, &m15, &m16, &m17, &m18};
+    return index_of_address(addresses, N, target);
+  } else if constexpr (N == 20) {
+    auto const& [m0, m1, m2, m3, m4, m5, m6, m7, m8, m9, m10, m11, m12, m13, m14, m15, m16, m17, m18, m19] = value;
+    void const* const addresses[] = {&m0, &m1, &m2, &m3, &m4, &m5, &m6, &m7, &m8, &m9, &m10, &m11, &m12, &m13, &m14, &m15, &m16, &m17, &m18, &m19};
+    return index_of_address(addresses, N, target);
+  } else if constexpr (N == 21) {
+    auto const& [m0, m1, m2, m3, m4, m5, m6, m7, m8, m9, m10, m11, m12, m13, m14, m15, m16, m17, m18, m19, m20] = value;
+    void const* const addresses[] = {&m0, &m1, &m2, &m3, &m4, &m5, &m6, &m7, &m8, &m9, &m10, &m11, &m12, &m13, &m14, &m15, &m16, &m17, &m18, &m19, &m20};
+    return index_of_address(addresses, N, target);
+  } else if constexpr (N == 22) {
+    auto const& [m0, m1, m2, m3, m4, m5, m6, m7, m8, m9, m10, m11, m12, m13, m14, m15, m16, m17, m18, m19, m20, m21] = value;
+    void const* const addresses[] = {&m0, &m1, &m2, &m3, &m4, &m5, &m6, &m7, &m8, &m9, &m10, &m11, &m12, &m13, &m14, &m15, &m16, &m17, &m18, &m19, &m20, &m21};
+    return index_of_address(addresses, N, target);
+  } else if constexpr (N == 23) {
+    auto const& [m0, m1, m2, m3, m4, m5, m6, m7, m8, m9, m10, m11, m12, m13, m14, m15, m16, m17, m18, m19, m20, m21, m22] = value;
+    void const* const addresses[] = {&m0, &m1, &m2, &m3, &m4, &m5, &m6, &m7, &m8, &m9, &m10, &m11, &m12, &m13, &m14, &m15, &m16, &m17, &m18, &m19, &m20, &m21, &m22};
+    return index_of_address(addresses, N, target);
+  } else if constexpr (N == 24) {
+    auto const& [m0, m1, m2, m3, m4, m5, m6, m7, m8, m9, m10, m11, m12, m13, m14, m15, m16, m17, m18, m19, m20, m21, m22, m23] = value;
+    void const* const addresses[] = {&m0, &m1, &m2, &m3, &m4, &m5, &m6, &m7, &m8, &m9, &m10, &m11, &m12, &m13, &m14, &m15, &m16, &m17, &m18, &m19, &m20, &m21, &m22, &m23};
+    return index_of_address(addresses, N, target);
+  } else if constexpr (N == 25) {
+    auto const& [m0, m1, m2, m3, m4, m5, m6, m7, m8, m9, m10, m11, m12, m13, m14, m15, m16, m17, m18, m19, m20, m21, m22, m23, m24] = value;
+    void const* const addresses[] = {&m0, &m1, &m2, &m3, &m4, &m5, &m6, &m7, &m8, &m9, &m10, &m11, &m12, &m13, &m14, &m15, &m16, &m17, &m18, &m19, &m20, &m21, &m22, &m23, &m24};
+    return index_of_address(addresses, N, target);
+  } else if constexpr (N == 26) {
+    auto const& [m0, m1, m2, m3, m4, m5, m6, m7, m8, m9, m10, m11, m12, m13, m14, m15, m16, m17, m18, m19, m20, m21, m22, m23, m24, m25] = value;
+    void const* const addresses[] = {&m0, &m1, &m2, &m3, &m4, &m5, &m6, &m7, &m8, &m9, &m10, &m11, &m12, &m13, &m14, &m15, &m16, &m17, &m18, &m19, &m20, &m21, &m22, &m23, &m24, &m25};
+    return index_of_address(addresses, N, target);
+  } else if constexpr (N == 27) {
+    auto const& [m0, m1, m2, m3, m4, m5, m6, m7, m8, m9, m10, m11, m12, m13, m14, m15, m16, m17, m18, m19, m20, m21, m22, m23, m24, m25, m26] = value;
+    void const* const addresses[] = {&m0, &m1, &m2, &m3, &m4, &m5, &m6, &m7, &m8, &m9, &m10, &m11, &m12, &m13, &m14, &m15, &m16, &m17, &m18, &m19, &m20, &m21, &m22, &m23, &m24, &m25, &m26};
+    return index_of_address(addresses, N, target);
+  } else if constexpr (N == 28) {
+    auto const& [m0, m1, m2, m3, m4, m5, m6, m7, m8, m9, m10, m11, m12, m13, m14, m15, m16, m17, m18, m19, m20, m21, m22, m23, m24, m25, m26, m27] = value;
+    void const* const addresses[] = {&m0, &m1, &m2, &m3, &m4, &m5, &m6, &m7, &m8, &m9, &m10, &m11, &m12, &m13, &m14, &m15, &m16, &m17, &m18, &m19, &m20, &m21, &m22, &m23, &m24, &m25, &m26, &m27};
+    return index_of_address(addresses, N, target);
+  } else if constexpr (N == 29) {
+    auto const& [m0, m1, m2, m3, m4, m5, m6, m7, m8, m9, m10, m11, m12, m13, m14, m15, m16, m17, m18, m19, m20, m21, m22, m23, m24, m25, m26, m27, m28] = value;
+    void const* const addresses[] = {&m0, &m1, &m2, &m3, &m4, &m5, &m6, &m7, &m8, &m9, &m10, &m11, &m12, &m13, &m14, &m15, &m16, &m17, &m18, &m19, &m20, &m21, &m22, &m23, &m24, &m25, &m26, &m27, &m28};
+    return index_of_address(addresses, N, target);
+  } else if constexpr (N == 30) {
+    auto const& [m0, m1, m2, m3, m4, m5, m6, m7, m8, m9, m10, m11, m12, m13, m14, m15, m16, m17, m18, m19, m20, m21, m22, m23, m24, m25, m26, m27, m28, m29] = value;
+    void const* const addresses[] = {&m0, &m1, &m2, &m3, &m4, &m5, &m6, &m7, &m8, &m9, &m10, &m11, &m12, &m13, &m14, &m15, &m16, &m17, &m18, &m19, &m20, &m21, &m22, &m23, &m24, &m25, &m26, &m27, &m28, &m29};
+    return index_of_address(addresses, N, target);
+  } else if constexpr (N == 31) {
+    auto const& [m0, m1, m2, m3, m4, m5, m6, m7, m8, m9, m10, m11, m12, m13, m14, m15, m16, m17, m18, m19, m20, m21, m22, m23, m24, m25, m26, m27, m28, m29, m30] = value;
+    void const* const addresses[] = {&m0, &m1, &m2, &m3, &m4, &m5, &m6, &m7, &m8, &m9, &m10, &m11, &m12, &m13, &m14, &m15, &m16, &m17, &m18, &m19, &m20, &m21, &m22, &m23, &m24, &m25, &m26, &m27, &m28, &m29, &m30};
+    return index_of_address(addresses, N, target);
+  } else if constexpr (N == 32) {
+    auto const& [m0, m1, m2, m3, m4, m5, m6, m7, m8, m9, m10, m11, m12, m13, m14, m15, m16, m17, m18, m19, m20, m21, m22, m23, m24, m25, m26, m27, m28, m29, m30, m31] = value;
+    void const* const addresses[] = {&m0, &m1, &m2, &m3, &m4, &m5, &m6, &m7, &m8, &m9, &m10, &m11, &m12, &m13, &m14, &m15, &m16, &m17, &m18, &m19, &m20, &m21, &m22, &m23, &m24, &m25, &m26, &m27, &m28, &m29, &m30, &m31};
+    return index_of_address(addresses, N, target);
+  } else if constexpr (N == 33) {
+    auto const& [m0, m1, m2, m3, m4, m5, m6, m7, m8, m9, m10, m11, m12, m13, m14, m15, m16, m17, m18, m19, m20, m21, m22, m23, m24, m25, m26, m27, m28, m29, m30, m31, m32] = value;
+    void const* const addresses[] = {&m0, &m1, &m2, &m3, &m4, &m5, &m6, &m7, &m8, &m9, &m10, &m11, &m12, &m13, &m14, &m15, &m16, &m17, &m18, &m19, &m20, &m21, &m22, &m23, &m24, &m25, &m26, &m27, &m28, &m29, &m30, &m31, &m32};
+    return index_of_address(addresses, N, target);
+  } else if constexpr (N == 34) {
+    auto const& [m0, m1, m2, m3, m4, m5, m6, m7, m8, m9, m10, m11, m12, m13, m14, m15, m16, m17, m18, m19, m20, m21, m22, m23, m24, m25, m26, m27, m28, m29, m30, m31, m32, m33] = value;
+    void const* const addresses[] = {&m0, &m1, &m2, &m3, &m4, &m5, &m6, &m7, &m8, &m9, &m10, &m11, &m12, &m13, &m14, &m15, &m16, &m17, &m18, &m19, &m20, &m21, &m22, &m23, &m24, &m25, &m26, &m27, &m28, &m29, &m30, &m31, &m32, &m33};
+    return index_of_address(addresses, N, target);
+  } else if constexpr (N == 35) {
+    auto const& [m0, m1, m2, m3, m4, m5, m6, m7, m8, m9, m10, m11, m12, m13, m14, m15, m16, m17, m18, m19, m20, m21, m22, m23, m24, m25, m26, m27, m28, m29, m30, m31, m32, m33, m34] = value;
+    void const* const addresses[] = {&m0, &m1, &m2, &m3, &m4, &m5, &m6, &m7, &m8, &m9, &m10, &m11, &m12, &m13, &m14, &m15, &m16, &m17, &m18, &m19, &m20, &m21, &m22, &m23, &m24, &m25, &m26, &m27, &m28, &m29, &m30, &m31, &m32, &m33, &m34};
+    return index_of_address(addresses, N, target);
+  } else if constexpr (N == 36) {
+    auto const& [m0, m1, m2, m3, m4, m5, m6, m7, m8, m9, m10, m11, m12, m13, m14, m15, m16, m17, m18, m19, m20, m21, m22, m23, m24, m25, m26, m27, m28, m29, m30, m31, m32, m33, m34, m35] = value;
+    void const* const addresses[] = {&m0, &m1, &m2, &m3, &m4, &m5, &m6, &m7, &m8, &m9, &m10, &m11, &m12, &m13, &m14, &m15, &m16, &m17, &m18, &m19, &m20, &m21, &m22, &m23, &m24, &m25, &m26, &m27, &m28, &m29, &m30, &m31, &m32, &m33, &m34, &m35};
+    return index_of_address(addresses, N, target);
+  } else if constexpr (N == 37) {
+    auto const& [m0, m1, m2, m3, m4, m5, m6, m7, m8, m9, m10, m11, m12, m13, m14, m15, m16, m17, m18, m19, m20, m21, m22, m23, m24, m25, m26, m27, m28, m29, m30, m31, m32, m33, m34, m35, m36] = value;
+    void const* const addresses[] = {&m0, &m1, &m2, &m3, &m4, &m5, &m6, &m7, &m8, &m9, &m10, &m11, &m12, &m13, &m14, &m15, &m16, &m17, &m18, &m19, &m20, &m21, &m22, &m23, &m24, &m25, &m26, &m27, &m28, &m29, &m30, &m31, &m32, &m33, &m34, &m35, &m36};
+    return index_of_address(addresses, N, target);
+  } else if constexpr (N == 38) {
+    auto const& [m0, m1, m2, m3, m4, m5, m6, m7, m8, m9, m10, m11, m12, m13, m14, m15, m16, m17, m18, m19, m20, m21, m22, m23, m24, m25, m26, m27, m28, m29, m30, m31, m32, m33, m34, m35, m36, m37] = value;
+    void const* const addresses[] = {&m0, &m1, &m2, &m3, &m4, &m5, &m6, &m7, &m8, &m9, &m10, &m11, &m12, &m13, &m14, &m15, &m16, &m17, &m18, &m19, &m20, &m21, &m22, &m23, &m24, &m25, &m26, &m27, &m28, &m29, &m30, &m31, &m32, &m33, &m34, &m35, &m36, &m37};
+    return index_of_address(addresses, N, target);
+  } else if constexpr (N == 39) {
+    auto const& [m0, m1, m2, m3, m4, m5, m6, m7, m8, m9, m10, m11, m12, m13, m14, m15, m16, m17, m18, m19, m20, m21, m22, m23, m24, m25, m26, m27, m28, m29, m30, m31, m32, m33, m34, m35, m36, m37, m38] = value;
+    void const* const addresses[] = {&m0, &m1, &m2, &m3, &m4, &m5, &m6, &m7, &m8, &m9, &m10, &m11, &m12, &m13, &m14, &m15, &m16, &m17, &m18, &m19, &m20, &m21, &m22, &m23, &m24, &m25, &m26, &m27, &m28, &m29, &m30, &m31, &m32, &m33, &m34, &m35, &m36, &m37, &m38};
+    return index_of_address(addresses, N, target);
+  } else if constexpr (N == 40) {
+    auto const& [m0, m1, m2, m3, m4, m5, m6, m7, m8, m9, m10, m11, m12, m13, m14, m15, m16, m17, m18, m19, m20, m21, m22, m23, m24, m25, m26, m27, m28, m29, m30, m31, m32, m33, m34, m35, m36, m37, m38, m39] = value;
+    void const* const addresses[] = {&m0, &m1, &m2, &m3, &m4, &m5, &m6, &m7, &m8, &m9, &m10, &m11, &m12, &m13, &m14, &m15, &m16, &m17, &m18, &m19, &m20, &m21, &m22, &m23, &m24, &m25, &m26, &m27, &m28, &m29, &m30, &m31, &m32, &m33, &m34, &m35, &m36, &m37, &m38, &m39};
+    return index_of_address(addresses, N, target);
+  } else if constexpr (N == 41) {
+    auto const& [m0, m1, m2, m3, m4, m5, m6, m7, m8, m9, m10, m11, m12, m13, m14, m15, m16, m17, m18, m19, m20, m21, m22, m23, m24, m25, m26, m27, m28, m29, m30, m31, m32, m33, m34, m35, m36, m37, m38, m39, m40] = value;
+    void const* const addresses[] = {&m0, &m1, &m2, &m3, &m4, &m5, &m6, &m7, &m8, &m9, &m10, &m11, &m12, &m13, &m14, &m15, &m16, &m17, &m18, &m19, &m20, &m21, &m22, &m23, &m24, &m25, &m26, &m27, &m28, &m29, &m30, &m31, &m32, &m33, &m34, &m35, &m36, &m37, &m38, &m39, &m40};
+    return index_of_address(addresses, N, target);
+  } else if constexpr (N == 42) {
+    auto const& [m0, m1, m2, m3, m4, m5, m6, m7, m8, m9, m10, m11, m12, m13, m14, m15, m16, m17, m18, m19, m20, m21, m22, m23, m24, m25, m26, m27, m28, m29, m30, m31, m32, m33, m34, m35, m36, m37, m38, m39, m40, m41] = value;
+    void const* const addresses[] = {&m0, &m1, &m2, &m3, &m4, &m5, &m6, &m7, &m8, &m9, &m10, &m11, &m12, &m13, &m14, &m15, &m16, &m17, &m18, &m19, &m20, &m21, &m22, &m23, &m24, &m25, &m26, &m27, &m28, &m29, &m30, &m31, &m32, &m33, &m34, &m35, &m36, &m37, &m38, &m39, &m40, &m41};
+    return index_of_address(addresses, N, target);
+  } else if constexpr (N == 43) {
+    auto const& [m0, m1, m2, m3, m4, m5, m6, m7, m8, m9, m10, m11, m12, m13, m14, m15, m16, m17, m18, m19, m20, m21, m22, m23, m24, m25, m26, m27, m28, m29, m30, m31, m32, m33, m34, m35, m36, m37, m38, m39, m40, m41, m42] = value;
+    void const* const addresses[] = {&m0, &m1, &m2, &m3, &m4, &m5, &m6, &m7, &m8, &m9, &m10, &m11, &m12, &m13, &m14, &m15, &m16, &m17, &m18, &m19, &m20, &m21, &m22, &m23, &m24, &m25, &m26, &m27, &m28, &m29, &m30, &m31, &m32, &m33, &m34, &m35, &m36, &m37, &m38, &m39, &m40, &m41, &m42};
+    return index_of_address(addresses, N, target);
+  } else if constexpr (N == 44) {
+    auto const& [m0, m1, m2, m3, m4, m5, m6, m7, m8, m9, m10, m11, m12, m13, m14, m15, m16, m17, m18, m19, m20, m21, m22, m23, m24, m25, m26, m27, m28, m29, m30, m31, m32, m33, m34, m35, m36, m37, m38, m39, m40, m41, m42, m43] = value;
+    void const* const addresses[] = {&m0, &m1, &m2, &m3, &m4, &m5, &m6, &m7, &m8, &m9, &m10, &m11, &m12, &m13, &m14, &m15, &m16, &m17, &m18, &m19, &m20, &m21, &m22, &m23, &m24, &m25, &m26, &m27, &m28, &m29, &m30, &m31, &m32, &m33, &m34, &m35, &m36, &m37, &m38, &m39, &m40, &m41, &m42, &m43};
+    return index_of_address(addresses, N, target);
+  } else if constexpr (N == 45) {
+    auto const& [m0, m1, m2, m3, m4, m5, m6, m7, m8, m9, m10, m11, m12, m13, m14, m15, m16, m17, m18, m19, m20, m21, m22, m23, m24, m25, m26, m27, m28, m29, m30, m31, m32, m33, m34, m35, m36, m37, m38, m39, m40, m41, m42, m43, m44] = value;
+    void const* const addresses[] = {&m0, &m1, &m2, &m3, &m4, &m5, &m6, &m7, &m8, &m9, &m10, &m11, &m12, &m13, &m14, &m15, &m16, &m17, &m18, &m19, &m20, &m21, &m22, &m23, &m24, &m25, &m26, &m27, &m28, &m29, &m30, &m31, &m32, &m33, &m34, &m35, &m36, &m37, &m38, &m39, &m40, &m41, &m42, &m43, &m44};
+    return index_of_address(addresses, N, target);
+  } else if constexpr (N == 46) {
+    auto const& [m0, m1, m2, m3, m4, m5, m6, m7, m8, m9, m10, m11, m12, m13, m14, m15, m16, m17, m18, m19, m20, m21, m22, m23, m24, m25, m26, m27, m28, m29, m30, m31, m32, m33, m34, m35, m36, m37, m38, m39, m40, m41, m42, m43, m44, m45] = value;
+    void const* const addresses[] = {&m0, &m1, &m2, &m3, &m4, &m5, &m6, &m7, &m8, &m9, &m10, &m11, &m12, &m13, &m14, &m15, &m16, &m17, &m18, &m19, &m20, &m21, &m22, &m23, &m24, &m25, &m26, &m27, &m28, &m29, &m30, &m31, &m32, &m33, &m34, &m35, &m36, &m37, &m38, &m39, &m40, &m41, &m42, &m43, &m44, &m45};
+    return index_of_address(addresses, N, target);
+  } else if constexpr (N == 47) {
+    auto const& [m0, m1, m2, m3, m4, m5, m6, m7, m8, m9, m10, m11, m12, m13, m14, m15, m16, m17, m18, m19, m20, m21, m22, m23, m24, m25, m26, m27, m28, m29, m30, m31, m32, m33, m34, m35, m36, m37, m38, m39, m40, m41, m42, m43, m44, m45, m46] = value;
+    void const* const addresses[] = {&m0, &m1, &m2, &m3, &m4, &m5, &m6, &m7, &m8, &m9, &m10, &m11, &m12, &m13, &m14, &m15, &m16, &m17, &m18, &m19, &m20, &m21, &m22, &m23, &m24, &m25, &m26, &m27, &m28, &m29, &m30, &m31, &m32, &m33, &m34, &m35, &m36, &m37, &m38, &m39, &m40, &m41, &m42, &m43, &m44, &m45, &m46};
+    return index_of_address(addresses, N, target);
+  } else if constexpr (N == 48) {
+    auto const& [m0, m1, m2, m3, m4, m5, m6, m7, m8, m9, m10, m11, m12, m13, m14, m15, m16, m17, m18, m19, m20, m21, m22, m23, m24, m25, m26, m27, m28, m29, m30, m31, m32, m33, m34, m35, m36, m37, m38, m39, m40, m41, m42, m43, m44, m45, m46, m47] = value;
+    void const* const addresses[] = {&m0, &m1, &m2, &m3, &m4, &m5, &m6, &m7, &m8, &m9, &m10, &m11, &m12, &m13, &m14, &m15, &m16, &m17, &m18, &m19, &m20, &m21, &m22, &m23, &m24, &m25, &m26, &m27, &m28, &m29, &m30, &m31, &m32, &m33, &m34, &m35, &m36, &m37, &m38, &m39, &m40, &m41, &m42, &m43, &m44, &m45, &m46, &m47};
+    return index_of_address(addresses, N, target);
+  } else if constexpr (N == 49) {
+    auto const& [m0, m1, m2, m3, m4, m5, m6, m7, m8, m9, m10, m11, m12, m13, m14, m15, m16, m17, m18, m19, m20, m21, m22, m23, m24, m25, m26, m27, m28, m29, m30, m31, m32, m33, m34, m35, m36, m37, m38, m39, m40, m41, m42, m43, m44, m45, m46, m47, m48] = value;
+    void const* const addresses[] = {&m0, &m1, &m2, &m3, &m4, &m5, &m6, &m7, &m8, &m9, &m10, &m11, &m12, &m13, &m14, &m15, &m16, &m17, &m18, &m19, &m20, &m21, &m22, &m23, &m24, &m25, &m26, &m27, &m28, &m29, &m30, &m31, &m32, &m33, &m34, &m35, &m36, &m37, &m38, &m39, &m40, &m41, &m42, &m43, &m44, &m45, &m46, &m47, &m48};
+    return index_of_address(addresses, N, target);
+  } else if constexpr (N == 50) {
+    auto const& [m0, m1, m2, m3, m4, m5, m6, m7, m8, m9, m10, m11, m12, m13, m14, m15, m16, m17, m18, m19, m20, m21, m22, m23, m24, m25, m26, m27, m28, m29, m30, m31, m32, m33, m34, m35, m36, m37, m38, m39, m40, m41, m42, m43, m44, m45, m46, m47, m48, m49] = value;
+    void const* const addresses[] = {&m0, &m1, &m2, &m3, &m4, &m5, &m6, &m7, &m8, &m9, &m10, &m11, &m12, &m13, &m14, &m15, &m16, &m17, &m18, &m19, &m20, &m21, &m22, &m23, &m24, &m25, &m26, &m27, &m28, &m29, &m30, &m31, &m32, &m33, &m34, &m35, &m36, &m37, &m38, &m39, &m40, &m41, &m42, &m43, &m44, &m45, &m46, &m47, &m48, &m49};
+    return index_of_address(addresses, N, target);
+  } else if constexpr (N == 51) {
+    auto const& [m0, m1, m2, m3, m4, m5, m6, m7, m8, m9, m10, m11, m12, m13, m14, m15, m16, m17, m18, m19, m20, m21, m22, m23, m24, m25, m26, m27, m28, m29, m30, m31, m32, m33, m34, m35, m36, m37, m38, m39, m40, m41, m42, m43, m44, m45, m46, m47, m48, m49, m50] = value;
+    void const* const addresses[] = {&m0, &m1, &m2, &m3, &m4, &m5, &m6, &m7, &m8, &m9, &m10, &m11, &m12, &m13, &m14, &m15, &m16, &m17, &m18, &m19, &m20, &m21, &m22, &m23, &m24, &m25, &m26, &m27, &m28, &m29, &m30, &m31, &m32, &m33, &m34, &m35, &m36, &m37, &m38, &m39, &m40, &m41, &m42, &m43, &m44, &m45, &m46, &m47, &m48, &m49, &m50};
+    return index_of_address(addresses, N, target);
+  } else if constexpr (N == 52) {
+    auto const& [m0, m1, m2, m3, m4, m5, m6, m7, m8, m9, m10, m11, m12, m13, m14, m15, m16, m17, m18, m19, m20, m21, m22, m23, m24, m25, m26, m27, m28, m29, m30, m31, m32, m33, m34, m35, m36, m37, m38, m39, m40, m41, m42, m43, m44, m45, m46, m47, m48, m49, m50, m51] = value;
+    void const* const addresses[] = {&m0, &m1, &m2, &m3, &m4, &m5, &m6, &m7, &m8, &m9, &m10, &m11, &m12, &m13, &m14, &m15, &m16, &m17, &m18, &m19, &m20, &m21, &m22, &m23, &m24, &m25, &m26, &m27, &m28, &m29, &m30, &m31, &m32, &m33, &m34, &m35, &m36, &m37, &m38, &m39, &m40, &m41, &m42, &m43, &m44, &m45, &m46, &m47, &m48, &m49, &m50, &m51};
+    return index_of_address(addresses, N, target);
+  } else if constexpr (N == 53) {
+    auto const& [m0, m1, m2, m3, m4, m5, m6, m7, m8, m9, m10, m11, m12, m13, m14, m15, m16, m17, m18, m19, m20, m21, m22, m23, m24, m25, m26, m27, m28, m29, m30, m31, m32, m33, m34, m35, m36, m37, m38, m39, m40, m41, m42, m43, m44, m45, m46, m47, m48, m49, m50, m51, m52] = value;
+    void const* const addresses[] = {&m0, &m1, &m2, &m3, &m4, &m5, &m6, &m7, &m8, &m9, &m10, &m11, &m12, &m13, &m14, &m15, &m16, &m17, &m18, &m19, &m20, &m21, &m22, &m23, &m24, &m25, &m26, &m27, &m28, &m29, &m30, &m31, &m32, &m33, &m34, &m35, &m36, &m37, &m38, &m39, &m40, &m41, &m42, &m43, &m44, &m45, &m46, &m47, &m48, &m49, &m50, &m51, &m52};
+    return index_of_address(addresses, N, target);
+  } else if constexpr (N == 54) {
+    auto const& [m0, m1, m2, m3, m4, m5, m6, m7, m8, m9, m10, m11, m12, m13, m14, m15, m16, m17, m18, m19, m20, m21, m22, m23, m24, m25, m26, m27, m28, m29, m30, m31, m32, m33, m34, m35, m36, m37, m38, m39, m40, m41, m42, m43, m44, m45, m46, m47, m48, m49, m50, m51, m52, m53] = value;
+    void const* const addresses[] = {&m0, &m1, &m2, &m3, &m4, &m5, &m6, &m7, &m8, &m9, &m10, &m11, &m12, &m13, &m14, &m15, &m16, &m17, &m18, &m19, &m20, &m21, &m22, &m23, &m24, &m25, &m26, &m27, &m28, &m29, &m30, &m31, &m32, &m33, &m34, &m35, &m36, &m37, &m38, &m39, &m40, &m41, &m42, &m43, &m44, &m45, &m46, &m47, &m48, &m49, &m50, &m51, &m52, &m53};
+    return index_of_address(addresses, N, target);
+  } else if constexpr (N == 55) {
+    auto const& [m0, m1, m2, m3, m4, m5, m6, m7, m8, m9, m10, m11, m12, m13, m14, m15, m16, m17, m18, m19, m20, m21, m22, m23, m24, m25, m26, m27, m28, m29, m30, m31, m32, m33, m34, m35, m36, m37, m38, m39, m40, m41, m42, m43, m44, m45, m46, m47, m48, m49, m50, m51, m52, m53, m54] = value;
+    void const* const addresses[] = {&m0, &m1, &m2, &m3, &m4, &m5, &m6, &m7, &m8, &m9, &m10, &m11, &m12, &m13, &m14, &m15, &m16, &m17, &m18, &m19, &m20, &m21, &m22, &m23, &m24, &m25, &m26, &m27, &m28, &m29, &m30, &m31, &m32, &m33, &m34, &m35, &m36, &m37, &m38, &m39, &m40, &m41, &m42, &m43, &m44, &m45, &m46, &m47, &m48, &m49, &m50, &m51, &m52, &m53, &m54};
+    return index_of_address(addresses, N, target);
+  } else if constexpr (N == 56) {
+    auto const& [m0, m1, m2, m3, m4, m5, m6, m7, m8, m9, m10, m11, m12, m13, m14, m15, m16, m17, m18, m19, m20, m21, m22, m23, m24, m25, m26, m27, m28, m29, m30, m31, m32, m33, m34, m35, m36, m37, m38, m39, m40, m41, m42, m43, m44, m45, m46, m47, m48, m49, m50, m51, m52, m53, m54, m55] = value;
+    void const* const addresses[] = {&m0, &m1, &m2, &m3, &m4, &m5, &m6, &m7, &m8, &m9, &m10, &m11, &m12, &m13, &m14, &m15, &m16, &m17, &m18, &m19, &m20, &m21, &m22, &m23, &m24, &m25, &m26, &m27, &m28, &m29, &m30, &m31, &m32, &m33, &m34, &m35, &m36, &m37, &m38, &m39, &m40, &m41, &m42, &m43, &m44, &m45, &m46, &m47, &m48, &m49, &m50, &m51, &m52, &m53, &m54, &m55};
+    return index_of_address(addresses, N, target);
+  } else if constexpr (N == 57) {
+    auto const& [m0, m1, m2, m3, m4, m5, m6, m7, m8, m9, m10, m11, m12, m13, m14, m15, m16, m17, m18, m19, m20, m21, m22, m23, m24, m25, m26, m27, m28, m29, m30, m31, m32, m33, m34, m35, m36, m37, m38, m39, m40, m41, m42, m43, m44, m45, m46, m47, m48, m49, m50, m51, m52, m53, m54, m55, m56] = value;
+    void const* const addresses[] = {&m0, &m1, &m2, &m3, &m4, &m5, &m6, &m7, &m8, &m9, &m10, &m11, &m12, &m13, &m14, &m15, &m16, &m17, &m18, &m19, &m20, &m21, &m22, &m23, &m24, &m25, &m26, &m27, &m28, &m29, &m30, &m31, &m32, &m33, &m34, &m35, &m36, &m37, &m38, &m39, &m40, &m41, &m42, &m43, &m44, &m45, &m46, &m47, &m48, &m49, &m50, &m51, &m52, &m53, &m54, &m55, &m56};
+    return index_of_address(addresses, N, target);
+  } else if constexpr (N == 58) {
+    auto const& [m0, m1, m2, m3, m4, m5, m6, m7, m8, m9, m10, m11, m12, m13, m14, m15, m16, m17, m18, m19, m20, m21, m22, m23, m24, m25, m26, m27, m28, m29, m30, m31, m32, m33, m34, m35, m36, m37, m38, m39, m40, m41, m42, m43, m44, m45, m46, m47, m48, m49, m50, m51, m52, m53, m54, m55, m56, m57] = value;
+    void const* const addresses[] = {&m0, &m1, &m2, &m3, &m4, &m5, &m6, &m7, &m8, &m9, &m10, &m11, &m12, &m13, &m14, &m15, &m16, &m17, &m18, &m19, &m20, &m21, &m22, &m23, &m24, &m25, &m26, &m27, &m28, &m29, &m30, &m31, &m32, &m33, &m34, &m35, &m36, &m37, &m38, &m39, &m40, &m41, &m42, &m43, &m44, &m45, &m46, &m47, &m48, &m49, &m50, &m51, &m52, &m53, &m54, &m55, &m56, &m57};
+    return index_of_address(addresses, N, target);
+  } else if constexpr (N == 59) {
+    auto const& [m0, m1, m2, m3, m4, m5, m6, m7, m8, m9, m10, m11, m12, m13, m14, m15, m16, m17, m18, m19, m20, m21, m22, m23, m24, m25, m26, m27, m28, m29, m30, m31, m32, m33, m34, m35, m36, m37, m38, m39, m40, m41, m42, m43, m44, m45, m46, m47, m48, m49, m50, m51, m52, m53, m54, m55, m56, m57, m58] = value;
+    void const* const addresses[] = {&m0, &m1, &m2, &m3, &m4, &m5, &m6, &m7, &m8, &m9, &m10, &m11, &m12, &m13, &m14, &m15, &m16, &m17, &m18, &m19, &m20, &m21, &m22, &m23, &m24, &m25, &m26, &m27, &m28, &m29, &m30, &m31, &m32, &m33, &m34, &m35, &m36, &m37, &m38, &m39, &m40, &m41, &m42, &m43, &m44, &m45, &m46, &m47, &m48, &m49, &m50, &m51, &m52, &m53, &m54, &m55, &m56, &m57, &m58};
+    return index_of_address(addresses, N, target);
+  } else if constexpr (N == 60) {
+    auto const& [m0, m1, m2, m3, m4, m5, m6, m7, m8, m9, m10, m11, m12, m13, m14, m15, m16, m17, m18, m19, m20, m21, m22, m23, m24, m25, m26, m27, m28, m29, m30, m31, m32, m33, m34, m35, m36, m37, m38, m39, m40, m41, m42, m43, m44, m45, m46, m47, m48, m49, m50, m51, m52, m53, m54, m55, m56, m57, m58, m59] = value;
+    void const* const addresses[] = {&m0, &m1, &m2, &m3, &m4, &m5, &m6, &m7, &m8, &m9, &m10, &m11, &m12, &m13, &m14, &m15, &m16, &m17, &m18, &m19, &m20, &m21, &m22, &m23, &m24, &m25, &m26, &m27, &m28, &m29, &m30, &m31, &m32, &m33, &m34, &m35, &m36, &m37, &m38, &m39, &m40, &m41, &m42, &m43, &m44, &m45, &m46, &m47, &m48, &m49, &m50, &m51, &m52, &m53, &m54, &m55, &m56, &m57, &m58, &m59};
+    return index_of_address(addresses, N, target);
+  } else if constexpr (N == 61) {
+    auto const& [m0, m1, m2, m3, m4, m5, m6, m7, m8, m9, m10, m11, m12, m13, m14, m15, m16, m17, m18, m19, m20, m21, m22, m23, m24, m25, m26, m27, m28, m29, m30, m31, m32, m33, m34, m35, m36, m37, m38, m39, m40, m41, m42, m43, m44, m45, m46, m47, m48, m49, m50, m51, m52, m53, m54, m55, m56, m57, m58, m59, m60] = value;
+    void const* const addresses[] = {&m0, &m1, &m2, &m3, &m4, &m5, &m6, &m7, &m8, &m9, &m10, &m11, &m12, &m13, &m14, &m15, &m16, &m17, &m18, &m19, &m20, &m21, &m22, &m23, &m24, &m25, &m26, &m27, &m28, &m29, &m30, &m31, &m32, &m33, &m34, &m35, &m36, &m37, &m38, &m39, &m40, &m41, &m42, &m43, &m44, &m45, &m46, &m47, &m48, &m49, &m50, &m51, &m52, &m53, &m54, &m55, &m56, &m57, &m58, &m59, &m60};
+    return index_of_address(addresses, N, target);
+  } else if constexpr (N == 62) {
+    auto const& [m0, m1, m2, m3, m4, m5, m6, m7, m8, m9, m10, m11, m12, m13, m14, m15, m16, m17, m18, m19, m20, m21, m22, m23, m24, m25, m26, m27, m28, m29, m30, m31, m32, m33, m34, m35, m36, m37, m38, m39, m40, m41, m42, m43, m44, m45, m46, m47, m48, m49, m50, m51, m52, m53, m54, m55, m56, m57, m58, m59, m60, m61] = value;
+    void const* const addresses[] = {&m0, &m1, &m2, &m3, &m4, &m5, &m6, &m7, &m8, &m9, &m10, &m11, &m12, &m13, &m14, &m15, &m16, &m17, &m18, &m19, &m20, &m21, &m22, &m23, &m24, &m25, &m26, &m27, &m28, &m29, &m30, &m31, &m32, &m33, &m34, &m35, &m36, &m37, &m38, &m39, &m40, &m41, &m42, &m43, &m44, &m45, &m46, &m47, &m48, &m49, &m50, &m51, &m52, &m53, &m54, &m55, &m56, &m57, &m58, &m59, &m60, &m61};
+    return index_of_address(addresses, N, target);
+  } else if constexpr (N == 63) {
+    auto const& [m0, m1, m2, m3, m4, m5, m6, m7, m8, m9, m10, m11, m12, m13, m14, m15, m16, m17, m18, m19, m20, m21, m22, m23, m24, m25, m26, m27, m28, m29, m30, m31, m32, m33, m34, m35, m36, m37, m38, m39, m40, m41, m42, m43, m44, m45, m46, m47, m48, m49, m50, m51, m52, m53, m54, m55, m56, m57, m58, m59, m60, m61, m62] = value;
+    void const* const addresses[] = {&m0, &m1, &m2, &m3, &m4, &m5, &m6, &m7, &m8, &m9, &m10, &m11, &m12, &m13, &m14, &m15, &m16, &m17, &m18, &m19, &m20, &m21, &m22, &m23, &m24, &m25, &m26, &m27, &m28, &m29, &m30, &m31, &m32, &m33, &m34, &m35, &m36, &m37, &m38, &m39, &m40, &m41, &m42, &m43, &m44, &m45, &m46, &m47, &m48, &m49, &m50, &m51, &m52, &m53, &m54, &m55, &m56, &m57, &m58, &m59, &m60, &m61, &m62};
+    return index_of_address(addresses, N, target);
+  } else if constexpr (N == 64) {
+    auto const& [m0, m1, m2, m3, m4, m5, m6, m7, m8, m9, m10, m11, m12, m13, m14, m15, m16, m17, m18, m19, m20, m21, m22, m23, m24, m25, m26, m27, m28, m29, m30, m31, m32, m33, m34, m35, m36, m37, m38, m39, m40, m41, m42, m43, m44, m45, m46, m47, m48, m49, m50, m51, m52, m53, m54, m55, m56, m57, m58, m59, m60, m61, m62, m63] = value;
+    void const* const addresses[] = {&m0, &m1, &m2, &m3, &m4, &m5, &m6, &m7, &m8, &m9, &m10, &m11, &m12, &m13, &m14, &m15, &m16, &m17, &m18, &m19, &m20, &m21, &m22, &m23, &m24, &m25, &m26, &m27, &m28, &m29, &m30, &m31, &m32, &m33, &m34, &m35, &m36, &m37, &m38, &m39, &m40, &m41, &m42, &m43, &m44, &m45, &m46, &m47, &m48, &m49, &m50, &m51, &m52, &m53, &m54, &m55, &m56, &m57, &m58, &m59, &m60, &m61, &m62, &m63};
+    return index_of_address(addresses, N, target);
+  } else {
+    return N;
+  }
+}
+
 }  // namespace coalesce::detail

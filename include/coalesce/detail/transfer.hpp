@@ -1,7 +1,7 @@
-// Moving n elements of T between two storages of any layouts and memory kinds. Same layout:
-// plain byte copies (one per column for soa). Different layouts: one fused column-copy launch
-// (src/), run where the data is fastest to touch: on the GPU when either side is GPU memory,
-// after staging the host side there in its own layout.
+// Moving n elements of T between two storages of any layouts and memory kinds. Storages whose
+// mappings place every leaf alike: one byte copy per blob (the used part). Otherwise one fused
+// column-copy launch (src/), run where the data is fastest to touch: on the GPU when either
+// side is GPU memory, after staging the host side there in its own layout.
 #pragma once
 #include <cstddef>
 #include <type_traits>
@@ -13,33 +13,48 @@
 
 namespace coalesce::detail {
 
+// Calls f(leaf, sub) for every 1-D column of T: the one place that walks leaves x extents.
+template <class T, class F> void for_each_column(F&& f) {
+  for (std::size_t l = 0; l < reflect::leaf_count_v<T>; ++l) {
+    for (std::size_t j = 0; j < reflect::leaf_table_v<T>[l].extent; ++j) f(l, j);
+  }
+}
+
 template <class T, class LD, class LS>
 std::vector<column_copy> column_copies(layout_storage<T, LD> const& dst, layout_storage<T, LS> const& src) {
   std::vector<column_copy> out;
   out.reserve(reflect::column_count_v<T>);
-  for (std::size_t l = 0; l < reflect::leaf_count_v<T>; ++l) {
-    auto const& info = reflect::leaf_table_v<T>[l];
-    for (std::size_t j = 0; j < info.extent; ++j) out.push_back({dst.column(l, j), src.column(l, j), info.size});
-  }
+  for_each_column<T>([&](std::size_t l, std::size_t j) {
+    out.push_back({dst.column(l, j), src.column(l, j), reflect::leaf_table_v<T>[l].size});
+  });
   return out;
 }
 
-// Same layout: contiguous byte ranges.
+// Bytes of blob b that hold elements [0, n) (up to the end of the last one).
+template <class T, class L> std::size_t used_bytes(layout_storage<T, L> const& s, std::size_t blob, std::size_t n) {
+  using M = typename layout_storage<T, L>::mapping_type;
+  std::size_t end = 0;
+  if (n == 0) return 0;
+  for_each_column<T>([&](std::size_t l, std::size_t j) {
+    if (M::blob_of(l) != blob) return;
+    column_place const p = s.map.place(l, j);
+    end = std::max(end, p.at(n - 1) + reflect::leaf_table_v<T>[l].size);
+  });
+  return std::min(end, s.map.blob_bytes(blob));
+}
+
+// True when both storages place every column alike (same layout, and the same capacity where
+// the placement depends on it): then each blob's used bytes copy as one range.
+template <class T, class L> bool same_placement(layout_storage<T, L> const& a, layout_storage<T, L> const& b) {
+  bool same = true;
+  for_each_column<T>([&](std::size_t l, std::size_t j) { same = same && a.map.place(l, j) == b.map.place(l, j); });
+  return same;
+}
+
 template <class T, class L>
-void copy_same_layout(layout_storage<T, L> const& dst, memory_kind dk, layout_storage<T, L> const& src, memory_kind sk,
-                      std::size_t n) {
-  if constexpr (std::is_same_v<L, soa>) {
-    for (std::size_t l = 0; l < reflect::leaf_count_v<T>; ++l) {
-      auto const& info = reflect::leaf_table_v<T>[l];
-      for (std::size_t j = 0; j < info.extent; ++j) {
-        copy_bytes(dk, dst.column(l, j).base, sk, src.column(l, j).base, n * info.size);
-      }
-    }
-  } else if constexpr (std::is_same_v<L, aos>) {
-    copy_bytes(dk, dst.base(), sk, src.base(), n * sizeof(T));
-  } else {
-    copy_bytes(dk, dst.base(), sk, src.base(), layout_storage<T, L>::bytes(n));
-  }
+void copy_blobs(layout_storage<T, L> const& dst, memory_kind dk, layout_storage<T, L> const& src, memory_kind sk,
+                std::size_t n) {
+  for (std::size_t b = 0; b < layout_storage<T, L>::blob_count; ++b) copy_bytes(dk, dst.blobs[b], sk, src.blobs[b], used_bytes(src, b, n));
 }
 
 template <class T, class LD, class LS>
@@ -47,25 +62,26 @@ void copy_elements(layout_storage<T, LD> const& dst, memory_kind dk, layout_stor
                    std::size_t n) {
   if (n == 0) return;
   if constexpr (std::is_same_v<LD, LS>) {
-    copy_same_layout(dst, dk, src, sk, n);
-  } else if (same_memory(dk, sk)) {
+    if (same_placement(dst, src)) return copy_blobs(dst, dk, src, sk, n);
+  }
+  if (same_memory(dk, sk)) {
     auto const columns = column_copies(dst, src);
     copy_columns(dk == memory_kind::device || sk == memory_kind::device ? memory_kind::device : memory_kind::host,
                  columns.data(), columns.size(), n);
   } else if (dk == memory_kind::device) {
-    // host -> GPU with a layout change: upload as is, convert on the GPU.
-    buffer staged(memory_kind::device, layout_storage<T, LS>::bytes(n));
-    auto const staged_storage = layout_storage<T, LS>::over(staged.data(), n);
-    copy_same_layout(staged_storage, memory_kind::device, src, sk, n);
+    // host -> GPU with another placement: upload as it is, rearrange on the GPU.
+    buffer staged(memory_kind::device, layout_storage<T, LS>::bytes(src.map));
+    auto const staged_storage = layout_storage<T, LS>::over(staged.data(), src.map);
+    copy_blobs(staged_storage, memory_kind::device, src, sk, n);
     auto const columns = column_copies(dst, staged_storage);
     copy_columns(memory_kind::device, columns.data(), columns.size(), n);
   } else {
-    // GPU -> host with a layout change: convert on the GPU, then download.
-    buffer staged(memory_kind::device, layout_storage<T, LD>::bytes(n));
-    auto const staged_storage = layout_storage<T, LD>::over(staged.data(), n);
+    // GPU -> host with another placement: rearrange on the GPU, then download.
+    buffer staged(memory_kind::device, layout_storage<T, LD>::bytes(dst.map));
+    auto const staged_storage = layout_storage<T, LD>::over(staged.data(), dst.map);
     auto const columns = column_copies(staged_storage, src);
     copy_columns(memory_kind::device, columns.data(), columns.size(), n);
-    copy_same_layout(dst, dk, staged_storage, memory_kind::device, n);
+    copy_blobs(dst, dk, staged_storage, memory_kind::device, n);
   }
 }
 
@@ -76,10 +92,10 @@ void fill_elements(layout_storage<T, L> const& dst, memory_kind dk, T const& val
   std::vector<column_fill> fills;
   fills.reserve(reflect::column_count_v<T>);
   auto const* bytes = reinterpret_cast<std::byte const*>(&value);
-  for (std::size_t l = 0; l < reflect::leaf_count_v<T>; ++l) {
+  for_each_column<T>([&](std::size_t l, std::size_t j) {
     auto const& info = reflect::leaf_table_v<T>[l];
-    for (std::size_t j = 0; j < info.extent; ++j) fills.push_back({dst.column(l, j), info.size, bytes + info.offset + j * info.size});
-  }
+    fills.push_back({dst.column(l, j), info.size, bytes + info.offset + j * info.size});
+  });
   fill_columns(dk, fills.data(), fills.size(), first, n);
 }
 

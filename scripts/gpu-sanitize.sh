@@ -1,0 +1,49 @@
+#!/usr/bin/env bash
+# compute-sanitizer over the GPU tests and the samples' small runs, on the H200 machine:
+# memcheck (out-of-bounds and misaligned accesses, leaks), racecheck and synccheck (shared
+# memory and barriers: the tiled copy kernels), initcheck (reads of device memory nothing wrote).
+# Each tool's full log goes to $out/sanitize.log; the summary lines are printed.
+#   usage: scripts/gpu-sanitize.sh <build dir> <out dir>
+set -uo pipefail
+build=$1
+out=$2
+sanitizer=$(command -v compute-sanitizer || ls /usr/local/cuda/bin/compute-sanitizer 2>/dev/null)
+[[ -n $sanitizer ]] || { echo "gpu-sanitize: compute-sanitizer not found"; exit 1; }
+log=$out/sanitize.log
+: > "$log"
+status=0
+samples=$build/samples
+gpu_tests=$build/tests/gpu/coalesce_gpu_tests
+cpu_tests=$build/tests/coalesce_tests
+small_samples=("$samples/particle_integrator/particle_integrator --n 100000 --runs 1"
+               "$samples/neighbor_reorder/neighbor_reorder --n 100000 --runs 1"
+               "$samples/convert_legacy/convert_legacy --side 12 --steps 2")
+check() {  # tool, seconds, command...
+  local tool=$1 seconds=$2
+  shift 2
+  local t0=$SECONDS
+  echo "=== $tool: $*" >> "$log"
+  timeout "$seconds" "$sanitizer" --tool "$tool" --error-exitcode 9 --print-limit 20 "$@" >> "$log" 2>&1
+  local rc=$?
+  local summary
+  summary=$(grep -E "ERROR SUMMARY|RACECHECK SUMMARY|LEAK SUMMARY" "$log" | tail -1)
+  case $rc in
+    0) echo "sanitize $tool ok ($((SECONDS - t0)) s): $(basename "$1") ${summary}" ;;
+    124) echo "sanitize $tool TIMEOUT after ${seconds} s: $*"; status=1 ;;
+    *) echo "sanitize $tool FAILED (rc $rc, $((SECONDS - t0)) s): $* ${summary}"; status=1 ;;
+  esac
+}
+for tool in memcheck racecheck synccheck initcheck; do
+  extra=()
+  [[ $tool == memcheck ]] && extra=(--leak-check full)
+  check "$tool" 240 "${extra[@]}" "$gpu_tests"
+done
+check memcheck 120 "$cpu_tests"
+check initcheck 120 "$cpu_tests"
+for s in "${small_samples[@]}"; do
+  # shellcheck disable=SC2086  # the sample's arguments split on purpose
+  check memcheck 60 $s
+  # shellcheck disable=SC2086
+  check initcheck 60 $s
+done
+exit $status

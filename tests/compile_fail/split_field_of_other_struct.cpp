@@ -1,0 +1,5 @@
+// expect: coalesce: fields<...> names a member of another struct
+#include <coalesce/coalesce.hpp>
+struct vec3 { float x, y, z; };
+struct Particle { vec3 pos; vec3 vel; float mass; };
+coalesce::host_vector<Particle, coalesce::split<coalesce::fields<&vec3::x>, coalesce::aos, coalesce::soa>> v;
