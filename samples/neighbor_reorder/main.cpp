@@ -341,8 +341,8 @@ size_report run_size(std::size_t n, options const& opt) {
     std::array<float const*, 8> src{};
     std::array<float*, 8> dst{};
     for (int c = 0; c < 8; ++c) {
-      src[c] = reinterpret_cast<float const*>(backup.storage().columns[c]);
-      dst[c] = reinterpret_cast<float*>(target.storage().columns[c]);
+      src[c] = reinterpret_cast<float const*>(backup.storage().blobs[c]);
+      dst[c] = reinterpret_cast<float*>(target.storage().blobs[c]);
     }
     rep.raw_gather_ms = bench::median_ms([&] { raw_gather(perm, n, src, dst); }, opt.runs, 2);
     rep.column_gather_ms = bench::median_ms([&] {
