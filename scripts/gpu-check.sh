@@ -14,7 +14,7 @@ export CMAKE_PREFIX_PATH=$PWD/.deps
 nvidia-smi --query-gpu=name,driver_version,clocks.sm,clocks.mem,temperature.gpu --format=csv | tee "$out/gpu.txt"
 cmake -S . -B build-gpu -G Ninja -DCMAKE_BUILD_TYPE=Release -DCOALESCE_ENABLE_CUDA=ON \
   -DCMAKE_PREFIX_PATH="$CMAKE_PREFIX_PATH" > "$logs/configure.log" 2>&1 || { cp "$logs/configure.log" "$out/"; tail -30 "$logs/configure.log"; exit 1; }
-cmake --build build-gpu -j 16 -k 0 > "$logs/build.log" 2>&1 || { cp "$logs/build.log" "$out/"; grep -E "error" "$logs/build.log" | head -40; exit 1; }
+cmake --build build-gpu -j 16 -- -k 0 > "$logs/build.log" 2>&1 || { cp "$logs/build.log" "$out/"; grep -E "error" "$logs/build.log" | head -40; exit 1; }
 status=0
 if wants tests; then
   (cd build-gpu && ctest --output-on-failure -j 4 --timeout 300) > "$out/ctest.log" 2>&1 || status=1
