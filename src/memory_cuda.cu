@@ -2,6 +2,7 @@
 #include <algorithm>
 #include <cstdint>
 #include <cstring>
+#include <iterator>
 #include <string>
 
 #include "column_chunks.hpp"
@@ -333,12 +334,8 @@ bool runs_of_four(column_ref const& c) {
 }
 }  // namespace
 
-void copy_columns(memory_kind kind, column_copy const* columns, std::size_t count, std::size_t n) {
-  if (kind == memory_kind::host) return host_copy_columns(columns, count, n, false);
-  if (n == 0 || count == 0) return;
-  // 4-byte words at most: every float, int or double column becomes 4-byte sub-columns, so one
-  // launch handles all of them; only 1- and 2-byte leaves need launches of their own.
-  auto const parts = chunked(columns, count, 4);
+namespace {
+void copy_parts(std::vector<column_copy> const& parts, std::size_t n) {
   // An aos destination goes through a shared-memory tile (column-wise 4-byte stores at the
   // record stride measured at a quarter of the copy ceiling). An aos source into soa is read
   // one record per thread with plain strided addresses, as a hand-written conversion does; into
@@ -362,6 +359,47 @@ void copy_columns(memory_kind kind, column_copy const* columns, std::size_t coun
   }
   launch_copies<std::uint16_t>(by_width[1], 0, n);
   launch_copies<std::uint8_t>(by_width[2], 0, n);
+}
+
+// The columns whose destination lies in one record blob (an aos-like group of a split layout):
+// the 4-byte parts with the first such part's stride, inside one record of it.
+std::vector<column_copy> take_destination_records(std::vector<column_copy>& parts) {
+  auto const record_like = [](column_copy const& c) {
+    return c.width == 4 && c.dst.block_shift == 63 && c.dst.stride > 4 && c.dst.stride % 4 == 0;
+  };
+  auto const first = std::find_if(parts.begin(), parts.end(), record_like);
+  if (first == parts.end()) return {};
+  column_ref const anchor = first->dst;
+  auto const same_record = [&](column_copy const& c) {
+    return record_like(c) && c.dst.stride == anchor.stride &&
+           (c.dst.base > anchor.base ? c.dst.base - anchor.base : anchor.base - c.dst.base) < static_cast<std::ptrdiff_t>(anchor.stride);
+  };
+  std::vector<column_copy> group;
+  std::copy_if(parts.begin(), parts.end(), std::back_inserter(group), same_record);
+  parts.erase(std::remove_if(parts.begin(), parts.end(), same_record), parts.end());
+  return group;
+}
+}  // namespace
+
+void copy_columns(memory_kind kind, column_copy const* columns, std::size_t count, std::size_t n) {
+  if (kind == memory_kind::host) return host_copy_columns(columns, count, n, false);
+  if (n == 0 || count == 0) return;
+  // 4-byte words at most: every float, int or double column becomes 4-byte sub-columns, so one
+  // launch handles all of them; only 1- and 2-byte leaves need launches of their own.
+  auto parts = chunked(columns, count, 4);
+  record_window records;
+  if (!aos_window(parts, false, records)) {
+    // A split destination: each record blob (packed positions) through its own tile, so its
+    // stores stay whole records; the columns as before.
+    for (auto group = take_destination_records(parts); !group.empty(); group = take_destination_records(parts)) {
+      if (aos_window(group, false, records)) {
+        launch_tiled<false>(group, records, n);
+      } else {
+        copy_parts(group, n);
+      }
+    }
+  }
+  if (!parts.empty()) copy_parts(parts, n);
 }
 
 void fill_columns(memory_kind kind, column_fill const* columns, std::size_t count, std::size_t first, std::size_t n) {
