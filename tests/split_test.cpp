@@ -143,3 +143,19 @@ TEST_CASE("analysis: a split layout's table is computed from its mapping, withou
   auto const huge = ca::layout_table<Big, coalesce::soa>(hopper, {}, 65536);
   CHECK(huge.warps == 65536);
 }
+
+TEST_CASE("padding inside records and blocks is zeroed when storage is allocated; plain columns are not touched") {
+  using padded_storage = coalesce::layout_storage<Particle, packed_pos>;
+  padded_storage::mapping_type const m(10);
+  CHECK(padded_storage::blob_has_gaps(m, 0));   // vec3 in a 16-byte slot
+  CHECK(!padded_storage::blob_has_gaps(m, 1));  // the vel.x column
+  using particles = coalesce::layout_storage<Particle, coalesce::aos>;
+  using padded_records = coalesce::layout_storage<Padded, coalesce::aos>;
+  CHECK(!particles::blob_has_gaps(particles::mapping_type(10), 0));         // 32 bytes, all members
+  CHECK(padded_records::blob_has_gaps(padded_records::mapping_type(10), 0));  // float, double, float: gaps
+  coalesce::host_vector<Particle, packed_pos> v(std::vector<Particle>(5, make_particle(3)));
+  auto const* slot = reinterpret_cast<std::uint32_t const*>(v.storage().blobs[0]);
+  bool padding_zero = true;
+  for (std::size_t i = 0; i < 5; ++i) padding_zero = padding_zero && slot[4 * i + 3] == 0;  // word 3 of each slot
+  CHECK(padding_zero);
+}

@@ -104,6 +104,28 @@ template <class T, class Layout> struct layout_storage {
     return c;
   }
 
+  // True when blob b has bytes inside its elements' records or blocks that no leaf covers
+  // (padding of T in aos, a split group's padding to 16 bytes, alignment gaps in aosoa blocks).
+  // Copies move whole records, so a new allocation zeroes such blobs once: no copy ever reads
+  // bytes that nothing wrote (what compute-sanitizer's initcheck reports).
+  static bool blob_has_gaps(mapping_type const& m, std::size_t b) {
+    std::size_t covered = 0, span = 0, block = 0;
+    bool single_column = true;
+    std::size_t columns = 0;
+    for (std::size_t l = 0; l < leaves; ++l) {
+      if (mapping_type::blob_of(l) != b) continue;
+      auto const& info = reflect::leaf_table_v<T>[l];
+      column_place const p = m.place(l, 0);
+      covered += info.size * info.extent;
+      columns += info.extent;
+      single_column = single_column && info.extent == 1 && p.stride == info.size && p.block == 0;
+      span = p.block == 0 ? p.stride : p.block_stride;
+      block = p.block;
+    }
+    if (columns == 0 || (columns == 1 && single_column)) return false;  // a plain column: no gaps
+    return block == 0 ? span > covered : span > block * covered;
+  }
+
   // Leaves [First, First + Count) stored together as in T (a nested struct kept whole): the
   // slot's alignment and bytes, or alignment 0.
   template <std::size_t First, std::size_t Count> static constexpr node_slot node() {
