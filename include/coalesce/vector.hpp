@@ -256,20 +256,14 @@ template <class T, class Layout, class Space> class vector {
     memory_ = detail::buffer(kind, storage_type::bytes(n));
     capacity_ = n;
     size_ = 0;
-    zero_gaps(storage());
-  }
-  // Padding inside records or blocks is zeroed once per allocation (see blob_has_gaps).
-  static void zero_gaps(storage_type const& s) {
-    for (std::size_t b = 0; b < storage_type::blob_count; ++b) {
-      if (s.blobs[b] != nullptr && storage_type::blob_has_gaps(s.map, b)) detail::zero_bytes(kind, s.blobs[b], s.map.blob_bytes(b));
-    }
+    detail::zero_gaps(storage(), kind);  // padding inside records: zeroed once per allocation
   }
 
   void move_to_capacity(std::size_t new_capacity) {
     check_capacity(new_capacity);
     detail::buffer fresh(kind, storage_type::bytes(new_capacity));
     auto const target = storage_type::over(fresh.data(), new_capacity);
-    zero_gaps(target);
+    detail::zero_gaps(target, kind);
     detail::copy_elements(target, kind, storage(), kind, size_);
     memory_ = std::move(fresh);
     capacity_ = new_capacity;

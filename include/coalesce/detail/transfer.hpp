@@ -13,6 +13,14 @@
 
 namespace coalesce::detail {
 
+// Zeroes the padding inside records and blocks of new storage (layout_storage::blob_has_gaps):
+// copies move whole records, and must never read bytes that nothing wrote.
+template <class T, class L> void zero_gaps(layout_storage<T, L> const& s, memory_kind kind) {
+  for (std::size_t b = 0; b < layout_storage<T, L>::blob_count; ++b) {
+    if (s.blobs[b] != nullptr && layout_storage<T, L>::blob_has_gaps(s.map, b)) zero_bytes(kind, s.blobs[b], s.map.blob_bytes(b));
+  }
+}
+
 // Calls f(leaf, sub) for every 1-D column of T: the one place that walks leaves x extents.
 template <class T, class F> void for_each_column(F&& f) {
   for (std::size_t l = 0; l < reflect::leaf_count_v<T>; ++l) {
@@ -79,6 +87,7 @@ void copy_elements(layout_storage<T, LD> const& dst, memory_kind dk, layout_stor
     // GPU -> host with another placement: rearrange on the GPU, then download.
     buffer staged(memory_kind::device, layout_storage<T, LD>::bytes(dst.map));
     auto const staged_storage = layout_storage<T, LD>::over(staged.data(), dst.map);
+    zero_gaps(staged_storage, memory_kind::device);
     auto const columns = column_copies(staged_storage, src);
     copy_columns(memory_kind::device, columns.data(), columns.size(), n);
     copy_blobs(dst, dk, staged_storage, memory_kind::device, n);
