@@ -10,6 +10,7 @@
 // by nvcc with --extended-lambda, which the coalesce target adds), or all CPU cores through
 // OpenMP when coalesce is built without CUDA.
 #pragma once
+#include <algorithm>
 #include <cstddef>
 #include <exception>
 #include <mutex>
@@ -20,6 +21,10 @@
 #include "detail/memory.hpp"
 #include "error.hpp"
 #include "space.hpp"
+
+#if !COALESCE_WITH_CUDA && defined(_OPENMP)
+#include <omp.h>
+#endif
 
 #if COALESCE_WITH_CUDA && COALESCE_DEVICE_COMPILER
 #include <cuda_runtime.h>
@@ -70,11 +75,65 @@ class loop_exception {
   std::exception_ptr first_;
   std::size_t index_ = 0;
 };
-}  // namespace detail
 
-template <class F> void for_each_index(host, std::size_t n, F&& f) {
+// g++ 12 does not inline a kernel whose proxies keep copies of the view's pointers in its stack
+// frame ("--param large-stack-frame-growth limit reached"): the loop then makes one call per
+// element and cannot vectorize (7x-100x the raw loop, docs/performance.md "CPU vectorization").
+// Once inlined, the proxies fold to plain loads and stores and that frame is gone. So the
+// functions that hold the loops are flattened: f and everything it calls are inlined into them,
+// whatever the inliner's size and frame heuristics say (a function the kernel calls that must
+// stay out of line can say so with __attribute__((noinline))).
+#if defined(__GNUC__)
+#define COALESCE_DETAIL_FLATTEN __attribute__((flatten))
+#else
+#define COALESCE_DETAIL_FLATTEN
+#endif
+
+template <class F> COALESCE_DETAIL_FLATTEN void for_each_index_serial(F& f, std::size_t n) {
   for (std::size_t i = 0; i < n; ++i) f(i);
 }
+
+#if !COALESCE_WITH_CUDA
+// Indices [begin, end) of one thread. The kernel is copied first, so that its captures (the
+// view's pointers, dt ...) live in registers, where a store through a column cannot alias them.
+template <class F>
+COALESCE_DETAIL_FLATTEN void for_each_index_range(F const& shared, std::ptrdiff_t begin, std::ptrdiff_t end,
+                                                  loop_exception& failure) noexcept {
+  try {
+    F f = shared;
+    // simd: iterations are independent (the contract of for_each_index), which also tells the
+    // compiler that one index's stores do not feed another's loads, so the loop vectorizes.
+#pragma omp simd
+    for (std::ptrdiff_t i = begin; i < end; ++i) {
+      try {
+        f(static_cast<std::size_t>(i));
+      } catch (...) {
+        failure.record(static_cast<std::size_t>(i));
+      }
+    }
+  } catch (...) {  // copying the kernel threw: no index of this thread ran
+    failure.record(static_cast<std::size_t>(begin));
+  }
+}
+
+// This thread's share of [0, count): contiguous, static, each boundary a multiple of 64 indices
+// (whole cache lines of 4-byte fields, whole blocks of aosoa<W> for W <= 64).
+inline void thread_share(std::ptrdiff_t count, std::ptrdiff_t& begin, std::ptrdiff_t& end) {
+#if defined(_OPENMP)
+  std::ptrdiff_t const threads = omp_get_num_threads();
+  std::ptrdiff_t const thread = omp_get_thread_num();
+#else
+  std::ptrdiff_t const threads = 1, thread = 0;
+#endif
+  constexpr std::ptrdiff_t grain = 64;
+  std::ptrdiff_t const share = ((count + threads - 1) / threads + grain - 1) / grain * grain;
+  begin = std::min(count, thread * share);
+  end = std::min(count, begin + share);
+}
+#endif
+}  // namespace detail
+
+template <class F> void for_each_index(host, std::size_t n, F&& f) { detail::for_each_index_serial(f, n); }
 
 template <class F> void for_each_index(device, std::size_t n, F f) {
   if (n == 0) return;
@@ -87,17 +146,13 @@ template <class F> void for_each_index(device, std::size_t n, F f) {
                 "as CUDA (a .cu file, or set_source_files_properties(... LANGUAGE CUDA))");
 #endif
 #else
-  // simd: iterations are independent (the contract of for_each_index), which also tells the
-  // compiler that one index's stores do not feed another's loads, so the loop vectorizes.
   std::ptrdiff_t const count = static_cast<std::ptrdiff_t>(n);
   detail::loop_exception failure;
-#pragma omp parallel for simd schedule(static)
-  for (std::ptrdiff_t i = 0; i < count; ++i) {
-    try {
-      f(static_cast<std::size_t>(i));
-    } catch (...) {
-      failure.record(static_cast<std::size_t>(i));
-    }
+#pragma omp parallel
+  {
+    std::ptrdiff_t begin = 0, end = 0;
+    detail::thread_share(count, begin, end);
+    detail::for_each_index_range(f, begin, end, failure);
   }
   failure.rethrow_if_any();
 #endif
