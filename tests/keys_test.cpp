@@ -115,3 +115,34 @@ TEST_CASE_TEMPLATE("an empty bit range orders nothing: the stable sort is the id
   for (std::size_t i = 0; i < out.size(); ++i) identity = identity && out[i].id == i;
   CHECK(identity);
 }
+
+TEST_CASE_TEMPLATE("positions stored as 4-member structs (float4: x, y, z and a type in w) give 3-D keys", S, coalesce::host,
+                   coalesce::device) {
+  struct float4_like {
+    float x, y, z, w;
+  };
+  struct atom {
+    float4_like pos;
+    std::uint32_t id;
+  };
+  struct plain {
+    vec3 pos;
+    std::uint32_t id;
+  };
+  std::vector<atom> atoms(300);
+  std::vector<plain> plains(300);
+  for (std::size_t i = 0; i < atoms.size(); ++i) {
+    float const x = float((i * 37) % 100) / 10.0f, y = float((i * 11) % 100) / 10.0f, z = float(i % 100) / 10.0f;
+    atoms[i] = {{x, y, z, float(i % 3)}, static_cast<std::uint32_t>(i)};  // w varies: it must not matter
+    plains[i] = {{x, y, z}, static_cast<std::uint32_t>(i)};
+  }
+  coalesce::vector<atom, coalesce::soa, S> a{std::span<atom const>(atoms)};
+  coalesce::vector<plain, coalesce::soa, S> p{std::span<plain const>(plains)};
+  coalesce::reorder_plan pa, pp;
+  auto const ka = coalesce::hilbert_keys(a, &atom::pos, box10, pa);
+  auto const kp = coalesce::hilbert_keys(p, &plain::pos, box10, pp);
+  CHECK(ka.end_bit == kp.end_bit);  // 3 axes of 10 levels
+  coalesce::sort_by_key(a, ka, pa);
+  coalesce::sort_by_key(p, kp, pp);
+  CHECK(pa.permutation_on_host() == pp.permutation_on_host());  // the same order as for the vec3 positions
+}

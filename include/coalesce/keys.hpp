@@ -8,8 +8,9 @@
 //   auto deep  = coalesce::morton_keys(bodies, coalesce::member_path(&Body::state, &State::x), box, plan);
 //   coalesce::sort_by_key(d, z, plan);                                         // see reorder.hpp
 //
-// The position is a member (or a path of members) whose type is a struct of 2 or 3 float or
-// double leaves (a user vec3, CUDA's float3, double2 ...): 2-D or 3-D keys. A periodic box wraps
+// The position is a member (or a path of members) whose type is a struct of 2, 3 or 4 float or
+// double leaves (a user vec3, CUDA's float3, double2, a float4 whose w holds a type or charge):
+// 2-D or 3-D keys (a fourth member is not a coordinate). A periodic box wraps
 // positions into [lo, hi); a clamped box requires them inside [lo, hi] (hi maps to the last
 // cell). NaN or infinite positions, and positions outside a clamped box, are a coalesce::error
 // naming the first such element and its value.
@@ -96,7 +97,7 @@ template <class P> constexpr bool is_position_struct() {
     return false;
   } else {
     constexpr std::size_t n = reflect::leaf_count_v<P>;
-    if constexpr (n != 2 && n != 3) {
+    if constexpr (n < 2 || n > 4) {
       return false;
     } else {
       using E = typename reflect::leaf_t<P, 0>::type;
@@ -117,11 +118,12 @@ position_columns position_columns_of(layout_storage<T, L> const& storage, Pos co
   static_assert(std::is_same_v<typename info::root, T>,
                 "coalesce: the position member (path) must start at the vector's element type");
   static_assert(is_position_struct<P>(),
-                "coalesce: the position must be a struct of 2 or 3 float or double members (a vec3, float3, "
+                "coalesce: the position must be a struct of 2, 3 or 4 float or double members (a vec3, float3, float4, "
                 "double2 ...); for other data compute your own keys and call sort_by_key(v, keys, plan)");
   std::size_t const base = info::offset(position);
   position_columns out;
-  out.dims = static_cast<unsigned>(reflect::leaf_count_v<P>);
+  // x, y[, z]: a fourth member (float4's w: a type, a charge) is not a coordinate.
+  out.dims = static_cast<unsigned>(std::min<std::size_t>(reflect::leaf_count_v<P>, 3));
   out.width = static_cast<unsigned>(sizeof(typename reflect::leaf_t<P, 0>::type));
   constexpr auto table = reflect::leaf_table_v<T>;
   if (storage.base() == nullptr) return out;  // no elements: no columns (no arithmetic on null)
