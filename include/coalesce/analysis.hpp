@@ -46,6 +46,7 @@
 #include "error.hpp"
 #include "layout.hpp"
 #include "neighbor_list.hpp"
+#include "reference.hpp"
 #include "reflect.hpp"
 
 namespace coalesce::analysis {
@@ -278,21 +279,14 @@ std::vector<std::size_t> leaves_in_bytes(reflect::leaf_info const* table, std::s
                                          std::size_t size);
 std::string leaf_path(reflect::leaf_info const& info, std::size_t sub);
 
-template <class U, class M> std::size_t analysis_member_offset(M U::*member) {
-  static_assert(sizeof(member) == sizeof(std::ptrdiff_t), "coalesce: unexpected member pointer representation");
-  std::ptrdiff_t offset;
-  std::memcpy(&offset, &member, sizeof offset);  // an offset in the Itanium C++ ABI (gcc, clang, nvcc)
-  return static_cast<std::size_t>(offset);
-}
-
 struct member_span {
   std::size_t offset, size;
 };
-template <class U, class M> member_span path_span(M U::*member) { return {analysis_member_offset(member), sizeof(M)}; }
+template <class U, class M> member_span path_span(M U::*member) { return {coalesce::detail::member_offset(member), sizeof(M)}; }
 // The next pointer must be a member of the previous member's type: the chain is type-checked.
 template <class U, class M, class N, class... Rest> member_span path_span(M U::*member, N M::*next, Rest... rest) {
   member_span s = path_span(next, rest...);
-  s.offset += analysis_member_offset(member);
+  s.offset += coalesce::detail::member_offset(member);  // reference.hpp's, one definition
   return s;
 }
 

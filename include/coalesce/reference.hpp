@@ -306,14 +306,6 @@ template <class Root, class Layout, class U, class Node, bool Const> class refer
     return (detail::member_access<Root, Layout, M, dynamic_node, Const>(storage_, index_, child));
   }
 
-  // Member-wise aggregate initialization: values go straight to registers, which optimizers
-  // (and vectorizers) handle better than bytes written into a local.
-  COALESCE_HOST_DEVICE COALESCE_INLINE U load_members() const {
-    return [&]<std::size_t... K>(std::index_sequence<K...>) {
-      return U{static_cast<typename info::template type<K>>(get<K>())...};
-    }(std::make_index_sequence<info::count>{});
-  }
-
   friend COALESCE_HOST_DEVICE void swap(reference const& a, reference const& b)
     requires(!Const)
   {
@@ -323,6 +315,14 @@ template <class Root, class Layout, class U, class Node, bool Const> class refer
   }
 
  private:
+  // Member-wise aggregate initialization: values go straight to registers, which optimizers
+  // (and vectorizers) handle better than bytes written into a local.
+  COALESCE_HOST_DEVICE COALESCE_INLINE U load_members() const {
+    return [&]<std::size_t... K>(std::index_sequence<K...>) {
+      return U{static_cast<typename info::template type<K>>(get<K>())...};
+    }(std::make_index_sequence<info::count>{});
+  }
+
   // Calls f(pointer to the element in its column, byte offset of that element inside U) for
   // every leaf of U and every sub-column of array leaves.
   template <class F> COALESCE_HOST_DEVICE COALESCE_INLINE void for_each_leaf(F&& f) const {

@@ -150,6 +150,15 @@ void build_neighbors(world& w) {
   coalesce::synchronize(coalesce::device{});
 }
 
+// The Lennard-Jones-like pair term, shared by the library kernel and the hand-written float4 one
+// so that both do the same arithmetic in the same order (bit-identical forces).
+COALESCE_HOST_DEVICE inline float pair_scale(float dx, float dy, float dz, float mass_j) {
+  float const r2 = std::max(dx * dx + dy * dy + dz * dz, 0.09f);
+  float const inv_r2 = 1.0f / r2;  // one division per pair: the kernel should be bound by memory
+  float const s6 = 0.0156f * inv_r2 * inv_r2 * inv_r2;  // sigma = 0.5
+  return 24.0f * s6 * (2.0f * s6 - 1.0f) * inv_r2 * mass_j;
+}
+
 // Lennard-Jones-like force over the neighbour list; one thread per particle. The same source
 // for the particles in any layout.
 template <class Particles> void pair_kernel_on(Particles const& particles, world& w, coalesce::device_vector<vec3>& force) {
@@ -167,10 +176,7 @@ template <class Particles> void pair_kernel_on(Particles const& particles, world
       std::uint32_t const j = nbr[k * n + i];
       vec3 const q = v[j][&Particle::pos];
       float const dx = wrap(p.x - q.x, L), dy = wrap(p.y - q.y, L), dz = wrap(p.z - q.z, L);
-      float const r2 = std::max(dx * dx + dy * dy + dz * dz, 0.09f);
-      float const inv_r2 = 1.0f / r2;  // one division per pair: the kernel should be bound by memory
-      float const s6 = 0.0156f * inv_r2 * inv_r2 * inv_r2;  // sigma = 0.5
-      float const scale = 24.0f * s6 * (2.0f * s6 - 1.0f) * inv_r2 * v[j][&Particle::mass];
+      float const scale = pair_scale(dx, dy, dz, v[j][&Particle::mass]);
       fx += scale * dx;
       fy += scale * dy;
       fz += scale * dz;
@@ -199,10 +205,7 @@ void pair_kernel_float4(float4_t const* pos, world& w, coalesce::device_vector<v
       std::uint32_t const j = nbr[k * n + i];
       float4_t const q = pos[j];
       float const dx = wrap(p.x - q.x, L), dy = wrap(p.y - q.y, L), dz = wrap(p.z - q.z, L);
-      float const r2 = std::max(dx * dx + dy * dy + dz * dz, 0.09f);
-      float const inv_r2 = 1.0f / r2;
-      float const s6 = 0.0156f * inv_r2 * inv_r2 * inv_r2;
-      float const scale = 24.0f * s6 * (2.0f * s6 - 1.0f) * inv_r2 * q.w;
+      float const scale = pair_scale(dx, dy, dz, q.w);
       fx += scale * dx;
       fy += scale * dy;
       fz += scale * dz;
