@@ -382,7 +382,9 @@ std::vector<std::uint64_t> read_index_file(std::string const& path, index_width 
 
 // ------------------------------------------------------------------- a reflected struct T
 
-namespace detail {
+}  // namespace coalesce::analysis
+
+namespace coalesce::detail {
 
 std::vector<std::size_t> leaves_in_bytes(reflect::leaf_info const* table, std::size_t count, std::size_t offset,
                                          std::size_t size) {
@@ -397,6 +399,36 @@ std::vector<std::size_t> leaves_in_bytes(reflect::leaf_info const* table, std::s
   return out;
 }
 
+
+analysis::layout_report analyse_columns(analysis::device_model const& model, std::string layout, std::size_t record_bytes,
+                              std::vector<column_desc> const& columns, std::uint64_t warps) {
+  model.validate();
+  analysis::layout_report r;
+  r.model = model;
+  r.layout = std::move(layout);
+  r.record_bytes = record_bytes;
+  r.warps = warps;
+  analysis::warp_counter counter(model);
+  std::vector<std::uint64_t> lanes;
+  for (column_desc const& c : columns) {
+    analysis::leaf_row row{c.path, c.leaf, c.sub, c.bytes, {}};
+    for (std::uint64_t w = 0; w < warps; ++w) {
+      lanes.clear();
+      for (std::uint64_t i = w * model.warp_size; i < (w + 1) * model.warp_size; ++i) {
+        lanes.push_back(c.block == 0 ? c.base + i * c.stride : c.base + (i / c.block) * c.block_stride + (i % c.block) * c.stride);
+      }
+      analysis::add_lanes(counter, lanes, static_cast<std::uint32_t>(c.bytes), row.stats);
+    }
+    r.total += row.stats;
+    r.rows.push_back(std::move(row));
+  }
+  return r;
+}
+
+}  // namespace coalesce::detail
+
+namespace coalesce::analysis {
+
 std::string leaf_path(reflect::leaf_info const& info, std::size_t sub) {
   std::string p;
   for (std::size_t d = 0; d < info.depth && d < info.path.size(); ++d) {
@@ -406,33 +438,6 @@ std::string leaf_path(reflect::leaf_info const& info, std::size_t sub) {
   if (info.extent > 1) p += "[" + std::to_string(sub) + "]";
   return p;
 }
-
-layout_report analyse_columns(device_model const& model, std::string layout, std::size_t record_bytes,
-                              std::vector<column_desc> const& columns, std::uint64_t warps) {
-  model.validate();
-  layout_report r;
-  r.model = model;
-  r.layout = std::move(layout);
-  r.record_bytes = record_bytes;
-  r.warps = warps;
-  warp_counter counter(model);
-  std::vector<std::uint64_t> lanes;
-  for (column_desc const& c : columns) {
-    leaf_row row{c.path, c.leaf, c.sub, c.bytes, {}};
-    for (std::uint64_t w = 0; w < warps; ++w) {
-      lanes.clear();
-      for (std::uint64_t i = w * model.warp_size; i < (w + 1) * model.warp_size; ++i) {
-        lanes.push_back(c.block == 0 ? c.base + i * c.stride : c.base + (i / c.block) * c.block_stride + (i % c.block) * c.stride);
-      }
-      add_lanes(counter, lanes, static_cast<std::uint32_t>(c.bytes), row.stats);
-    }
-    r.total += row.stats;
-    r.rows.push_back(std::move(row));
-  }
-  return r;
-}
-
-}  // namespace detail
 
 std::string describe(layout_report const& r) {
   std::ostringstream o;

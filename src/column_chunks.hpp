@@ -4,6 +4,7 @@
 #pragma once
 #include <cstddef>
 #include <cstdint>
+#include <type_traits>
 #include <vector>
 
 #include <coalesce/detail/memory.hpp>
@@ -20,6 +21,18 @@ inline std::size_t widest_chunk(std::size_t width, std::initializer_list<std::si
     chunk /= 2;
   }
   return chunk;
+}
+
+// Calls f(std::integral_constant<std::size_t, W>{}) with W the chunk width chunked() produced
+// (1, 2, 4, 8 or 16): the one place that turns a run-time width into a compile-time one.
+template <class F> COALESCE_HOST_DEVICE COALESCE_INLINE void with_chunk_width(std::size_t width, F&& f) {
+  switch (width) {
+    case 1: f(std::integral_constant<std::size_t, 1>{}); break;
+    case 2: f(std::integral_constant<std::size_t, 2>{}); break;
+    case 4: f(std::integral_constant<std::size_t, 4>{}); break;
+    case 8: f(std::integral_constant<std::size_t, 8>{}); break;
+    default: f(std::integral_constant<std::size_t, 16>{}); break;
+  }
 }
 
 inline std::size_t address_bits(column_ref const& c) {

@@ -137,13 +137,7 @@ __global__ void fill_columns_kernel(__grid_constant__ column_batch<fill_column_o
   for (std::size_t i = static_cast<std::size_t>(blockIdx.x) * blockDim.x + threadIdx.x; i < batch.n; i += threads) {
     for (int c = 0; c < batch.count; ++c) {
       auto const& col = batch.columns[c];
-      switch (col.column.width) {
-        case 1: fill_one<1>(col.column, batch.first + i, col.value); break;
-        case 2: fill_one<2>(col.column, batch.first + i, col.value); break;
-        case 4: fill_one<4>(col.column, batch.first + i, col.value); break;
-        case 8: fill_one<8>(col.column, batch.first + i, col.value); break;
-        default: fill_one<16>(col.column, batch.first + i, col.value); break;
-      }
+      with_chunk_width(col.column.width, [&](auto w) { fill_one<decltype(w)::value>(col.column, batch.first + i, col.value); });
     }
   }
 }

@@ -76,26 +76,14 @@ void for_blocks(Column const* columns, std::size_t count, std::size_t first, std
 void host_copy_columns(column_copy const* columns, std::size_t count, std::size_t n, bool parallel) {
   auto const parts = chunked(columns, count);
   for_blocks(parts.data(), parts.size(), 0, n, parallel, [](column_copy const& c, std::size_t b, std::size_t e) {
-    switch (c.width) {
-      case 1: copy_range<1>(c, b, e); break;
-      case 2: copy_range<2>(c, b, e); break;
-      case 4: copy_range<4>(c, b, e); break;
-      case 8: copy_range<8>(c, b, e); break;
-      default: copy_range<16>(c, b, e); break;
-    }
+    with_chunk_width(c.width, [&](auto w) { copy_range<decltype(w)::value>(c, b, e); });
   });
 }
 
 void host_fill_columns(column_fill const* columns, std::size_t count, std::size_t first, std::size_t n, bool parallel) {
   auto const parts = chunked(columns, count);
   for_blocks(parts.data(), parts.size(), first, n, parallel, [](column_fill const& c, std::size_t b, std::size_t e) {
-    switch (c.width) {
-      case 1: fill_range<1>(c, b, e); break;
-      case 2: fill_range<2>(c, b, e); break;
-      case 4: fill_range<4>(c, b, e); break;
-      case 8: fill_range<8>(c, b, e); break;
-      default: fill_range<16>(c, b, e); break;
-    }
+    with_chunk_width(c.width, [&](auto w) { fill_range<decltype(w)::value>(c, b, e); });
   });
 }
 

@@ -111,13 +111,7 @@ void gather_columns(memory_kind kind, column_copy const* columns, std::size_t co
   for_each(kind == memory_kind::device, (n + block - 1) / block, [&](std::size_t b) {
     std::size_t const begin = b * block, end = std::min(n, begin + block);
     for (auto const& c : parts) {
-      switch (c.width) {
-        case 1: gather_range<1>(c, perm, begin, end); break;
-        case 2: gather_range<2>(c, perm, begin, end); break;
-        case 4: gather_range<4>(c, perm, begin, end); break;
-        case 8: gather_range<8>(c, perm, begin, end); break;
-        default: gather_range<16>(c, perm, begin, end); break;
-      }
+      with_chunk_width(c.width, [&](auto w) { gather_range<decltype(w)::value>(c, perm, begin, end); });
     }
   });
 }

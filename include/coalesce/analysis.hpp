@@ -261,9 +261,15 @@ padding_choice best_padding(tile_access const& tile, std::int64_t max_padding = 
 
 std::string describe(bank_stats const& stats);
 
+// A leaf's member path as indices from the root, e.g. "0.2" for pos.z, "3[1]" for sub-column 1 of
+// an array member: the names the reports use.
+std::string leaf_path(reflect::leaf_info const& info, std::size_t sub);
+
 // =============================================================================== implementation
 
-namespace detail {
+}  // namespace coalesce::analysis
+
+namespace coalesce::detail {
 
 // A 1-D column as the analysis sees it: layout_storage's column_ref with the base as an offset
 // from the start of a 256-byte aligned allocation.
@@ -273,11 +279,10 @@ struct column_desc {
   std::uint64_t base, stride, block_stride;
   std::uint64_t block;  // elements per block, 0: unblocked
 };
-layout_report analyse_columns(device_model const& model, std::string layout, std::size_t record_bytes,
+analysis::layout_report analyse_columns(analysis::device_model const& model, std::string layout, std::size_t record_bytes,
                               std::vector<column_desc> const& columns, std::uint64_t warps);
 std::vector<std::size_t> leaves_in_bytes(reflect::leaf_info const* table, std::size_t count, std::size_t offset,
                                          std::size_t size);
-std::string leaf_path(reflect::leaf_info const& info, std::size_t sub);
 
 struct member_span {
   std::size_t offset, size;
@@ -290,7 +295,9 @@ template <class U, class M, class N, class... Rest> member_span path_span(M U::*
   return s;
 }
 
-}  // namespace detail
+}  // namespace coalesce::detail
+
+namespace coalesce::analysis {
 
 template <class Layout> std::string layout_name() { return coalesce::detail::layout_name_of<Layout>(); }
 
@@ -330,7 +337,7 @@ layout_report layout_table(device_model const& model, std::span<const std::size_
     std::size_t const l = selected.empty() ? k : selected[k];
     for (std::size_t j = 0; j < table[l].extent; ++j) {
       column_place const p = m.place(l, j);
-      columns.push_back({detail::leaf_path(table[l], j), l, j, table[l].size, blob_start[mapping::blob_of(l)] + p.offset,
+      columns.push_back({analysis::leaf_path(table[l], j), l, j, table[l].size, blob_start[mapping::blob_of(l)] + p.offset,
                          p.stride, p.block_stride, p.block});
     }
   }

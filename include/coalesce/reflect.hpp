@@ -55,7 +55,9 @@ template <class U, std::size_t Offset, std::size_t Extent, class Path> struct le
   static constexpr std::size_t align = alignof(U);
 };
 
-namespace detail {
+}  // namespace coalesce::reflect
+
+namespace coalesce::detail {
 
 template <class U> struct is_std_array : std::false_type {};
 template <class U, std::size_t N> struct is_std_array<std::array<U, N>> : std::true_type {};
@@ -162,7 +164,7 @@ template <class T> constexpr bool members_are_plain() {
 // say why), so that a rejected type produces one coalesce: message, not a cascade.
 template <class T> using member_type_list = std::conditional_t<members_are_plain<T>(), bound_types<T>, type_list<>>;
 
-// Instantiated (by members<T>) for each direct member: a C-array member fails here, and the
+// Instantiated (by reflect::members<T>) for each direct member: a C-array member fails here, and the
 // diagnostic names this template with the member's index and declared type, e.g.
 // "c_array_member<2, float [4]>" (a static_assert message cannot carry them in C++20).
 template <std::size_t Index, class Member> struct c_array_member {
@@ -188,22 +190,22 @@ template <class T> constexpr bool check_c_arrays() {
 template <class L> struct list_as_tuple;
 template <class... M> struct list_as_tuple<type_list<M...>> { using type = std::tuple<M...>; };
 
-template <class M> constexpr node_kind kind_of();
+template <class M> constexpr reflect::node_kind kind_of();
 
-template <class M> constexpr bool is_leaf_scalar() { return kind_of<M>() == node_kind::leaf; }
+template <class M> constexpr bool is_leaf_scalar() { return kind_of<M>() == reflect::node_kind::leaf; }
 
-template <class M> constexpr node_kind kind_of() {
+template <class M> constexpr reflect::node_kind kind_of() {
   if constexpr (is_std_array<M>::value) {
     using E = typename M::value_type;
     if constexpr (std::tuple_size_v<M> > 0 && !is_std_array<E>::value && is_leaf_scalar<E>()) {
-      return node_kind::array;
+      return reflect::node_kind::array;
     } else {
-      return node_kind::leaf;  // arrays of structs or arrays: stored whole
+      return reflect::node_kind::leaf;  // arrays of structs or arrays: stored whole
     }
   } else if constexpr (std::is_class_v<M> && !std::is_union_v<M> && std::is_aggregate_v<M>) {
-    return node_kind::aggregate;
+    return reflect::node_kind::aggregate;
   } else {
-    return node_kind::leaf;
+    return reflect::node_kind::leaf;
   }
 }
 
@@ -228,7 +230,9 @@ template <class... M> constexpr bool no_cv_members(type_list<M...>) {
   return ((!std::is_const_v<M> && !std::is_volatile_v<M>) && ...);
 }
 
-}  // namespace detail
+}  // namespace coalesce::detail
+
+namespace coalesce::reflect {
 
 // The direct members of an aggregate T. Instantiating it checks that T can be reflected.
 template <class T> struct members {
@@ -274,7 +278,9 @@ template <class T> struct members {
   template <std::size_t K> using type = std::tuple_element_t<K, typename detail::list_as_tuple<types>::type>;
 };
 
-namespace detail {
+}  // namespace coalesce::reflect
+
+namespace coalesce::detail {
 
 template <class... L> struct concat;
 template <> struct concat<> { using type = type_list<>; };
@@ -284,23 +290,23 @@ template <class... A, class... B, class... R> struct concat<type_list<A...>, typ
 };
 
 template <class P, std::size_t I> struct append_path;
-template <std::size_t... P, std::size_t I> struct append_path<path<P...>, I> { using type = path<P..., I>; };
+template <std::size_t... P, std::size_t I> struct append_path<reflect::path<P...>, I> { using type = reflect::path<P..., I>; };
 
-template <class M, std::size_t Offset, class Path, node_kind Kind = kind_of<M>()> struct flatten;
+template <class M, std::size_t Offset, class Path, reflect::node_kind Kind = kind_of<M>()> struct flatten;
 
-template <class M, std::size_t Offset, class Path> struct flatten<M, Offset, Path, node_kind::leaf> {
+template <class M, std::size_t Offset, class Path> struct flatten<M, Offset, Path, reflect::node_kind::leaf> {
   static_assert(std::is_trivially_copyable_v<M>,
                 "coalesce: a member type is not trivially copyable (std::string, std::vector, a class "
                 "with a user-defined copy); store such data outside and keep an index in the struct");
-  using type = type_list<leaf_entry<M, Offset, 1, Path>>;
+  using type = type_list<reflect::leaf_entry<M, Offset, 1, Path>>;
 };
 
-template <class M, std::size_t Offset, class Path> struct flatten<M, Offset, Path, node_kind::array> {
-  using type = type_list<leaf_entry<typename M::value_type, Offset, std::tuple_size_v<M>, Path>>;
+template <class M, std::size_t Offset, class Path> struct flatten<M, Offset, Path, reflect::node_kind::array> {
+  using type = type_list<reflect::leaf_entry<typename M::value_type, Offset, std::tuple_size_v<M>, Path>>;
 };
 
-template <class M, std::size_t Offset, class Path> struct flatten<M, Offset, Path, node_kind::aggregate> {
-  using info = members<M>;
+template <class M, std::size_t Offset, class Path> struct flatten<M, Offset, Path, reflect::node_kind::aggregate> {
+  using info = reflect::members<M>;
   template <std::size_t... K>
   static auto children(std::index_sequence<K...>)
       -> concat<typename flatten<typename info::template type<K>, Offset + info::offsets[K],
@@ -308,19 +314,25 @@ template <class M, std::size_t Offset, class Path> struct flatten<M, Offset, Pat
   using type = typename decltype(children(std::make_index_sequence<info::count>{}))::type;
 };
 
-}  // namespace detail
+}  // namespace coalesce::detail
+
+namespace coalesce::reflect {
 
 // Every leaf of T in member order, as type_list<leaf_entry<...>...>.
 template <class T> using leaves_t = typename detail::flatten<T, 0, path<>, node_kind::aggregate>::type;
 
 template <class T> inline constexpr std::size_t leaf_count_v = leaves_t<T>::size;
 
-namespace detail {
+}  // namespace coalesce::reflect
+
+namespace coalesce::detail {
 template <class L> struct as_tuple;
 template <class... E> struct as_tuple<type_list<E...>> { using type = std::tuple<E...>; };
 template <class L> struct column_total;
 template <class... E> struct column_total<type_list<E...>> { static constexpr std::size_t value = (std::size_t{0} + ... + E::extent); };
-}  // namespace detail
+}  // namespace coalesce::detail
+
+namespace coalesce::reflect {
 
 // The L-th leaf of T (a leaf_entry).
 template <class T, std::size_t L> using leaf_t = std::tuple_element_t<L, typename detail::as_tuple<leaves_t<T>>::type>;
@@ -357,9 +369,11 @@ struct leaf_info {
   std::size_t depth;
 };
 
-namespace detail {
-template <class Entry> constexpr leaf_info describe_leaf(std::size_t first_column) {
-  leaf_info info{};
+}  // namespace coalesce::reflect
+
+namespace coalesce::detail {
+template <class Entry> constexpr reflect::leaf_info describe_leaf(std::size_t first_column) {
+  reflect::leaf_info info{};
   info.offset = Entry::offset;
   info.size = Entry::size;
   info.align = Entry::align;
@@ -373,17 +387,27 @@ template <class Entry> constexpr leaf_info describe_leaf(std::size_t first_colum
 }
 
 template <class... E> constexpr auto make_leaf_table(type_list<E...>) {
-  std::array<leaf_info, sizeof...(E)> out{};
+  std::array<reflect::leaf_info, sizeof...(E)> out{};
   std::size_t k = 0, column = 0;
   ((out[k++] = describe_leaf<E>(column), column += E::extent), ...);
   return out;
 }
-}  // namespace detail
+}  // namespace coalesce::detail
+
+namespace coalesce::reflect {
 
 template <class T> inline constexpr auto leaf_table_v = detail::make_leaf_table(leaves_t<T>{});
 
 // True when T can be stored by coalesce (used in requires-clauses and tests).
 template <class T>
 concept reflectable = detail::has_reflectable_shape<T>() && detail::members_are_plain<T>();
+
+// Calls f(leaf, sub) for every 1-D column of T (sub < the leaf's extent): the one place that
+// walks leaves x extents. constexpr, so compile-time checks over columns use it too.
+template <class T, class F> constexpr void for_each_column(F&& f) {
+  for (std::size_t l = 0; l < leaf_count_v<T>; ++l) {
+    for (std::size_t j = 0; j < leaf_table_v<T>[l].extent; ++j) f(l, j);
+  }
+}
 
 }  // namespace coalesce::reflect

@@ -81,7 +81,7 @@ template <class T, class L> std::size_t record_stride_of_blob(layout_storage<T, 
   using M = typename layout_storage<T, L>::mapping_type;
   std::size_t stride = 0;
   bool records = true;
-  for_each_column<T>([&](std::size_t l, std::size_t j) {
+  reflect::for_each_column<T>([&](std::size_t l, std::size_t j) {
     if (M::blob_of(l) != blob) return;
     column_place const p = s.map.place(l, j);
     if (stride == 0) stride = p.stride;
@@ -101,7 +101,7 @@ permutation_columns<T, L> columns_to_permute(layout_storage<T, L> const& dst, la
       out.columns[out.count++] = {column_ref{dst.blobs[b], stride, 0, 63}, column_ref{src.blobs[b], stride, 0, 63}, stride};
     }
   }
-  for_each_column<T>([&](std::size_t l, std::size_t j) {
+  reflect::for_each_column<T>([&](std::size_t l, std::size_t j) {
     if (!as_records[M::blob_of(l)]) out.columns[out.count++] = {dst.column(l, j), src.column(l, j), reflect::leaf_table_v<T>[l].size};
   });
   return out;

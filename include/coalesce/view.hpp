@@ -59,12 +59,11 @@ template <class M, class T> constexpr bool stores_record_array() {
   } else {
     constexpr M m{};  // place() is constexpr by the mapping concept (docs/layouts.md)
     auto const& table = reflect::leaf_table_v<T>;
-    for (std::size_t l = 0; l < table.size(); ++l) {
-      for (std::size_t j = 0; j < table[l].extent; ++j) {
-        if (!(m.place(l, j) == column_place{table[l].offset + j * table[l].size, sizeof(T), 0, 0})) return false;
-      }
-    }
-    return true;
+    bool as_records = true;
+    reflect::for_each_column<T>([&](std::size_t l, std::size_t j) {
+      as_records = as_records && m.place(l, j) == column_place{table[l].offset + j * table[l].size, sizeof(T), 0, 0};
+    });
+    return as_records;
   }
 }
 

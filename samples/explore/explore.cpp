@@ -343,7 +343,7 @@ int run_struct(options const& o, ca::device_model const& model) {
   std::cout << "struct Particle { vec3 pos; vec3 vel; float mass; uint32_t id; } on " << model.name
             << "; leaves as index paths (Boost.PFR gives no names):\n  ";
   for (std::size_t l = 0; l < 8; ++l) {
-    std::cout << ca::detail::leaf_path(coalesce::reflect::leaf_table_v<Particle>[l], 0) << " = " << particle_names[l]
+    std::cout << ca::leaf_path(coalesce::reflect::leaf_table_v<Particle>[l], 0) << " = " << particle_names[l]
               << (l == 7 ? "\n\n" : ", ");
   }
   for (auto const& t : tables) std::cout << ca::describe(t) << "\n";

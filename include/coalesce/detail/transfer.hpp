@@ -21,18 +21,11 @@ template <class T, class L> void zero_gaps(layout_storage<T, L> const& s, memory
   }
 }
 
-// Calls f(leaf, sub) for every 1-D column of T: the one place that walks leaves x extents.
-template <class T, class F> void for_each_column(F&& f) {
-  for (std::size_t l = 0; l < reflect::leaf_count_v<T>; ++l) {
-    for (std::size_t j = 0; j < reflect::leaf_table_v<T>[l].extent; ++j) f(l, j);
-  }
-}
-
 template <class T, class LD, class LS>
 std::vector<column_copy> column_copies(layout_storage<T, LD> const& dst, layout_storage<T, LS> const& src) {
   std::vector<column_copy> out;
   out.reserve(reflect::column_count_v<T>);
-  for_each_column<T>([&](std::size_t l, std::size_t j) {
+  reflect::for_each_column<T>([&](std::size_t l, std::size_t j) {
     out.push_back({dst.column(l, j), src.column(l, j), reflect::leaf_table_v<T>[l].size});
   });
   return out;
@@ -43,7 +36,7 @@ template <class T, class L> std::size_t used_bytes(layout_storage<T, L> const& s
   using M = typename layout_storage<T, L>::mapping_type;
   std::size_t end = 0;
   if (n == 0) return 0;
-  for_each_column<T>([&](std::size_t l, std::size_t j) {
+  reflect::for_each_column<T>([&](std::size_t l, std::size_t j) {
     if (M::blob_of(l) != blob) return;
     column_place const p = s.map.place(l, j);
     end = std::max(end, p.at(n - 1) + reflect::leaf_table_v<T>[l].size);
@@ -55,7 +48,7 @@ template <class T, class L> std::size_t used_bytes(layout_storage<T, L> const& s
 // the placement depends on it): then each blob's used bytes copy as one range.
 template <class T, class L> bool same_placement(layout_storage<T, L> const& a, layout_storage<T, L> const& b) {
   bool same = true;
-  for_each_column<T>([&](std::size_t l, std::size_t j) { same = same && a.map.place(l, j) == b.map.place(l, j); });
+  reflect::for_each_column<T>([&](std::size_t l, std::size_t j) { same = same && a.map.place(l, j) == b.map.place(l, j); });
   return same;
 }
 
@@ -101,7 +94,7 @@ void fill_elements(layout_storage<T, L> const& dst, memory_kind dk, T const& val
   std::vector<column_fill> fills;
   fills.reserve(reflect::column_count_v<T>);
   auto const* bytes = reinterpret_cast<std::byte const*>(&value);
-  for_each_column<T>([&](std::size_t l, std::size_t j) {
+  reflect::for_each_column<T>([&](std::size_t l, std::size_t j) {
     auto const& info = reflect::leaf_table_v<T>[l];
     fills.push_back({dst.column(l, j), info.size, bytes + info.offset + j * info.size});
   });
