@@ -33,7 +33,7 @@ check() {  # tool, seconds, command...
   cat "$part" >> "$log"
   rm -f "$part"
   case $rc in
-    0) echo "sanitize $tool ok ($((SECONDS - t0)) s): $(basename "$1") ${*: -2} ${summary}" ;;
+    0) echo "sanitize $tool ok ($((SECONDS - t0)) s): ${*: -3} ${summary}" ;;
     124) echo "sanitize $tool TIMEOUT after ${seconds} s: $*"; return 1 ;;
     *) echo "sanitize $tool FAILED (rc $rc, $((SECONDS - t0)) s): $* ${summary}"; return 1 ;;
   esac

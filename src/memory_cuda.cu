@@ -39,7 +39,7 @@ void deallocate(memory_kind kind, void* p) noexcept {
   }
 }
 
-void copy_bytes(memory_kind dst_kind, void* dst, memory_kind src_kind, void const* src, std::size_t bytes) {
+void copy_bytes(memory_kind dst_kind, void* dst, memory_kind src_kind, void const* src, std::size_t bytes, void* stream) {
   if (bytes == 0) return;
   if (dst_kind == memory_kind::host && src_kind == memory_kind::host) {
     std::memcpy(dst, src, bytes);
@@ -48,15 +48,19 @@ void copy_bytes(memory_kind dst_kind, void* dst, memory_kind src_kind, void cons
   cudaMemcpyKind const direction = dst_kind == memory_kind::host   ? cudaMemcpyDeviceToHost
                                    : src_kind == memory_kind::host ? cudaMemcpyHostToDevice
                                                                    : cudaMemcpyDeviceToDevice;
-  COALESCE_CUDA_TRY(cudaMemcpy(dst, src, bytes, direction));
+  cudaStream_t const on = static_cast<cudaStream_t>(stream);
+  COALESCE_CUDA_TRY(cudaMemcpyAsync(dst, src, bytes, direction, on));
+  // The host reads what arrives in host memory, and may reuse host memory it handed over, as soon
+  // as this returns; device-to-device copies stay queued.
+  if (direction != cudaMemcpyDeviceToDevice) COALESCE_CUDA_TRY(cudaStreamSynchronize(on));
 }
 
-void zero_bytes(memory_kind kind, void* p, std::size_t bytes) {
+void zero_bytes(memory_kind kind, void* p, std::size_t bytes, void* stream) {
   if (bytes == 0) return;
   if (kind == memory_kind::host) {
     std::memset(p, 0, bytes);
   } else {
-    COALESCE_CUDA_TRY(cudaMemset(p, 0, bytes));
+    COALESCE_CUDA_TRY(cudaMemsetAsync(p, 0, bytes, static_cast<cudaStream_t>(stream)));
   }
 }
 
@@ -82,6 +86,8 @@ void check_space(memory_kind kind, void const* p, char const* what) {
 void synchronize(memory_kind kind) {
   if (kind == memory_kind::device) COALESCE_CUDA_TRY(cudaDeviceSynchronize());
 }
+
+void synchronize_stream(void* stream) { COALESCE_CUDA_TRY(cudaStreamSynchronize(static_cast<cudaStream_t>(stream))); }
 
 namespace {
 
@@ -278,7 +284,8 @@ bool aos_window(std::vector<column_copy> const& parts, bool source, record_windo
   return true;
 }
 
-template <bool FromAos> void launch_tiled(std::vector<column_copy> const& parts, record_window const& records, std::size_t n) {
+template <bool FromAos>
+void launch_tiled(cudaStream_t stream, std::vector<column_copy> const& parts, record_window const& records, std::size_t n) {
   tiled_batch batch{};
   batch.count = static_cast<int>(parts.size());
   for (std::size_t c = 0; c < parts.size(); ++c) {
@@ -299,13 +306,13 @@ template <bool FromAos> void launch_tiled(std::vector<column_copy> const& parts,
   std::size_t const shared = batch.tile_records * records.stride;
   std::size_t const tiles = (n + batch.tile_records - 1) / batch.tile_records;
   unsigned const grid = static_cast<unsigned>(std::min<std::size_t>(tiles, 0x7fffffff));
-  tiled_copy_kernel<FromAos><<<grid, block_threads, shared>>>(batch);
+  tiled_copy_kernel<FromAos><<<grid, block_threads, shared, stream>>>(batch);
   COALESCE_CUDA_TRY(cudaGetLastError());
 }
 
 // Elements [first, first + items * Group) of every column, Group elements per Word.
 template <class Word, std::size_t Group = 1, bool Unblocked = false>
-void launch_copies(std::vector<column_copy> const& parts, std::size_t first, std::size_t items) {
+void launch_copies(cudaStream_t stream, std::vector<column_copy> const& parts, std::size_t first, std::size_t items) {
   if (items == 0) return;
   unsigned const grid = grid_for(items);
   for (std::size_t begin = 0; begin < parts.size(); begin += columns_per_launch) {
@@ -314,7 +321,7 @@ void launch_copies(std::vector<column_copy> const& parts, std::size_t first, std
     std::copy_n(parts.data() + begin, batch.count, batch.columns);
     batch.first = first;
     batch.n = items;
-    copy_columns_kernel<Word, Group, Unblocked><<<grid, block_threads>>>(batch);
+    copy_columns_kernel<Word, Group, Unblocked><<<grid, block_threads, 0, stream>>>(batch);
     COALESCE_CUDA_TRY(cudaGetLastError());
   }
 }
@@ -329,7 +336,7 @@ bool runs_of_four(column_ref const& c) {
 }  // namespace
 
 namespace {
-void copy_parts(std::vector<column_copy> const& parts, std::size_t n) {
+void copy_parts(cudaStream_t stream, std::vector<column_copy> const& parts, std::size_t n) {
   // An aos destination goes through a shared-memory tile (column-wise 4-byte stores at the
   // record stride measured at a quarter of the copy ceiling). An aos source into soa is read
   // one record per thread with plain strided addresses, as a hand-written conversion does; into
@@ -338,21 +345,21 @@ void copy_parts(std::vector<column_copy> const& parts, std::size_t n) {
     return c.src.block_shift == 63 && c.dst.block_shift == 63;
   });
   record_window records;
-  if (aos_window(parts, false, records)) return launch_tiled<false>(parts, records, n);
-  if (!unblocked && aos_window(parts, true, records)) return launch_tiled<true>(parts, records, n);
+  if (aos_window(parts, false, records)) return launch_tiled<false>(stream, parts, records, n);
+  if (!unblocked && aos_window(parts, true, records)) return launch_tiled<true>(stream, parts, records, n);
   std::vector<column_copy> by_width[3];
   for (auto const& part : parts) by_width[part.width == 4 ? 0 : part.width == 2 ? 1 : 2].push_back(part);
   auto const& words = by_width[0];
   if (std::all_of(words.begin(), words.end(), [](column_copy const& c) { return runs_of_four(c.src) && runs_of_four(c.dst); })) {
-    launch_copies<uint4, 4>(words, 0, n / 4);  // 16-byte accesses, 4 elements each
-    launch_copies<std::uint32_t>(words, n / 4 * 4, n % 4);
+    launch_copies<uint4, 4>(stream, words, 0, n / 4);  // 16-byte accesses, 4 elements each
+    launch_copies<std::uint32_t>(stream, words, n / 4 * 4, n % 4);
   } else if (unblocked) {
-    launch_copies<std::uint32_t, 1, true>(words, 0, n);
+    launch_copies<std::uint32_t, 1, true>(stream, words, 0, n);
   } else {
-    launch_copies<std::uint32_t>(words, 0, n);
+    launch_copies<std::uint32_t>(stream, words, 0, n);
   }
-  launch_copies<std::uint16_t>(by_width[1], 0, n);
-  launch_copies<std::uint8_t>(by_width[2], 0, n);
+  launch_copies<std::uint16_t>(stream, by_width[1], 0, n);
+  launch_copies<std::uint8_t>(stream, by_width[2], 0, n);
 }
 
 // The columns whose destination lies in one record blob (an aos-like group of a split layout):
@@ -375,9 +382,10 @@ std::vector<column_copy> take_destination_records(std::vector<column_copy>& part
 }
 }  // namespace
 
-void copy_columns(memory_kind kind, column_copy const* columns, std::size_t count, std::size_t n) {
+void copy_columns(memory_kind kind, column_copy const* columns, std::size_t count, std::size_t n, void* native_stream) {
   if (kind == memory_kind::host) return host_copy_columns(columns, count, n, false);
   if (n == 0 || count == 0) return;
+  cudaStream_t const stream = static_cast<cudaStream_t>(native_stream);
   // 4-byte words at most: every float, int or double column becomes 4-byte sub-columns, so one
   // launch handles all of them; only 1- and 2-byte leaves need launches of their own.
   auto parts = chunked(columns, count, 4);
@@ -387,16 +395,17 @@ void copy_columns(memory_kind kind, column_copy const* columns, std::size_t coun
     // stores stay whole records; the columns as before.
     for (auto group = take_destination_records(parts); !group.empty(); group = take_destination_records(parts)) {
       if (aos_window(group, false, records)) {
-        launch_tiled<false>(group, records, n);
+        launch_tiled<false>(stream, group, records, n);
       } else {
-        copy_parts(group, n);
+        copy_parts(stream, group, n);
       }
     }
   }
-  if (!parts.empty()) copy_parts(parts, n);
+  if (!parts.empty()) copy_parts(stream, parts, n);
 }
 
-void fill_columns(memory_kind kind, column_fill const* columns, std::size_t count, std::size_t first, std::size_t n) {
+void fill_columns(memory_kind kind, column_fill const* columns, std::size_t count, std::size_t first, std::size_t n,
+                  void* stream) {
   if (kind == memory_kind::host) return host_fill_columns(columns, count, first, n, false);
   if (n == 0 || count == 0) return;
   auto const parts = chunked(columns, count);
@@ -410,7 +419,7 @@ void fill_columns(memory_kind kind, column_fill const* columns, std::size_t coun
     }
     batch.first = first;
     batch.n = n;
-    fill_columns_kernel<<<grid, block_threads>>>(batch);
+    fill_columns_kernel<<<grid, block_threads, 0, static_cast<cudaStream_t>(stream)>>>(batch);
     COALESCE_CUDA_TRY(cudaGetLastError());
   }
 }

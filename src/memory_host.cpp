@@ -91,19 +91,20 @@ void host_fill_columns(column_fill const* columns, std::size_t count, std::size_
 // Without CUDA both kinds are host memory; device-kind work runs on all cores.
 void* allocate(memory_kind, std::size_t bytes) { return host_allocate(bytes); }
 void deallocate(memory_kind, void* p) noexcept { host_deallocate(p); }
-void copy_bytes(memory_kind, void* dst, memory_kind, void const* src, std::size_t bytes) {
+void copy_bytes(memory_kind, void* dst, memory_kind, void const* src, std::size_t bytes, void*) {
   if (bytes > 0) std::memcpy(dst, src, bytes);
 }
-void zero_bytes(memory_kind, void* p, std::size_t bytes) {
+void zero_bytes(memory_kind, void* p, std::size_t bytes, void*) {
   if (bytes > 0) std::memset(p, 0, bytes);
 }
-void copy_columns(memory_kind kind, column_copy const* columns, std::size_t count, std::size_t n) {
+void copy_columns(memory_kind kind, column_copy const* columns, std::size_t count, std::size_t n, void*) {
   host_copy_columns(columns, count, n, kind == memory_kind::device);
 }
-void fill_columns(memory_kind kind, column_fill const* columns, std::size_t count, std::size_t first, std::size_t n) {
+void fill_columns(memory_kind kind, column_fill const* columns, std::size_t count, std::size_t first, std::size_t n, void*) {
   host_fill_columns(columns, count, first, n, kind == memory_kind::device);
 }
 void synchronize(memory_kind) {}
+void synchronize_stream(void*) {}
 void check_space(memory_kind, void const*, char const*) {}
 #endif
 

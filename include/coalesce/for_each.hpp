@@ -5,6 +5,9 @@
 //     v[i][&Particle::mass] *= 0.5f;
 //   });
 //   coalesce::synchronize(coalesce::device{});   // launches are asynchronous, like a kernel launch
+//   coalesce::for_each_index(coalesce::device{s}, v.size(), [=] COALESCE_HOST_DEVICE (std::size_t i) {
+//     v[i][&Particle::mass] *= 2.0f;
+//   });                                           // on the CUDA stream s (coalesce/stream.hpp)
 //
 // host: a plain loop. device: one GPU thread per index (CUDA; the calling file must be compiled
 // by nvcc with --extended-lambda, which the coalesce target adds), or all CPU cores through
@@ -21,6 +24,7 @@
 #include "detail/memory.hpp"
 #include "error.hpp"
 #include "space.hpp"
+#include "stream.hpp"
 
 #if !COALESCE_WITH_CUDA && defined(_OPENMP)
 #include <omp.h>
@@ -41,10 +45,10 @@ template <class F> __global__ void for_each_index_kernel(std::size_t n, F f) {
   if (i < n) f(i);
 }
 
-template <class F> void launch_for_each_index(std::size_t n, F const& f) {
+template <class F> void launch_for_each_index(cudaStream_t stream, std::size_t n, F const& f) {
   constexpr unsigned threads = 256;
   std::size_t const blocks = (n + threads - 1) / threads;
-  for_each_index_kernel<<<static_cast<unsigned>(blocks), threads>>>(n, f);
+  for_each_index_kernel<<<static_cast<unsigned>(blocks), threads, 0, stream>>>(n, f);
   cudaError_t const status = cudaGetLastError();
   if (status != cudaSuccess) {
     throw_error(std::string("for_each_index: kernel launch failed: ") + cudaGetErrorName(status) + " (" +
@@ -135,17 +139,20 @@ inline void thread_share(std::ptrdiff_t count, std::ptrdiff_t& begin, std::ptrdi
 
 template <class F> void for_each_index(host, std::size_t n, F&& f) { detail::for_each_index_serial(f, n); }
 
-template <class F> void for_each_index(device, std::size_t n, F f) {
+// device{}: the default stream; device{s}: the stream s. Returns once the kernel is queued (CUDA;
+// synchronize to wait), or once the loop has run (OpenMP, where a stream means nothing).
+template <class F> void for_each_index(device on, std::size_t n, F f) {
   if (n == 0) return;
 #if COALESCE_WITH_CUDA
 #if COALESCE_DEVICE_COMPILER
-  detail::launch_for_each_index(n, f);
+  detail::launch_for_each_index(on.stream.native(), n, f);
 #else
   static_assert(detail::dependent_false<F>,
                 "coalesce: for_each_index(device{}, ...) runs f on the GPU, so this file must be compiled "
                 "as CUDA (a .cu file, or set_source_files_properties(... LANGUAGE CUDA))");
 #endif
 #else
+  (void)on;
   std::ptrdiff_t const count = static_cast<std::ptrdiff_t>(n);
   detail::loop_exception failure;
 #pragma omp parallel
@@ -158,8 +165,15 @@ template <class F> void for_each_index(device, std::size_t n, F f) {
 #endif
 }
 
-// Waits until device work queued so far has finished; reports asynchronous errors as coalesce::error.
-inline void synchronize(device) { detail::synchronize(detail::memory_kind::device); }
+// Waits until device work queued so far has finished: all of it for device{}, the stream's for
+// device{s}; reports asynchronous errors as coalesce::error.
+inline void synchronize(device on) {
+  if (on.stream == stream{}) {
+    detail::synchronize(detail::memory_kind::device);
+  } else {
+    synchronize(on.stream);
+  }
+}
 inline void synchronize(host) {}
 
 }  // namespace coalesce

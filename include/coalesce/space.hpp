@@ -4,6 +4,7 @@
 //   coalesce::vector<Particle, coalesce::soa, coalesce::device> on_gpu;   // GPU memory (CUDA), or host
 //                                                    // memory with OpenMP loops without CUDA
 //   coalesce::for_each_index(coalesce::device{}, n, [] COALESCE_HOST_DEVICE(std::size_t) {});
+//   coalesce::for_each_index(coalesce::device{s}, n, [] COALESCE_HOST_DEVICE(std::size_t) {});  // on stream s
 //
 // `device` is Thrust's notion of the device system: CUDA when CUDA is enabled, OpenMP otherwise,
 // so every program and test also runs on a machine without a GPU.
@@ -11,11 +12,16 @@
 #include <type_traits>
 
 #include "config.hpp"
+#include "stream.hpp"
 
 namespace coalesce {
 
 struct host {};
-struct device {};
+// The device, and the stream its loops and copies go to: device{} is the default stream,
+// device{s} a stream of yours (coalesce/stream.hpp).
+struct device {
+  coalesce::stream stream{};
+};
 
 template <class S> concept space = std::is_same_v<S, host> || std::is_same_v<S, device>;
 

@@ -65,11 +65,12 @@ template <class T, class Layout, class Space> class vector {
     detail::fill_elements(storage(), kind, value, 0, n);
     size_ = n;
   }
-  // From AoS records in host memory (a legacy array, a std::vector<T>).
-  explicit vector(std::span<T const> records) : vector() {
-    reallocate_empty(records.size());
+  // From AoS records in host memory (a legacy array, a std::vector<T>). Copies on `on`, and
+  // returns when the records have been read (the host may reuse them).
+  explicit vector(std::span<T const> records, stream on = {}) : vector() {
+    reallocate_empty(records.size(), on);
     auto const source = coalesce::view<T const, aos>(records);
-    detail::copy_elements(storage(), kind, source.storage(), detail::memory_kind::host, records.size());
+    detail::copy_elements(storage(), kind, source.storage(), detail::memory_kind::host, records.size(), on.handle());
     size_ = records.size();
   }
   // From any contiguous host range of records: host_vector<Particle> h(legacy_std_vector);
@@ -81,6 +82,14 @@ template <class T, class Layout, class Space> class vector {
   vector(vector&& other) noexcept { swap(other); }
   // Between layouts and spaces: device_vector<T> d = h; device_vector<T, aos> a = d;
   template <class L2, class S2> vector(vector<T, L2, S2> const& other) : vector() { assign_from(other); }
+  // The same on a stream: device_vector<T> d(h, s). Waits only when host memory is written
+  // (a copy into a host vector); GPU-to-GPU conversions stay queued on s.
+  template <class L2, class S2> vector(vector<T, L2, S2> const& other, stream on) : vector() { assign_from(other, on); }
+
+  // Replaces the contents with other's elements (any layout, any space), copied on `on`.
+  template <class L2, class S2> void assign(vector<T, L2, S2> const& other, stream on = {}) {
+    if (static_cast<void const*>(&other) != static_cast<void const*>(this)) assign_from(other, on);
+  }
 
   vector& operator=(vector const& other) {
     if (this != &other) assign_from(other);
@@ -138,14 +147,15 @@ template <class T, class Layout, class Space> class vector {
   }
   friend void swap(vector& a, vector& b) noexcept { a.swap(b); }
 
-  // To AoS records in host memory; `out` must hold exactly size() records.
-  void copy_to(std::span<T> out) const {
+  // To AoS records in host memory; `out` must hold exactly size() records. Copies on `on` and
+  // returns when the records have arrived.
+  void copy_to(std::span<T> out, stream on = {}) const {
     if (out.size() != size_) {
       detail::throw_error("copy_to needs a span of exactly size() = " + std::to_string(size_) + " records, got " +
                           std::to_string(out.size()) + "; resize the destination first");
     }
     auto const target = coalesce::view<T, aos>(out);
-    detail::copy_elements(target.storage(), detail::memory_kind::host, storage(), kind, size_);
+    detail::copy_elements(target.storage(), detail::memory_kind::host, storage(), kind, size_, on.handle());
   }
 
   view_type view() { return view_type(storage(), size_); }
@@ -251,12 +261,12 @@ template <class T, class Layout, class Space> class vector {
   }
 
   // Fresh, uninitialized storage for exactly `n` elements; old contents are dropped.
-  void reallocate_empty(std::size_t n) {
+  void reallocate_empty(std::size_t n, stream on = {}) {
     check_capacity(n);
     memory_ = detail::buffer(kind, storage_type::bytes(n));
     capacity_ = n;
     size_ = 0;
-    detail::zero_gaps(storage(), kind);  // padding inside records: zeroed once per allocation
+    detail::zero_gaps(storage(), kind, on.handle());  // padding inside records: zeroed once per allocation
   }
 
   void move_to_capacity(std::size_t new_capacity) {
@@ -269,9 +279,9 @@ template <class T, class Layout, class Space> class vector {
     capacity_ = new_capacity;
   }
 
-  template <class L2, class S2> void assign_from(vector<T, L2, S2> const& other) {
-    if (capacity_ < other.size_) reallocate_empty(other.size_);
-    detail::copy_elements(storage(), kind, other.storage(), vector<T, L2, S2>::kind, other.size_);
+  template <class L2, class S2> void assign_from(vector<T, L2, S2> const& other, stream on = {}) {
+    if (capacity_ < other.size_) reallocate_empty(other.size_, on);
+    detail::copy_elements(storage(), kind, other.storage(), vector<T, L2, S2>::kind, other.size_, on.handle());
     size_ = other.size_;
   }
 

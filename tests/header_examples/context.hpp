@@ -60,6 +60,7 @@ struct context {
   float4_like* positions_float4 = nullptr;
   float* charges = nullptr;
   coalesce::box box{};
+  coalesce::stream s{};  // a cudaStream_t in the user's code
   coalesce::device_neighbor_list<std::uint32_t> list{.order = coalesce::neighbor_order::column_major};
 };
 
@@ -101,6 +102,7 @@ struct context {
   [[maybe_unused]] auto& positions_float4 = ctx.positions_float4;                                                \
   [[maybe_unused]] auto& charges = ctx.charges;                                                                  \
   [[maybe_unused]] auto& box = ctx.box;                                                                          \
+  [[maybe_unused]] auto& s = ctx.s;                                                                              \
   [[maybe_unused]] auto& list = ctx.list;                                                                        \
   [[maybe_unused]] auto v = ctx.d.view();                                                                        \
   [[maybe_unused]] auto a = coalesce::view<header_examples::Particle, coalesce::aos>(ctx.particles_ptr, 0);                      \

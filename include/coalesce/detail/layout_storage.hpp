@@ -104,10 +104,11 @@ template <class T, class Layout> struct layout_storage {
     return c;
   }
 
-  // True when blob b has bytes inside its elements' records or blocks that no leaf covers
-  // (padding of T in aos, a split group's padding to 16 bytes, alignment gaps in aosoa blocks).
-  // Copies move whole records, so a new allocation zeroes such blobs once: no copy ever reads
-  // bytes that nothing wrote (what compute-sanitizer's initcheck reports).
+  // True when a copy of blob b's used bytes can read bytes that no element wrote: padding of T
+  // in aos, a split group's padding to 16 bytes, alignment gaps in aosoa blocks, and any blocked
+  // blob (the slots past size() in a partly filled last block lie between used bytes). Copies
+  // move whole ranges, so a new allocation zeroes such blobs once: no copy ever reads bytes that
+  // nothing wrote (what compute-sanitizer's initcheck reports).
   static bool blob_has_gaps(mapping_type const& m, std::size_t b) {
     std::size_t covered = 0, span = 0, block = 0;
     bool single_column = true;
@@ -123,7 +124,7 @@ template <class T, class Layout> struct layout_storage {
       block = p.block;
     }
     if (columns == 0 || (columns == 1 && single_column)) return false;  // a plain column: no gaps
-    return block == 0 ? span > covered : span > block * covered;
+    return block != 0 || span > covered;
   }
 
   // Leaves [First, First + Count) stored together as in T (a nested struct kept whole): the

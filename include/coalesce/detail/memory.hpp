@@ -30,8 +30,11 @@ void check_space(memory_kind kind, void const* p, char const* what);
 // 256-byte aligned; throws coalesce::error saying how much could not be had and why.
 void* allocate(memory_kind kind, std::size_t bytes);
 void deallocate(memory_kind kind, void* p) noexcept;
-void copy_bytes(memory_kind dst_kind, void* dst, memory_kind src_kind, void const* src, std::size_t bytes);
-void zero_bytes(memory_kind kind, void* p, std::size_t bytes);
+// `stream` is a coalesce::stream's handle (null: the default stream). Copies queue on it and
+// wait for it only when host memory is on either side (the host may then read or reuse it).
+void copy_bytes(memory_kind dst_kind, void* dst, memory_kind src_kind, void const* src, std::size_t bytes,
+                void* stream = nullptr);
+void zero_bytes(memory_kind kind, void* p, std::size_t bytes, void* stream = nullptr);
 
 // One column of elements copied within one kind of memory: element i of dst from element i of src.
 struct column_copy {
@@ -39,7 +42,7 @@ struct column_copy {
   column_ref src;
   std::size_t width;  // bytes per element
 };
-void copy_columns(memory_kind kind, column_copy const* columns, std::size_t count, std::size_t n);
+void copy_columns(memory_kind kind, column_copy const* columns, std::size_t count, std::size_t n, void* stream = nullptr);
 
 // One column filled with a value (elements [first, first + n)).
 struct column_fill {
@@ -47,7 +50,8 @@ struct column_fill {
   std::size_t width;
   void const* value;  // host pointer to `width` bytes
 };
-void fill_columns(memory_kind kind, column_fill const* columns, std::size_t count, std::size_t first, std::size_t n);
+void fill_columns(memory_kind kind, column_fill const* columns, std::size_t count, std::size_t first, std::size_t n,
+                  void* stream = nullptr);
 
 // Waits for queued device work; rethrows any asynchronous CUDA error as coalesce::error.
 void synchronize(memory_kind kind);

@@ -15,9 +15,9 @@ namespace coalesce::detail {
 
 // Zeroes the padding inside records and blocks of new storage (layout_storage::blob_has_gaps):
 // copies move whole records, and must never read bytes that nothing wrote.
-template <class T, class L> void zero_gaps(layout_storage<T, L> const& s, memory_kind kind) {
+template <class T, class L> void zero_gaps(layout_storage<T, L> const& s, memory_kind kind, void* stream = nullptr) {
   for (std::size_t b = 0; b < layout_storage<T, L>::blob_count; ++b) {
-    if (s.blobs[b] != nullptr && layout_storage<T, L>::blob_has_gaps(s.map, b)) zero_bytes(kind, s.blobs[b], s.map.blob_bytes(b));
+    if (s.blobs[b] != nullptr && layout_storage<T, L>::blob_has_gaps(s.map, b)) zero_bytes(kind, s.blobs[b], s.map.blob_bytes(b), stream);
   }
 }
 
@@ -54,42 +54,45 @@ template <class T, class L> bool same_placement(layout_storage<T, L> const& a, l
 
 template <class T, class L>
 void copy_blobs(layout_storage<T, L> const& dst, memory_kind dk, layout_storage<T, L> const& src, memory_kind sk,
-                std::size_t n) {
-  for (std::size_t b = 0; b < layout_storage<T, L>::blob_count; ++b) copy_bytes(dk, dst.blobs[b], sk, src.blobs[b], used_bytes(src, b, n));
+                std::size_t n, void* stream) {
+  for (std::size_t b = 0; b < layout_storage<T, L>::blob_count; ++b) {
+    copy_bytes(dk, dst.blobs[b], sk, src.blobs[b], used_bytes(src, b, n), stream);
+  }
 }
 
 template <class T, class LD, class LS>
 void copy_elements(layout_storage<T, LD> const& dst, memory_kind dk, layout_storage<T, LS> const& src, memory_kind sk,
-                   std::size_t n) {
+                   std::size_t n, void* stream = nullptr) {
   if (n == 0) return;
   if constexpr (std::is_same_v<LD, LS>) {
-    if (same_placement(dst, src)) return copy_blobs(dst, dk, src, sk, n);
+    if (same_placement(dst, src)) return copy_blobs(dst, dk, src, sk, n, stream);
   }
   if (same_memory(dk, sk)) {
     auto const columns = column_copies(dst, src);
     copy_columns(dk == memory_kind::device || sk == memory_kind::device ? memory_kind::device : memory_kind::host,
-                 columns.data(), columns.size(), n);
+                 columns.data(), columns.size(), n, stream);
   } else if (dk == memory_kind::device) {
     // host -> GPU with another placement: upload as it is, rearrange on the GPU.
     buffer staged(memory_kind::device, layout_storage<T, LS>::bytes(src.map));
     auto const staged_storage = layout_storage<T, LS>::over(staged.data(), src.map);
-    copy_blobs(staged_storage, memory_kind::device, src, sk, n);
+    copy_blobs(staged_storage, memory_kind::device, src, sk, n, stream);
     auto const columns = column_copies(dst, staged_storage);
-    copy_columns(memory_kind::device, columns.data(), columns.size(), n);
+    copy_columns(memory_kind::device, columns.data(), columns.size(), n, stream);
   } else {
     // GPU -> host with another placement: rearrange on the GPU, then download.
     buffer staged(memory_kind::device, layout_storage<T, LD>::bytes(dst.map));
     auto const staged_storage = layout_storage<T, LD>::over(staged.data(), dst.map);
-    zero_gaps(staged_storage, memory_kind::device);
+    zero_gaps(staged_storage, memory_kind::device, stream);
     auto const columns = column_copies(staged_storage, src);
-    copy_columns(memory_kind::device, columns.data(), columns.size(), n);
-    copy_blobs(dst, dk, staged_storage, memory_kind::device, n);
+    copy_columns(memory_kind::device, columns.data(), columns.size(), n, stream);
+    copy_blobs(dst, dk, staged_storage, memory_kind::device, n, stream);
   }
 }
 
 // Fills elements [first, first + n) with `value`, leaf by leaf.
 template <class T, class L>
-void fill_elements(layout_storage<T, L> const& dst, memory_kind dk, T const& value, std::size_t first, std::size_t n) {
+void fill_elements(layout_storage<T, L> const& dst, memory_kind dk, T const& value, std::size_t first, std::size_t n,
+                   void* stream = nullptr) {
   if (n == 0) return;
   std::vector<column_fill> fills;
   fills.reserve(reflect::column_count_v<T>);
@@ -98,7 +101,7 @@ void fill_elements(layout_storage<T, L> const& dst, memory_kind dk, T const& val
     auto const& info = reflect::leaf_table_v<T>[l];
     fills.push_back({dst.column(l, j), info.size, bytes + info.offset + j * info.size});
   });
-  fill_columns(dk, fills.data(), fills.size(), first, n);
+  fill_columns(dk, fills.data(), fills.size(), first, n, stream);
 }
 
 }  // namespace coalesce::detail
