@@ -1,5 +1,5 @@
-// Spatial keys in GPU memory: one thread per element; the first bad position is kept with an
-// atomicMin so the host can name it. Host memory is handed to host_impl (keys_host.cpp).
+// Spatial keys in GPU memory: one thread per element, on the backend's stream; the first bad
+// position is recorded with an atomic minimum in the plan's check words.
 #include <cstdint>
 
 #include "keys_math.hpp"
@@ -11,7 +11,7 @@ namespace coalesce::detail {
 namespace {
 template <class E, class Key>
 __global__ void keys_kernel(key_params const p, position_columns const pos, std::size_t n, Key* keys,
-                            unsigned long long* first_bad) {
+                            std::uint64_t* first_bad) {
   std::size_t const threads = static_cast<std::size_t>(gridDim.x) * blockDim.x;
   for (std::size_t i = static_cast<std::size_t>(blockIdx.x) * blockDim.x + threadIdx.x; i < n; i += threads) {
     double x[3] = {0, 0, 0};
@@ -21,35 +21,32 @@ __global__ void keys_kernel(key_params const p, position_columns const pos, std:
       keys[i] = static_cast<Key>(key_of_cell(p, cell));
     } else {
       keys[i] = 0;
-      atomicMin(first_bad, static_cast<unsigned long long>(i));
+      record_first(first_bad, i);
     }
   }
 }
 
 template <class E, class Key>
-void launch_keys(key_params const& p, position_columns const& pos, std::size_t n, void* keys, unsigned long long* flag) {
-  keys_kernel<E, Key><<<blocks_for(n), launch_threads>>>(p, pos, n, static_cast<Key*>(keys), flag);
+void launch_keys(cudaStream_t stream, key_params const& p, position_columns const& pos, std::size_t n, void* keys,
+                 std::uint64_t* first_bad) {
+  keys_kernel<E, Key><<<blocks_for(n), launch_threads, 0, stream>>>(p, pos, n, static_cast<Key*>(keys), first_bad);
   COALESCE_CUDA_TRY(cudaGetLastError());
 }
 }  // namespace
 
-std::size_t compute_keys_into(memory_kind kind, key_spec const& spec, position_columns const& pos, std::size_t n,
-                              void* keys, reorder_state& s) {
-  if (kind == memory_kind::host) return host_impl::compute_keys_into(kind, spec, pos, n, keys, s);
-  if (n == 0) return none;
+void cuda_backend::compute_keys_into(key_spec const& spec, position_columns const& pos, std::size_t n, void* keys,
+                                     std::uint64_t* flags) {
+  if (n == 0) return;
+  auto const stream = static_cast<cudaStream_t>(stream_);
   key_params const p = make_key_params(spec);
-  auto* flag = static_cast<unsigned long long*>(s.ensure(s.flag, memory_kind::device, 32));
-  COALESCE_CUDA_TRY(cudaMemset(flag, 0xff, sizeof(unsigned long long)));
+  std::uint64_t* const first_bad = flags ? flags + bad_entry : nullptr;
   if (pos.width == 4) {
-    spec.key_bytes == 4 ? launch_keys<float, std::uint32_t>(p, pos, n, keys, flag)
-                        : launch_keys<float, std::uint64_t>(p, pos, n, keys, flag);
+    spec.key_bytes == 4 ? launch_keys<float, std::uint32_t>(stream, p, pos, n, keys, first_bad)
+                        : launch_keys<float, std::uint64_t>(stream, p, pos, n, keys, first_bad);
   } else {
-    spec.key_bytes == 4 ? launch_keys<double, std::uint32_t>(p, pos, n, keys, flag)
-                        : launch_keys<double, std::uint64_t>(p, pos, n, keys, flag);
+    spec.key_bytes == 4 ? launch_keys<double, std::uint32_t>(stream, p, pos, n, keys, first_bad)
+                        : launch_keys<double, std::uint64_t>(stream, p, pos, n, keys, first_bad);
   }
-  unsigned long long first = 0;
-  COALESCE_CUDA_TRY(cudaMemcpy(&first, flag, sizeof first, cudaMemcpyDeviceToHost));
-  return first == ~0ull ? none : static_cast<std::size_t>(first);
 }
 
 }  // namespace coalesce::detail

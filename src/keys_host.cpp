@@ -6,8 +6,6 @@
 #include "reorder_state.hpp"
 
 namespace coalesce::detail {
-COALESCE_HOST_IMPL_INLINE namespace host_impl {
-
 namespace {
 template <class E, class Key>
 std::size_t keys_typed(bool parallel, key_params const& p, position_columns const& pos, std::size_t n, Key* keys) {
@@ -24,17 +22,18 @@ std::size_t keys_typed(bool parallel, key_params const& p, position_columns cons
 }
 }  // namespace
 
-std::size_t compute_keys_into(memory_kind kind, key_spec const& spec, position_columns const& pos, std::size_t n,
-                              void* keys, reorder_state&) {
-  bool const parallel = kind == memory_kind::device;
+void host_backend::compute_keys_into(key_spec const& spec, position_columns const& pos, std::size_t n, void* keys,
+                                     std::uint64_t* flags) {
   key_params const p = make_key_params(spec);
+  std::size_t bad = none;
   if (pos.width == 4) {
-    return spec.key_bytes == 4 ? keys_typed<float>(parallel, p, pos, n, static_cast<std::uint32_t*>(keys))
-                               : keys_typed<float>(parallel, p, pos, n, static_cast<std::uint64_t*>(keys));
+    bad = spec.key_bytes == 4 ? keys_typed<float>(parallel_, p, pos, n, static_cast<std::uint32_t*>(keys))
+                              : keys_typed<float>(parallel_, p, pos, n, static_cast<std::uint64_t*>(keys));
+  } else {
+    bad = spec.key_bytes == 4 ? keys_typed<double>(parallel_, p, pos, n, static_cast<std::uint32_t*>(keys))
+                              : keys_typed<double>(parallel_, p, pos, n, static_cast<std::uint64_t*>(keys));
   }
-  return spec.key_bytes == 4 ? keys_typed<double>(parallel, p, pos, n, static_cast<std::uint32_t*>(keys))
-                             : keys_typed<double>(parallel, p, pos, n, static_cast<std::uint64_t*>(keys));
+  record_first(flags, bad_entry, bad);
 }
 
-}  // namespace host_impl
 }  // namespace coalesce::detail

@@ -44,7 +44,8 @@ COALESCE_HOST_DEVICE inline bool cell_of(key_params const& p, double const* x, s
     if (!(v - v == 0.0)) return false;  // NaN or infinite (inf - inf is NaN)
     double t = v - p.lo[a];
     if (p.periodic) {
-      t -= ::floor(t / p.extent[a]) * p.extent[a];
+      // Only images outside the box pay for the division (most positions are inside).
+      if (t < 0.0 || t >= p.extent[a]) t -= ::floor(t / p.extent[a]) * p.extent[a];
     } else if (t < 0.0 || t > p.extent[a]) {
       return false;
     }

@@ -10,6 +10,7 @@
 #include <cstdint>
 #include <cstdlib>
 #include <cstring>
+#include <cstring>
 #include <new>
 
 #include <thrust/sort.h>
@@ -23,8 +24,6 @@
 #include "reorder_state.hpp"
 
 namespace coalesce::detail {
-COALESCE_HOST_IMPL_INLINE namespace host_impl {
-
 namespace {
 
 // Thrust's temporary storage comes from blocks the plan keeps, so a steady-state sort
@@ -81,34 +80,37 @@ template <std::size_t W> void gather_range(column_copy const& c, std::uint32_t c
 
 }  // namespace
 
-void sort_pairs(memory_kind kind, reorder_state& s, std::size_t n, int begin_bit, int /*end_bit*/) {
+void host_backend::reset_flags(std::uint64_t* flags) {
+  for (unsigned w = 0; w < check_words; ++w) flags[w] = ~std::uint64_t{0};
+}
+
+void host_backend::sort_pairs(reorder_state& s, std::size_t n, int begin_bit, int /*end_bit*/) {
   if (n < 2) return;
-  bool const parallel = kind == memory_kind::device;
   if (s.key_bytes == 4) {
-    sort_typed<std::uint32_t>(parallel, s, n, begin_bit);
+    sort_typed<std::uint32_t>(parallel_, s, n, begin_bit);
   } else {
-    sort_typed<std::uint64_t>(parallel, s, n, begin_bit);
+    sort_typed<std::uint64_t>(parallel_, s, n, begin_bit);
   }
 }
 
-std::size_t first_key_above(memory_kind kind, void const* keys, unsigned key_bytes, std::size_t n, int end_bit,
-                            reorder_state&) {
-  bool const parallel = kind == memory_kind::device;
+void host_backend::find_key_above(void const* keys, unsigned key_bytes, std::size_t n, int end_bit, std::uint64_t* flags) {
+  std::size_t bad = none;
   if (key_bytes == 4) {
     auto const* k = static_cast<std::uint32_t const*>(keys);
-    return first_where(parallel, n, [&](std::size_t i) { return (std::uint64_t{k[i]} >> end_bit) != 0; });
+    bad = first_where(parallel_, n, [&](std::size_t i) { return (std::uint64_t{k[i]} >> end_bit) != 0; });
+  } else {
+    auto const* k = static_cast<std::uint64_t const*>(keys);
+    bad = first_where(parallel_, n, [&](std::size_t i) { return end_bit < 64 && (k[i] >> end_bit) != 0; });
   }
-  auto const* k = static_cast<std::uint64_t const*>(keys);
-  return first_where(parallel, n, [&](std::size_t i) { return end_bit < 64 && (k[i] >> end_bit) != 0; });
+  record_first(flags, bad_entry, bad);
 }
 
-void gather_columns(memory_kind kind, column_copy const* columns, std::size_t count, std::size_t n,
-                    std::uint32_t const* perm) {
+void host_backend::gather_columns(column_copy const* columns, std::size_t count, std::size_t n, std::uint32_t const* perm) {
   if (n == 0 || count == 0) return;
   auto const parts = chunked(columns, count);
   constexpr std::size_t block = 4096;
   // Blocks of elements, all columns of a block before the next: perm[i] stays in cache.
-  for_each(kind == memory_kind::device, (n + block - 1) / block, [&](std::size_t b) {
+  for_each(parallel_, (n + block - 1) / block, [&](std::size_t b) {
     std::size_t const begin = b * block, end = std::min(n, begin + block);
     for (auto const& c : parts) {
       with_chunk_width(c.width, [&](auto w) { gather_range<decltype(w)::value>(c, perm, begin, end); });
@@ -116,57 +118,68 @@ void gather_columns(memory_kind kind, column_copy const* columns, std::size_t co
   });
 }
 
-void iota(memory_kind kind, std::uint32_t* v, std::size_t n) {
-  for_each(kind == memory_kind::device, n, [=](std::size_t i) { v[i] = static_cast<std::uint32_t>(i); });
+void host_backend::iota(std::uint32_t* v, std::size_t n) {
+  for_each(parallel_, n, [=](std::size_t i) { v[i] = static_cast<std::uint32_t>(i); });
 }
 
-void invert(memory_kind kind, std::uint32_t const* perm, std::uint32_t* inverse, std::size_t n) {
-  for_each(kind == memory_kind::device, n, [=](std::size_t i) { inverse[perm[i]] = static_cast<std::uint32_t>(i); });
+void host_backend::invert(std::uint32_t const* perm, std::uint32_t* inverse, std::size_t n) {
+  for_each(parallel_, n, [=](std::size_t i) { inverse[perm[i]] = static_cast<std::uint32_t>(i); });
 }
 
-std::size_t first_at_least(memory_kind kind, std::uint32_t const* v, std::size_t n, std::uint64_t bound, reorder_state&) {
-  return first_where(kind == memory_kind::device, n, [=](std::size_t i) { return v[i] >= bound; });
+void host_backend::find_at_least(std::uint32_t const* v, std::size_t n, std::uint64_t bound, std::uint64_t* flags) {
+  record_first(flags, bad_entry, first_where(parallel_, n, [=](std::size_t i) { return v[i] >= bound; }));
 }
 
-std::size_t first_bad_entry(memory_kind kind, neighbor_desc const& list, std::uint64_t bound, reorder_state& s) {
-  bool const parallel = kind == memory_kind::device;
-  if (list.format == list_format::csr) return host_impl::first_at_least(kind, list.indices, list.offsets[list.particles], bound, s);
-  std::size_t const max = list.max_neighbors, rows = list.particles;
-  return first_where(parallel, rows * max, [&](std::size_t slot) {
-    std::size_t const i = list.format == list_format::row_major ? slot / max : slot % rows;
-    std::size_t const k = list.format == list_format::row_major ? slot % max : slot / rows;
-    std::size_t const used = list.counts ? list.counts[i] : max;
-    return k < used && list.indices[slot] >= bound;
+void host_backend::map_indices(std::uint32_t* v, std::size_t n, std::uint32_t const* inverse, std::uint64_t bound,
+                               std::uint64_t* flags) {
+  std::size_t const bad = first_where(parallel_, n, [=](std::size_t i) {
+    if (v[i] >= bound) return true;
+    v[i] = inverse[v[i]];
+    return false;
   });
+  record_first(flags, bad_entry, bad);
 }
 
-std::size_t first_offset_drop(memory_kind kind, std::uint32_t const* offsets, std::size_t particles, reorder_state&) {
-  return first_where(kind == memory_kind::device, particles, [=](std::size_t i) { return offsets[i + 1] < offsets[i]; });
-}
-
-void map_indices(memory_kind kind, std::uint32_t* v, std::size_t n, std::uint32_t const* inverse) {
-  for_each(kind == memory_kind::device, n, [=](std::size_t i) { v[i] = inverse[v[i]]; });
-}
-
-void remap_fixed(memory_kind kind, neighbor_desc const& list, std::uint32_t const* perm, std::uint32_t const* inverse,
-                 std::uint32_t* out, std::uint32_t* out_counts) {
+void host_backend::remap_fixed(neighbor_desc const& list, std::uint32_t const* perm, std::uint32_t const* inverse,
+                               std::uint64_t bound, std::uint32_t* out, std::uint32_t* out_counts, std::uint64_t* flags) {
   std::size_t const max = list.max_neighbors, rows = list.particles;
   bool const row_major = list.format == list_format::row_major;
-  for_each(kind == memory_kind::device, rows, [&](std::size_t i) {
+  std::size_t bad_row = none, bad_slot = none;
+  std::ptrdiff_t const count = static_cast<std::ptrdiff_t>(rows);
+  bool const parallel = parallel_;
+  COALESCE_OMP("omp parallel for reduction(min : bad_row, bad_slot) schedule(static) if (parallel)")
+  for (std::ptrdiff_t r = 0; r < count; ++r) {
+    auto const i = static_cast<std::size_t>(r);
     std::size_t const old = perm[i];
-    std::size_t const used = list.counts ? list.counts[old] : max;
+    std::size_t used = list.counts ? list.counts[old] : max;
+    if (used > max) {
+      bad_row = std::min(bad_row, old);
+      used = max;
+    }
     if (out_counts) out_counts[i] = list.counts[old];
     for (std::size_t k = 0; k < max; ++k) {
-      std::uint32_t const entry = list.indices[row_major ? old * max + k : k * rows + old];
-      out[row_major ? i * max + k : k * rows + i] = k < used ? inverse[entry] : entry;
+      std::size_t const slot = row_major ? old * max + k : k * rows + old;
+      std::uint32_t const entry = list.indices[slot];
+      bool const renumber = k < used && entry < bound;
+      if (k < used && entry >= bound) bad_slot = std::min(bad_slot, slot);
+      out[row_major ? i * max + k : k * rows + i] = renumber ? inverse[entry] : entry;
     }
-  });
+  }
+  (void)parallel;
+  record_first(flags, bad_count, bad_row);
+  record_first(flags, bad_entry, bad_slot);
 }
 
-void csr_permuted_offsets(memory_kind kind, std::uint32_t const* offsets, std::uint32_t const* perm, std::size_t particles,
-                          std::uint32_t* new_offsets, reorder_state&) {
-  for_each(kind == memory_kind::device, particles,
-           [=](std::size_t i) { new_offsets[i] = offsets[perm[i] + 1] - offsets[perm[i]]; });
+void host_backend::check_csr_offsets(std::uint32_t const* offsets, std::size_t particles, std::uint64_t* flags) {
+  std::size_t bad = offsets[0] != 0 ? 0 : first_where(parallel_, particles, [=](std::size_t i) { return offsets[i + 1] < offsets[i]; });
+  if (bad != none && offsets[0] == 0) bad += 1;  // the offset that drops
+  record_first(flags, bad_offset, bad);
+  if (flags != nullptr) flags[list_entries] = offsets[particles];
+}
+
+void host_backend::csr_permuted_offsets(std::uint32_t const* offsets, std::uint32_t const* perm, std::size_t particles,
+                                        std::uint32_t* new_offsets, reorder_state&) {
+  for_each(parallel_, particles, [=](std::size_t i) { new_offsets[i] = offsets[perm[i] + 1] - offsets[perm[i]]; });
   // The scan is sequential: it is a small part of the work next to the rows themselves.
   std::uint32_t sum = 0;
   for (std::size_t i = 0; i < particles; ++i) {
@@ -177,17 +190,28 @@ void csr_permuted_offsets(memory_kind kind, std::uint32_t const* offsets, std::u
   new_offsets[particles] = sum;
 }
 
-void remap_csr(memory_kind kind, neighbor_desc const& list, std::uint32_t const* perm, std::uint32_t const* inverse,
-               std::uint32_t const* new_offsets, std::uint32_t* out) {
-  for_each(kind == memory_kind::device, list.particles, [&](std::size_t i) {
+void host_backend::remap_csr(neighbor_desc const& list, std::uint32_t const* perm, std::uint32_t const* inverse,
+                             std::uint64_t bound, std::uint32_t const* new_offsets, std::uint32_t* out, std::uint64_t* flags) {
+  std::size_t bad = none;
+  std::ptrdiff_t const rows = static_cast<std::ptrdiff_t>(list.particles);
+  bool const parallel = parallel_;
+  COALESCE_OMP("omp parallel for reduction(min : bad) schedule(static) if (parallel)")
+  for (std::ptrdiff_t r = 0; r < rows; ++r) {
+    auto const i = static_cast<std::size_t>(r);
     std::uint32_t const from = list.offsets[perm[i]];
     std::uint32_t const length = new_offsets[i + 1] - new_offsets[i];
-    for (std::uint32_t k = 0; k < length; ++k) out[new_offsets[i] + k] = inverse[list.indices[from + k]];
-  });
+    for (std::uint32_t k = 0; k < length; ++k) {
+      std::uint32_t const entry = list.indices[from + k];
+      if (entry >= bound) bad = std::min<std::size_t>(bad, from + k);
+      out[new_offsets[i] + k] = entry < bound ? inverse[entry] : entry;
+    }
+  }
+  (void)parallel;
+  record_first(flags, bad_entry, bad);
 }
 
-std::pair<double, std::uint64_t> locality_sum(memory_kind kind, neighbor_desc const& list, reorder_state&) {
-  bool const parallel = kind == memory_kind::device;
+std::pair<double, std::uint64_t> host_backend::locality_sum(neighbor_desc const& list, reorder_state&) {
+  bool const parallel = parallel_;
   double sum = 0;
   std::uint64_t count = 0;
   auto const distance = [](std::size_t i, std::uint32_t j) {
@@ -208,7 +232,7 @@ std::pair<double, std::uint64_t> locality_sum(memory_kind kind, neighbor_desc co
     COALESCE_OMP("omp parallel for reduction(+ : sum, count) schedule(static) if (parallel)")
     for (std::ptrdiff_t r = 0; r < rows; ++r) {
       auto const i = static_cast<std::size_t>(r);
-      std::size_t const used = list.counts ? list.counts[i] : max;
+      std::size_t const used = list.counts ? std::min<std::size_t>(list.counts[i], max) : max;
       for (std::size_t k = 0; k < used; ++k) sum += distance(i, list.indices[row_major ? i * max + k : k * list.particles + i]);
       count += used;
     }
@@ -217,18 +241,17 @@ std::pair<double, std::uint64_t> locality_sum(memory_kind kind, neighbor_desc co
   return {sum, count};
 }
 
-void cell_starts(memory_kind kind, void const* sorted_keys, unsigned key_bytes, std::size_t n, std::uint64_t cells,
-                 std::uint32_t* starts) {
+void host_backend::cell_starts(void const* sorted_keys, unsigned key_bytes, std::size_t n, std::uint64_t cells,
+                               std::uint32_t* starts) {
   auto const key = [=](std::size_t i) -> std::uint64_t {
     return key_bytes == 4 ? static_cast<std::uint32_t const*>(sorted_keys)[i] : static_cast<std::uint64_t const*>(sorted_keys)[i];
   };
   // Element i starts every cell in (key[i - 1], key[i]]; one extra index n closes the tail.
-  for_each(kind == memory_kind::device, n + 1, [&](std::size_t i) {
+  for_each(parallel_, n + 1, [&](std::size_t i) {
     std::uint64_t const first = i == 0 ? 0 : key(i - 1) + 1;
-    std::uint64_t const last = i == n ? cells : key(i);
+    std::uint64_t const last = i == n ? cells : std::min(key(i), cells);
     for (std::uint64_t c = first; c <= last; ++c) starts[c] = static_cast<std::uint32_t>(i);
   });
 }
 
-}  // namespace host_impl
 }  // namespace coalesce::detail

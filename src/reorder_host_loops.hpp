@@ -3,7 +3,9 @@
 #pragma once
 #include <cstddef>
 
-#include "reorder_state.hpp"
+#include <cstdint>
+
+#include "reorder_backend.hpp"
 
 #ifdef _OPENMP
 #define COALESCE_OMP(directive) _Pragma(directive)
@@ -12,8 +14,6 @@
 #endif
 
 namespace coalesce::detail {
-COALESCE_HOST_IMPL_INLINE namespace host_impl {
-
 template <class F> void for_each(bool parallel, std::size_t n, F const& f) {
   std::ptrdiff_t const count = static_cast<std::ptrdiff_t>(n);
   COALESCE_OMP("omp parallel for schedule(static) if (parallel)")
@@ -34,5 +34,10 @@ template <class F> std::size_t first_where(bool parallel, std::size_t n, F const
   return first;
 }
 
-}  // namespace host_impl
+// Keeps the smaller of the recorded and the new offending index in flags[word] (flags may be
+// null: the check is off).
+inline void record_first(std::uint64_t* flags, check_word word, std::size_t index) {
+  if (flags != nullptr && index != none && index < flags[word]) flags[word] = index;
+}
+
 }  // namespace coalesce::detail

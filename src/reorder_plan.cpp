@@ -14,6 +14,10 @@
 namespace coalesce {
 
 reorder_plan::reorder_plan() : state_(std::make_unique<detail::reorder_state>()) {}
+reorder_plan::reorder_plan(coalesce::stream on, check_policy checks) : reorder_plan() {
+  state_->set_stream(on.handle());
+  state_->checks = checks;
+}
 reorder_plan::~reorder_plan() = default;
 reorder_plan::reorder_plan(reorder_plan&&) noexcept = default;
 reorder_plan& reorder_plan::operator=(reorder_plan&&) noexcept = default;
@@ -31,13 +35,15 @@ std::span<std::uint32_t const> reorder_plan::inverse() {
 std::vector<std::uint32_t> reorder_plan::permutation_on_host() {
   auto const perm = permutation();
   std::vector<std::uint32_t> out(perm.size());
-  detail::copy_bytes(detail::memory_kind::host, out.data(), detail::state_of(*this).kind, perm.data(), perm.size() * 4);
+  auto& s = detail::state_of(*this);
+  detail::copy_bytes(detail::memory_kind::host, out.data(), s.kind, perm.data(), perm.size() * 4, s.stream);
   return out;
 }
 std::vector<std::uint32_t> reorder_plan::inverse_on_host() {
   auto const inv = inverse();
   std::vector<std::uint32_t> out(inv.size());
-  detail::copy_bytes(detail::memory_kind::host, out.data(), detail::state_of(*this).kind, inv.data(), inv.size() * 4);
+  auto& s = detail::state_of(*this);
+  detail::copy_bytes(detail::memory_kind::host, out.data(), s.kind, inv.data(), inv.size() * 4, s.stream);
   return out;
 }
 std::size_t reorder_plan::allocations() const { return state_ ? state_->allocations : 0; }
@@ -46,16 +52,35 @@ std::size_t reorder_plan::bytes_held() const {
   if (!state_) return 0;
   auto const& s = *state_;
   std::size_t total = 0;
-  for (auto const* b : {&s.keys, &s.keys_alt, &s.perm, &s.perm_alt, &s.inverse, &s.temp, &s.flag, &s.cells,
+  for (auto const* b : {&s.keys, &s.keys_alt, &s.perm, &s.perm_alt, &s.inverse, &s.temp, &s.flag, &s.scalars, &s.cells,
                         &s.perm_mirror, &s.inverse_mirror}) {
     total += b->size();
   }
-  for (auto const& b : s.pool) total += b.size();
+  for (auto const& b : s.pool) total += b.memory.size();
   for (auto const& b : s.host_blocks) total += b.size();
   return total;
 }
 
-void reorder_plan::release() { state_ = std::make_unique<detail::reorder_state>(); }
+void reorder_plan::release() {
+  auto fresh = std::make_unique<detail::reorder_state>();
+  if (state_) {
+    fresh->set_stream(state_->stream);
+    fresh->checks = state_->checks;
+  }
+  state_ = std::move(fresh);
+}
+
+coalesce::stream reorder_plan::get_stream() const {
+#if COALESCE_WITH_CUDA
+  return coalesce::stream(static_cast<CUstream_st*>(state_ ? state_->stream : nullptr));
+#else
+  return {};
+#endif
+}
+void reorder_plan::set_stream(coalesce::stream on) { detail::state_of(*this).set_stream(on.handle()); }
+check_policy reorder_plan::checks() const { return state_ ? state_->checks : check_policy::before_writing; }
+void reorder_plan::set_checks(check_policy checks) { detail::state_of(*this).checks = checks; }
+void reorder_plan::check() { detail::report_deferred(detail::state_of(*this)); }
 
 namespace detail {
 
@@ -74,9 +99,9 @@ std::uint64_t next_key_generation() {
   return ++counter;
 }
 
-template <class U> U read_one(memory_kind kind, U const* p) {
+template <class U> U read_one(reorder_state const& s, memory_kind kind, U const* p) {
   U value{};
-  copy_bytes(memory_kind::host, &value, kind, p, sizeof(U));
+  copy_bytes(memory_kind::host, &value, kind, p, sizeof(U), s.stream);
   return value;
 }
 
@@ -108,7 +133,61 @@ void check_element_count(std::size_t n, char const* what) {
   }
 }
 
+constexpr std::uint64_t nothing_found = ~std::uint64_t{0};
+
+// The check words of `kind`'s backend, reset (queued) unless deferred checks are still
+// collecting; null when the policy is off.
+std::uint64_t* flags_for(reorder_state& s, memory_kind kind) {
+  if (s.checks == check_policy::off) return nullptr;
+  std::uint64_t* flags = s.host_flags.data();
+  if (kind == memory_kind::device && device_is_gpu) {
+    flags = static_cast<std::uint64_t*>(s.ensure(s.flag, memory_kind::device, check_words * sizeof(std::uint64_t)));
+  }
+  if (s.checks == check_policy::before_writing || !s.deferred_flags_set) s.backend(kind).reset_flags(flags);
+  if (s.checks == check_policy::deferred) {
+    s.deferred_flags_kind = kind;
+    s.deferred_flags_set = true;
+  }
+  return flags;
+}
+
+// The check words, read back (the call's one wait), or all "nothing found" when the checks are
+// deferred or off.
+std::array<std::uint64_t, check_words> verdict(reorder_state& s, memory_kind kind, std::uint64_t const* flags) {
+  std::array<std::uint64_t, check_words> words;
+  words.fill(nothing_found);
+  if (flags != nullptr && s.checks == check_policy::before_writing) {
+    copy_bytes(memory_kind::host, words.data(), kind, flags, sizeof words, s.stream);
+  }
+  return words;
+}
+
+std::size_t index_of(std::uint64_t word) { return word == nothing_found ? none : static_cast<std::size_t>(word); }
+
 }  // namespace
+
+void report_deferred(reorder_state& s) {
+  synchronize_stream(s.stream);
+  if (!s.deferred_flags_set) return;
+  std::array<std::uint64_t, check_words> words;
+  std::uint64_t const* flags = s.deferred_flags_kind == memory_kind::device && device_is_gpu
+                                   ? reinterpret_cast<std::uint64_t const*>(s.flag.data())
+                                   : s.host_flags.data();
+  copy_bytes(memory_kind::host, words.data(), s.deferred_flags_kind, flags, sizeof words, s.stream);
+  s.deferred_flags_set = false;
+  std::string found;
+  if (words[bad_count] != nothing_found) found += " a count above max_neighbors in row " + std::to_string(words[bad_count]) + ";";
+  if (words[bad_offset] != nothing_found) found += " a CSR offset that drops (or offset 0 not 0) at " + std::to_string(words[bad_offset]) + ";";
+  if (words[bad_entry] != nothing_found) {
+    found += " an index entry out of range, a key above end_bit or a bad position at element or slot " +
+             std::to_string(words[bad_entry]) + ";";
+  }
+  if (!found.empty()) {
+    throw_error("reorder_plan::check: work queued with check_policy::deferred met bad input:" + found +
+                " the arrays of the failing call hold such entries unchanged; run it again with "
+                "check_policy::before_writing to stop before anything is written");
+  }
+}
 
 plan_keys compute_keys(reorder_plan& plan, memory_kind kind, key_spec const& spec, position_columns const& pos,
                        std::size_t n) {
@@ -116,15 +195,17 @@ plan_keys compute_keys(reorder_plan& plan, memory_kind kind, key_spec const& spe
   auto& s = state_of(plan);
   s.key_generation = s.sorted_generation = 0;  // overwritten now, whatever happens below
   void* keys = s.ensure(s.keys, kind, n * spec.key_bytes);
-  std::size_t const bad = compute_keys_into(kind, spec, pos, n, keys, s);
+  std::uint64_t* flags = flags_for(s, kind);
+  if (n > 0) s.backend(kind).compute_keys_into(spec, pos, n, keys, flags);
+  std::size_t const bad = index_of(verdict(s, kind, flags)[bad_entry]);
   if (bad != none) {
     std::string where = "(";
     for (unsigned a = 0; a < pos.dims; ++a) {
       double v = 0;
       if (pos.width == 4) {
-        v = read_one(kind, reinterpret_cast<float const*>(pos.axis[a].address(bad)));
+        v = read_one(s, kind, reinterpret_cast<float const*>(pos.axis[a].address(bad)));
       } else {
-        v = read_one(kind, reinterpret_cast<double const*>(pos.axis[a].address(bad)));
+        v = read_one(s, kind, reinterpret_cast<double const*>(pos.axis[a].address(bad)));
       }
       where += (a ? ", " : "") + number(v);
     }
@@ -152,11 +233,15 @@ void sort_keys(reorder_plan& plan, memory_kind kind, void const* keys, unsigned 
                 "key computation or sort through that plan overwrote them (or they belong to another plan); compute "
                 "the keys again right before sorting, or use one reorder_plan per set of keys");
   }
-  if (end_bit < bits) {
-    std::size_t const bad = first_key_above(kind, keys, key_bytes, n, end_bit, s);
+  reorder_backend& backend = s.backend(kind);
+  // Keys the plan computed fit their bit range by construction; the caller's are checked.
+  if (end_bit < bits && generation == 0 && n > 0) {
+    std::uint64_t* flags = flags_for(s, kind);
+    if (flags != nullptr) backend.find_key_above(keys, key_bytes, n, end_bit, flags);
+    std::size_t const bad = index_of(verdict(s, kind, flags)[bad_entry]);
     if (bad != none) {
-      std::uint64_t const value = key_bytes == 4 ? read_one(kind, static_cast<std::uint32_t const*>(keys) + bad)
-                                                 : read_one(kind, static_cast<std::uint64_t const*>(keys) + bad);
+      std::uint64_t const value = key_bytes == 4 ? read_one(s, kind, static_cast<std::uint32_t const*>(keys) + bad)
+                                                 : read_one(s, kind, static_cast<std::uint64_t const*>(keys) + bad);
       throw_error("sort_keys: key " + std::to_string(bad) + " is " + std::to_string(value) +
                   ", which has bits at or above end_bit = " + std::to_string(end_bit) + "; nothing was reordered");
     }
@@ -164,19 +249,20 @@ void sort_keys(reorder_plan& plan, memory_kind kind, void const* keys, unsigned 
   // From here on the plan's old permutation is gone.
   s.sorted = false;
   s.inverse_valid = s.perm_mirror_valid = s.inverse_mirror_valid = false;
+  ++s.step;
   std::size_t const bytes = n * key_bytes;
   if (keys != s.keys.data() || s.keys.kind() != kind) {
     s.ensure(s.keys, kind, bytes);
-    copy_bytes(kind, s.keys.data(), kind, keys, bytes);  // the sort works in place on the plan's copy
+    copy_bytes(kind, s.keys.data(), kind, keys, bytes, s.stream);  // the sort works in place on the plan's copy
   }
   s.ensure(s.keys_alt, kind, bytes);
   s.ensure(s.perm, kind, n * 4);
   s.ensure(s.perm_alt, kind, n * 4);
   s.key_bytes = key_bytes;
-  iota(kind, reinterpret_cast<std::uint32_t*>(s.perm.data()), n);
+  backend.iota(reinterpret_cast<std::uint32_t*>(s.perm.data()), n);
   // An empty bit range orders nothing: the stable sort is the identity (and a shift by the
   // key's whole width, which a host comparison on [32, 32) would need, is undefined).
-  if (begin_bit < end_bit) sort_pairs(kind, s, n, begin_bit, end_bit);
+  if (begin_bit < end_bit) backend.sort_pairs(s, n, begin_bit, end_bit);
   s.kind = kind;
   s.n = n;
   s.sorted = true;
@@ -191,7 +277,7 @@ std::uint32_t const* permutation_in(reorder_plan& plan, memory_kind kind) {
   if (same_memory(kind, s.kind)) return perm;
   if (!s.perm_mirror_valid) {
     s.ensure(s.perm_mirror, kind, s.n * 4);
-    copy_bytes(kind, s.perm_mirror.data(), s.kind, perm, s.n * 4);
+    copy_bytes(kind, s.perm_mirror.data(), s.kind, perm, s.n * 4, s.stream);
     s.perm_mirror_valid = true;
   }
   return reinterpret_cast<std::uint32_t const*>(s.perm_mirror.data());
@@ -202,15 +288,15 @@ std::uint32_t const* inverse_in(reorder_plan& plan, memory_kind kind) {
   check_plan(s, "inverse");
   if (!s.inverse_valid) {
     s.ensure(s.inverse, s.kind, s.n * 4);
-    invert(s.kind, reinterpret_cast<std::uint32_t const*>(s.perm.data()), reinterpret_cast<std::uint32_t*>(s.inverse.data()),
-           s.n);
+    s.backend(s.kind).invert(reinterpret_cast<std::uint32_t const*>(s.perm.data()),
+                             reinterpret_cast<std::uint32_t*>(s.inverse.data()), s.n);
     s.inverse_valid = true;
   }
   auto const* inv = reinterpret_cast<std::uint32_t const*>(s.inverse.data());
   if (same_memory(kind, s.kind)) return inv;
   if (!s.inverse_mirror_valid) {
     s.ensure(s.inverse_mirror, kind, s.n * 4);
-    copy_bytes(kind, s.inverse_mirror.data(), s.kind, inv, s.n * 4);
+    copy_bytes(kind, s.inverse_mirror.data(), s.kind, inv, s.n * 4, s.stream);
     s.inverse_mirror_valid = true;
   }
   return reinterpret_cast<std::uint32_t const*>(s.inverse_mirror.data());
@@ -221,125 +307,175 @@ buffer& scratch(reorder_plan& plan, memory_kind kind, std::size_t bytes) { retur
 buffer& scratch_besides(reorder_plan& plan, memory_kind kind, std::size_t bytes, buffer const* in_use) {
   auto& s = state_of(plan);
   for (auto& b : s.pool) {
-    if (&b != in_use && b.size() == bytes && (bytes == 0 || b.kind() == kind)) return b;
-  }
-  // A few sizes live side by side (a sort's vector-sized scratch and a remap's list-sized one
-  // alternate every reorder); beyond that a new size replaces the smallest buffer, so a plan
-  // used with a drifting particle count holds a bounded number of buffers, not one per size.
-  constexpr std::size_t pool_buffers = 4;
-  if (s.pool.size() >= pool_buffers) {
-    buffer* smallest = nullptr;
-    for (auto& b : s.pool) {
-      if (&b != in_use && (smallest == nullptr || b.size() < smallest->size())) smallest = &b;
+    if (&b.memory != in_use && b.memory.size() == bytes && (bytes == 0 || b.memory.kind() == kind)) {
+      b.last_step = s.step;
+      return b.memory;
     }
-    if (smallest != nullptr) {
-      *smallest = buffer(kind, bytes);
+  }
+  // A buffer no call has used since before the last sort belongs to a size the loop has left
+  // behind (a drifting particle count): reuse its slot, freeing it first.
+  for (auto& b : s.pool) {
+    if (&b.memory != in_use && b.last_step + 1 < s.step) {
+      b.memory = buffer();
+      b.memory = buffer(kind, bytes);
+      b.last_step = s.step;
       ++s.allocations;
-      return *smallest;
+      return b.memory;
     }
   }
-  s.pool.emplace_back(kind, bytes);
+  s.pool.push_back({buffer(kind, bytes), s.step});
   ++s.allocations;
-  return s.pool.back();
+  return s.pool.back().memory;
 }
 
-void permute_columns(memory_kind kind, column_copy const* columns, std::size_t count, std::size_t n,
+void permute_columns(reorder_plan& plan, memory_kind kind, column_copy const* columns, std::size_t count, std::size_t n,
                      std::uint32_t const* perm) {
-  gather_columns(kind, columns, count, n, perm);
+  auto& s = state_of(plan);
+  if (n > 0 && count > 0) s.backend(kind).gather_columns(columns, count, n, perm);
+}
+
+void copy_in_plan_stream(reorder_plan& plan, memory_kind kind, void* dst, void const* src, std::size_t bytes) {
+  copy_bytes(kind, dst, kind, src, bytes, state_of(plan).stream);
 }
 
 void remap_indices(reorder_plan& plan, memory_kind kind, index_array const& indices) {
   auto& s = state_of(plan);
   check_plan(s, "remap");
   if (indices.size > 0 && indices.data == nullptr) throw_error("remap: null index array with " + std::to_string(indices.size) + " entries");
-  std::size_t const bad = first_at_least(kind, indices.data, indices.size, s.n, s);
+  if (indices.size == 0) return;
+  reorder_backend& backend = s.backend(kind);
+  std::uint64_t* flags = flags_for(s, kind);
+  std::uint32_t const* inverse = inverse_in(plan, kind);
+  if (s.checks != check_policy::before_writing) {
+    // One pass: out-of-range entries are recorded (deferred) and left as they are.
+    backend.map_indices(indices.data, indices.size, inverse, s.n, flags);
+    return;
+  }
+  backend.find_at_least(indices.data, indices.size, s.n, flags);
+  std::size_t const bad = index_of(verdict(s, kind, flags)[bad_entry]);
   if (bad != none) {
     throw_error("remap: index entry " + std::to_string(bad) + " is " +
-                index_value(read_one(kind, indices.data + bad), indices.is_signed) +
+                index_value(read_one(s, kind, indices.data + bad), indices.is_signed) +
                 ", outside [0, " + std::to_string(s.n) + "); nothing was remapped");
   }
-  map_indices(kind, indices.data, indices.size, inverse_in(plan, kind));
+  backend.map_indices(indices.data, indices.size, inverse, s.n, nullptr);
 }
 
 namespace {
 
-// Checks a neighbour list completely (shape, counts or offsets, every used entry) before any write.
-void check_list(reorder_state& s, memory_kind kind, neighbor_desc const& list, char const* what) {
+// The errors a checked remap found, as messages naming the element (before anything the caller
+// owns was written: the remap wrote into plan scratch or the caller's destination only).
+void report_list_problems(reorder_state& s, memory_kind kind, neighbor_desc const& list,
+                          std::array<std::uint64_t, check_words> const& words, char const* what) {
+  std::string const name(what);
+  if (std::size_t const drop = index_of(words[bad_offset]); drop != none) {
+    if (drop == 0) {
+      throw_error(name + ": CSR offset 0 is " + index_value(read_one(s, kind, list.offsets), list.is_signed) + ", it must be 0");
+    }
+    throw_error(name + ": CSR offset " + std::to_string(drop) + " is " +
+                index_value(read_one(s, kind, list.offsets + drop), list.is_signed) + ", below offset " +
+                std::to_string(drop - 1) + " = " + index_value(read_one(s, kind, list.offsets + drop - 1), list.is_signed) +
+                "; offsets must not decrease");
+  }
+  if (std::size_t const bad = index_of(words[bad_count]); bad != none) {
+    throw_error(name + ": count " + std::to_string(bad) + " is " + index_value(read_one(s, kind, list.counts + bad), list.is_signed) +
+                ", outside [0, max_neighbors = " + std::to_string(list.max_neighbors) + "]; nothing was remapped");
+  }
+  if (std::size_t const bad = index_of(words[bad_entry]); bad != none) {
+    throw_error(name + ": neighbour entry " + std::to_string(bad) + " is " +
+                index_value(read_one(s, kind, list.indices + bad), list.is_signed) + ", outside [0, " + std::to_string(s.n) +
+                "); nothing was remapped");
+  }
+}
+
+// Checks what can be checked without reading the list (its shape against the plan).
+void check_shape(reorder_state& s, neighbor_desc const& list, char const* what) {
   std::string const name(what);
   if (list.particles != s.n) {
     throw_error(name + ": the neighbour list has " + std::to_string(list.particles) + " rows but the plan orders " +
                 std::to_string(s.n) + " particles");
   }
   if (list.particles == 0) return;
-  if (list.indices == nullptr && list.format != list_format::csr && list.max_neighbors > 0) {
-    throw_error(name + ": the neighbour list has no indices");
-  }
   if (list.format == list_format::csr) {
     if (list.offsets == nullptr) throw_error(name + ": a CSR neighbour list needs offsets");
-    std::uint32_t const first = read_one(kind, list.offsets);
-    if (first != 0) throw_error(name + ": CSR offset 0 is " + index_value(first, list.is_signed) + ", it must be 0");
-    std::size_t const drop = first_offset_drop(kind, list.offsets, list.particles, s);
-    if (drop != none) {
-      throw_error(name + ": CSR offset " + std::to_string(drop + 1) + " is " +
-                  index_value(read_one(kind, list.offsets + drop + 1), list.is_signed) + ", below offset " +
-                  std::to_string(drop) + " = " + index_value(read_one(kind, list.offsets + drop), list.is_signed) +
-                  "; offsets must not decrease");
-    }
-    std::uint32_t const entries = read_one(kind, list.offsets + list.particles);
-    if (list.is_signed && static_cast<std::int32_t>(entries) < 0) {
-      throw_error(name + ": CSR offsets overflow (the last one is negative)");
-    }
-    if (entries > 0 && list.indices == nullptr) throw_error(name + ": the CSR neighbour list has no indices");
-  } else if (list.counts != nullptr) {
-    std::size_t const bad = first_at_least(kind, list.counts, list.particles, std::uint64_t{list.max_neighbors} + 1, s);
-    if (bad != none) {
-      throw_error(name + ": count " + std::to_string(bad) + " is " + index_value(read_one(kind, list.counts + bad), list.is_signed) +
-                  ", outside [0, max_neighbors = " + std::to_string(list.max_neighbors) + "]; nothing was remapped");
-    }
-  }
-  std::size_t const bad = first_bad_entry(kind, list, s.n, s);
-  if (bad != none) {
-    throw_error(name + ": neighbour entry " + std::to_string(bad) + " is " +
-                index_value(read_one(kind, list.indices + bad), list.is_signed) + ", outside [0, " + std::to_string(s.n) +
-                "); nothing was remapped");
+  } else if (list.indices == nullptr && list.max_neighbors > 0) {
+    throw_error(name + ": the neighbour list has no indices");
   }
 }
 
 }  // namespace
 
-void remap_neighbors(reorder_plan& plan, memory_kind kind, neighbor_desc const& list) {
+void remap_neighbors(reorder_plan& plan, memory_kind kind, neighbor_desc const& list, neighbor_desc const* into) {
   auto& s = state_of(plan);
   check_plan(s, "remap");
-  check_list(s, kind, list, "remap");
+  check_shape(s, list, "remap");
+  if (into != nullptr) {
+    check_shape(s, *into, "remap (the destination)");
+    bool const same_shape = into->format == list.format && into->max_neighbors == list.max_neighbors &&
+                            (into->counts == nullptr) == (list.counts == nullptr);
+    if (!same_shape) {
+      throw_error("remap: the destination list must have the source's order, max_neighbors and counts (or no counts)");
+    }
+    if (into->indices == list.indices || (list.counts != nullptr && into->counts == list.counts)) {
+      throw_error("remap: the destination list shares memory with the source; remap in place instead (no destination)");
+    }
+  }
   if (list.particles == 0) return;
+  reorder_backend& backend = s.backend(kind);
   std::uint32_t const* perm = permutation_in(plan, kind);
   std::uint32_t const* inv = inverse_in(plan, kind);
   if (list.format == list_format::csr) {
-    std::size_t const entries = read_one(kind, list.offsets + list.particles);
+    std::uint64_t* flags = flags_for(s, kind);
+    // The entry count sizes the output: the one value this path must read back, with the checks
+    // of the offsets in the same words (deferred or off: read back alone).
+    std::array<std::uint64_t, check_words> words{};
+    if (flags != nullptr) {
+      backend.check_csr_offsets(list.offsets, list.particles, flags);
+      copy_bytes(memory_kind::host, words.data(), kind, flags, sizeof words, s.stream);
+      if (s.checks == check_policy::before_writing) report_list_problems(s, kind, list, words, "remap");
+    } else {
+      words[list_entries] = read_one(s, kind, list.offsets + list.particles);
+    }
+    std::size_t const entries = static_cast<std::uint32_t>(words[list_entries]);
+    if (list.is_signed && static_cast<std::int32_t>(entries) < 0) throw_error("remap: CSR offsets overflow (the last one is negative)");
+    if (entries > 0 && list.indices == nullptr) throw_error("remap: the CSR neighbour list has no indices");
     std::size_t const offsets_bytes = (list.particles + 1) * 4;
     buffer& new_offsets = scratch(plan, kind, offsets_bytes);
-    csr_permuted_offsets(kind, list.offsets, perm, list.particles, reinterpret_cast<std::uint32_t*>(new_offsets.data()), s);
-    buffer& out = scratch_besides(plan, kind, entries * 4, &new_offsets);
-    remap_csr(kind, list, perm, inv, reinterpret_cast<std::uint32_t const*>(new_offsets.data()),
-              reinterpret_cast<std::uint32_t*>(out.data()));
-    copy_bytes(kind, list.indices, kind, out.data(), entries * 4);
-    copy_bytes(kind, list.offsets, kind, new_offsets.data(), offsets_bytes);
+    backend.csr_permuted_offsets(list.offsets, perm, list.particles, reinterpret_cast<std::uint32_t*>(new_offsets.data()), s);
+    std::uint32_t* out = into != nullptr ? into->indices : reinterpret_cast<std::uint32_t*>(scratch_besides(plan, kind, entries * 4, &new_offsets).data());
+    if (flags != nullptr && s.checks == check_policy::before_writing) backend.reset_flags(flags);
+    backend.remap_csr(list, perm, inv, s.n, reinterpret_cast<std::uint32_t const*>(new_offsets.data()), out, flags);
+    if (s.checks == check_policy::before_writing) report_list_problems(s, kind, list, verdict(s, kind, flags), "remap");
+    std::uint32_t* offsets_out = into != nullptr ? into->offsets : list.offsets;
+    if (into == nullptr) copy_bytes(kind, list.indices, kind, out, entries * 4, s.stream);
+    copy_bytes(kind, offsets_out, kind, new_offsets.data(), offsets_bytes, s.stream);
     return;
   }
   std::size_t const slots = list.particles * list.max_neighbors;
-  buffer& out = scratch(plan, kind, slots * 4);
-  buffer* out_counts = nullptr;
-  if (list.counts != nullptr) out_counts = &scratch_besides(plan, kind, list.particles * 4, &out);
-  remap_fixed(kind, list, perm, inv, reinterpret_cast<std::uint32_t*>(out.data()),
-              out_counts ? reinterpret_cast<std::uint32_t*>(out_counts->data()) : nullptr);
-  copy_bytes(kind, list.indices, kind, out.data(), slots * 4);
-  if (out_counts) copy_bytes(kind, list.counts, kind, out_counts->data(), list.particles * 4);
+  std::uint32_t* out = nullptr;
+  std::uint32_t* out_counts = nullptr;
+  buffer* out_scratch = nullptr;
+  if (into != nullptr) {
+    out = into->indices;
+    out_counts = into->counts;
+  } else {
+    out_scratch = &scratch(plan, kind, slots * 4);
+    out = reinterpret_cast<std::uint32_t*>(out_scratch->data());
+    if (list.counts != nullptr) out_counts = reinterpret_cast<std::uint32_t*>(scratch_besides(plan, kind, list.particles * 4, out_scratch).data());
+  }
+  std::uint64_t* flags = flags_for(s, kind);
+  backend.remap_fixed(list, perm, inv, s.n, out, out_counts, flags);
+  if (s.checks == check_policy::before_writing) report_list_problems(s, kind, list, verdict(s, kind, flags), "remap");
+  if (into == nullptr) {
+    copy_bytes(kind, list.indices, kind, out, slots * 4, s.stream);
+    if (out_counts != nullptr) copy_bytes(kind, list.counts, kind, out_counts, list.particles * 4, s.stream);
+  }
 }
 
 double neighbor_locality(reorder_plan& plan, memory_kind kind, neighbor_desc const& list) {
   auto& s = state_of(plan);
   if (list.particles == 0) return 0.0;
-  auto const [sum, count] = locality_sum(kind, list, s);
+  auto const [sum, count] = s.backend(kind).locality_sum(list, s);
   return count == 0 ? 0.0 : sum / static_cast<double>(count);
 }
 
@@ -352,16 +488,10 @@ std::uint32_t const* cell_offsets(reorder_plan& plan, std::uint64_t cells, std::
                 "other key computation on the plan in between");
   }
   if (cells >= 0xffffffffull) throw_error("cell_offsets: " + std::to_string(cells) + " cells are too many for 32-bit offsets");
-  if (s.n > 0) {
-    std::uint64_t const last = s.key_bytes == 4 ? read_one(s.kind, reinterpret_cast<std::uint32_t const*>(s.keys.data()) + s.n - 1)
-                                                : read_one(s.kind, reinterpret_cast<std::uint64_t const*>(s.keys.data()) + s.n - 1);
-    if (last >= cells) {
-      throw_error("cell_offsets: the largest sorted key is " + std::to_string(last) + ", not below the " +
-                  std::to_string(cells) + " cells; sort by these cell keys first");
-    }
-  }
+  // Keys computed by cell_keys are below `cells` by construction (the generation says these are
+  // they), so nothing needs reading back here.
   s.ensure(s.cells, s.kind, (cells + 1) * 4);
-  cell_starts(s.kind, s.keys.data(), s.key_bytes, s.n, cells, reinterpret_cast<std::uint32_t*>(s.cells.data()));
+  s.backend(s.kind).cell_starts(s.keys.data(), s.key_bytes, s.n, cells, reinterpret_cast<std::uint32_t*>(s.cells.data()));
   return reinterpret_cast<std::uint32_t const*>(s.cells.data());
 }
 

@@ -1,10 +1,9 @@
-// Internal to libcoalesce: what a reorder_plan holds between calls, and the primitives each
-// backend (reorder_host.cpp: loops and Thrust with OpenMP; reorder_cuda.cu: CUB and kernels)
-// provides. src/reorder_plan.cpp strings the primitives together (checks before writes) once,
-// for both backends.
+// Internal to libcoalesce: what a reorder_plan holds between calls: its buffers, its stream and
+// check policy, and one backend object per kind of memory (src/reorder_backend.hpp).
 #pragma once
 #include <cstddef>
 #include <cstdint>
+#include <array>
 #include <deque>
 #include <utility>
 #include <vector>
@@ -13,9 +12,36 @@
 #include <coalesce/detail/reorder_ops.hpp>
 #include <coalesce/detail/reorder_plan.hpp>
 
+#include "reorder_backend.hpp"
+
 namespace coalesce::detail {
 
 struct reorder_state {
+  void* stream = nullptr;  // a cudaStream_t for GPU work (null: the default stream)
+  check_policy checks = check_policy::before_writing;
+  host_backend host_loops{false};
+  host_backend host_cores{true};
+#if COALESCE_WITH_CUDA
+  cuda_backend gpu{nullptr};
+#endif
+  // The backend for memory of `kind`, chosen here once for every primitive of a call.
+  reorder_backend& backend(memory_kind kind) {
+#if COALESCE_WITH_CUDA
+    if (kind == memory_kind::device) return gpu;
+    return host_loops;
+#else
+    return kind == memory_kind::device ? host_cores : host_loops;
+#endif
+  }
+  void set_stream(void* s) {
+    stream = s;
+#if COALESCE_WITH_CUDA
+    gpu = cuda_backend(s);
+#endif
+  }
+  std::array<std::uint64_t, check_words> host_flags{};  // check words of the host backends
+  bool deferred_flags_set = false;  // deferred checks: the words hold results nobody read yet
+  memory_kind deferred_flags_kind = memory_kind::host;
   memory_kind kind = memory_kind::device;  // where the last sort ran
   std::size_t n = 0;                       // elements of the last sort
   bool sorted = false;
@@ -32,11 +58,21 @@ struct reorder_state {
   buffer inverse;         // old -> new, built on first use after a sort
   bool inverse_valid = false;
   buffer temp;            // CUB / scan temporary storage
-  buffer flag;            // a few words for device-side results (first bad index, sums)
+  buffer flag;            // the check words of GPU passes (reorder_backend.hpp)
+  buffer scalars;         // device-side sums (neighbor_locality)
   buffer cells;           // cell start offsets
   buffer perm_mirror, inverse_mirror;  // the permutations in the other kind of memory
   bool perm_mirror_valid = false, inverse_mirror_valid = false;
-  std::deque<buffer> pool;  // scratch for out-of-place permutations (a deque: references stay valid)
+  // Scratch for out-of-place permutations and remaps (a deque: references stay valid). Each
+  // buffer remembers the last reorder step (sort) that used it: a buffer idle for a whole step
+  // is what a new size replaces, so a steady-state loop keeps every size it uses, whatever their
+  // number, and a drifting size does not pile up buffers.
+  struct pooled {
+    buffer memory;
+    std::uint64_t last_step = 0;
+  };
+  std::deque<pooled> pool;
+  std::uint64_t step = 0;  // sorts so far
   std::vector<buffer> host_blocks;  // Thrust's temporary storage on the host, reused
   std::vector<bool> host_block_used;
   std::size_t allocations = 0;
@@ -53,23 +89,7 @@ struct reorder_state {
   }
 };
 
-// Result of a search for the first offending element: `none` when everything is fine.
-inline constexpr std::size_t none = static_cast<std::size_t>(-1);
-
-// The host backend (reorder_host.cpp, keys_host.cpp) is host_impl; without CUDA it is the only
-// backend, so its names are the primitives themselves. With CUDA, reorder_cuda.cu and
-// keys_cuda.cu define the primitives and hand host memory to host_impl.
-#if COALESCE_WITH_CUDA
-#define COALESCE_HOST_IMPL_INLINE
-namespace host_impl {
-#include "reorder_primitives.inc"
-}  // namespace host_impl
-#include "reorder_primitives.inc"
-#else
-#define COALESCE_HOST_IMPL_INLINE inline  // reopen it as inline too (clang warns otherwise)
-inline namespace host_impl {
-#include "reorder_primitives.inc"
-}  // namespace host_impl
-#endif
+// Waits for the plan's stream and throws what deferred checks recorded (reorder_plan::check).
+void report_deferred(reorder_state& s);
 
 }  // namespace coalesce::detail

@@ -124,7 +124,7 @@ template <class T, class L, class S> void permute_one(reorder_plan& plan, direct
   if (v.allocated_bytes() == 0) return;  // no elements, no allocation: nothing to move
   buffer& target = scratch(plan, kind, v.allocated_bytes());
   auto const columns = columns_to_permute(layout_storage<T, L>::over(target.data(), v.capacity()), v.storage());
-  permute_columns(kind, columns.columns.data(), columns.count, v.size(), order_in(plan, kind, d));
+  permute_columns(plan, kind, columns.columns.data(), columns.count, v.size(), order_in(plan, kind, d));
   v.adopt_buffer(target);
 }
 
@@ -135,8 +135,8 @@ template <class U> void permute_array(reorder_plan& plan, direction d, memory_ki
   buffer& target = scratch(plan, kind, n * sizeof(U));
   column_copy const column{column_ref{target.data(), sizeof(U), 0, 63},
                            column_ref{reinterpret_cast<std::byte*>(data), sizeof(U), 0, 63}, sizeof(U)};
-  permute_columns(kind, &column, 1, n, order_in(plan, kind, d));
-  copy_bytes(kind, data, kind, target.data(), n * sizeof(U));
+  permute_columns(plan, kind, &column, 1, n, order_in(plan, kind, d));
+  copy_in_plan_stream(plan, kind, data, target.data(), n * sizeof(U));
 }
 template <class U, class S> void permute_one(reorder_plan& plan, direction d, span_in<U, S> s) {
   check_space(kind_of_space<S>, s.data, "apply: a span_in");

@@ -65,9 +65,11 @@ std::uint32_t const* inverse_in(reorder_plan& plan, memory_kind kind);
 // A reused allocation of exactly `bytes` bytes of `kind`, owned by the plan (out-of-place targets).
 buffer& scratch(reorder_plan& plan, memory_kind kind, std::size_t bytes);
 
-// One fused gather of every column: element i of dst from element perm[i] of src.
-void permute_columns(memory_kind kind, column_copy const* columns, std::size_t count, std::size_t n,
+// One fused gather of every column: element i of dst from element perm[i] of src, on the plan's stream.
+void permute_columns(reorder_plan& plan, memory_kind kind, column_copy const* columns, std::size_t count, std::size_t n,
                      std::uint32_t const* perm);
+// A copy within memory of `kind` on the plan's stream.
+void copy_in_plan_stream(reorder_plan& plan, memory_kind kind, void* dst, void const* src, std::size_t bytes);
 
 // 32-bit index arrays (std::uint32_t or std::int32_t; signedness only changes error messages).
 struct index_array {
@@ -92,7 +94,9 @@ struct neighbor_desc {
 };
 
 void remap_indices(reorder_plan& plan, memory_kind kind, index_array const& indices);
-void remap_neighbors(reorder_plan& plan, memory_kind kind, neighbor_desc const& list);
+// In place (through plan scratch), or into `into` (a list of the same shape in other memory:
+// nothing is copied back).
+void remap_neighbors(reorder_plan& plan, memory_kind kind, neighbor_desc const& list, neighbor_desc const* into = nullptr);
 // Mean |i - j| over the list's entries (j a neighbour of i); 0 for an empty list.
 double neighbor_locality(reorder_plan& plan, memory_kind kind, neighbor_desc const& list);
 // cells + 1 start offsets of each cell in the sorted order (memory of the sort's kind). The
