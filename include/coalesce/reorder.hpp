@@ -26,9 +26,15 @@
 // the vector (every layout) is then permuted in one launch into a scratch allocation of the
 // same capacity, which the vector adopts; its old allocation goes back to the plan for the next
 // reorder. Arrays in device memory (device_span, neighbour lists) are permuted through plan
-// scratch and copied back in place. Bad input (keys of the wrong length, indices out of range,
+// scratch and copied back in place (remap(from, to, plan) writes into your second list instead). Bad input (keys of the wrong length, indices out of range,
 // counts above max_neighbors, broken CSR offsets) is a coalesce::error naming the element, and
 // nothing is modified: every check runs before anything is written.
+//
+// Streams and waiting: a plan queues all its work on its stream (reorder_plan(s), set_stream;
+// coalesce/stream.hpp). With the default check_policy::before_writing, a call that checks data
+// (keys from positions, sort_keys with caller keys, remap) waits once for the verdict of checks
+// that ran inside its own passes; with check_policy::deferred nothing waits (plan.check()
+// reports), so a steady-state loop can be captured into a CUDA graph (docs/reorder.md).
 //
 // Index arrays hold std::uint32_t or std::int32_t; a reorder handles up to 2^32 - 1 elements.
 #pragma once
@@ -232,6 +238,21 @@ template <class Index, class S> void remap(neighbor_list<Index, S> const& list, 
 }
 template <class Index, class S> void remap(csr_neighbor_list<Index, S> const& list, reorder_plan& plan) {
   detail::remap_neighbors(plan, detail::kind_of_space<S>, detail::describe(list));
+}
+// The same into `to`, a list of the same shape (order, max_neighbors, counts or not) in other
+// memory: `from` is only read and nothing is copied back, so a code that double-buffers its
+// list swaps the two afterwards instead of paying for a copy. CSR: `to` needs room for as many
+// entries as `from` has, and gets the new offsets. Bad input leaves `from` unchanged (with
+// check_policy::before_writing, `to` may then hold a partial result).
+template <class Index, class S>
+void remap(neighbor_list<Index, S> const& from, neighbor_list<Index, S> const& to, reorder_plan& plan) {
+  detail::neighbor_desc const into = detail::describe(to);
+  detail::remap_neighbors(plan, detail::kind_of_space<S>, detail::describe(from), &into);
+}
+template <class Index, class S>
+void remap(csr_neighbor_list<Index, S> const& from, csr_neighbor_list<Index, S> const& to, reorder_plan& plan) {
+  detail::neighbor_desc const into = detail::describe(to);
+  detail::remap_neighbors(plan, detail::kind_of_space<S>, detail::describe(from), &into);
 }
 
 // Mean |i - j| over the entries j of each row i: a cheap gather-locality measure computed

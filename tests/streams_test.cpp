@@ -1,0 +1,209 @@
+// Streams, check policies and plan memory (issue: streams and async everywhere). The CPU build
+// runs these with empty streams, the CUDA build's CPU suite on GPU memory with real ones;
+// tests/gpu/streams_test.cu adds two streams at once and a captured CUDA graph.
+#include <algorithm>
+#include <cstdint>
+#include <numeric>
+#include <random>
+#include <vector>
+
+#include <doctest/doctest.h>
+
+#include <coalesce/coalesce.hpp>
+
+#include "test_types.hpp"
+
+using namespace coalesce_test;
+using coalesce::detail::memory_kind;
+
+namespace {
+
+// An array in the memory of Space, filled from / read back to the host.
+template <class U, class S> struct space_array {
+  static constexpr memory_kind kind = coalesce::detail::kind_of_space<S>;
+  coalesce::detail::buffer memory;
+  std::size_t n = 0;
+  explicit space_array(std::vector<U> const& values)
+      : memory(kind, std::max<std::size_t>(values.size(), 1) * sizeof(U)), n(values.size()) {
+    coalesce::detail::copy_bytes(kind, memory.data(), memory_kind::host, values.data(), n * sizeof(U));
+  }
+  U* data() { return reinterpret_cast<U*>(memory.data()); }
+  coalesce::span_in<U, S> span() { return {data(), n}; }
+  std::vector<U> read() const {
+    std::vector<U> out(n);
+    coalesce::detail::copy_bytes(memory_kind::host, out.data(), kind, memory.data(), n * sizeof(U));
+    return out;
+  }
+};
+
+std::vector<Particle> some_particles(std::size_t n, std::mt19937& rng) {
+  std::uniform_real_distribution<float> u(0.0f, 10.0f);
+  std::vector<Particle> out(n);
+  for (std::size_t i = 0; i < n; ++i) out[i] = {{u(rng), u(rng), u(rng)}, {u(rng), u(rng), 1.0f}, u(rng), static_cast<std::uint32_t>(i)};
+  return out;
+}
+
+std::vector<std::uint32_t> random_indices(std::size_t count, std::size_t n, std::mt19937& rng) {
+  std::vector<std::uint32_t> out(count);
+  for (auto& j : out) j = static_cast<std::uint32_t>(rng() % n);
+  return out;
+}
+
+coalesce::box const box10{.lo = {0, 0, 0}, .hi = {10, 10, 10}};
+
+}  // namespace
+
+TEST_CASE_TEMPLATE("remap into a second list gives what remap in place gives, and leaves the source as it was", S,
+                   coalesce::host, coalesce::device) {
+  std::mt19937 rng(3);
+  std::size_t const n = 257, max = 5;
+  auto const records = some_particles(n, rng);
+  auto const entries = random_indices(n * max, n, rng);
+  std::vector<std::uint32_t> counts(n);
+  for (auto& c : counts) c = static_cast<std::uint32_t>(rng() % (max + 1));
+  std::vector<std::uint32_t> offsets(n + 1, 0);
+  for (std::size_t i = 0; i < n; ++i) offsets[i + 1] = offsets[i] + counts[i];
+  std::vector<std::uint32_t> csr(entries.begin(), entries.begin() + offsets[n]);
+
+  coalesce::vector<Particle, coalesce::soa, S> v{std::span<Particle const>(records)};
+  coalesce::reorder_plan plan;
+  coalesce::sort_by_key(v, coalesce::hilbert_keys(v, &Particle::pos, box10, plan), plan);
+
+  for (auto order : {coalesce::neighbor_order::row_major, coalesce::neighbor_order::column_major}) {
+    space_array<std::uint32_t, S> in_place(entries), in_place_counts(counts), source(entries), source_counts(counts);
+    space_array<std::uint32_t, S> target(std::vector<std::uint32_t>(n * max, 7)), target_counts(std::vector<std::uint32_t>(n, 7));
+    coalesce::neighbor_list<std::uint32_t, S> const a{in_place.data(), n, max, order, in_place_counts.data()};
+    coalesce::neighbor_list<std::uint32_t, S> const from{source.data(), n, max, order, source_counts.data()};
+    coalesce::neighbor_list<std::uint32_t, S> const to{target.data(), n, max, order, target_counts.data()};
+    coalesce::remap(a, plan);
+    coalesce::remap(from, to, plan);
+    CHECK(target.read() == in_place.read());
+    CHECK(target_counts.read() == in_place_counts.read());
+    CHECK(source.read() == entries);
+    CHECK(source_counts.read() == counts);
+    // The destination must have the source's shape, and other memory.
+    coalesce::neighbor_list<std::uint32_t, S> const no_counts{target.data(), n, max, order};
+    CHECK_THROWS_WITH_AS(coalesce::remap(from, no_counts, plan), doctest::Contains("the source's order, max_neighbors and counts"), coalesce::error);
+    CHECK_THROWS_WITH_AS(coalesce::remap(from, from, plan), doctest::Contains("shares memory"), coalesce::error);
+  }
+  space_array<std::uint32_t, S> in_place(csr), in_place_offsets(offsets), source(csr), source_offsets(offsets);
+  space_array<std::uint32_t, S> target(std::vector<std::uint32_t>(csr.size(), 7)), target_offsets(std::vector<std::uint32_t>(n + 1, 7));
+  coalesce::remap(coalesce::csr_neighbor_list<std::uint32_t, S>{in_place.data(), in_place_offsets.data(), n}, plan);
+  coalesce::remap(coalesce::csr_neighbor_list<std::uint32_t, S>{source.data(), source_offsets.data(), n},
+                  coalesce::csr_neighbor_list<std::uint32_t, S>{target.data(), target_offsets.data(), n}, plan);
+  CHECK(target.read() == in_place.read());
+  CHECK(target_offsets.read() == in_place_offsets.read());
+  CHECK(source.read() == csr);
+  CHECK(source_offsets.read() == offsets);
+}
+
+TEST_CASE_TEMPLATE("deferred checks report at plan.check(); checks off report nothing and never read out of range", S,
+                   coalesce::host, coalesce::device) {
+  std::mt19937 rng(8);
+  std::size_t const n = 100, max = 3;
+  auto const records = some_particles(n, rng);
+  coalesce::vector<Particle, coalesce::aos, S> v{std::span<Particle const>(records)};
+  coalesce::reorder_plan plan(coalesce::stream{}, coalesce::check_policy::deferred);
+  CHECK(plan.checks() == coalesce::check_policy::deferred);
+  coalesce::sort_by_key(v, coalesce::morton_keys(v, &Particle::pos, box10, plan), plan);
+  plan.check();  // nothing bad so far
+
+  auto entries = random_indices(n * max, n, rng);
+  entries[40 * max + 2] = 5000;  // row-major slot 122
+  space_array<std::uint32_t, S> list(entries);
+  coalesce::neighbor_list<std::uint32_t, S> const nbr{list.data(), n, max, coalesce::neighbor_order::row_major};
+  coalesce::remap(nbr, plan);  // does not wait, does not throw
+  auto const remapped = list.read();
+  std::size_t const new_row = plan.inverse_on_host()[40];
+  CHECK(remapped[new_row * max + 2] == 5000);  // copied as it was, not read through
+  CHECK_THROWS_WITH_AS(plan.check(), doctest::Contains("slot 122"), coalesce::error);
+  plan.check();  // reported once
+
+  plan.set_checks(coalesce::check_policy::off);
+  entries = random_indices(n * max, n, rng);
+  entries[7] = 0xffffffffu;
+  space_array<std::uint32_t, S> unchecked(entries);
+  coalesce::remap(coalesce::neighbor_list<std::uint32_t, S>{unchecked.data(), n, max, coalesce::neighbor_order::row_major}, plan);
+  plan.check();
+  auto const after = unchecked.read();
+  CHECK(std::count(after.begin(), after.end(), 0xffffffffu) == 1);
+  auto const inverse = plan.inverse_on_host();
+  std::size_t renumbered = 0;
+  for (std::size_t i = 0; i < n; ++i) {
+    std::size_t const old = plan.permutation_on_host()[i];
+    for (std::size_t k = 0; k < max; ++k) {
+      std::uint32_t const e = entries[old * max + k];
+      if (e != 0xffffffffu) renumbered += after[i * max + k] == inverse[e];
+    }
+  }
+  CHECK(renumbered == n * max - 1);
+
+  // Index spans: deferred records, the next check reports.
+  plan.set_checks(coalesce::check_policy::deferred);
+  space_array<std::uint32_t, S> bonds(std::vector<std::uint32_t>{1, 2, 300, 4});
+  coalesce::remap(bonds.span(), plan);
+  CHECK_THROWS_WITH_AS(plan.check(), doctest::Contains("slot 2"), coalesce::error);
+}
+
+TEST_CASE_TEMPLATE("a steady-state loop over eight arrays of eight sizes allocates nothing after its first step", S,
+                   coalesce::host, coalesce::device) {
+  std::mt19937 rng(21);
+  std::size_t const n = 999;
+  auto const records = some_particles(n, rng);
+  coalesce::vector<Particle, coalesce::soa, S> particles{std::span<Particle const>(records)};
+  coalesce::vector<Particle, coalesce::aos, S> copies{std::span<Particle const>(records)};
+  coalesce::vector<Particle, coalesce::aosoa<8>, S> blocks{std::span<Particle const>(records)};
+  space_array<float, S> charge(std::vector<float>(n, 1.0f));
+  space_array<double, S> energy(std::vector<double>(n, 2.0));
+  space_array<std::uint16_t, S> species(std::vector<std::uint16_t>(n, 3));
+  auto const list_entries = random_indices(n * 6, n, rng);
+  space_array<std::uint32_t, S> list(list_entries), counts(std::vector<std::uint32_t>(n, 4));
+  space_array<std::uint32_t, S> bonds(random_indices(2 * 301, n, rng));
+  coalesce::neighbor_list<std::uint32_t, S> const nbr{list.data(), n, 6, coalesce::neighbor_order::column_major, counts.data()};
+  coalesce::reorder_plan plan;
+  std::size_t allocations = 0;
+  for (int step = 0; step < 5; ++step) {
+    auto const keys = coalesce::hilbert_keys(particles, &Particle::pos, box10, plan);
+    coalesce::sort_by_key(particles, keys, plan);
+    coalesce::apply(plan, copies, blocks, charge.span(), energy.span(), species.span());
+    coalesce::remap(nbr, plan);
+    coalesce::remap(bonds.span(), plan);
+    if (step == 0) allocations = plan.allocations();
+    INFO("step " << step);
+    CHECK(plan.allocations() == allocations);
+  }
+  // Nothing was lost on the way: every vector holds the particles of the same ids.
+  std::vector<Particle> a(n), b(n), c(n);
+  particles.copy_to(a);
+  copies.copy_to(b);
+  blocks.copy_to(c);
+  bool same = true;
+  for (std::size_t i = 0; i < n; ++i) same = same && a[i].id == b[i].id && a[i].id == c[i].id;
+  CHECK(same);
+  plan.release();
+  CHECK(plan.bytes_held() == 0);
+}
+
+TEST_CASE("a plan keeps its stream and policy through release(); loops and copies take a stream") {
+  coalesce::stream const s{};
+  coalesce::reorder_plan plan(s, coalesce::check_policy::off);
+  plan.release();
+  CHECK(plan.get_stream() == s);
+  CHECK(plan.checks() == coalesce::check_policy::off);
+  plan.set_stream(coalesce::stream{});
+  plan.set_checks(coalesce::check_policy::before_writing);
+  CHECK(plan.checks() == coalesce::check_policy::before_writing);
+
+  std::mt19937 rng(2);
+  auto const records = some_particles(64, rng);
+  coalesce::device_vector<Particle> d(std::span<Particle const>(records), s);
+  coalesce::device_vector<Particle, coalesce::aos> e(d, s);
+  coalesce::host_vector<Particle> h;
+  h.assign(e, s);
+  std::vector<Particle> back(64);
+  h.copy_to(back, s);
+  coalesce::synchronize(s);
+  bool same = true;
+  for (std::size_t i = 0; i < back.size(); ++i) same = same && same_bytes(back[i], records[i]);
+  CHECK(same);
+}
