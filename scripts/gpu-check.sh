@@ -1,7 +1,7 @@
 #!/usr/bin/env bash
 # The one batch for the H200 machine: build (CUDA, Release, sm_90), run every test, then the
 # benchmarks, leaving logs under $OUT (at most 8 files come back from a device run: gpu.txt,
-# ctest.log, sanitize.log, bench.txt, integrator.json, layouts.json, ncu.txt, and build.log on failure). Run from
+# ctest.log, sanitize.log, bench.txt, integrator.json, layouts.json, streams.json, ncu.txt, and build.log on failure). Run from
 # the repository root after ../shared/tools/stage-gpu-deps, with .deps carried.
 #   usage: scripts/gpu-check.sh [tests|sanitize|bench|ncu|all]...   (all = tests + sanitize + bench + ncu)
 set -uo pipefail
@@ -33,7 +33,8 @@ if wants bench; then
   run_sample $samples/convert_legacy/convert_legacy
   run_sample $samples/neighbor_reorder/neighbor_reorder
   run_sample $samples/neighbor_reorder/neighbor_reorder --bench
-  grep -E "^(step|drift_x|convert|ceiling) |^(random|hilbert) order|FAILED|DIFFERENT" "$bench"
+  run_sample $samples/reorder_streams/reorder_streams --json "$out/streams.json"
+  grep -E "^(step|drift_x|convert|ceiling) |^(random|hilbert) order|FAILED|DIFFERENT|x hand-written|x bare|x one alone|x eager|x sum" "$bench"
 fi
 if wants ncu; then
   # Nsight Compute's sector counts against coalesce::analysis's predictions (docs/analysis.md).

@@ -1,0 +1,160 @@
+// Streams on the GPU: two plans on two streams at once give what one plan gives alone, and a
+// steady-state reorder loop (a kernel, keys, sort_by_key, remap, apply) captures into a CUDA
+// graph: capture fails on any host synchronisation or allocation, so a replay that matches the
+// eager loop bit for bit shows the loop has neither.
+#include <cstdint>
+#include <random>
+#include <vector>
+
+#include <cuda_runtime.h>
+#include <doctest/doctest.h>
+
+#include <coalesce/coalesce.hpp>
+
+#include "test_types.hpp"
+
+using namespace coalesce_test;
+using coalesce::detail::memory_kind;
+
+namespace {
+
+void check_cuda(cudaError_t status) { REQUIRE_MESSAGE(status == cudaSuccess, cudaGetErrorString(status)); }
+
+std::vector<Particle> particles_in_box(std::size_t n, unsigned seed) {
+  std::mt19937 rng(seed);
+  std::uniform_real_distribution<float> u(0.0f, 16.0f);
+  std::vector<Particle> out(n);
+  for (std::size_t i = 0; i < n; ++i) out[i] = {{u(rng), u(rng), u(rng)}, {u(rng), u(rng), u(rng)}, u(rng), static_cast<std::uint32_t>(i)};
+  return out;
+}
+
+struct device_words {
+  coalesce::detail::buffer memory;
+  std::size_t n;
+  explicit device_words(std::vector<std::uint32_t> const& values) : memory(memory_kind::device, values.size() * 4), n(values.size()) {
+    coalesce::detail::copy_bytes(memory_kind::device, memory.data(), memory_kind::host, values.data(), n * 4);
+  }
+  std::uint32_t* data() { return reinterpret_cast<std::uint32_t*>(memory.data()); }
+  std::vector<std::uint32_t> read() const {
+    std::vector<std::uint32_t> out(n);
+    coalesce::detail::copy_bytes(memory_kind::host, out.data(), memory_kind::device, memory.data(), n * 4);
+    return out;
+  }
+};
+
+coalesce::box const box16{.lo = {0, 0, 0}, .hi = {16, 16, 16}};
+
+// Moves every particle along x (periodic), so each reorder step has something to sort.
+template <class V> void drift(coalesce::stream s, V& v) {
+  auto view = v.view();
+  coalesce::for_each_index(coalesce::device{s}, view.size(), [=] __device__(std::size_t i) {
+    float& x = view[i][&Particle::pos][&vec3::x];
+    x += 0.37f + 0.001f * static_cast<float>(i % 7);
+    if (x >= 16.0f) x -= 16.0f;
+  });
+}
+
+template <class V> void reorder_step(coalesce::stream s, V& v, coalesce::device_neighbor_list<std::uint32_t> const& list,
+                                     device_words& charge, coalesce::reorder_plan& plan) {
+  drift(s, v);
+  auto const keys = coalesce::hilbert_keys(v, &Particle::pos, box16, plan);
+  coalesce::sort_by_key(v, keys, plan);
+  coalesce::remap(list, plan);
+  coalesce::apply(plan, coalesce::device_span<std::uint32_t>{charge.data(), charge.n});
+}
+
+template <class V> std::vector<Particle> records_of(V const& v) {
+  std::vector<Particle> out(v.size());
+  v.copy_to(out);
+  return out;
+}
+
+bool same_records(std::vector<Particle> const& a, std::vector<Particle> const& b) {
+  if (a.size() != b.size()) return false;
+  for (std::size_t i = 0; i < a.size(); ++i) {
+    if (!same_bytes(a[i], b[i])) return false;
+  }
+  return true;
+}
+
+}  // namespace
+
+TEST_CASE("two plans on two streams reorder independently and match the default stream") {
+  std::size_t const n = 1 << 18, max = 8;
+  cudaStream_t a = nullptr, b = nullptr;
+  check_cuda(cudaStreamCreateWithFlags(&a, cudaStreamNonBlocking));
+  check_cuda(cudaStreamCreateWithFlags(&b, cudaStreamNonBlocking));
+  std::mt19937 rng(4);
+  std::vector<std::uint32_t> entries(n * max);
+  for (auto& j : entries) j = static_cast<std::uint32_t>(rng() % n);
+  std::vector<std::uint32_t> charges(n);
+  for (auto& c : charges) c = static_cast<std::uint32_t>(rng());
+  {
+    auto const first = particles_in_box(n, 1), second = particles_in_box(n, 2);
+    coalesce::device_vector<Particle, coalesce::soa> va{std::span<Particle const>(first), a}, ref_a{std::span<Particle const>(first)};
+    coalesce::device_vector<Particle, split_first> vb{std::span<Particle const>(second), b}, ref_b{std::span<Particle const>(second)};
+    device_words la(entries), lb(entries), ref_la(entries), ref_lb(entries), ca(charges), cb(charges), ref_ca(charges), ref_cb(charges);
+    auto list = [&](device_words& w) {
+      return coalesce::device_neighbor_list<std::uint32_t>{w.data(), n, max, coalesce::neighbor_order::column_major};
+    };
+    coalesce::reorder_plan plan_a(a), plan_b(b), ref_plan;
+    for (int step = 0; step < 3; ++step) {
+      reorder_step(a, va, list(la), ca, plan_a);  // queued on a ...
+      reorder_step(b, vb, list(lb), cb, plan_b);  // ... and on b, each waiting only for its checks
+      reorder_step(coalesce::stream{}, ref_a, list(ref_la), ref_ca, ref_plan);
+      reorder_step(coalesce::stream{}, ref_b, list(ref_lb), ref_cb, ref_plan);
+    }
+    coalesce::synchronize(coalesce::stream(a));
+    coalesce::synchronize(coalesce::stream(b));
+    CHECK(same_records(records_of(va), records_of(ref_a)));
+    CHECK(same_records(records_of(vb), records_of(ref_b)));
+    CHECK(la.read() == ref_la.read());
+    CHECK(lb.read() == ref_lb.read());
+    CHECK(ca.read() == ref_ca.read());
+    CHECK(cb.read() == ref_cb.read());
+  }
+  check_cuda(cudaStreamDestroy(a));
+  check_cuda(cudaStreamDestroy(b));
+}
+
+TEST_CASE("a steady-state reorder loop captures into a CUDA graph and replays as the eager loop runs") {
+  std::size_t const n = 100003, max = 12;
+  cudaStream_t s = nullptr;
+  check_cuda(cudaStreamCreateWithFlags(&s, cudaStreamNonBlocking));
+  std::mt19937 rng(9);
+  std::vector<std::uint32_t> entries(n * max), charges(n);
+  for (auto& j : entries) j = static_cast<std::uint32_t>(rng() % n);
+  for (auto& c : charges) c = static_cast<std::uint32_t>(rng());
+  auto const records = particles_in_box(n, 3);
+  {
+    coalesce::device_vector<Particle, coalesce::aosoa<32>> v{std::span<Particle const>(records), s}, ref{std::span<Particle const>(records)};
+    device_words list_words(entries), ref_words(entries), charge(charges), ref_charge(charges);
+    coalesce::device_neighbor_list<std::uint32_t> const list{list_words.data(), n, max, coalesce::neighbor_order::column_major};
+    coalesce::device_neighbor_list<std::uint32_t> const ref_list{ref_words.data(), n, max, coalesce::neighbor_order::column_major};
+    // Deferred checks: nothing in the loop waits for the host (capture would fail if it did).
+    coalesce::reorder_plan plan(s, coalesce::check_policy::deferred), ref_plan;
+    // Two eager steps fill the plan's pool; from then on the loop allocates nothing.
+    for (int step = 0; step < 2; ++step) reorder_step(s, v, list, charge, plan);
+    std::size_t const allocations = plan.allocations();
+    // A graph replays addresses: a vector permuted by sort_by_key alternates between its
+    // allocation and the plan's scratch, so two steps are captured, which end where they began.
+    cudaGraph_t graph = nullptr;
+    cudaGraphExec_t exec = nullptr;
+    check_cuda(cudaStreamBeginCapture(s, cudaStreamCaptureModeGlobal));
+    for (int step = 0; step < 2; ++step) reorder_step(s, v, list, charge, plan);
+    check_cuda(cudaStreamEndCapture(s, &graph));
+    check_cuda(cudaGraphInstantiate(&exec, graph, 0));
+    CHECK(plan.allocations() == allocations);
+    int const replays = 3;
+    for (int r = 0; r < replays; ++r) check_cuda(cudaGraphLaunch(exec, s));
+    check_cuda(cudaStreamSynchronize(s));
+    plan.check();
+    for (int step = 0; step < 2 + 2 * replays; ++step) reorder_step(coalesce::stream{}, ref, ref_list, ref_charge, ref_plan);
+    CHECK(same_records(records_of(v), records_of(ref)));
+    CHECK(list_words.read() == ref_words.read());
+    CHECK(charge.read() == ref_charge.read());
+    check_cuda(cudaGraphExecDestroy(exec));
+    check_cuda(cudaGraphDestroy(graph));
+  }
+  check_cuda(cudaStreamDestroy(s));
+}
