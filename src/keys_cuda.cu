@@ -9,27 +9,33 @@
 namespace coalesce::detail {
 
 namespace {
-template <class E, class Key>
+template <class E, class Key, unsigned Dims>
 __global__ void keys_kernel(key_params const p, position_columns const pos, std::size_t n, Key* keys,
                             std::uint64_t* first_bad) {
-  std::size_t const threads = static_cast<std::size_t>(gridDim.x) * blockDim.x;
-  for (std::size_t i = static_cast<std::size_t>(blockIdx.x) * blockDim.x + threadIdx.x; i < n; i += threads) {
-    double x[3] = {0, 0, 0};
-    for (unsigned a = 0; a < p.dims; ++a) x[a] = *reinterpret_cast<E const*>(pos.axis[a].address(i));
-    std::uint32_t cell[3] = {0, 0, 0};
-    if (cell_of(p, x, cell)) {
-      keys[i] = static_cast<Key>(key_of_cell(p, cell));
-    } else {
-      keys[i] = 0;
-      record_first(first_bad, i);
-    }
+  std::size_t const i = static_cast<std::size_t>(blockIdx.x) * blockDim.x + threadIdx.x;
+  if (i >= n) return;
+  double x[3] = {0, 0, 0};
+#pragma unroll
+  for (unsigned a = 0; a < Dims; ++a) x[a] = *reinterpret_cast<E const*>(pos.axis[a].address(i));
+  std::uint32_t cell[3] = {0, 0, 0};
+  if (cell_of(p, Dims, x, cell)) {
+    keys[i] = static_cast<Key>(key_of_cell(p, Dims, cell));
+  } else {
+    keys[i] = 0;
+    record_first(first_bad, i);
   }
 }
 
 template <class E, class Key>
 void launch_keys(cudaStream_t stream, key_params const& p, position_columns const& pos, std::size_t n, void* keys,
                  std::uint64_t* first_bad) {
-  keys_kernel<E, Key><<<blocks_for(n), launch_threads, 0, stream>>>(p, pos, n, static_cast<Key*>(keys), first_bad);
+  // One thread per element, every block at once (n < 2^32 is checked by the plan).
+  unsigned const blocks = static_cast<unsigned>((n + launch_threads - 1) / launch_threads);
+  if (p.dims == 3) {
+    keys_kernel<E, Key, 3><<<blocks, launch_threads, 0, stream>>>(p, pos, n, static_cast<Key*>(keys), first_bad);
+  } else {
+    keys_kernel<E, Key, 2><<<blocks, launch_threads, 0, stream>>>(p, pos, n, static_cast<Key*>(keys), first_bad);
+  }
   COALESCE_CUDA_TRY(cudaGetLastError());
 }
 }  // namespace

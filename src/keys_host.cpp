@@ -15,8 +15,8 @@ std::size_t keys_typed(bool parallel, key_params const& p, position_columns cons
     double x[3] = {0, 0, 0};
     for (unsigned a = 0; a < p.dims; ++a) x[a] = *reinterpret_cast<E const*>(pos.axis[a].address(i));
     std::uint32_t cell[3] = {0, 0, 0};
-    bool const ok = cell_of(p, x, cell);
-    keys[i] = ok ? static_cast<Key>(key_of_cell(p, cell)) : Key{0};
+    bool const ok = cell_of(p, p.dims, x, cell);
+    keys[i] = ok ? static_cast<Key>(key_of_cell(p, p.dims, cell)) : Key{0};
     return !ok;
   });
 }
