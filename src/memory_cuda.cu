@@ -49,6 +49,13 @@ void copy_bytes(memory_kind dst_kind, void* dst, memory_kind src_kind, void cons
                                    : src_kind == memory_kind::host ? cudaMemcpyHostToDevice
                                                                    : cudaMemcpyDeviceToDevice;
   cudaStream_t const on = static_cast<cudaStream_t>(stream);
+  if (on == nullptr && direction != cudaMemcpyDeviceToDevice) {
+    // The default stream: a plain cudaMemcpy, which waits as the host needs. (The same
+    // cudaMemcpyAsync + cudaStreamSynchronize is equivalent, but compute-sanitizer's initcheck
+    // then reports the copy's source as unwritten when the kernel writing it is still queued.)
+    COALESCE_CUDA_TRY(cudaMemcpy(dst, src, bytes, direction));
+    return;
+  }
   COALESCE_CUDA_TRY(cudaMemcpyAsync(dst, src, bytes, direction, on));
   // The host reads what arrives in host memory, and may reuse host memory it handed over, as soon
   // as this returns; device-to-device copies stay queued.
