@@ -78,27 +78,31 @@ class reorder_backend {
                            std::uint32_t* starts) = 0;
 };
 
+// The overrides every backend declares, written once.
+#define COALESCE_DETAIL_BACKEND_OVERRIDES                                                                                       \
+  void reset_flags(std::uint64_t*) override;                                                                                    \
+  void compute_keys_into(key_spec const&, position_columns const&, std::size_t, void*, std::uint64_t*) override;                \
+  void find_key_above(void const*, unsigned, std::size_t, int, std::uint64_t*) override;                                        \
+  void sort_pairs(reorder_state&, std::size_t, int, int) override;                                                              \
+  void gather_columns(column_copy const*, std::size_t, std::size_t, std::uint32_t const*) override;                             \
+  void iota(std::uint32_t*, std::size_t) override;                                                                              \
+  void invert(std::uint32_t const*, std::uint32_t*, std::size_t) override;                                                      \
+  void find_at_least(std::uint32_t const*, std::size_t, std::uint64_t, std::uint64_t*) override;                                \
+  void map_indices(std::uint32_t*, std::size_t, std::uint32_t const*, std::uint64_t, std::uint64_t*) override;                  \
+  void remap_fixed(neighbor_desc const&, std::uint32_t const*, std::uint32_t const*, std::uint64_t, std::uint32_t*,             \
+                   std::uint32_t*, std::uint64_t*) override;                                                                    \
+  void check_csr_offsets(std::uint32_t const*, std::size_t, std::uint64_t*) override;                                           \
+  void csr_permuted_offsets(std::uint32_t const*, std::uint32_t const*, std::size_t, std::uint32_t*, reorder_state&) override;  \
+  void remap_csr(neighbor_desc const&, std::uint32_t const*, std::uint32_t const*, std::uint64_t, std::uint32_t const*,         \
+                 std::uint32_t*, std::uint64_t*) override;                                                                      \
+  std::pair<double, std::uint64_t> locality_sum(neighbor_desc const&, reorder_state&) override;                                 \
+  void cell_starts(void const*, unsigned, std::size_t, std::uint64_t, std::uint32_t*) override;
+
 // Host memory; `parallel`: on all cores (device memory of a build without CUDA).
 class host_backend final : public reorder_backend {
  public:
   explicit host_backend(bool parallel) : parallel_(parallel) {}
-  void reset_flags(std::uint64_t*) override;
-  void compute_keys_into(key_spec const&, position_columns const&, std::size_t, void*, std::uint64_t*) override;
-  void find_key_above(void const*, unsigned, std::size_t, int, std::uint64_t*) override;
-  void sort_pairs(reorder_state&, std::size_t, int, int) override;
-  void gather_columns(column_copy const*, std::size_t, std::size_t, std::uint32_t const*) override;
-  void iota(std::uint32_t*, std::size_t) override;
-  void invert(std::uint32_t const*, std::uint32_t*, std::size_t) override;
-  void find_at_least(std::uint32_t const*, std::size_t, std::uint64_t, std::uint64_t*) override;
-  void map_indices(std::uint32_t*, std::size_t, std::uint32_t const*, std::uint64_t, std::uint64_t*) override;
-  void remap_fixed(neighbor_desc const&, std::uint32_t const*, std::uint32_t const*, std::uint64_t, std::uint32_t*,
-                   std::uint32_t*, std::uint64_t*) override;
-  void check_csr_offsets(std::uint32_t const*, std::size_t, std::uint64_t*) override;
-  void csr_permuted_offsets(std::uint32_t const*, std::uint32_t const*, std::size_t, std::uint32_t*, reorder_state&) override;
-  void remap_csr(neighbor_desc const&, std::uint32_t const*, std::uint32_t const*, std::uint64_t, std::uint32_t const*,
-                 std::uint32_t*, std::uint64_t*) override;
-  std::pair<double, std::uint64_t> locality_sum(neighbor_desc const&, reorder_state&) override;
-  void cell_starts(void const*, unsigned, std::size_t, std::uint64_t, std::uint32_t*) override;
+  COALESCE_DETAIL_BACKEND_OVERRIDES
 
  private:
   bool parallel_;
@@ -109,23 +113,7 @@ class host_backend final : public reorder_backend {
 class cuda_backend final : public reorder_backend {
  public:
   explicit cuda_backend(void* stream) : stream_(stream) {}
-  void reset_flags(std::uint64_t*) override;
-  void compute_keys_into(key_spec const&, position_columns const&, std::size_t, void*, std::uint64_t*) override;
-  void find_key_above(void const*, unsigned, std::size_t, int, std::uint64_t*) override;
-  void sort_pairs(reorder_state&, std::size_t, int, int) override;
-  void gather_columns(column_copy const*, std::size_t, std::size_t, std::uint32_t const*) override;
-  void iota(std::uint32_t*, std::size_t) override;
-  void invert(std::uint32_t const*, std::uint32_t*, std::size_t) override;
-  void find_at_least(std::uint32_t const*, std::size_t, std::uint64_t, std::uint64_t*) override;
-  void map_indices(std::uint32_t*, std::size_t, std::uint32_t const*, std::uint64_t, std::uint64_t*) override;
-  void remap_fixed(neighbor_desc const&, std::uint32_t const*, std::uint32_t const*, std::uint64_t, std::uint32_t*,
-                   std::uint32_t*, std::uint64_t*) override;
-  void check_csr_offsets(std::uint32_t const*, std::size_t, std::uint64_t*) override;
-  void csr_permuted_offsets(std::uint32_t const*, std::uint32_t const*, std::size_t, std::uint32_t*, reorder_state&) override;
-  void remap_csr(neighbor_desc const&, std::uint32_t const*, std::uint32_t const*, std::uint64_t, std::uint32_t const*,
-                 std::uint32_t*, std::uint64_t*) override;
-  std::pair<double, std::uint64_t> locality_sum(neighbor_desc const&, reorder_state&) override;
-  void cell_starts(void const*, unsigned, std::size_t, std::uint64_t, std::uint32_t*) override;
+  COALESCE_DETAIL_BACKEND_OVERRIDES
 
  private:
   void* stream_;

@@ -144,6 +144,10 @@ TEST_CASE("analysis: a split layout's table is computed from its mapping, withou
   CHECK(huge.warps == 65536);
 }
 
+namespace {
+template <class T> std::size_t reflect_extent(std::size_t leaf) { return coalesce::reflect::leaf_table_v<T>[leaf].extent; }
+}  // namespace
+
 TEST_CASE("padding inside records and blocks is zeroed when storage is allocated; plain columns are not touched") {
   using padded_storage = coalesce::layout_storage<Particle, packed_pos>;
   padded_storage::mapping_type const m(10);
@@ -157,6 +161,14 @@ TEST_CASE("padding inside records and blocks is zeroed when storage is allocated
   // copy of the blob's used range reads (initcheck saw them in a device -> host copy of 16 of 32).
   using blocked = coalesce::layout_storage<Particle, coalesce::aosoa<32>>;
   CHECK(blocked::blob_has_gaps(blocked::mapping_type(32), 0));
+  // soa: the three sub-columns of Mixed's std::array<std::uint8_t, 3> share a blob, one after
+  // another; the tails past size() of the first two lie between used bytes (initcheck saw them in a
+  // host -> device upload of 171 of 171+ elements).
+  using arrays = coalesce::layout_storage<Mixed, coalesce::soa>;
+  constexpr std::size_t flags_leaf = 3;  // kind, charge, energy, flags
+  CHECK(reflect_extent<Mixed>(flags_leaf) == 3);
+  CHECK(arrays::blob_has_gaps(arrays::mapping_type(200), arrays::mapping_type::blob_of(flags_leaf)));
+  CHECK(!arrays::blob_has_gaps(arrays::mapping_type(200), arrays::mapping_type::blob_of(0)));  // a plain column
   coalesce::host_vector<Particle, packed_pos> v(std::vector<Particle>(5, make_particle(3)));
   auto const* slot = reinterpret_cast<std::uint32_t const*>(v.storage().blobs[0]);
   bool padding_zero = true;

@@ -18,23 +18,6 @@ using coalesce::detail::memory_kind;
 
 namespace {
 
-// An array in the memory of Space, filled from / read back to the host.
-template <class U, class S> struct space_array {
-  static constexpr memory_kind kind = coalesce::detail::kind_of_space<S>;
-  coalesce::detail::buffer memory;
-  std::size_t n = 0;
-  explicit space_array(std::vector<U> const& values)
-      : memory(kind, std::max<std::size_t>(values.size(), 1) * sizeof(U)), n(values.size()) {
-    coalesce::detail::copy_bytes(kind, memory.data(), memory_kind::host, values.data(), n * sizeof(U));
-  }
-  U* data() { return reinterpret_cast<U*>(memory.data()); }
-  coalesce::span_in<U, S> span() { return {data(), n}; }
-  std::vector<U> read() const {
-    std::vector<U> out(n);
-    coalesce::detail::copy_bytes(memory_kind::host, out.data(), kind, memory.data(), n * sizeof(U));
-    return out;
-  }
-};
 
 std::vector<Particle> some_particles(std::size_t n, std::mt19937& rng) {
   std::uniform_real_distribution<float> u(0.0f, 10.0f);

@@ -1,11 +1,13 @@
 // Element types shared by the tests: nested structs, arrays, every leaf width, odd sizes.
 #pragma once
+#include <algorithm>
 #include <array>
 #include <complex>
 #include <cstdint>
 #include <cstring>
 #include <string>
 #include <type_traits>
+#include <vector>
 
 #include <coalesce/coalesce.hpp>
 
@@ -132,5 +134,24 @@ using split_nested = coalesce::split<coalesce::member_indices<0, 1>,
 #define COALESCE_ALL_LAYOUTS                                                                           \
   coalesce::aos, coalesce::soa, coalesce::aosoa<8>, coalesce::aosoa<6>, coalesce_test::split_first,  \
       coalesce_test::split_nested, coalesce_test::reversed_columns
+
+// An array in the memory of Space, filled from / read back to the host (index lists, extra
+// per-particle arrays in the reorder and stream tests).
+template <class U, class S> struct space_array {
+  static constexpr coalesce::detail::memory_kind kind = coalesce::detail::kind_of_space<S>;
+  coalesce::detail::buffer memory;
+  std::size_t n = 0;
+  explicit space_array(std::vector<U> const& values)
+      : memory(kind, std::max<std::size_t>(values.size(), 1) * sizeof(U)), n(values.size()) {
+    coalesce::detail::copy_bytes(kind, memory.data(), coalesce::detail::memory_kind::host, values.data(), n * sizeof(U));
+  }
+  U* data() { return reinterpret_cast<U*>(memory.data()); }
+  coalesce::span_in<U, S> span() { return {data(), n}; }
+  std::vector<U> read() const {
+    std::vector<U> out(n);
+    coalesce::detail::copy_bytes(coalesce::detail::memory_kind::host, out.data(), kind, memory.data(), n * sizeof(U));
+    return out;
+  }
+};
 
 }  // namespace coalesce_test

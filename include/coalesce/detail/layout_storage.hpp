@@ -105,8 +105,9 @@ template <class T, class Layout> struct layout_storage {
   }
 
   // True when a copy of blob b's used bytes can read bytes that no element wrote: padding of T
-  // in aos, a split group's padding to 16 bytes, alignment gaps in aosoa blocks, and any blocked
-  // blob (the slots past size() in a partly filled last block lie between used bytes). Copies
+  // in aos, a split group's padding to 16 bytes, alignment gaps in aosoa blocks, any blocked
+  // blob (the slots past size() in a partly filled last block lie between used bytes) and any
+  // blob of several whole columns (the sub-columns of a std::array leaf in soa). Copies
   // move whole ranges, so a new allocation zeroes such blobs once: no copy ever reads bytes that
   // nothing wrote (what compute-sanitizer's initcheck reports).
   static bool blob_has_gaps(mapping_type const& m, std::size_t b) {
@@ -124,7 +125,9 @@ template <class T, class Layout> struct layout_storage {
       block = p.block;
     }
     if (columns == 0 || (columns == 1 && single_column)) return false;  // a plain column: no gaps
-    return block != 0 || span > covered;
+    // Several columns one after another (the sub-columns of a std::array leaf in soa): the slots
+    // past size() of each lie between used bytes too, as do the padding bytes of records.
+    return block != 0 || span != covered;
   }
 
   // Leaves [First, First + Count) stored together as in T (a nested struct kept whole): the
