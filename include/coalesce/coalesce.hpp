@@ -11,6 +11,7 @@
 //     x += vx * dt;  y += vy * dt;  z += vz * dt;
 //   });
 #pragma once
+#include "advisor.hpp"
 #include "analysis.hpp"
 #include "array.hpp"
 #include "column.hpp"

@@ -33,6 +33,7 @@
 #include <coalesce/coalesce.hpp>
 
 #include "common/bench_timer.hpp"
+#include "pair_force.hpp"
 
 #if COALESCE_WITH_CUDA
 #include <cub/device/device_radix_sort.cuh>
@@ -40,19 +41,6 @@
 #include <thrust/gather.h>
 #endif
 
-namespace neighbor_reorder {  // named: reflection needs types with linkage
-
-struct vec3 {
-  float x, y, z;
-};
-struct Particle {
-  vec3 pos;
-  vec3 vel;
-  float mass;
-  std::uint32_t id;
-};
-
-}  // namespace neighbor_reorder
 using namespace neighbor_reorder;
 
 namespace {
@@ -95,7 +83,6 @@ struct world {
 
 std::uint32_t* raw(index_array& v) { return v.data(); }
 
-COALESCE_HOST_DEVICE inline float wrap(float d, float box) { return d - box * ::nearbyintf(d / box); }  // minimum image
 
 // Cell list (cell keys sorted without moving the particles) -> neighbour list, on the device.
 void build_neighbors(world& w) {
@@ -150,15 +137,6 @@ void build_neighbors(world& w) {
   coalesce::synchronize(coalesce::device{});
 }
 
-// The Lennard-Jones-like pair term, shared by the library kernel and the hand-written float4 one
-// so that both do the same arithmetic in the same order (bit-identical forces).
-COALESCE_HOST_DEVICE inline float pair_scale(float dx, float dy, float dz, float mass_j) {
-  float const r2 = std::max(dx * dx + dy * dy + dz * dz, 0.09f);
-  float const inv_r2 = 1.0f / r2;  // one division per pair: the kernel should be bound by memory
-  float const s6 = 0.0156f * inv_r2 * inv_r2 * inv_r2;  // sigma = 0.5
-  return 24.0f * s6 * (2.0f * s6 - 1.0f) * inv_r2 * mass_j;
-}
-
 // Lennard-Jones-like force over the neighbour list; one thread per particle. The same source
 // for the particles in any layout.
 template <class Particles> void pair_kernel_on(Particles const& particles, world& w, coalesce::device_vector<vec3>& force) {
@@ -169,19 +147,7 @@ template <class Particles> void pair_kernel_on(Particles const& particles, world
   std::size_t const n = w.n;
   float const L = w.box;
   coalesce::for_each_index(coalesce::device{}, n, [=] COALESCE_HOST_DEVICE(std::size_t i) {
-    vec3 const p = v[i][&Particle::pos];
-    float fx = 0, fy = 0, fz = 0;
-    std::uint32_t const m = count[i];
-    for (std::uint32_t k = 0; k < m; ++k) {
-      std::uint32_t const j = nbr[k * n + i];
-      vec3 const q = v[j][&Particle::pos];
-      float const dx = wrap(p.x - q.x, L), dy = wrap(p.y - q.y, L), dz = wrap(p.z - q.z, L);
-      float const scale = pair_scale(dx, dy, dz, v[j][&Particle::mass]);
-      fx += scale * dx;
-      fy += scale * dy;
-      fz += scale * dz;
-    }
-    f[i] = vec3{fx, fy, fz};
+    f[i] = pair_force(v, nbr, count, n, L, i);  // pair_force.hpp: the body the advisor counts too
   });
 }
 void pair_kernel(world& w, coalesce::device_vector<vec3>& force) { pair_kernel_on(w.particles, w, force); }

@@ -1,0 +1,244 @@
+// The layout advisor: counting a kernel body's field accesses on a counting view, predicting
+// each layout's traffic, and the predicted ranking held against rankings measured on the H200
+// (tests/data: the JSON the samples wrote there, 2026-11-30). The counted bodies are the samples'
+// own kernels (particle_integrator/kernels.hpp, neighbor_reorder/pair_force.hpp).
+#include <cmath>
+#include <cstdint>
+#include <fstream>
+#include <map>
+#include <random>
+#include <regex>
+#include <sstream>
+#include <string>
+#include <vector>
+
+#include <doctest/doctest.h>
+
+#include <coalesce/coalesce.hpp>
+
+#include "neighbor_reorder/pair_force.hpp"
+#include "particle_integrator/kernels.hpp"
+
+namespace ca = coalesce::analysis;
+
+namespace {
+
+struct Body {
+  sample::vec3 pos;
+  float mass;
+  std::array<float, 2> charge;
+};
+
+// Rows of one group of a sample's JSON, name -> ms (each row is one line in those files).
+std::map<std::string, double> measured(std::string const& file, std::string const& group_key, std::string const& group,
+                                       std::string const& name_key) {
+  std::ifstream in(std::string(COALESCE_TEST_DATA_DIR) + "/" + file);
+  REQUIRE_MESSAGE(in.good(), "missing measured data " << file);
+  std::map<std::string, double> out;
+  std::regex const row("\"" + group_key + "\": \"([^\"]*)\", \"" + name_key + "\": \"([^\"]*)\", \"ms\": ([0-9.eE+-]+)");
+  std::string line;
+  while (std::getline(in, line)) {
+    std::smatch m;
+    if (std::regex_search(line, m, row) && m[1] == group) out[m[2]] = std::stod(m[3]);
+  }
+  return out;
+}
+
+// Every pair of layouts whose predicted traffic differs by more than 10 % must be measured in the
+// same order; returns the pairs compared.
+int check_ranking(std::vector<std::pair<std::string, double>> const& predicted, std::map<std::string, double> const& times) {
+  int compared = 0;
+  for (auto const& [a, pa] : predicted) {
+    for (auto const& [b, pb] : predicted) {
+      if (!(pa < 0.9 * pb)) continue;
+      REQUIRE_MESSAGE(times.count(a) == 1, "no measured time for " << a);
+      REQUIRE_MESSAGE(times.count(b) == 1, "no measured time for " << b);
+      INFO(a << " predicted " << pa << " B/thread, measured " << times.at(a) << " ms; " << b << " predicted " << pb
+             << " B/thread, measured " << times.at(b) << " ms");
+      CHECK(times.at(a) < times.at(b));
+      ++compared;
+    }
+  }
+  return compared;
+}
+
+template <class T, class L> double bytes_of(ca::access_trace const& trace) {
+  ca::kernel_use const use(trace);
+  return ca::predict<T, L>(std::span<ca::kernel_use const>(&use, 1)).weighted_bytes_per_thread;
+}
+
+// A periodic box of n particles at density 5 (about 21 neighbours within the cutoff 1), in random
+// storage order, and its column-major neighbour list (32 slots, counts).
+struct neighbour_system {
+  std::vector<neighbor_reorder::Particle> particles;
+  std::vector<std::uint32_t> list, counts;
+  std::size_t n = 0;
+  float box = 0;
+};
+neighbour_system make_system(std::size_t n) {
+  neighbour_system s;
+  s.n = n;
+  s.box = static_cast<float>(std::cbrt(static_cast<double>(n) / 5.0));
+  std::mt19937 rng(12);
+  std::uniform_real_distribution<float> u(0.0f, s.box);
+  for (std::size_t i = 0; i < n; ++i) s.particles.push_back({{u(rng), u(rng), u(rng)}, {0, 0, 0}, 1.0f, static_cast<std::uint32_t>(i)});
+  int const g = static_cast<int>(s.box);  // cells at least 1 wide
+  std::vector<std::vector<std::uint32_t>> cells(static_cast<std::size_t>(g * g * g));
+  auto cell_of = [&](float x) { return std::min(g - 1, static_cast<int>(x / s.box * static_cast<float>(g))); };
+  for (std::size_t i = 0; i < n; ++i) {
+    auto const& p = s.particles[i].pos;
+    cells[static_cast<std::size_t>((cell_of(p.z) * g + cell_of(p.y)) * g + cell_of(p.x))].push_back(static_cast<std::uint32_t>(i));
+  }
+  s.list.assign(32 * n, 0);
+  s.counts.assign(n, 0);
+  for (std::size_t i = 0; i < n; ++i) {
+    auto const& p = s.particles[i].pos;
+    int const cx = cell_of(p.x), cy = cell_of(p.y), cz = cell_of(p.z);
+    for (int dz = -1; dz <= 1; ++dz)
+      for (int dy = -1; dy <= 1; ++dy)
+        for (int dx = -1; dx <= 1; ++dx) {
+          int const c = (((cz + dz + g) % g) * g + (cy + dy + g) % g) * g + (cx + dx + g) % g;
+          for (std::uint32_t j : cells[static_cast<std::size_t>(c)]) {
+            if (j == i || s.counts[i] == 32) continue;
+            auto const& q = s.particles[j].pos;
+            float const ex = neighbor_reorder::wrap(p.x - q.x, s.box), ey = neighbor_reorder::wrap(p.y - q.y, s.box),
+                        ez = neighbor_reorder::wrap(p.z - q.z, s.box);
+            if (ex * ex + ey * ey + ez * ez < 1.0f) s.list[s.counts[i]++ * n + i] = j;
+          }
+        }
+  }
+  return s;
+}
+
+}  // namespace
+
+TEST_CASE("counting records each column's reads and writes, and which went through an index") {
+  std::vector<Body> sample(64, Body{{1, 2, 3}, 4, {5, 6}});
+  auto const trace = ca::count_accesses<Body>("mixed", sample, [](auto v, std::size_t i) {
+    sample::vec3 const p = v[i][&Body::pos];                    // 3 reads of element i
+    v[i][&Body::mass] += p.x;                                   // a read and a write
+    auto [pos, mass, charge] = v[(i + 1) % v.size()];           // structured bindings, another element
+    float const q = charge[1];                                  // a gathered read of charge[1]
+    Body const whole = v[i];                                    // a whole record: 6 reads
+    pos = sample::vec3{q, whole.mass, static_cast<float>(mass)};  // a gathered read of mass, 3 gathered writes
+  });
+  REQUIRE(trace.columns.size() == 6);  // x, y, z, mass, charge[0], charge[1]
+  CHECK(trace.threads == 64);
+  CHECK(trace.thread_begin.size() == 65);
+  CHECK(trace.columns[0].reads == 2 * 64);
+  CHECK(trace.columns[0].writes == 64);
+  CHECK(trace.columns[0].gathered_writes == 64);
+  CHECK(trace.columns[0].gathered_reads == 0);
+  CHECK(trace.columns[3].reads == 3 * 64);  // +=, whole record, gathered mass
+  CHECK(trace.columns[3].gathered_reads == 64);
+  CHECK(trace.columns[3].writes == 64);
+  CHECK(trace.columns[4].reads == 64);  // whole record only
+  CHECK(trace.columns[5].reads == 2 * 64);
+  CHECK(trace.columns[5].gathered_reads == 64);
+  CHECK(trace.accesses.size() == 64 * (3 + 2 + 1 + 6 + 1 + 3));
+}
+
+TEST_CASE("bad input to counting and advice is an error that says what to do") {
+  std::vector<Body> sample(10);
+  CHECK_THROWS_WITH_AS(ca::count_accesses<Body>("gather", sample, [](auto v, std::size_t i) { (void)static_cast<float>(v[i + 5][&Body::mass]); }),
+                       doctest::Contains("thread 5 touched element 10 of a sample of 10 elements"), coalesce::error);
+  CHECK_THROWS_WITH_AS(ca::count_accesses<Body>("empty", std::vector<Body>{}, [](auto, std::size_t) {}),
+                       doctest::Contains("the sample is empty"), coalesce::error);
+  auto const trace = ca::count_accesses<Body>("read", sample, [](auto v, std::size_t i) { (void)static_cast<float>(v[i][&Body::mass]); });
+  CHECK_THROWS_WITH_AS(ca::advise<Body>({{trace, 0.0}}), doctest::Contains("weights sum to zero"), coalesce::error);
+  CHECK_THROWS_WITH_AS(ca::advise<Body>({{trace, -1.0}}), doctest::Contains("negative"), coalesce::error);
+  CHECK_THROWS_WITH_AS(ca::advise<Body>({{trace, 1.0}}, {"Body::pos"}), doctest::Contains("1 member names for a struct of 3"),
+                       coalesce::error);
+  CHECK_THROWS_WITH_AS(ca::count_accesses<Body>("array", sample, [](auto v, std::size_t i) { (void)static_cast<float>(v[i][&Body::charge][2]); }),
+                       doctest::Contains("index 2 of a std::array member of 2 elements"), coalesce::error);
+}
+
+TEST_CASE("predicted traffic of drift_x on a 64-byte record: 12 bytes per thread in columns, 64 as records") {
+  std::vector<sample::fat_particle> particles(1024);
+  auto const trace = ca::count_accesses<sample::fat_particle>("drift_x", particles, [](auto v, std::size_t i) { sample::drift_x_one(v, i, 0.01f); });
+  // Columns: x and vel.x read, x written, 4 bytes each. Records: both in the first sector of
+  // each 64-byte record, read and written whole sectors: 2 x 32 bytes.
+  CHECK(bytes_of<sample::fat_particle, coalesce::soa>(trace) == doctest::Approx(12.0));
+  CHECK(bytes_of<sample::fat_particle, coalesce::aos>(trace) == doctest::Approx(64.0));
+}
+
+TEST_CASE("the advisor ranks the integrator's layouts as the H200 measured them (step, drift_x)") {
+  std::vector<sample::particle> particles(4096);
+  auto const step = ca::count_accesses<sample::particle>("step", particles, [](auto v, std::size_t i) { sample::step_one(v, i, 0.01f); });
+  using split_pos = coalesce::split<coalesce::member_indices<0>, coalesce::aos, coalesce::soa>;
+  std::vector<std::pair<std::string, double>> const step_predicted = {
+      {"coalesce soa", bytes_of<sample::particle, coalesce::soa>(step)},
+      {"coalesce aos", bytes_of<sample::particle, coalesce::aos>(step)},
+      {"coalesce aosoa<32>", bytes_of<sample::particle, coalesce::aosoa<32>>(step)},
+      {"coalesce split<pos: aos, soa>", bytes_of<sample::particle, split_pos>(step)}};
+  CHECK(step_predicted[0].second == doctest::Approx(36.0));  // 6 floats read, 3 written
+  CHECK(step_predicted[3].second == doctest::Approx(44.0));  // pos in a 16-byte slot, read and written
+  auto const step_times = measured("h200_integrator_2026-11-30.json", "group", "step", "name");
+  CHECK(check_ranking(step_predicted, step_times) >= 4);
+
+  std::vector<sample::fat_particle> fat(4096);
+  auto const drift = ca::count_accesses<sample::fat_particle>("drift_x", fat, [](auto v, std::size_t i) { sample::drift_x_one(v, i, 0.01f); });
+  using fat_split = coalesce::split<coalesce::member_indices<0>, coalesce::aos, coalesce::soa>;
+  std::vector<std::pair<std::string, double>> const drift_predicted = {
+      {"coalesce soa", bytes_of<sample::fat_particle, coalesce::soa>(drift)},
+      {"coalesce aos", bytes_of<sample::fat_particle, coalesce::aos>(drift)},
+      {"coalesce aosoa<32>", bytes_of<sample::fat_particle, coalesce::aosoa<32>>(drift)},
+      {"coalesce split<pos: aos, soa>", bytes_of<sample::fat_particle, fat_split>(drift)}};
+  auto const drift_times = measured("h200_integrator_2026-11-30.json", "group", "drift_x", "name");
+  CHECK(check_ranking(drift_predicted, drift_times) >= 4);
+}
+
+TEST_CASE("the advisor ranks the neighbour-force kernel's layouts as the H200 measured them (random order)") {
+  using neighbor_reorder::Particle;
+  auto const s = make_system(8192);
+  std::uint32_t const* list = s.list.data();
+  std::uint32_t const* counts = s.counts.data();
+  auto const forces = ca::count_accesses<Particle>("forces", s.particles, [&](auto v, std::size_t i) {
+    (void)neighbor_reorder::pair_force(v, list, counts, s.n, s.box, i);
+  });
+  // Gathers: every neighbour's pos and mass, through the list.
+  CHECK(forces.columns[0].gathered_reads > 15 * s.n);
+  CHECK(forces.columns[6].gathered_reads == forces.columns[0].gathered_reads);
+  using pos = coalesce::split<coalesce::member_indices<0>, coalesce::aos, coalesce::soa>;
+  using pos_mass = coalesce::split<coalesce::member_indices<0, 2>, coalesce::aos, coalesce::soa>;
+  std::vector<std::pair<std::string, double>> const predicted = {
+      {"soa", bytes_of<Particle, coalesce::soa>(forces)},
+      {"aos", bytes_of<Particle, coalesce::aos>(forces)},
+      {"aosoa<32>", bytes_of<Particle, coalesce::aosoa<32>>(forces)},
+      {"split<fields<pos>, aos, soa>", bytes_of<Particle, pos>(forces)},
+      {"split<fields<pos, mass>, aos, soa>", bytes_of<Particle, pos_mass>(forces)}};
+  auto const times = measured("h200_neighbor_layouts_2026-11-30.json", "phase", "random order", "layout");
+  CHECK(check_ranking(predicted, times) >= 7);
+  // And the advice itself: pos and mass packed, with the reason in words.
+  auto const a = ca::advise<Particle>({{forces, 1.0}}, {"Particle::pos", "Particle::vel", "Particle::mass", "Particle::id"});
+  CHECK(a.best().cpp_type == "coalesce::split<coalesce::fields<&Particle::pos, &Particle::mass>, coalesce::aos, coalesce::soa>");
+  CHECK(ca::describe(a).find("pack pos:") != std::string::npos);
+  CHECK(ca::to_json(a).find("\"recommended\"") != std::string::npos);
+}
+
+TEST_CASE("a mix of a gather kernel and streaming kernels weighs both") {
+  using neighbor_reorder::Particle;
+  auto const s = make_system(4096);
+  std::uint32_t const* list = s.list.data();
+  std::uint32_t const* counts = s.counts.data();
+  auto const forces = ca::count_accesses<Particle>("forces", s.particles, [&](auto v, std::size_t i) {
+    (void)neighbor_reorder::pair_force(v, list, counts, s.n, s.box, i);
+  });
+  auto const integrate = ca::count_accesses<Particle>("integrate", s.particles, [](auto v, std::size_t i) {
+    auto [pos, vel, mass, id] = v[i];
+    neighbor_reorder::vec3 p = pos;
+    neighbor_reorder::vec3 const u = vel;
+    p.x += u.x;
+    p.y += u.y;
+    p.z += u.z;
+    pos = p;
+    (void)mass;
+    (void)id;
+  });
+  // Integration alone wants columns; with the forces in the mix, packing pos and mass wins.
+  auto const alone = ca::advise<Particle>({{integrate, 1.0}});
+  CHECK((alone.best().layout == "soa" || alone.best().layout.find("aosoa") == 0));
+  auto const mix = ca::advise<Particle>({{forces, 1.0}, {integrate, 2.0}});
+  CHECK(mix.best().cpp_type == "coalesce::split<coalesce::member_indices<0, 2>, coalesce::aos, coalesce::soa>");
+  CHECK(mix.ranking.size() == 4 + 4 + 6);
+}
