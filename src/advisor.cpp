@@ -2,11 +2,9 @@
 // by warp against each candidate's addresses, sectors counted, candidates ranked and explained.
 #include <algorithm>
 #include <cstdio>
-#include <map>
 #include <numeric>
 #include <sstream>
 #include <string>
-#include <unordered_set>
 #include <vector>
 
 #include <coalesce/advisor.hpp>
@@ -30,6 +28,12 @@ std::string json_string(std::string const& s) {
   return out + "\"";
 }
 
+// A pasted type without the namespace, for tables: split<fields<&Particle::pos>, aos, soa>.
+std::string short_type(std::string type) {
+  for (std::size_t at = type.find("coalesce::"); at != std::string::npos; at = type.find("coalesce::")) type.erase(at, 10);
+  return type;
+}
+
 }  // namespace
 }  // namespace coalesce
 
@@ -45,12 +49,13 @@ std::string describe(advice const& a) {
   layout_prediction const& best = a.best();
   o << "layout advice (" << a.model.name << " model: distinct " << a.model.sector_bytes
     << "-byte sectors each warp reads and writes, kernels weighted)\n";
-  o << "  " << std::string(44, ' ');
+  o << "  " << std::string(60, ' ');
   for (auto const& k : best.kernels) o << " " << std::string(std::max<int>(0, 12 - static_cast<int>(k.kernel.size())), ' ') << k.kernel;
   o << "   mix B/thread  x best\n";
   for (auto const& p : a.ranking) {
-    std::string name = p.layout.size() > 44 ? p.layout.substr(0, 41) + "..." : p.layout;
-    o << "  " << name << std::string(44 - name.size(), ' ');
+    std::string name = short_type(p.cpp_type);
+    if (name.size() > 60) name = name.substr(0, 57) + "...";
+    o << "  " << name << std::string(60 - name.size(), ' ');
     for (auto const& k : p.kernels) o << " " << std::string(std::max(0, 12 - static_cast<int>(fixed(k.bytes_per_thread(), 1).size())), ' ') << fixed(k.bytes_per_thread(), 1);
     o << "   " << std::string(std::max(0, 12 - static_cast<int>(fixed(p.weighted_bytes_per_thread, 1).size())), ' ')
       << fixed(p.weighted_bytes_per_thread, 1) << "  " << fixed(p.weighted_bytes_per_thread / best.weighted_bytes_per_thread) << "\n";
@@ -105,8 +110,15 @@ analysis::kernel_prediction predict_trace(analysis::device_model const& model, a
     return c.block == 0 ? c.base + j * c.stride : c.base + (j / c.block) * c.block_stride + (j % c.block) * c.stride;
   };
   std::uint64_t const fetch = model.fetch_bytes();
-  std::unordered_set<std::uint64_t> read_sectors, written_sectors;
-  std::map<std::pair<std::uint32_t, bool>, std::vector<std::uint64_t>> instruction;  // (column, write) -> lane addresses
+  // Per warp: every sector touched (then sorted, duplicates dropped), and per k-th access the
+  // lanes' addresses grouped by (column, direction): a few groups, searched linearly.
+  std::vector<std::uint64_t> read_sectors, written_sectors;
+  struct group {
+    std::uint32_t column;
+    bool write;
+    std::vector<std::uint64_t> lanes;
+  };
+  std::vector<group> groups;
   for (std::size_t first = 0; first < trace.threads; first += model.warp_size) {
     std::size_t const last = std::min<std::size_t>(trace.threads, first + model.warp_size);
     read_sectors.clear();
@@ -114,24 +126,36 @@ analysis::kernel_prediction predict_trace(analysis::device_model const& model, a
     std::size_t longest = 0;
     for (std::size_t i = first; i < last; ++i) longest = std::max(longest, trace.thread_begin[i + 1] - trace.thread_begin[i]);
     for (std::size_t k = 0; k < longest; ++k) {
-      // The k-th access of every lane: one instruction per (column, direction) among them.
-      instruction.clear();
+      for (auto& g : groups) g.lanes.clear();
+      std::size_t used = 0;
       for (std::size_t i = first; i < last; ++i) {
         std::size_t const at = trace.thread_begin[i] + k;
         if (at >= trace.thread_begin[i + 1]) continue;
         analysis::field_access const& a = trace.accesses[at];
         std::uint64_t const addr = address(a);
-        instruction[{a.column, a.write}].push_back(addr);
+        std::size_t g = 0;
+        while (g < used && !(groups[g].column == a.column && groups[g].write == a.write)) ++g;
+        if (g == used) {
+          if (used == groups.size()) groups.push_back({});
+          groups[used].column = a.column;
+          groups[used].write = a.write;
+          ++used;
+        }
+        groups[g].lanes.push_back(addr);
         std::uint64_t const width = columns[a.column].bytes;
-        for (std::uint64_t s = addr / fetch; s <= (addr + width - 1) / fetch; ++s) (a.write ? written_sectors : read_sectors).insert(s);
+        auto& sectors = a.write ? written_sectors : read_sectors;
+        for (std::uint64_t sector = addr / fetch; sector <= (addr + width - 1) / fetch; ++sector) sectors.push_back(sector);
       }
-      for (auto const& [key, lanes] : instruction) {
-        auto const stats = analysis::addresses(model, lanes, static_cast<std::int64_t>(columns[key.first].bytes));
+      for (std::size_t g = 0; g < used; ++g) {
+        auto const stats = analysis::addresses(model, groups[g].lanes, static_cast<std::int64_t>(columns[groups[g].column].bytes));
         out.l1_sectors += model.fetch == analysis::fetch_unit::sector ? stats.sectors : stats.lines;
         out.requests += stats.requests;
       }
     }
-    out.sectors += read_sectors.size() + written_sectors.size();
+    for (auto* sectors : {&read_sectors, &written_sectors}) {
+      std::sort(sectors->begin(), sectors->end());
+      out.sectors += static_cast<std::uint64_t>(std::unique(sectors->begin(), sectors->end()) - sectors->begin());
+    }
   }
   return out;
 }
@@ -213,8 +237,8 @@ analysis::advice rank_layouts(analysis::device_model const& model, std::vector<a
   }
   if (a.ranking.size() > 1) {
     auto const& second = a.ranking[1];
-    a.reasons.push_back(best.layout + " moves " + fixed(best.weighted_bytes_per_thread, 1) + " bytes per thread for the mix; the next, " +
-                        second.layout + ", " + fixed(second.weighted_bytes_per_thread, 1) + " (" +
+    a.reasons.push_back(short_type(best.cpp_type) + " moves " + fixed(best.weighted_bytes_per_thread, 1) +
+                        " bytes per thread for the mix; the next, " + short_type(second.cpp_type) + ", " + fixed(second.weighted_bytes_per_thread, 1) + " (" +
                         fixed(second.weighted_bytes_per_thread / best.weighted_bytes_per_thread) + "x)");
   }
   return a;

@@ -16,7 +16,7 @@
 
 #include <coalesce/coalesce.hpp>
 
-#include "neighbor_reorder/pair_force.hpp"
+#include "neighbor_reorder/host_system.hpp"
 #include "particle_integrator/kernels.hpp"
 
 namespace ca = coalesce::analysis;
@@ -65,49 +65,6 @@ int check_ranking(std::vector<std::pair<std::string, double>> const& predicted, 
 template <class T, class L> double bytes_of(ca::access_trace const& trace) {
   ca::kernel_use const use(trace);
   return ca::predict<T, L>(std::span<ca::kernel_use const>(&use, 1)).weighted_bytes_per_thread;
-}
-
-// A periodic box of n particles at density 5 (about 21 neighbours within the cutoff 1), in random
-// storage order, and its column-major neighbour list (32 slots, counts).
-struct neighbour_system {
-  std::vector<neighbor_reorder::Particle> particles;
-  std::vector<std::uint32_t> list, counts;
-  std::size_t n = 0;
-  float box = 0;
-};
-neighbour_system make_system(std::size_t n) {
-  neighbour_system s;
-  s.n = n;
-  s.box = static_cast<float>(std::cbrt(static_cast<double>(n) / 5.0));
-  std::mt19937 rng(12);
-  std::uniform_real_distribution<float> u(0.0f, s.box);
-  for (std::size_t i = 0; i < n; ++i) s.particles.push_back({{u(rng), u(rng), u(rng)}, {0, 0, 0}, 1.0f, static_cast<std::uint32_t>(i)});
-  int const g = static_cast<int>(s.box);  // cells at least 1 wide
-  std::vector<std::vector<std::uint32_t>> cells(static_cast<std::size_t>(g * g * g));
-  auto cell_of = [&](float x) { return std::min(g - 1, static_cast<int>(x / s.box * static_cast<float>(g))); };
-  for (std::size_t i = 0; i < n; ++i) {
-    auto const& p = s.particles[i].pos;
-    cells[static_cast<std::size_t>((cell_of(p.z) * g + cell_of(p.y)) * g + cell_of(p.x))].push_back(static_cast<std::uint32_t>(i));
-  }
-  s.list.assign(32 * n, 0);
-  s.counts.assign(n, 0);
-  for (std::size_t i = 0; i < n; ++i) {
-    auto const& p = s.particles[i].pos;
-    int const cx = cell_of(p.x), cy = cell_of(p.y), cz = cell_of(p.z);
-    for (int dz = -1; dz <= 1; ++dz)
-      for (int dy = -1; dy <= 1; ++dy)
-        for (int dx = -1; dx <= 1; ++dx) {
-          int const c = (((cz + dz + g) % g) * g + (cy + dy + g) % g) * g + (cx + dx + g) % g;
-          for (std::uint32_t j : cells[static_cast<std::size_t>(c)]) {
-            if (j == i || s.counts[i] == 32) continue;
-            auto const& q = s.particles[j].pos;
-            float const ex = neighbor_reorder::wrap(p.x - q.x, s.box), ey = neighbor_reorder::wrap(p.y - q.y, s.box),
-                        ez = neighbor_reorder::wrap(p.z - q.z, s.box);
-            if (ex * ex + ey * ey + ez * ez < 1.0f) s.list[s.counts[i]++ * n + i] = j;
-          }
-        }
-  }
-  return s;
 }
 
 }  // namespace
@@ -190,7 +147,7 @@ TEST_CASE("the advisor ranks the integrator's layouts as the H200 measured them 
 
 TEST_CASE("the advisor ranks the neighbour-force kernel's layouts as the H200 measured them (random order)") {
   using neighbor_reorder::Particle;
-  auto const s = make_system(8192);
+  auto const s = neighbor_reorder::make_host_system(4096);
   std::uint32_t const* list = s.list.data();
   std::uint32_t const* counts = s.counts.data();
   auto const forces = ca::count_accesses<Particle>("forces", s.particles, [&](auto v, std::size_t i) {
@@ -218,7 +175,7 @@ TEST_CASE("the advisor ranks the neighbour-force kernel's layouts as the H200 me
 
 TEST_CASE("a mix of a gather kernel and streaming kernels weighs both") {
   using neighbor_reorder::Particle;
-  auto const s = make_system(4096);
+  auto const s = neighbor_reorder::make_host_system(2048);
   std::uint32_t const* list = s.list.data();
   std::uint32_t const* counts = s.counts.data();
   auto const forces = ca::count_accesses<Particle>("forces", s.particles, [&](auto v, std::size_t i) {

@@ -6,6 +6,7 @@
 //   coalesce-explore --stride 128 --banks               # and in shared memory: 32-way, pad +1
 //   coalesce-explore --struct --fields 0,3              # a Particle's pos.x and vel.x per layout
 //   coalesce-explore --index idx.bin --index-type u32 --element-size 4   # a real gather
+//   coalesce-explore --advise                           # which layout the samples' kernels want
 //   coalesce-explore ... --json                         # machine-readable
 //
 // Index files are raw little-endian unsigned integers, 4 bytes (u32) or 8 bytes (u64) each, no
@@ -23,6 +24,7 @@
 
 #include <coalesce/analysis.hpp>
 
+#include "advise_samples.hpp"
 #include "json_writer.hpp"
 #include "warp_picture.hpp"
 
@@ -63,6 +65,8 @@ struct options {
   std::string device = "hopper";
   bool banks = false;
   bool structs = false;
+  bool advise = false;
+  std::size_t particles = 16384;
   std::vector<std::size_t> fields;
   std::optional<std::string> index_file;
   std::string index_type = "u32";
@@ -95,6 +99,9 @@ A real index array (gather in[idx[i]]):
   --neighbours K        FILE is a neighbour list, K slots per particle (pair kernel)
   --order row|column    neighbour-list storage: row-major or column-major (default row)
   --empty VALUE         neighbour-list slots holding VALUE are padding, not loads
+Layout advice for the samples' kernels (counted on the CPU, ranked by the sector model):
+  --advise              neighbour forces (random and Hilbert order), the integrator step, a mix
+  --particles N         particles in the counted sample (default 16384)
 Output:
   --json                machine-readable JSON on stdout
   --help                this text
@@ -150,6 +157,11 @@ options parse(int argc, char** argv) {
       o.device = next();
     } else if (flag == "--banks") {
       o.banks = true;
+    } else if (flag == "--advise") {
+      o.advise = true;
+    } else if (flag == "--particles") {
+      o.particles = parse_integer<std::size_t>(flag, next());
+      if (o.particles < 64) throw usage_error{"--particles: at least 64 (two warps and a box of a few cells)"};
     } else if (flag == "--struct") {
       o.structs = true;
     } else if (flag == "--fields") {
@@ -411,6 +423,7 @@ int main(int argc, char** argv) {
       return 0;
     }
     ca::device_model const model = device_named(o.device);
+    if (o.advise) return advise_samples(model, o.json, o.particles);
     if (o.structs) return run_struct(o, model);
     if (o.index_file) return run_index(o, model);
     return run_pattern(o, model);

@@ -1,0 +1,76 @@
+// coalesce-explore --advise: the layout advisor on the samples' own kernels, counted on the CPU:
+// the neighbour sample's pair force (a gather through a column-major list) on a system in random
+// order and after a Hilbert reorder, and the integrator step, alone and as a mix.
+#include "advise_samples.hpp"
+
+#include <cstdio>
+#include <iostream>
+#include <string>
+
+#include <coalesce/coalesce.hpp>
+
+#include "neighbor_reorder/host_system.hpp"
+
+namespace ca = coalesce::analysis;
+
+namespace {
+
+using neighbor_reorder::Particle;
+
+std::vector<std::string> const names = {"Particle::pos", "Particle::vel", "Particle::mass", "Particle::id"};
+
+ca::access_trace count_forces(neighbor_reorder::host_system const& s, std::string name) {
+  std::uint32_t const* list = s.list.data();
+  std::uint32_t const* counts = s.counts.data();
+  return ca::count_accesses<Particle>(std::move(name), s.particles, [&](auto v, std::size_t i) {
+    (void)neighbor_reorder::pair_force(v, list, counts, s.n, s.box, i);
+  });
+}
+
+// The integrator's x += v * dt on this Particle (the particle_integrator sample's step body).
+ca::access_trace count_integrate(neighbor_reorder::host_system const& s) {
+  return ca::count_accesses<Particle>("integrate", s.particles, [](auto v, std::size_t i) {
+    auto [pos, vel, mass, id] = v[i];
+    neighbor_reorder::vec3 p = pos;
+    neighbor_reorder::vec3 const u = vel;
+    p.x += u.x * 0.01f;
+    p.y += u.y * 0.01f;
+    p.z += u.z * 0.01f;
+    pos = p;
+    (void)mass;
+    (void)id;
+  });
+}
+
+}  // namespace
+
+int advise_samples(ca::device_model const& model, bool json, std::size_t particles) {
+  auto const random = neighbor_reorder::make_host_system(particles);
+  auto const sorted = neighbor_reorder::hilbert_ordered(random);
+  auto const forces_random = count_forces(random, "forces (random order)");
+  auto const forces_sorted = count_forces(sorted, "forces (Hilbert order)");
+  auto const integrate = count_integrate(random);
+  struct scenario {
+    char const* title;
+    ca::advice advice;
+  };
+  scenario const scenarios[] = {
+      {"neighbour forces, random order", ca::advise<Particle>({{forces_random, 1.0}}, names, model)},
+      {"neighbour forces, after a Hilbert reorder", ca::advise<Particle>({{forces_sorted, 1.0}}, names, model)},
+      {"integrator step alone", ca::advise<Particle>({{integrate, 1.0}}, names, model)},
+      {"a step: forces once (Hilbert order), integrate twice",
+       ca::advise<Particle>({{forces_sorted, 1.0}, {integrate, 2.0}}, names, model)},
+  };
+  if (json) {
+    std::cout << "{\"particles\": " << particles << ", \"scenarios\": [";
+    for (std::size_t k = 0; k < std::size(scenarios); ++k) {
+      std::cout << (k ? ", " : "") << "{\"title\": \"" << scenarios[k].title << "\", \"advice\": " << ca::to_json(scenarios[k].advice) << "}";
+    }
+    std::cout << "]}\n";
+    return 0;
+  }
+  std::printf("The layout advisor on the samples' kernels (%zu particles counted on the CPU; neighbor_reorder's\n"
+              "pair_force and the integrator step, the same source that runs on the GPU)\n", particles);
+  for (auto const& s : scenarios) std::cout << "\n== " << s.title << "\n" << ca::describe(s.advice);
+  return 0;
+}

@@ -1,0 +1,8 @@
+// coalesce-explore --advise (advise_samples.cpp).
+#pragma once
+#include <cstddef>
+
+#include <coalesce/analysis.hpp>
+
+// Prints (or writes as JSON) the advisor's ranking for the samples' kernels; returns the exit status.
+int advise_samples(coalesce::analysis::device_model const& model, bool json, std::size_t particles);
