@@ -1,6 +1,6 @@
 #!/usr/bin/env bash
 # Installs what building coalesce needs, from Debian's packages, where it is missing:
-# CMake, Ninja, a C++20 compiler, Boost.PFR (libboost1.81-dev) and doctest. The CUDA toolkit
+# CMake, Ninja, a C++20 compiler, Boost.PFR (libboost1.81-dev), doctest and Open MPI. The CUDA toolkit
 # (nvcc, CCCL) is used from /usr/local/cuda when present; nothing is downloaded at build time.
 set -euo pipefail
 need=()
@@ -9,6 +9,9 @@ command -v ninja >/dev/null || need+=(ninja-build)
 command -v g++ >/dev/null || need+=(g++)
 [[ -f /usr/include/boost/pfr.hpp ]] || need+=(libboost1.81-dev)
 [[ -f /usr/include/doctest/doctest.h ]] || need+=(doctest-dev)
+# Open MPI for coalesce::mpi and its tests at 1, 2 and 4 ranks (COALESCE_ENABLE_MPI=AUTO finds it).
+command -v mpicxx >/dev/null || need+=(libopenmpi-dev)
+command -v mpiexec >/dev/null || need+=(openmpi-bin)
 for extra in "$@"; do need+=("$extra"); done
 if ((${#need[@]} > 0)); then
   echo "installing: ${need[*]}"

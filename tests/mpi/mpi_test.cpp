@@ -1,0 +1,190 @@
+// coalesce::mpi on 1, 2 and 4 ranks (CTest runs this binary under mpiexec): the decomposition,
+// migration by positions and by destination ranks on every layout with extra arrays following,
+// conservation of particles (count and sum of ids), and bad input agreed on by every rank.
+#define DOCTEST_CONFIG_IMPLEMENT
+#include <doctest/doctest.h>
+#include <mpi.h>
+
+#include <algorithm>
+#include <cstdint>
+#include <numeric>
+#include <random>
+#include <vector>
+
+#include <coalesce/coalesce.hpp>
+#include <coalesce/mpi.hpp>
+
+#include "test_types.hpp"
+
+using namespace coalesce_test;
+namespace cm = coalesce::mpi;
+
+namespace {
+
+int world_rank() {
+  int r = 0;
+  MPI_Comm_rank(MPI_COMM_WORLD, &r);
+  return r;
+}
+int world_size() {
+  int s = 1;
+  MPI_Comm_size(MPI_COMM_WORLD, &s);
+  return s;
+}
+long long sum_over_ranks(long long v) {
+  long long total = 0;
+  MPI_Allreduce(&v, &total, 1, MPI_LONG_LONG, MPI_SUM, MPI_COMM_WORLD);
+  return total;
+}
+
+coalesce::box const unit_box{.lo = {0, 0, 0}, .hi = {8, 8, 8}};
+
+// Each rank starts with particles anywhere in the box (most belong to other ranks), ids unique
+// over ranks: rank * 100000 + i.
+std::vector<Particle> scattered(std::size_t n, int rank) {
+  std::mt19937 rng(static_cast<unsigned>(17 + rank));
+  std::uniform_real_distribution<float> u(0.0f, 8.0f);
+  std::vector<Particle> out(n);
+  for (std::size_t i = 0; i < n; ++i) {
+    out[i] = {{u(rng), u(rng), u(rng)}, {1.0f, 2.0f, 3.0f}, 0.5f, static_cast<std::uint32_t>(rank * 100000 + static_cast<int>(i))};
+  }
+  return out;
+}
+
+template <class L> void migrate_by_position() {
+  cm::decomposition const d(MPI_COMM_WORLD, unit_box);
+  int const rank = d.rank();
+  std::size_t const n = 300 + 37 * static_cast<std::size_t>(rank);  // odd sizes, different per rank
+  auto const records = scattered(n, rank);
+  coalesce::host_vector<Particle, L> particles(records);
+  std::vector<double> charge(n);
+  for (std::size_t i = 0; i < n; ++i) charge[i] = records[i].id * 0.5;
+  long long const ids_before = sum_over_ranks(std::accumulate(records.begin(), records.end(), 0LL, [](long long s, Particle const& p) { return s + p.id; }));
+  long long const count_before = sum_over_ranks(static_cast<long long>(n));
+
+  auto const report = cm::migrate(d, particles, &Particle::pos, charge);
+  CHECK(report.kept + report.received == particles.size());
+  CHECK(report.kept + report.sent == n);
+  CHECK(charge.size() == particles.size());
+  std::vector<Particle> after(particles.size());
+  particles.copy_to(after);
+  bool all_mine = true, charges_follow = true;
+  long long ids = 0;
+  for (std::size_t i = 0; i < after.size(); ++i) {
+    auto const& p = after[i].pos;
+    all_mine = all_mine && d.owner({p.x, p.y, p.z}) == rank;
+    charges_follow = charges_follow && charge[i] == after[i].id * 0.5;
+    ids += after[i].id;
+  }
+  CHECK(all_mine);
+  CHECK(charges_follow);
+  CHECK(sum_over_ranks(static_cast<long long>(after.size())) == count_before);
+  CHECK(sum_over_ranks(ids) == ids_before);
+  // The kept elements first, in their original order (ids of this rank ascend), then arrivals.
+  bool kept_in_order = true;
+  for (std::size_t i = 1; i < report.kept; ++i) kept_in_order = kept_in_order && after[i - 1].id < after[i].id;
+  CHECK(kept_in_order);
+  // A second migration moves nothing.
+  auto const again = cm::migrate(d, particles, &Particle::pos, charge);
+  CHECK(again.sent == 0);
+  CHECK(again.received == 0);
+}
+
+}  // namespace
+
+TEST_CASE("the decomposition covers the box: every subdomain centre is owned by its rank") {
+  cm::decomposition const d(MPI_COMM_WORLD, unit_box);
+  auto const r = d.ranks_per_axis();
+  CHECK(r[0] * r[1] * r[2] == world_size());
+  auto const sub = d.subdomain();
+  std::array<double, 3> centre{};
+  for (int a = 0; a < 3; ++a) centre[a] = 0.5 * (sub.lo[a] + sub.hi[a]);
+  CHECK(d.owner(centre) == d.rank());
+  // Periodic images wrap to the same owner; the far corner belongs to the last rank along each axis.
+  CHECK(d.owner({centre[0] + 8.0, centre[1] - 8.0, centre[2] + 16.0}) == d.owner(centre));
+  CHECK(d.owner({std::nan(""), 1.0, 1.0}) == -1);
+  // Neighbours are mutual.
+  for (unsigned a = 0; a < 3; ++a) {
+    int const right = d.neighbor(a, +1);
+    int left_of_right = -1;
+    MPI_Sendrecv(&left_of_right, 0, MPI_INT, MPI_PROC_NULL, 0, &left_of_right, 0, MPI_INT, MPI_PROC_NULL, 0, d.comm(), MPI_STATUS_IGNORE);
+    int mine = d.rank(), from_left = -1;
+    MPI_Sendrecv(&mine, 1, MPI_INT, right, 7, &from_left, 1, MPI_INT, d.neighbor(a, -1), 7, d.comm(), MPI_STATUS_IGNORE);
+    CHECK(from_left == d.neighbor(a, -1));
+  }
+  CHECK_THROWS_WITH_AS(cm::decomposition(MPI_COMM_WORLD, unit_box, 3, {world_size() + 1, 1, 1}), doctest::Contains("ranks per axis"),
+                       coalesce::error);
+}
+
+TEST_CASE("migration by position moves every particle to its owner, on every layout, nothing lost") {
+  migrate_by_position<coalesce::aos>();
+  migrate_by_position<coalesce::soa>();
+  migrate_by_position<coalesce::aosoa<8>>();
+  migrate_by_position<split_first>();
+}
+
+TEST_CASE("migration by destination rank: arrivals come by source rank, each in its sender's order") {
+  cm::decomposition const d(MPI_COMM_WORLD, unit_box);
+  int const rank = d.rank(), size = d.size();
+  std::size_t const n = 50;
+  auto records = scattered(n, rank);
+  coalesce::host_vector<Particle> particles(records);
+  coalesce::host_vector<vec3> forces(n);
+  std::vector<int> destination(n);
+  for (std::size_t i = 0; i < n; ++i) destination[i] = static_cast<int>(i) % size;  // round robin
+  auto const report = cm::migrate(d, particles, std::span<int const>(destination), forces);
+  std::vector<Particle> after(particles.size());
+  particles.copy_to(after);
+  // From every source s: the elements i with i % size == rank, in order; kept ones first.
+  std::vector<std::uint32_t> expected;
+  for (int i = 0; i < static_cast<int>(n); ++i) if (i % size == rank) expected.push_back(static_cast<std::uint32_t>(rank * 100000 + i));
+  for (int s = 0; s < size; ++s) {
+    if (s == rank) continue;
+    for (int i = 0; i < static_cast<int>(n); ++i) if (i % size == rank) expected.push_back(static_cast<std::uint32_t>(s * 100000 + i));
+  }
+  std::vector<std::uint32_t> got;
+  for (auto const& p : after) got.push_back(p.id);
+  CHECK(got == expected);
+  CHECK(report.received == expected.size() - report.kept);
+  CHECK(forces.size() == particles.size());
+}
+
+TEST_CASE("bad input on one rank stops every rank with the same error, before anything moves") {
+  cm::decomposition const d(MPI_COMM_WORLD, unit_box);
+  int const size = d.size();
+  std::size_t const n = 20;
+  auto const records = scattered(n, d.rank());
+  coalesce::host_vector<Particle> particles(records);
+  std::vector<int> destination(n, 0);
+  if (d.rank() == size - 1) destination[13] = size;  // out of range on the last rank only
+  std::string const expected = "rank " + std::to_string(size - 1) + ", element 13: destination rank " + std::to_string(size);
+  CHECK_THROWS_WITH_AS(cm::migrate(d, particles, std::span<int const>(destination)), doctest::Contains(expected.c_str()),
+                       coalesce::error);
+  CHECK(particles.size() == n);  // nothing moved
+  std::vector<Particle> after(n);
+  particles.copy_to(after);
+  CHECK(after[0].id == records[0].id);
+  // A NaN position on rank 0.
+  auto nan_records = records;
+  if (d.rank() == 0) nan_records[4].pos.y = std::nanf("");
+  coalesce::host_vector<Particle> with_nan(nan_records);
+  CHECK_THROWS_WITH_AS(cm::migrate(d, with_nan, &Particle::pos), doctest::Contains("rank 0, element 4: position"), coalesce::error);
+  // An extra array of the wrong length.
+  std::vector<float> short_array(d.rank() == 0 ? n - 1 : n);
+  CHECK_THROWS_WITH_AS(cm::migrate(d, particles, std::span<int const>(std::vector<int>(n, 0)), short_array),
+                       doctest::Contains("an extra array has"), coalesce::error);
+}
+
+int main(int argc, char** argv) {
+  MPI_Init(&argc, &argv);
+  doctest::Context context(argc, argv);
+  if (world_rank() != 0) context.setOption("out", "/dev/null");  // one rank reports; all must pass
+  int const failed = context.run() != 0 ? 1 : 0;
+  int any = 0;
+  MPI_Allreduce(&failed, &any, 1, MPI_INT, MPI_MAX, MPI_COMM_WORLD);
+  if (any != 0 && failed != 0 && world_rank() != 0) {
+    std::fprintf(stderr, "coalesce_mpi_tests: rank %d failed (rerun with its output to see why)\n", world_rank());
+  }
+  MPI_Finalize();
+  return any;
+}
