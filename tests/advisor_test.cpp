@@ -17,7 +17,9 @@
 #include <coalesce/coalesce.hpp>
 
 #include "neighbor_reorder/host_system.hpp"
+#include "convert_legacy/particle.hpp"
 #include "particle_integrator/kernels.hpp"
+#include "test_types.hpp"
 
 namespace ca = coalesce::analysis;
 
@@ -198,4 +200,95 @@ TEST_CASE("a mix of a gather kernel and streaming kernels weighs both") {
   auto const mix = ca::advise<Particle>({{forces, 1.0}, {integrate, 2.0}});
   CHECK(mix.best().cpp_type == "coalesce::split<coalesce::member_indices<0, 2>, coalesce::aos, coalesce::soa>");
   CHECK(mix.ranking.size() == 4 + 4 + 6);
+}
+
+namespace {
+// convert_legacy's four kernel bodies as steps 3 and 4 write them (samples/convert_legacy/steps:
+// the sample keeps them inline, since its point is the line diff between steps), over a counting view.
+struct legacy_kernels {
+  legacy::world const& w;
+  float box, dt = 0.001f;
+  std::uint32_t const* nbr;
+  std::size_t k;
+  template <class V> void forces(V const& v, std::size_t i) const {
+    using legacy::Particle;
+    legacy::vec3 const xi = v[i][&Particle::pos];
+    legacy::vec3 f{0.0f, 0.0f, 0.0f};
+    for (std::size_t m = 0; m < k; ++m) {
+      legacy::vec3 const xj = v[nbr[i * k + m]][&Particle::pos];
+      float const dx = xj.x - xi.x, dy = xj.y - xi.y, dz = xj.z - xi.z;
+      float const weight = 1.0f / (dx * dx + dy * dy + dz * dz + 0.01f);
+      f.x += dx * weight;
+      f.y += dy * weight;
+      f.z += dz * weight;
+    }
+    v[i][&Particle::force] = f;
+  }
+  template <class V> void integrate(V const& v, std::size_t i) const {
+    using legacy::Particle;
+    auto r = v[i];
+    legacy::vec3 const f = r[&Particle::force];
+    float const mass = r[&Particle::mass];
+    legacy::vec3 u = r[&Particle::vel];
+    u.x += f.x * dt / mass;
+    u.y += f.y * dt / mass;
+    u.z += f.z * dt / mass;
+    r[&Particle::vel] = u;
+    legacy::vec3 x = r[&Particle::pos];
+    x.x += u.x * dt;
+    x.y += u.y * dt;
+    x.z += u.z * dt;
+    r[&Particle::pos] = x;
+  }
+  template <class V> void boundary(V const& v, std::size_t i) const {
+    auto [x, y, z] = v[i][&legacy::Particle::pos];
+    x = static_cast<float>(x) - box * std::floor(static_cast<float>(x) / box);
+    y = static_cast<float>(y) - box * std::floor(static_cast<float>(y) / box);
+    z = static_cast<float>(z) - box * std::floor(static_cast<float>(z) / box);
+  }
+  template <class V> float kinetic(V const& v, std::size_t i) const {
+    legacy::vec3 const u = v[i][&legacy::Particle::vel];
+    return 0.5f * v[i][&legacy::Particle::mass] * (u.x * u.x + u.y * u.y + u.z * u.z);
+  }
+};
+}  // namespace
+
+TEST_CASE("the advisor orders aos and soa for convert_legacy's four kernels as the H200 measured them") {
+  auto const w = legacy::make_world(16);
+  legacy_kernels const kernels{w, w.box, 0.001f, w.neighbors.data(), w.per_particle};
+  using legacy::Particle;
+  std::vector<ca::access_trace> traces;
+  traces.push_back(ca::count_accesses<Particle>("forces (gather)", w.particles, [&](auto v, std::size_t i) { kernels.forces(v, i); }));
+  traces.push_back(ca::count_accesses<Particle>("integrate", w.particles, [&](auto v, std::size_t i) { kernels.integrate(v, i); }));
+  traces.push_back(ca::count_accesses<Particle>("boundary", w.particles, [&](auto v, std::size_t i) { kernels.boundary(v, i); }));
+  traces.push_back(ca::count_accesses<Particle>("kinetic energy", w.particles, [&](auto v, std::size_t i) { (void)kernels.kinetic(v, i); }));
+  // Measured: step 3 (aos) and step 4 (soa) columns of the sample's table.
+  std::ifstream in(std::string(COALESCE_TEST_DATA_DIR) + "/h200_convert_legacy_2026-11-30.txt");
+  REQUIRE(in.good());
+  std::map<std::string, std::pair<double, double>> aos_soa_ms;
+  std::string line;
+  std::regex const row("^([a-z ()]+?)\\s+([0-9.]+) \\([ 0-9.]+\\)\\s+([0-9.]+) \\([ 0-9.]+\\)\\s+([0-9.]+) \\([ 0-9.]+\\)\\s+([0-9.]+) \\([ 0-9.]+\\)\\s+([0-9.]+) \\(");
+  while (std::getline(in, line)) {
+    std::smatch m;
+    if (std::regex_search(line, m, row)) aos_soa_ms[m[1]] = {std::stod(m[5]), std::stod(m[6])};
+  }
+  REQUIRE(aos_soa_ms.size() == 4);
+  for (auto const& trace : traces) {
+    double const aos = bytes_of<Particle, coalesce::aos>(trace), soa = bytes_of<Particle, coalesce::soa>(trace);
+    auto const [aos_ms, soa_ms] = aos_soa_ms.at(trace.kernel);
+    INFO(trace.kernel << ": predicted aos " << aos << ", soa " << soa << " B/thread; measured aos " << aos_ms << ", soa " << soa_ms << " ms");
+    CHECK((aos < soa) == (aos_ms < soa_ms));
+  }
+}
+
+TEST_CASE("the user's own mapping is a candidate like the others") {
+  std::vector<coalesce_test::Particle> sample(256);
+  auto const trace = ca::count_accesses<coalesce_test::Particle>("drift", sample, [](auto v, std::size_t i) {
+    v[i][&coalesce_test::Particle::pos][&coalesce_test::vec3::x] += 1.0f;
+  });
+  auto const a = ca::advise<coalesce_test::Particle, coalesce_test::reversed_columns>({{trace, 1.0}});
+  bool listed = false;
+  for (auto const& p : a.ranking) listed = listed || p.layout == "reversed_columns";
+  CHECK(listed);
+  CHECK(a.ranking.size() == 4 + 4 + 6 + 1);
 }
