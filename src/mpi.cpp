@@ -182,5 +182,19 @@ std::vector<std::byte> exchange(MPI_Comm comm, std::vector<std::byte> const& sen
   return received;
 }
 
+std::vector<std::byte> sendrecv_bytes(MPI_Comm comm, std::vector<std::byte> const& send, int to, int from) {
+  constexpr int tag = 0x6861;  // "ha"
+  unsigned long long out = to == MPI_PROC_NULL ? 0 : send.size(), in = 0;
+  check(MPI_Sendrecv(&out, 1, MPI_UNSIGNED_LONG_LONG, to, tag, &in, 1, MPI_UNSIGNED_LONG_LONG, from, tag, comm, MPI_STATUS_IGNORE),
+        "MPI_Sendrecv");
+  if (from == MPI_PROC_NULL) in = 0;
+  if (out > 0x7fffffffull || in > 0x7fffffffull) throw_error("halo: a message of more than 2^31 - 1 bytes; use more ranks");
+  std::vector<std::byte> received(in);
+  check(MPI_Sendrecv(send.data(), static_cast<int>(out), MPI_BYTE, to, tag + 1, received.data(), static_cast<int>(in), MPI_BYTE, from,
+                     tag + 1, comm, MPI_STATUS_IGNORE),
+        "MPI_Sendrecv");
+  return received;
+}
+
 }  // namespace detail
 }  // namespace coalesce::mpi

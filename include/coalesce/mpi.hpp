@@ -5,6 +5,7 @@
 //   coalesce::mpi::decomposition const d(MPI_COMM_WORLD, box);    // MPI_Cart_create over the ranks
 //   d.owner(position);  d.subdomain();  d.neighbor(0, +1);        // who owns what, who is next
 //   auto moved = coalesce::mpi::migrate(d, particles, &Particle::pos, charges);  // leavers moved
+//   auto halo = coalesce::mpi::build_halo(d, particles, &Particle::pos, cutoff);  // ghosts (mpi_halo.hpp)
 //
 // migrate() moves every element whose position (or given destination rank) belongs to another
 // rank: the ranks exchange counts, each rank sends one message per destination holding all the
@@ -270,3 +271,5 @@ migration_report migrate(decomposition const& d, vector<T, L, S>& particles, Pos
 }
 
 }  // namespace coalesce::mpi
+
+#include "mpi_halo.hpp"  // ghosts: build_halo, forward, reverse

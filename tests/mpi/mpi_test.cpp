@@ -6,6 +6,9 @@
 #include <mpi.h>
 
 #include <algorithm>
+#include <cmath>
+#include <map>
+#include <tuple>
 #include <cstdint>
 #include <numeric>
 #include <random>
@@ -173,6 +176,128 @@ TEST_CASE("bad input on one rank stops every rank with the same error, before an
   std::vector<float> short_array(d.rank() == 0 ? n - 1 : n);
   CHECK_THROWS_WITH_AS(cm::migrate(d, particles, std::span<int const>(std::vector<int>(n, 0)), short_array),
                        doctest::Contains("an extra array has"), coalesce::error);
+}
+
+namespace {
+
+// Every rank's owned particles, on every rank.
+std::vector<Particle> all_particles(std::vector<Particle> const& mine) {
+  int const size = world_size();
+  int const bytes = static_cast<int>(mine.size() * sizeof(Particle));
+  std::vector<int> counts(static_cast<std::size_t>(size)), offsets(static_cast<std::size_t>(size), 0);
+  MPI_Allgather(&bytes, 1, MPI_INT, counts.data(), 1, MPI_INT, MPI_COMM_WORLD);
+  for (int r = 1; r < size; ++r) offsets[static_cast<std::size_t>(r)] = offsets[static_cast<std::size_t>(r - 1)] + counts[static_cast<std::size_t>(r - 1)];
+  std::vector<Particle> out(static_cast<std::size_t>(offsets.back() + counts.back()) / sizeof(Particle));
+  MPI_Allgatherv(mine.data(), bytes, MPI_BYTE, out.data(), counts.data(), offsets.data(), MPI_BYTE, MPI_COMM_WORLD);
+  return out;
+}
+
+struct ghost_key {
+  std::uint32_t id;
+  long x, y, z;  // position in units of 1e-3
+  friend bool operator<(ghost_key const& a, ghost_key const& b) {
+    return std::tie(a.id, a.x, a.y, a.z) < std::tie(b.id, b.x, b.y, b.z);
+  }
+  friend bool operator==(ghost_key const&, ghost_key const&) = default;
+};
+ghost_key key_of(std::uint32_t id, double x, double y, double z) {
+  return {id, std::lround(x * 1000), std::lround(y * 1000), std::lround(z * 1000)};
+}
+
+}  // namespace
+
+TEST_CASE("the halo holds exactly the periodic images within the cutoff of the subdomain; forward and reverse re-plan nothing") {
+  cm::decomposition const d(MPI_COMM_WORLD, unit_box);
+  auto const records = scattered(400, d.rank());
+  coalesce::host_vector<Particle, coalesce::soa> particles(records);
+  (void)cm::migrate(d, particles, &Particle::pos);
+  std::vector<Particle> owned(particles.size());
+  particles.copy_to(owned);
+  double const cutoff = 1.0;
+  auto const halo = cm::build_halo(d, particles, &Particle::pos, cutoff);
+  CHECK(halo.owned() == owned.size());
+  CHECK(particles.size() == halo.owned() + halo.ghosts());
+
+  // Expected: every image of every particle, within the cutoff of this subdomain, not owned here.
+  auto const world = all_particles(owned);
+  auto const sub = d.subdomain();
+  std::vector<ghost_key> expected;
+  for (auto const& p : world) {
+    double const c[3] = {p.pos.x, p.pos.y, p.pos.z};
+    for (int sx = -1; sx <= 1; ++sx)
+      for (int sy = -1; sy <= 1; ++sy)
+        for (int sz = -1; sz <= 1; ++sz) {
+          double const q[3] = {c[0] + 8.0 * sx, c[1] + 8.0 * sy, c[2] + 8.0 * sz};
+          bool inside = true, near = true;
+          for (int a = 0; a < 3; ++a) {
+            inside = inside && q[a] >= sub.lo[a] && q[a] < sub.hi[a];
+            near = near && q[a] >= sub.lo[a] - cutoff && q[a] < sub.hi[a] + cutoff;
+          }
+          if (near && !inside) expected.push_back(key_of(p.id, q[0], q[1], q[2]));
+        }
+  }
+  std::vector<Particle> with_ghosts(particles.size());
+  particles.copy_to(with_ghosts);
+  std::vector<ghost_key> got;
+  for (std::size_t g = halo.owned(); g < with_ghosts.size(); ++g) {
+    auto const& p = with_ghosts[g].pos;
+    got.push_back(key_of(with_ghosts[g].id, p.x, p.y, p.z));
+  }
+  std::sort(expected.begin(), expected.end());
+  std::sort(got.begin(), got.end());
+  CHECK(got.size() == expected.size());
+  CHECK(got == expected);
+
+  // forward: owners move, ghosts follow with the same image shift.
+  {
+    auto v = particles.view();
+    for (std::size_t i = 0; i < halo.owned(); ++i) v[i][&Particle::pos][&vec3::x] += 0.25f;
+  }
+  cm::forward(halo, particles, &Particle::pos);
+  std::vector<Particle> moved(particles.size());
+  particles.copy_to(moved);
+  bool followed = true;
+  for (std::size_t g = halo.owned(); g < moved.size(); ++g) followed = followed && std::abs(moved[g].pos.x - with_ghosts[g].pos.x - 0.25f) < 1e-4f;
+  CHECK(followed);
+  // forward of another array: each ghost gets its owner's value.
+  std::vector<double> charge(halo.owned());
+  for (std::size_t i = 0; i < halo.owned(); ++i) charge[i] = owned[i].id * 0.25;
+  cm::forward(halo, charge);
+  REQUIRE(charge.size() == particles.size());
+  bool charges = true;
+  for (std::size_t g = halo.owned(); g < charge.size(); ++g) charges = charges && charge[g] == with_ghosts[g].id * 0.25;
+  CHECK(charges);
+
+  // reverse: every entry 1; an owned particle ends with 1 + the number of its ghost copies anywhere.
+  coalesce::host_vector<vec3> forces(particles.size(), vec3{1.0f, 2.0f, 0.0f});
+  cm::reverse(halo, forces);
+  std::vector<std::uint32_t> my_ghost_ids;
+  for (std::size_t g = halo.owned(); g < with_ghosts.size(); ++g) my_ghost_ids.push_back(with_ghosts[g].id);
+  std::vector<Particle> ghost_records(my_ghost_ids.size());
+  for (std::size_t k = 0; k < my_ghost_ids.size(); ++k) ghost_records[k].id = my_ghost_ids[k];
+  auto const every_ghost = all_particles(ghost_records);
+  std::map<std::uint32_t, int> copies;
+  for (auto const& p : every_ghost) ++copies[p.id];
+  std::vector<vec3> totals(forces.size());
+  forces.copy_to(totals);
+  bool summed = true;
+  for (std::size_t i = 0; i < halo.owned(); ++i) {
+    float const want = 1.0f + static_cast<float>(copies[owned[i].id]);
+    summed = summed && totals[i].x == want && totals[i].y == 2.0f * want;
+  }
+  CHECK(summed);
+}
+
+TEST_CASE("a cutoff wider than a subdomain is refused on every rank") {
+  cm::decomposition const d(MPI_COMM_WORLD, unit_box);
+  coalesce::host_vector<Particle> particles(scattered(10, d.rank()));
+  (void)cm::migrate(d, particles, &Particle::pos);
+  auto const r = d.ranks_per_axis();
+  if (r[0] > 1 || r[1] > 1 || r[2] > 1) {
+    CHECK_THROWS_WITH_AS(cm::build_halo(d, particles, &Particle::pos, 5.0), doctest::Contains("larger than the subdomain's width"),
+                         coalesce::error);
+  }
+  CHECK_THROWS_WITH_AS(cm::build_halo(d, particles, &Particle::pos, 0.0), doctest::Contains("not positive"), coalesce::error);
 }
 
 int main(int argc, char** argv) {
