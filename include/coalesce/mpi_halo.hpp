@@ -152,6 +152,9 @@ halo_plan build_halo(decomposition const& d, vector<T, L, S>& particles, Pos con
   bool const periodic = d.global().edges == boundary::periodic;
   for (unsigned a = 0; a < d.dims(); ++a) {
     double const length = d.global().hi[a] - d.global().lo[a];
+    // Both stages of an axis choose among what existed before the axis began: the owned particles
+    // and the other axes' ghosts, never this axis's own ghosts (those would go back where they came from).
+    std::size_t const candidates = particles.size();
     for (int direction : {-1, +1}) {
       halo_plan::stage st;
       st.axis = a;
@@ -161,10 +164,9 @@ halo_plan build_halo(decomposition const& d, vector<T, L, S>& particles, Pos con
       int const coord = d.coords()[a], last = d.ranks_per_axis()[a] - 1;
       // Candidates: every element so far (owned and earlier stages' ghosts) near the face.
       auto const columns = coalesce::detail::position_columns_of(particles.storage(), position);
-      for (std::size_t i = 0; i < particles.size(); ++i) {
+      for (std::size_t i = 0; i < candidates && st.to != MPI_PROC_NULL; ++i) {
         double const x = detail::position_axis(columns, a, i);
-        bool const near = direction < 0 ? x < sub.lo[a] + cutoff && x >= sub.lo[a] - 0.0 : x >= sub.hi[a] - cutoff && x < sub.hi[a];
-        if (near && st.to != MPI_PROC_NULL) st.sent.push_back(static_cast<std::uint32_t>(i));
+        if (direction < 0 ? x < sub.lo[a] + cutoff : x >= sub.hi[a] - cutoff) st.sent.push_back(static_cast<std::uint32_t>(i));
       }
       std::vector<std::byte> send(st.sent.size() * sizeof(T));
       {
