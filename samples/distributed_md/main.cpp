@@ -238,7 +238,7 @@ std::map<std::uint32_t, vec3> run(MPI_Comm comm, options const& o, std::size_t n
                 d.ranks_per_axis()[1], d.ranks_per_axis()[2], n_total, n_total / static_cast<std::size_t>(d.size()), o.steps,
                 o.rebuild_every);
     std::printf("  ms per step (slowest rank): total %.3f | rebuild %.3f (per rebuild %.3f: migrate, sort, halo, lists) | forward %.3f |"
-                " forces %.3f | integrate %.3f | communication share %.1f%%\n",
+                " forces %.3f | integrate %.3f | rebuild + exchange share %.1f%%\n",
                 per_step * 1e3, slowest[0] / o.steps * 1e3, slowest[0] / rebuilds * 1e3, slowest[1] / o.steps * 1e3,
                 slowest[2] / o.steps * 1e3, slowest[3] / o.steps * 1e3, 100.0 * (slowest[0] + slowest[1]) / (per_step * o.steps));
     std::printf("  particles conserved on every rebuild (count and sum of ids)\n");
