@@ -206,10 +206,11 @@ ghost_key key_of(std::uint32_t id, double x, double y, double z) {
 
 }  // namespace
 
-TEST_CASE("the halo holds exactly the periodic images within the cutoff of the subdomain; forward and reverse re-plan nothing") {
+namespace {
+template <class L> void check_halo() {
   cm::decomposition const d(MPI_COMM_WORLD, unit_box);
   auto const records = scattered(400, d.rank());
-  coalesce::host_vector<Particle, coalesce::soa> particles(records);
+  coalesce::host_vector<Particle, L> particles(records);
   (void)cm::migrate(d, particles, &Particle::pos);
   std::vector<Particle> owned(particles.size());
   particles.copy_to(owned);
@@ -286,6 +287,14 @@ TEST_CASE("the halo holds exactly the periodic images within the cutoff of the s
     summed = summed && totals[i].x == want && totals[i].y == 2.0f * want;
   }
   CHECK(summed);
+}
+}  // namespace
+
+TEST_CASE("the halo holds exactly the periodic images within the cutoff of the subdomain; forward and reverse re-plan nothing") {
+  check_halo<coalesce::soa>();
+  check_halo<coalesce::aos>();
+  check_halo<coalesce::aosoa<8>>();
+  check_halo<split_first>();
 }
 
 TEST_CASE("a cutoff wider than a subdomain is refused on every rank") {
