@@ -8,6 +8,13 @@ install(FILES ${coalesce_generated_include}/coalesce/detail/build_config.hpp
         DESTINATION ${CMAKE_INSTALL_INCLUDEDIR}/coalesce/detail)
 set(coalesce_cmake_dir ${CMAKE_INSTALL_LIBDIR}/cmake/coalesce)
 install(EXPORT coalesceTargets NAMESPACE coalesce:: DESTINATION ${coalesce_cmake_dir})
+# coalesce::mpi in an export set of its own: the package config loads it only where MPI is found,
+# so a project without MPI still finds coalesce.
+if(COALESCE_WITH_MPI)
+  set_target_properties(coalesce_mpi PROPERTIES EXPORT_NAME mpi)
+  install(TARGETS coalesce_mpi EXPORT coalesceMpiTargets ARCHIVE DESTINATION ${CMAKE_INSTALL_LIBDIR})
+  install(EXPORT coalesceMpiTargets NAMESPACE coalesce:: DESTINATION ${coalesce_cmake_dir})
+endif()
 configure_package_config_file(cmake/coalesceConfig.cmake.in ${CMAKE_CURRENT_BINARY_DIR}/coalesceConfig.cmake
                               INSTALL_DESTINATION ${coalesce_cmake_dir})
 write_basic_package_version_file(${CMAKE_CURRENT_BINARY_DIR}/coalesceConfigVersion.cmake COMPATIBILITY SameMinorVersion)
