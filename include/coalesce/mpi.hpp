@@ -113,6 +113,22 @@ template <class U, class L, class S> std::size_t size_of(coalesce::vector<U, L, 
 template <class U, class A> std::size_t element_bytes(std::vector<U, A> const&) { return sizeof(U); }
 template <class U, class L, class S> std::size_t element_bytes(coalesce::vector<U, L, S> const&) { return sizeof(U); }
 
+// Coordinate a of element i's position (float or double columns, host memory), and its setter.
+inline double position_axis(coalesce::detail::position_columns const& c, unsigned a, std::size_t i) {
+  void const* at = c.axis[a].address(i);
+  return c.width == 4 ? static_cast<double>(*static_cast<float const*>(at)) : *static_cast<double const*>(at);
+}
+inline void set_position_axis(coalesce::detail::position_columns const& c, unsigned a, std::size_t i, double value) {
+  void* at = c.axis[a].address(i);
+  if (c.width == 4) {
+    *static_cast<float*>(at) = static_cast<float>(value);
+  } else {
+    *static_cast<double*>(at) = value;
+  }
+}
+
+// Elements [first, first + count) of a per-particle array (the particles themselves too) to and
+// from the bytes of a message.
 template <class U, class A> void pack(std::vector<U, A> const& a, std::size_t first, std::size_t count, std::byte* out) {
   static_assert(std::is_trivially_copyable_v<U>, "coalesce::mpi::migrate: extra arrays hold trivially copyable elements");
   std::memcpy(out, a.data() + first, count * sizeof(U));
@@ -200,15 +216,11 @@ migration_report migrate(decomposition const& d, vector<T, L, S>& particles, std
   std::vector<std::byte> send(report.sent * record_bytes);
   std::vector<std::size_t> send_bytes(count.size());
   {
-    auto const v = particles.const_view();
     std::size_t first = report.kept;
     std::byte* out = send.data();
     for (std::size_t r = 0; r < count.size(); ++r) {
       send_bytes[r] = count[r] * record_bytes;
-      for (std::size_t k = 0; k < count[r]; ++k) {
-        T const record = v[first + k];
-        std::memcpy(out + k * sizeof(T), &record, sizeof(T));
-      }
+      detail::pack(particles, first, count[r], out);
       std::byte* extra = out + count[r] * sizeof(T);
       ((detail::pack(arrays, first, count[r], extra), extra += count[r] * detail::element_bytes(arrays)), ...);
       out += send_bytes[r];
@@ -221,19 +233,13 @@ migration_report migrate(decomposition const& d, vector<T, L, S>& particles, std
 
   // Keep the stayers, append the arrivals by source rank: no holes.
   std::size_t const total = report.kept + report.received;
-  particles.resize(report.kept);
-  particles.resize(total);
+  detail::keep_and_reserve(particles, report.kept, total);
   (detail::keep_and_reserve(arrays, report.kept, total), ...);
-  auto v = particles.view();
   std::byte const* in = received.data();
   std::size_t first = report.kept;
   for (std::size_t r = 0; r < received_bytes.size(); ++r) {
     std::size_t const c = received_bytes[r] / record_bytes;
-    for (std::size_t k = 0; k < c; ++k) {
-      T record;
-      std::memcpy(&record, in + k * sizeof(T), sizeof(T));
-      v[first + k] = record;
-    }
+    detail::unpack(particles, first, c, in);
     std::byte const* extra = in + c * sizeof(T);
     ((detail::unpack(arrays, first, c, extra), extra += c * detail::element_bytes(arrays)), ...);
     in += received_bytes[r];
@@ -255,10 +261,7 @@ migration_report migrate(decomposition const& d, vector<T, L, S>& particles, Pos
   std::string bad_value;
   for (std::size_t i = 0; i < particles.size(); ++i) {
     std::array<double, 3> p{0, 0, 0};
-    for (unsigned a = 0; a < columns.dims; ++a) {
-      void const* at = columns.axis[a].address(i);
-      p[a] = columns.width == 4 ? static_cast<double>(*static_cast<float const*>(at)) : *static_cast<double const*>(at);
-    }
+    for (unsigned a = 0; a < columns.dims; ++a) p[a] = detail::position_axis(columns, a, i);
     destination[i] = d.owner(p);
     if (destination[i] < 0 && bad < 0) {
       bad = static_cast<long long>(i);

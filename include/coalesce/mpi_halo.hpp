@@ -70,17 +70,8 @@ namespace detail {
 // Sends `send_bytes` to `to` and receives from `from` (MPI_PROC_NULL: nothing), counts first.
 std::vector<std::byte> sendrecv_bytes(MPI_Comm comm, std::vector<std::byte> const& send, int to, int from);
 
-inline double position_axis(coalesce::detail::position_columns const& c, unsigned a, std::size_t i) {
-  void const* at = c.axis[a].address(i);
-  return c.width == 4 ? static_cast<double>(*static_cast<float const*>(at)) : *static_cast<double const*>(at);
-}
 inline void add_to_axis(coalesce::detail::position_columns const& c, unsigned a, std::size_t i, double shift) {
-  void* at = c.axis[a].address(i);
-  if (c.width == 4) {
-    *static_cast<float*>(at) = static_cast<float>(*static_cast<float*>(at) + shift);
-  } else {
-    *static_cast<double*>(at) += shift;
-  }
+  set_position_axis(c, a, i, position_axis(c, a, i) + shift);
 }
 
 // Adds b into a leaf by leaf (arithmetic leaves: force sums of vec3, double, ...).
@@ -180,14 +171,7 @@ halo_plan build_halo(decomposition const& d, vector<T, L, S>& particles, Pos con
       st.first_ghost = particles.size();
       st.received = got.size() / sizeof(T);
       particles.resize(st.first_ghost + st.received);
-      {
-        auto v = particles.view();
-        for (std::size_t k = 0; k < st.received; ++k) {
-          T record;
-          std::memcpy(&record, got.data() + k * sizeof(T), sizeof(T));
-          v[st.first_ghost + k] = record;
-        }
-      }
+      detail::unpack(particles, st.first_ghost, st.received, got.data());
       // What crossed the global boundary on its way here is a periodic image, one box length away:
       // the sender sits at the edge it sent across.
       int const from_coord = (coord - direction + d.ranks_per_axis()[a]) % d.ranks_per_axis()[a];
@@ -225,14 +209,8 @@ void forward(halo_plan const& h, vector<T, L, S>& particles, Pos const& position
     auto const* in = reinterpret_cast<double const*>(got.data());
     for (std::size_t k = 0; k < st.received; ++k) {
       for (unsigned a = 0; a < dims; ++a) {
-        std::size_t const g = st.first_ghost + k;
         double const value = in[k * dims + a] + (a == st.axis ? st.received_shift : 0.0);
-        void* at = columns.axis[a].address(g);
-        if (columns.width == 4) {
-          *static_cast<float*>(at) = static_cast<float>(value);
-        } else {
-          *static_cast<double*>(at) = value;
-        }
+        detail::set_position_axis(columns, a, st.first_ghost + k, value);
       }
     }
   }

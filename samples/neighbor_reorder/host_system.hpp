@@ -58,6 +58,20 @@ inline host_system make_host_system(std::size_t n, unsigned seed = 12) {
   return s;
 }
 
+// The integrator's x += v * dt on this Particle, as a body over any view (the advisor counts it
+// beside pair_force: tests/advisor_test.cpp, coalesce-explore --advise).
+template <class View> void integrate_one(View const& v, std::size_t i, float dt) {
+  auto [pos, vel, mass, id] = v[i];
+  vec3 p = pos;
+  vec3 const u = vel;
+  p.x += u.x * dt;
+  p.y += u.y * dt;
+  p.z += u.z * dt;
+  pos = p;
+  (void)mass;
+  (void)id;
+}
+
 // The same system after coalesce's Hilbert reorder (host memory): particles sorted, list remapped.
 inline host_system hilbert_ordered(host_system s) {
   coalesce::host_vector<Particle> v(s.particles);
