@@ -1,14 +1,28 @@
 // coalesce::mpi (coalesce/mpi.hpp): the Cartesian decomposition, the collective agreement on bad
 // input, and the message exchange of a migration. Built only with MPI (target coalesce::mpi).
 #include <coalesce/mpi.hpp>
+#if defined(OPEN_MPI) && __has_include(<mpi-ext.h>)
+#include <mpi-ext.h>  // MPIX_Query_cuda_support
+#endif
 
 #include <algorithm>
+#include <cstdlib>
 #include <cmath>
 #include <string>
 #include <utility>
 #include <vector>
 
 namespace coalesce::mpi {
+
+transport default_transport() {
+  if (char const* env = std::getenv("COALESCE_MPI_DEVICE_POINTERS"); env != nullptr && env[0] != '\0') {
+    return env[0] == '1' ? transport::device_pointers : transport::staged;
+  }
+#if defined(MPIX_CUDA_AWARE_SUPPORT) && MPIX_CUDA_AWARE_SUPPORT
+  if (MPIX_Query_cuda_support() == 1) return transport::device_pointers;
+#endif
+  return transport::staged;
+}
 
 namespace {
 
@@ -59,6 +73,13 @@ decomposition::decomposition(MPI_Comm comm, box const& global, unsigned dims, st
   size_ = size;
   ranks_ = ranks;
   check(MPI_Cart_coords(comm_, rank_, static_cast<int>(dims), coords_.data()), "MPI_Cart_coords");
+  // owner() numbers ranks row-major, as MPI_Cart_create without reordering does: make sure.
+  int const row_major = (coords_[0] * ranks_[1] + coords_[1]) * ranks_[2] + coords_[2];
+  if (row_major != rank_) {
+    detail::throw_error("decomposition: this MPI numbers Cartesian ranks other than row-major (rank " + std::to_string(rank_) +
+                        " at coordinates " + std::to_string(coords_[0]) + ", " + std::to_string(coords_[1]) + ", " +
+                        std::to_string(coords_[2]) + "), which owner() relies on");
+  }
 }
 
 decomposition::~decomposition() {
@@ -89,23 +110,18 @@ box decomposition::subdomain() const {
   return b;
 }
 
+coalesce::detail::owner_grid decomposition::grid() const {
+  coalesce::detail::owner_grid g;
+  g.lo = global_.lo;
+  g.hi = global_.hi;
+  g.ranks = ranks_;
+  g.dims = dims_;
+  g.periodic = global_.edges == boundary::periodic;
+  return g;
+}
+
 int decomposition::owner(std::array<double, 3> const& position) const {
-  int coords[3] = {0, 0, 0};
-  for (unsigned a = 0; a < dims_; ++a) {
-    double const extent = global_.hi[a] - global_.lo[a];
-    double t = position[a] - global_.lo[a];
-    if (!std::isfinite(t)) return -1;
-    if (global_.edges == boundary::periodic) {
-      if (t < 0.0 || t >= extent) t -= std::floor(t / extent) * extent;
-    } else if (t < 0.0 || t > extent) {
-      return -1;
-    }
-    int const c = static_cast<int>(t / extent * ranks_[a]);
-    coords[a] = std::clamp(c, 0, ranks_[a] - 1);  // t == extent (or rounding): the last rank
-  }
-  int rank = 0;
-  MPI_Cart_rank(comm_, coords, &rank);
-  return rank;
+  return coalesce::detail::owner_rank(grid(), position.data());  // the arithmetic GPU kernels use too
 }
 
 int decomposition::neighbor(unsigned axis, int direction) const {
@@ -143,57 +159,200 @@ void agree_on_errors(MPI_Comm comm, long long local_bad, std::string const& loca
               "; every rank stopped before anything moved");
 }
 
-std::vector<std::byte> exchange(MPI_Comm comm, std::vector<std::byte> const& send, std::vector<std::size_t> const& send_bytes,
-                                std::vector<std::size_t>& received_bytes) {
+namespace {
+
+constexpr std::size_t segment_alignment = 16;
+std::size_t round_up(std::size_t bytes) { return (bytes + segment_alignment - 1) / segment_alignment * segment_alignment; }
+
+int message_count(std::size_t bytes, char const* what) {
+  if (bytes > 0x7fffffffull) {
+    throw_error(std::string(what) + ": a message of " + std::to_string(bytes) +
+                " bytes exceeds MPI's int counts; use more ranks or migrate more often");
+  }
+  return static_cast<int>(bytes);
+}
+
+bool on_gpu(memory_kind kind) { return kind == memory_kind::device && device_is_gpu; }
+
+// Where MPI reads a message from: the message itself (host memory, or GPU memory with a
+// CUDA-aware MPI) or its staged copy in page-locked host memory. Waits for the stream's work
+// (the packing) first: MPI reads the bytes as soon as it is called.
+std::byte const* outgoing(memory_kind kind, transport how, void* stream, std::byte const* send, std::size_t bytes,
+                          message_buffers& buffers) {
+  if (!on_gpu(kind)) return send;
+  if (how == transport::device_pointers) {
+    coalesce::detail::synchronize_stream(stream);
+    return send;
+  }
+  std::byte* stage = buffers.send_stage.at_least(bytes);
+  coalesce::detail::copy_bytes(memory_kind::host, stage, kind, send, bytes, stream);  // waits: host memory
+  return stage;
+}
+
+// Where MPI writes a message to, and the copy to its final place after it arrived.
+std::byte* incoming(memory_kind kind, transport how, std::size_t bytes, message_buffers& buffers) {
+  std::byte* received = buffers.received_at_least(kind, bytes);
+  if (!on_gpu(kind) || how == transport::device_pointers) return received;
+  return buffers.received_stage.at_least(bytes);
+}
+void arrived(memory_kind kind, transport how, void* stream, std::size_t bytes, message_buffers& buffers) {
+  if (!on_gpu(kind) || how == transport::device_pointers || bytes == 0) return;
+  coalesce::detail::copy_bytes(kind, buffers.received.data(), memory_kind::host, buffers.received_stage.data, bytes, stream);
+}
+
+}  // namespace
+
+std::size_t message_columns::bytes(std::size_t count) const {
+  std::size_t total = 0;
+  for (std::size_t w : widths) total += round_up(count * w);
+  return total;
+}
+
+std::size_t message_columns::element_bytes() const {
+  std::size_t total = 0;
+  for (std::size_t w : widths) total += w;
+  return total;
+}
+
+void message_columns::add(memory_kind k, coalesce::column_ref c, std::size_t width, int type, char const* what) {
+  if (kind_set && !coalesce::detail::same_memory(kind, k)) {
+    throw_error(std::string(what) + ": the per-particle arrays are in different memories (host and GPU); keep them all "
+                "where the particles are");
+  }
+  kind = k;
+  kind_set = true;
+  columns.push_back(c);
+  widths.push_back(width);
+  types.push_back(type);
+}
+
+void pack(message_columns const& m, std::size_t count, index_map from, std::byte* message, void* stream) {
+  if (count == 0) return;
+  std::vector<coalesce::detail::column_copy> copies;
+  std::size_t offset = 0;
+  for (std::size_t c = 0; c < m.columns.size(); ++c) {
+    copies.push_back({coalesce::column_ref{message + offset, m.widths[c]}, m.columns[c], m.widths[c]});
+    offset += round_up(count * m.widths[c]);
+  }
+  coalesce::detail::move_columns_indexed(m.kind, copies.data(), copies.size(), count, from, index_map{nullptr, 0}, stream);
+}
+
+void unpack(message_columns const& m, std::size_t count, std::byte const* message, index_map to, void* stream) {
+  if (count == 0) return;
+  std::vector<coalesce::detail::column_copy> copies;
+  std::size_t offset = 0;
+  for (std::size_t c = 0; c < m.columns.size(); ++c) {
+    copies.push_back({m.columns[c], coalesce::column_ref{const_cast<std::byte*>(message) + offset, m.widths[c]}, m.widths[c]});
+    offset += round_up(count * m.widths[c]);
+  }
+  coalesce::detail::move_columns_indexed(m.kind, copies.data(), copies.size(), count, index_map{nullptr, 0}, to, stream);
+}
+
+void unpack_sum(message_columns const& m, std::size_t count, std::byte const* message, index_map to, void* stream) {
+  if (count == 0) return;
+  std::vector<coalesce::detail::column_sum> sums;
+  std::size_t offset = 0;
+  for (std::size_t c = 0; c < m.columns.size(); ++c) {
+    if (m.types[c] < 0) throw_error("reverse: a column that is not float, double or a 32/64-bit integer cannot be summed");
+    sums.push_back({m.columns[c], coalesce::column_ref{const_cast<std::byte*>(message) + offset, m.widths[c]},
+                    static_cast<coalesce::detail::scalar_type>(m.types[c])});
+    offset += round_up(count * m.widths[c]);
+  }
+  coalesce::detail::add_columns_indexed(m.kind, sums.data(), sums.size(), count, index_map{nullptr, 0}, to, stream);
+}
+
+std::array<double, 3> read_position(memory_kind kind, coalesce::detail::position_columns const& c, std::size_t i) {
+  std::array<double, 3> p{0, 0, 0};
+  for (unsigned a = 0; a < c.dims; ++a) {
+    if (c.width == 4) {
+      float v = 0;
+      coalesce::detail::copy_bytes(memory_kind::host, &v, kind, c.axis[a].address(i), 4);
+      p[a] = v;
+    } else {
+      coalesce::detail::copy_bytes(memory_kind::host, &p[a], kind, c.axis[a].address(i), 8);
+    }
+  }
+  return p;
+}
+
+namespace {
+// A message's element count travels with its element size, so arrays of different types on two
+// ranks are an error, not a misread.
+void check_element_size(unsigned long long theirs, std::size_t ours, char const* what) {
+  if (theirs != ours) {
+    throw_error(std::string(what) + ": a neighbour sent elements of " + std::to_string(theirs) + " bytes where this rank's have " +
+                std::to_string(ours) + "; every rank must exchange arrays of the same element type");
+  }
+}
+}  // namespace
+
+std::byte const* exchange(MPI_Comm comm, memory_kind kind, transport how, void* stream, message_columns const& m,
+                          std::byte const* send, std::vector<std::size_t> const& send_counts,
+                          std::vector<std::size_t>& received_counts, message_buffers& buffers) {
   int size = 0;
   MPI_Comm_size(comm, &size);
-  std::vector<unsigned long long> out(send_bytes.begin(), send_bytes.end()), in(static_cast<std::size_t>(size));
-  check(MPI_Alltoall(out.data(), 1, MPI_UNSIGNED_LONG_LONG, in.data(), 1, MPI_UNSIGNED_LONG_LONG, comm), "MPI_Alltoall");
-  received_bytes.assign(in.begin(), in.end());
-  std::size_t total = 0;
-  for (auto b : received_bytes) total += b;
-  std::vector<std::byte> received(total);
+  auto const ranks = static_cast<std::size_t>(size);
+  std::vector<unsigned long long> out(2 * ranks), in(2 * ranks);
+  for (std::size_t r = 0; r < ranks; ++r) {
+    out[2 * r] = send_counts[r];
+    out[2 * r + 1] = m.element_bytes();
+  }
+  check(MPI_Alltoall(out.data(), 2, MPI_UNSIGNED_LONG_LONG, in.data(), 2, MPI_UNSIGNED_LONG_LONG, comm), "MPI_Alltoall");
+  received_counts.assign(ranks, 0);
+  std::size_t total_in = 0, total_out = 0;
+  for (std::size_t r = 0; r < ranks; ++r) {
+    received_counts[r] = in[2 * r];
+    if (in[2 * r] > 0) check_element_size(in[2 * r + 1], m.element_bytes(), "migrate");
+    total_in += m.bytes(received_counts[r]);
+    total_out += m.bytes(send_counts[r]);
+  }
+  std::byte const* from = outgoing(kind, how, stream, send, total_out, buffers);
+  std::byte* into = incoming(kind, how, total_in, buffers);
   std::vector<MPI_Request> requests;
   constexpr int tag = 0x636f;  // "co"
-  // Messages of up to 2^31 - 1 bytes (MPI's int counts); larger ones are an error with a remedy.
-  auto count_of = [](std::size_t bytes) {
-    if (bytes > 0x7fffffffull) throw_error("migrate: a message of " + std::to_string(bytes) + " bytes exceeds MPI's int counts; migrate more often");
-    return static_cast<int>(bytes);
-  };
   std::size_t offset = 0;
-  for (int r = 0; r < size; ++r) {
-    std::size_t const b = received_bytes[static_cast<std::size_t>(r)];
+  for (std::size_t r = 0; r < ranks; ++r) {
+    std::size_t const b = m.bytes(received_counts[r]);
     if (b > 0) {
       requests.emplace_back();
-      check(MPI_Irecv(received.data() + offset, count_of(b), MPI_BYTE, r, tag, comm, &requests.back()), "MPI_Irecv");
+      check(MPI_Irecv(into + offset, message_count(b, "migrate"), MPI_BYTE, static_cast<int>(r), tag, comm, &requests.back()),
+            "MPI_Irecv");
     }
     offset += b;
   }
   offset = 0;
-  for (int r = 0; r < size; ++r) {
-    std::size_t const b = send_bytes[static_cast<std::size_t>(r)];
+  for (std::size_t r = 0; r < ranks; ++r) {
+    std::size_t const b = m.bytes(send_counts[r]);
     if (b > 0) {
       requests.emplace_back();
-      check(MPI_Isend(send.data() + offset, count_of(b), MPI_BYTE, r, tag, comm, &requests.back()), "MPI_Isend");
+      check(MPI_Isend(from + offset, message_count(b, "migrate"), MPI_BYTE, static_cast<int>(r), tag, comm, &requests.back()),
+            "MPI_Isend");
     }
     offset += b;
   }
   check(MPI_Waitall(static_cast<int>(requests.size()), requests.data(), MPI_STATUSES_IGNORE), "MPI_Waitall");
-  return received;
+  arrived(kind, how, stream, total_in, buffers);
+  return buffers.received.data();
 }
 
-std::vector<std::byte> sendrecv_bytes(MPI_Comm comm, std::vector<std::byte> const& send, int to, int from) {
+std::byte const* sendrecv(MPI_Comm comm, memory_kind kind, transport how, void* stream, message_columns const& m,
+                          std::byte const* send, std::size_t count, int to, int from, std::size_t& received,
+                          message_buffers& buffers) {
   constexpr int tag = 0x6861;  // "ha"
-  unsigned long long out = to == MPI_PROC_NULL ? 0 : send.size(), in = 0;
-  check(MPI_Sendrecv(&out, 1, MPI_UNSIGNED_LONG_LONG, to, tag, &in, 1, MPI_UNSIGNED_LONG_LONG, from, tag, comm, MPI_STATUS_IGNORE),
+  unsigned long long out[2] = {to == MPI_PROC_NULL ? 0 : count, m.element_bytes()}, in[2] = {0, 0};
+  check(MPI_Sendrecv(out, 2, MPI_UNSIGNED_LONG_LONG, to, tag, in, 2, MPI_UNSIGNED_LONG_LONG, from, tag, comm, MPI_STATUS_IGNORE),
         "MPI_Sendrecv");
-  if (from == MPI_PROC_NULL) in = 0;
-  if (out > 0x7fffffffull || in > 0x7fffffffull) throw_error("halo: a message of more than 2^31 - 1 bytes; use more ranks");
-  std::vector<std::byte> received(in);
-  check(MPI_Sendrecv(send.data(), static_cast<int>(out), MPI_BYTE, to, tag + 1, received.data(), static_cast<int>(in), MPI_BYTE, from,
-                     tag + 1, comm, MPI_STATUS_IGNORE),
+  if (from == MPI_PROC_NULL) in[0] = 0;
+  if (in[0] > 0) check_element_size(in[1], m.element_bytes(), "halo");
+  received = in[0];
+  std::size_t const out_bytes = m.bytes(out[0]), in_bytes = m.bytes(in[0]);
+  std::byte const* message = outgoing(kind, how, stream, send, out_bytes, buffers);
+  std::byte* into = incoming(kind, how, in_bytes, buffers);
+  check(MPI_Sendrecv(message, message_count(out_bytes, "halo"), MPI_BYTE, to, tag + 1, into, message_count(in_bytes, "halo"),
+                     MPI_BYTE, from, tag + 1, comm, MPI_STATUS_IGNORE),
         "MPI_Sendrecv");
-  return received;
+  arrived(kind, how, stream, in_bytes, buffers);
+  return buffers.received.data();
 }
 
 }  // namespace detail

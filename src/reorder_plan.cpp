@@ -1,12 +1,14 @@
 // The reorder algorithms, once for both backends: every check runs before anything the user
 // owns is written (bad input leaves everything as it was), and every buffer is the plan's,
 // reused across calls.
+#include <bit>
 #include <atomic>
 #include <cinttypes>
 #include <cstdio>
 #include <cstring>
 #include <string>
 
+#include <coalesce/detail/indexed_moves.hpp>
 #include <coalesce/error.hpp>
 
 #include "reorder_state.hpp"
@@ -493,6 +495,39 @@ std::uint32_t const* cell_offsets(reorder_plan& plan, std::uint64_t cells, std::
   s.ensure(s.cells, s.kind, (cells + 1) * 4);
   s.backend(s.kind).cell_starts(s.keys.data(), s.key_bytes, s.n, cells, reinterpret_cast<std::uint32_t*>(s.cells.data()));
   return reinterpret_cast<std::uint32_t const*>(s.cells.data());
+}
+
+std::vector<std::size_t> group_by_destination(reorder_plan& plan, memory_kind kind, int const* dest, std::size_t n, int self,
+                                              int ranks, std::size_t& first_bad, int& bad_value) {
+  check_element_count(n, "migrate");
+  auto& s = state_of(plan);
+  first_bad = none;
+  if (n == 0) return std::vector<std::size_t>(static_cast<std::size_t>(ranks), 0);
+  // Keys 0 (stays), rank + 1 (leaves), ranks + 1 (a bad destination, sorted last) in the plan's key
+  // buffer; the stable sort then groups them, and the cells' starts are the counts.
+  s.ensure(s.keys, kind, n * 4);
+  auto* keys = reinterpret_cast<std::uint32_t*>(s.keys.data());
+  destination_keys(kind, dest, n, self, ranks, keys, s.stream);
+  int const end_bit = std::bit_width(static_cast<unsigned>(ranks) + 1u);
+  sort_keys(plan, kind, keys, 4, n, 0, end_bit, 0);
+  auto const cells = static_cast<std::uint64_t>(ranks) + 2;
+  s.ensure(s.cells, kind, (cells + 1) * 4);
+  auto* starts = reinterpret_cast<std::uint32_t*>(s.cells.data());
+  s.backend(kind).cell_starts(s.keys.data(), 4, n, cells, starts);
+  std::vector<std::uint32_t> host_starts(cells + 1);
+  copy_bytes(memory_kind::host, host_starts.data(), kind, starts, host_starts.size() * 4, s.stream);
+  if (host_starts[cells - 1] < n) {  // the stable sort put the lowest bad element first among the bad
+    std::uint32_t const at = read_one(s, kind, reinterpret_cast<std::uint32_t const*>(s.perm.data()) + host_starts[cells - 1]);
+    first_bad = at;
+    bad_value = read_one(s, kind, dest + at);
+    return {};
+  }
+  std::vector<std::size_t> counts(static_cast<std::size_t>(ranks), 0);
+  counts[static_cast<std::size_t>(self)] = host_starts[1];
+  for (int r = 0; r < ranks; ++r) {
+    if (r != self) counts[static_cast<std::size_t>(r)] = host_starts[static_cast<std::size_t>(r) + 2] - host_starts[static_cast<std::size_t>(r) + 1];
+  }
+  return counts;
 }
 
 }  // namespace detail

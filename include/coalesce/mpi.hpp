@@ -20,9 +20,12 @@
 // every rank throw the same coalesce::error naming the first such rank, element and value; no
 // rank is left waiting and nothing has moved.
 //
-// Memory: host vectors (and device vectors of a CPU build, which are host memory). Device vectors
-// in GPU memory are not accepted yet (a compile-time message says so); copy them to a host_vector
-// around the migration until then.
+// Memory: the particles and every extra array in one kind of memory, host or GPU (a
+// coalesce::device_vector and device arrays in CUDA builds). Finding the leavers, packing and
+// unpacking run where the data is (GPU kernels for GPU memory, on the decomposition's stream);
+// MPI gets GPU pointers when the decomposition's transport is device_pointers (a CUDA-aware MPI),
+// otherwise each message is staged through page-locked host memory. Every call waits for its
+// messages: the data is in place when it returns.
 #pragma once
 #include <mpi.h>
 
@@ -31,18 +34,66 @@
 #include <cstddef>
 #include <cstdint>
 #include <cstring>
+#include <memory>
 #include <numeric>
 #include <span>
 #include <string>
 #include <type_traits>
 #include <vector>
 
+#include "detail/indexed_moves.hpp"
 #include "error.hpp"
 #include "keys.hpp"
 #include "reorder.hpp"
+#include "stream.hpp"
 #include "vector.hpp"
 
 namespace coalesce::mpi {
+
+// How messages between ranks travel when the particles are in GPU memory: staged through
+// page-locked host buffers (works with any MPI), or as GPU pointers handed to MPI (needs a
+// CUDA-aware MPI; collectives never get GPU pointers). Host memory always goes as it is.
+enum class transport : unsigned char { staged, device_pointers };
+
+// The default transport: device_pointers when the environment variable
+// COALESCE_MPI_DEVICE_POINTERS is 1, or when the MPI says it is CUDA-aware (Open MPI's
+// MPIX_Query_cuda_support); staged otherwise, and always staged when set to 0.
+transport default_transport();
+
+namespace detail {
+// Message buffers kept between calls (grown, never shrunk), so a steady-state loop allocates
+// nothing: messages in the particles' memory, page-locked staging copies on the host.
+struct message_buffers {
+  coalesce::detail::buffer send, received;
+  struct pinned {
+    std::byte* data = nullptr;
+    std::size_t size = 0;
+    ~pinned() { coalesce::detail::deallocate_pinned(data); }
+    std::byte* at_least(std::size_t bytes) {
+      if (bytes > size) {
+        coalesce::detail::deallocate_pinned(data);
+        data = nullptr;
+        size = 0;
+        data = static_cast<std::byte*>(coalesce::detail::allocate_pinned(bytes));
+        size = bytes;
+      }
+      return data;
+    }
+  };
+  pinned send_stage, received_stage;
+  std::byte* send_at_least(coalesce::detail::memory_kind kind, std::size_t bytes) { return grow(send, kind, bytes); }
+  std::byte* received_at_least(coalesce::detail::memory_kind kind, std::size_t bytes) { return grow(received, kind, bytes); }
+
+ private:
+  static std::byte* grow(coalesce::detail::buffer& b, coalesce::detail::memory_kind kind, std::size_t bytes) {
+    if (b.kind() != kind || b.size() < bytes) {
+      b = coalesce::detail::buffer();
+      b = coalesce::detail::buffer(kind, bytes);
+    }
+    return b.data();
+  }
+};
+}  // namespace detail
 
 // A regular Cartesian decomposition of a box over the ranks of a communicator (MPI_Cart_create
 // on a duplicate of it; periodic along every axis when the box is periodic). Move-only.
@@ -71,6 +122,15 @@ class decomposition {
   // The rank next to this one along `axis` in `direction` (+1 or -1); MPI_PROC_NULL past a clamped edge.
   int neighbor(unsigned axis, int direction) const;
 
+  // The stream that migrate() and build_halo() (and the halo plans it builds) queue GPU work on.
+  void set_stream(coalesce::stream s) { stream_ = s; }
+  coalesce::stream stream() const { return stream_; }
+  void set_transport(mpi::transport t) { transport_ = t; }
+  mpi::transport transport() const { return transport_; }
+  // The grid as GPU kernels see it (owner() on the GPU).
+  coalesce::detail::owner_grid grid() const;
+  detail::message_buffers& buffers() const { return *buffers_; }
+
  private:
   MPI_Comm comm_ = MPI_COMM_NULL;
   int rank_ = 0, size_ = 1;
@@ -78,6 +138,9 @@ class decomposition {
   std::array<int, 3> ranks_{1, 1, 1};
   std::array<int, 3> coords_{0, 0, 0};
   box global_{};
+  coalesce::stream stream_{};
+  mpi::transport transport_ = default_transport();
+  std::unique_ptr<detail::message_buffers> buffers_ = std::make_unique<detail::message_buffers>();
 };
 
 struct migration_report {
@@ -88,80 +151,187 @@ struct migration_report {
 
 namespace detail {
 
+using coalesce::detail::index_map;
+using coalesce::detail::memory_kind;
 using coalesce::detail::throw_error;
 
 // Agrees on the first bad element over all ranks (local: this rank's first bad element or -1,
 // with its value in words); when any rank has one, every rank throws the same error.
 void agree_on_errors(MPI_Comm comm, long long local_bad, std::string const& local_value, char const* what);
 
-// Exchanges the per-destination byte buffers: send_bytes[r] bytes from `send` (packed by
-// destination in rank order) to rank r; returns what arrived, packed by source rank in rank order,
-// and received_bytes[r] from each rank. Counts first (MPI_Alltoall), then point-to-point messages
-// to and from the ranks with something to send or receive.
-std::vector<std::byte> exchange(MPI_Comm comm, std::vector<std::byte> const& send, std::vector<std::size_t> const& send_bytes,
-                                std::vector<std::size_t>& received_bytes);
+// The 1-D columns of per-particle arrays in the order they travel: a message of `count` elements
+// holds one segment per column (count elements of its width, each segment starting 16-byte
+// aligned), whatever the arrays' layouts, so sender and receiver need not share a layout.
+struct message_columns {
+  memory_kind kind = memory_kind::host;
+  bool kind_set = false;
+  std::vector<coalesce::column_ref> columns;
+  std::vector<std::size_t> widths;
+  std::vector<int> types;  // coalesce::detail::scalar_type per column, -1 when not summable
+  std::size_t bytes(std::size_t count) const;
+  std::size_t element_bytes() const;  // of one element, all columns
+  void add(memory_kind k, coalesce::column_ref c, std::size_t width, int type, char const* what);
+};
+// Elements from.at(k), k < count, of every column into a message; a message into elements to.at(k);
+// a message added into elements to.at(k) (distinct), column types permitting. Queued on `stream`.
+void pack(message_columns const& m, std::size_t count, index_map from, std::byte* message, void* stream);
+void unpack(message_columns const& m, std::size_t count, std::byte const* message, index_map to, void* stream);
+void unpack_sum(message_columns const& m, std::size_t count, std::byte const* message, index_map to, void* stream);
 
-template <class T, class L, class S> constexpr void check_migratable() {
-  static_assert(!device_is_gpu || std::is_same_v<S, host>,
-                "coalesce::mpi::migrate: this vector is in GPU memory, which migrate() does not take yet; copy it to a "
-                "coalesce::host_vector around the migration (host_vector<T, L> h = d; migrate(..., h); d = h;)");
+// The messages of a migration: send_counts[r] elements of the columns `m` (packed by destination
+// in rank order, in memory of `kind`, after the work on `stream`) to rank r. Counts go first
+// (MPI_Alltoall on the host), then point-to-point messages. Returns the received messages,
+// packed by source rank, in memory of `kind` (inside `buffers`), and received_counts[r] from each rank.
+std::byte const* exchange(MPI_Comm comm, memory_kind kind, transport how, void* stream, message_columns const& m,
+                          std::byte const* send, std::vector<std::size_t> const& send_counts,
+                          std::vector<std::size_t>& received_counts, message_buffers& buffers);
+// One message of `count` elements to `to` and one from `from` (MPI_PROC_NULL: none), counts
+// first; returns the received message in memory of `kind` and its element count.
+std::byte const* sendrecv(MPI_Comm comm, memory_kind kind, transport how, void* stream, message_columns const& m,
+                          std::byte const* send, std::size_t count, int to, int from, std::size_t& received,
+                          message_buffers& buffers);
+
+// A position's coordinates read back to the host (error messages).
+std::array<double, 3> read_position(memory_kind kind, coalesce::detail::position_columns const& c, std::size_t i);
+
+// Per-leaf scalar types of U (for sums), -1 for a leaf that is not a float, double or 32/64-bit integer.
+template <class E> constexpr int scalar_code() {
+  if constexpr (std::is_arithmetic_v<E> && !std::is_same_v<E, bool> && (sizeof(E) == 4 || sizeof(E) == 8)) {
+    return static_cast<int>(coalesce::detail::scalar_type_of<E>());
+  } else {
+    return -1;
+  }
+}
+template <class U> constexpr auto leaf_scalar_codes() {
+  return []<std::size_t... L>(std::index_sequence<L...>) {
+    return std::array<int, sizeof...(L)>{scalar_code<typename reflect::leaf_t<U, L>::type>()...};
+  }(std::make_index_sequence<reflect::leaf_count_v<U>>{});
+}
+template <class U> constexpr bool summable() {
+  if constexpr (std::is_arithmetic_v<U>) {
+    return scalar_code<U>() >= 0;
+  } else {
+    for (int code : leaf_scalar_codes<U>()) {
+      if (code < 0) return false;
+    }
+    return true;
+  }
 }
 
-// Element access to the extra arrays that follow their particles.
+// The columns of one per-particle array: a coalesce::vector's leaf columns (any layout), or the
+// leaves of a std::vector's elements (host memory) as strided columns.
+template <class T, class L, class S> void add_columns(message_columns& m, vector<T, L, S>& v, char const* what) {
+  constexpr auto codes = leaf_scalar_codes<T>();
+  reflect::for_each_column<T>([&](std::size_t l, std::size_t j) {
+    m.add(coalesce::detail::kind_of_space<S>, v.storage().column(l, j), reflect::leaf_table_v<T>[l].size, codes[l], what);
+  });
+}
+template <class U, class A> void add_columns(message_columns& m, std::vector<U, A>& v, char const* what) {
+  static_assert(std::is_trivially_copyable_v<U>, "coalesce::mpi: per-particle arrays hold trivially copyable elements");
+  auto* base = reinterpret_cast<std::byte*>(v.data());
+  if constexpr (std::is_arithmetic_v<U>) {
+    m.add(memory_kind::host, coalesce::column_ref{base, sizeof(U)}, sizeof(U), scalar_code<U>(), what);
+  } else {
+    constexpr auto codes = leaf_scalar_codes<U>();
+    reflect::for_each_column<U>([&](std::size_t l, std::size_t j) {
+      auto const& leaf = reflect::leaf_table_v<U>[l];
+      m.add(memory_kind::host, coalesce::column_ref{base + leaf.offset + j * leaf.size, sizeof(U)}, leaf.size, codes[l], what);
+    });
+  }
+}
+template <class... Arrays> message_columns columns_of(char const* what, Arrays&... arrays) {
+  message_columns m;
+  (add_columns(m, arrays, what), ...);
+  return m;
+}
+
+template <class U, class A> U element_type_of(std::vector<U, A> const&);
+template <class U, class L, class S> U element_type_of(coalesce::vector<U, L, S> const&);
+template <class Array> inline constexpr memory_kind kind_of_array = memory_kind::host;
+template <class U, class L, class S>
+inline constexpr memory_kind kind_of_array<coalesce::vector<U, L, S>> = coalesce::detail::kind_of_space<S>;
+template <class T, class L, class S, class... Extra> constexpr void check_same_memory() {
+  static_assert(!device_is_gpu || ((kind_of_array<Extra> == coalesce::detail::kind_of_space<S>) && ...),
+                "coalesce::mpi: the extra arrays must be in the particles' memory (a device_vector's companions are "
+                "device_vectors; a std::vector is host memory)");
+}
+
 template <class U, class A> std::size_t size_of(std::vector<U, A> const& a) { return a.size(); }
 template <class U, class L, class S> std::size_t size_of(coalesce::vector<U, L, S> const& a) { return a.size(); }
-template <class U, class A> std::size_t element_bytes(std::vector<U, A> const&) { return sizeof(U); }
-template <class U, class L, class S> std::size_t element_bytes(coalesce::vector<U, L, S> const&) { return sizeof(U); }
-
-// Coordinate a of element i's position (float or double columns, host memory), and its setter.
-inline double position_axis(coalesce::detail::position_columns const& c, unsigned a, std::size_t i) {
-  void const* at = c.axis[a].address(i);
-  return c.width == 4 ? static_cast<double>(*static_cast<float const*>(at)) : *static_cast<double const*>(at);
-}
-inline void set_position_axis(coalesce::detail::position_columns const& c, unsigned a, std::size_t i, double value) {
-  void* at = c.axis[a].address(i);
-  if (c.width == 4) {
-    *static_cast<float*>(at) = static_cast<float>(value);
-  } else {
-    *static_cast<double*>(at) = value;
-  }
-}
-
-// Elements [first, first + count) of a per-particle array (the particles themselves too) to and
-// from the bytes of a message.
-template <class U, class A> void pack(std::vector<U, A> const& a, std::size_t first, std::size_t count, std::byte* out) {
-  static_assert(std::is_trivially_copyable_v<U>, "coalesce::mpi::migrate: extra arrays hold trivially copyable elements");
-  std::memcpy(out, a.data() + first, count * sizeof(U));
-}
-template <class U, class L, class S> void pack(coalesce::vector<U, L, S> const& a, std::size_t first, std::size_t count, std::byte* out) {
-  check_migratable<U, L, S>();
-  auto const v = a.const_view();
-  for (std::size_t k = 0; k < count; ++k) {
-    U const record = v[first + k];
-    std::memcpy(out + k * sizeof(U), &record, sizeof(U));
-  }
-}
-template <class U, class A> void keep_and_reserve(std::vector<U, A>& a, std::size_t kept, std::size_t total) {
+template <class U, class A> void resize_to(std::vector<U, A>& a, std::size_t kept, std::size_t total) {
   a.resize(kept);
   a.resize(total);
 }
-template <class U, class L, class S> void keep_and_reserve(coalesce::vector<U, L, S>& a, std::size_t kept, std::size_t total) {
+template <class U, class L, class S> void resize_to(coalesce::vector<U, L, S>& a, std::size_t kept, std::size_t total) {
   a.resize(kept);
   a.resize(total);
 }
-template <class U, class A> void unpack(std::vector<U, A>& a, std::size_t first, std::size_t count, std::byte const* in) {
-  std::memcpy(a.data() + first, in, count * sizeof(U));
-}
-template <class U, class L, class S> void unpack(coalesce::vector<U, L, S>& a, std::size_t first, std::size_t count, std::byte const* in) {
-  auto v = a.view();
-  for (std::size_t k = 0; k < count; ++k) {
-    U record;
-    std::memcpy(&record, in + k * sizeof(U), sizeof(U));
-    v[first + k] = record;
+
+// The migration once the destinations (ints in the particles' memory) are known.
+// describe(i, destination) says in words why element i's destination is bad.
+template <class T, class L, class S, class Describe, class... Extra>
+migration_report migrate_to(decomposition const& d, vector<T, L, S>& particles, int const* destination, std::string size_error,
+                            Describe const& describe, Extra&... arrays) {
+  check_same_memory<T, L, S, Extra...>();
+  constexpr memory_kind kind = coalesce::detail::kind_of_space<S>;
+  std::size_t const n = particles.size();
+  void* const stream = d.stream().handle();
+  // Every element grouped by destination through one sort (stayers first, then by rank).
+  reorder_plan plan(d.stream(), check_policy::off);
+  std::size_t first_bad = coalesce::detail::no_element;
+  int bad_destination = 0;
+  std::vector<std::size_t> count;
+  if (size_error.empty()) {
+    count = coalesce::detail::group_by_destination(plan, kind, destination, n, d.rank(), d.size(), first_bad, bad_destination);
   }
+  long long bad = size_error.empty() ? -1 : 0;
+  if (first_bad != coalesce::detail::no_element) {
+    bad = static_cast<long long>(first_bad);
+    size_error = describe(first_bad, bad_destination);
+  }
+  agree_on_errors(d.comm(), bad, size_error, "migrate");
+
+  migration_report report;
+  report.kept = count[static_cast<std::size_t>(d.rank())];
+  report.sent = n - report.kept;
+  if (report.sent > 0) {  // one fused permutation of every column (and of the extra arrays)
+    coalesce::apply(plan, particles, arrays...);
+  }
+  // One message per destination: each column's leavers, segment after segment.
+  message_columns const columns = columns_of("migrate", particles, arrays...);
+  std::vector<std::size_t> send_counts = count;
+  send_counts[static_cast<std::size_t>(d.rank())] = 0;
+  std::size_t total_send = 0;
+  for (std::size_t c : send_counts) total_send += columns.bytes(c);
+  std::byte* const send = d.buffers().send_at_least(kind, total_send);
+  {
+    std::size_t first = report.kept, offset = 0;
+    for (std::size_t r = 0; r < count.size(); ++r) {
+      if (static_cast<int>(r) == d.rank()) continue;
+      pack(columns, count[r], index_map{nullptr, first}, send + offset, stream);
+      offset += columns.bytes(count[r]);
+      first += count[r];
+    }
+  }
+  std::vector<std::size_t> arrived;
+  std::byte const* received = exchange(d.comm(), kind, d.transport(), stream, columns, send, send_counts, arrived, d.buffers());
+
+  // Keep the stayers, append the arrivals by source rank: no holes.
+  for (std::size_t c : arrived) report.received += c;
+  std::size_t const total = report.kept + report.received;
+  resize_to(particles, report.kept, total);
+  (resize_to(arrays, report.kept, total), ...);
+  message_columns const into = columns_of("migrate", particles, arrays...);
+  std::size_t first = report.kept;
+  std::size_t offset = 0;
+  for (std::size_t r = 0; r < arrived.size(); ++r) {
+    unpack(into, arrived[r], received + offset, index_map{nullptr, first}, stream);
+    offset += into.bytes(arrived[r]);
+    first += arrived[r];
+  }
+  coalesce::synchronize(d.stream());
+  return report;
 }
-template <class U, class A> void permute(reorder_plan& plan, std::vector<U, A>& a) { coalesce::apply(plan, a); }
-template <class U, class L, class S> void permute(reorder_plan& plan, coalesce::vector<U, L, S>& a) { coalesce::apply(plan, a); }
 
 }  // namespace detail
 
@@ -170,107 +340,53 @@ template <class U, class L, class S> void permute(reorder_plan& plan, coalesce::
 template <class T, class L, class S, class... Extra>
 migration_report migrate(decomposition const& d, vector<T, L, S>& particles, std::span<int const> destination,
                          Extra&... arrays) {
-  detail::check_migratable<T, L, S>();
+  constexpr auto kind = coalesce::detail::kind_of_space<S>;
   std::size_t const n = particles.size();
-  long long bad = -1;
-  std::string bad_value;
+  std::string size_error;
   if (destination.size() != n) {
-    bad = static_cast<long long>(std::min(destination.size(), n));
-    bad_value = "the destination list has " + std::to_string(destination.size()) + " entries for " + std::to_string(n) + " elements";
+    size_error = "the destination list has " + std::to_string(destination.size()) + " entries for " + std::to_string(n) + " elements";
   }
-  (([&] {
-     if (bad < 0 && detail::size_of(arrays) != n) {
-       bad = 0;
-       bad_value = "an extra array has " + std::to_string(detail::size_of(arrays)) + " elements for " + std::to_string(n) + " particles";
-     }
-   }()),
+  ((size_error.empty() && detail::size_of(arrays) != n
+        ? (void)(size_error = "an extra array has " + std::to_string(detail::size_of(arrays)) + " elements for " +
+                              std::to_string(n) + " particles")
+        : (void)0),
    ...);
-  for (std::size_t i = 0; bad < 0 && i < n; ++i) {
-    if (destination[i] < 0 || destination[i] >= d.size()) {
-      bad = static_cast<long long>(i);
-      bad_value = "destination rank " + std::to_string(destination[i]) + ", outside [0, " + std::to_string(d.size()) + ")";
-    }
+  auto const describe = [&](std::size_t, int rank) {
+    return "destination rank " + std::to_string(rank) + ", outside [0, " + std::to_string(d.size()) + ")";
+  };
+  if (!size_error.empty() || !device_is_gpu || kind == coalesce::detail::memory_kind::host) {
+    return detail::migrate_to(d, particles, destination.data(), size_error, describe, arrays...);
   }
-  detail::agree_on_errors(d.comm(), bad, bad_value, "migrate");
-
-  // One fused permutation of every column (and of the extra arrays): the elements that stay first,
-  // in their order, then the leavers grouped by destination rank, each group in order.
-  std::vector<std::uint32_t> keys(n);
-  std::vector<std::size_t> count(static_cast<std::size_t>(d.size()), 0);
-  for (std::size_t i = 0; i < n; ++i) {
-    int const r = destination[i];
-    keys[i] = r == d.rank() ? 0u : static_cast<std::uint32_t>(r) + 1u;
-    if (r != d.rank()) ++count[static_cast<std::size_t>(r)];
-  }
-  migration_report report;
-  report.sent = std::accumulate(count.begin(), count.end(), std::size_t{0});
-  report.kept = n - report.sent;
-  if (report.sent > 0) {
-    reorder_plan plan;
-    sort_by_key(particles, std::span<std::uint32_t const>(keys), plan);
-    (detail::permute(plan, arrays), ...);
-  }
-
-  // One message per destination: its records, then each extra array's elements.
-  std::size_t const record_bytes = sizeof(T) + (std::size_t{0} + ... + detail::element_bytes(arrays));
-  std::vector<std::byte> send(report.sent * record_bytes);
-  std::vector<std::size_t> send_bytes(count.size());
-  {
-    std::size_t first = report.kept;
-    std::byte* out = send.data();
-    for (std::size_t r = 0; r < count.size(); ++r) {
-      send_bytes[r] = count[r] * record_bytes;
-      detail::pack(particles, first, count[r], out);
-      std::byte* extra = out + count[r] * sizeof(T);
-      ((detail::pack(arrays, first, count[r], extra), extra += count[r] * detail::element_bytes(arrays)), ...);
-      out += send_bytes[r];
-      first += count[r];
-    }
-  }
-  std::vector<std::size_t> received_bytes;
-  std::vector<std::byte> const received = detail::exchange(d.comm(), send, send_bytes, received_bytes);
-  report.received = received.size() / record_bytes;
-
-  // Keep the stayers, append the arrivals by source rank: no holes.
-  std::size_t const total = report.kept + report.received;
-  detail::keep_and_reserve(particles, report.kept, total);
-  (detail::keep_and_reserve(arrays, report.kept, total), ...);
-  std::byte const* in = received.data();
-  std::size_t first = report.kept;
-  for (std::size_t r = 0; r < received_bytes.size(); ++r) {
-    std::size_t const c = received_bytes[r] / record_bytes;
-    detail::unpack(particles, first, c, in);
-    std::byte const* extra = in + c * sizeof(T);
-    ((detail::unpack(arrays, first, c, extra), extra += c * detail::element_bytes(arrays)), ...);
-    in += received_bytes[r];
-    first += c;
-  }
-  return report;
+  coalesce::detail::buffer on_device(kind, n * sizeof(int));
+  coalesce::detail::copy_bytes(kind, on_device.data(), coalesce::detail::memory_kind::host, destination.data(), n * sizeof(int),
+                               d.stream().handle());
+  return detail::migrate_to(d, particles, reinterpret_cast<int const*>(on_device.data()), size_error, describe, arrays...);
 }
 
 // The same with each element's destination the owner of its position (a member path, as for
-// keys: &Particle::pos, or member_path(&Atom::pos)). A position that is not finite, or outside a
-// clamped box, is an error on every rank.
+// keys: &Particle::pos, or member_path(&Atom::pos)), computed where the particles are. A position
+// that is not finite, or outside a clamped box, is an error on every rank.
 template <class T, class L, class S, class Pos, class... Extra>
   requires(!std::is_convertible_v<Pos, std::span<int const>>)
 migration_report migrate(decomposition const& d, vector<T, L, S>& particles, Pos const& position, Extra&... arrays) {
-  detail::check_migratable<T, L, S>();
+  constexpr auto kind = coalesce::detail::kind_of_space<S>;
+  std::size_t const n = particles.size();
+  std::string size_error;
+  ((size_error.empty() && detail::size_of(arrays) != n
+        ? (void)(size_error = "an extra array has " + std::to_string(detail::size_of(arrays)) + " elements for " +
+                              std::to_string(n) + " particles")
+        : (void)0),
+   ...);
   auto const columns = coalesce::detail::position_columns_of(particles.storage(), position);
-  std::vector<int> destination(particles.size());
-  long long bad = -1;
-  std::string bad_value;
-  for (std::size_t i = 0; i < particles.size(); ++i) {
-    std::array<double, 3> p{0, 0, 0};
-    for (unsigned a = 0; a < columns.dims; ++a) p[a] = detail::position_axis(columns, a, i);
-    destination[i] = d.owner(p);
-    if (destination[i] < 0 && bad < 0) {
-      bad = static_cast<long long>(i);
-      bad_value = "position (" + std::to_string(p[0]) + ", " + std::to_string(p[1]) + ", " + std::to_string(p[2]) +
-                  "), which is not finite or lies outside the clamped box";
-    }
-  }
-  detail::agree_on_errors(d.comm(), bad, bad_value, "migrate");  // every rank takes part, bad or not
-  return migrate(d, particles, std::span<int const>(destination), arrays...);
+  coalesce::detail::buffer destination(kind, n * sizeof(int));
+  auto* dest = reinterpret_cast<int*>(destination.data());
+  coalesce::detail::owners_of(kind, columns, n, d.grid(), dest, d.stream().handle());
+  auto const describe = [&](std::size_t i, int) {
+    auto const p = detail::read_position(kind, columns, i);
+    return "position (" + std::to_string(p[0]) + ", " + std::to_string(p[1]) + ", " + std::to_string(p[2]) +
+           "), which is not finite or lies outside the clamped box";
+  };
+  return detail::migrate_to(d, particles, dest, size_error, describe, arrays...);
 }
 
 }  // namespace coalesce::mpi

@@ -29,6 +29,7 @@
 #include <cstddef>
 #include <cstdint>
 #include <cstring>
+#include <memory>
 #include <string>
 #include <type_traits>
 #include <vector>
@@ -44,66 +45,38 @@ class halo_plan {
  public:
   std::size_t owned() const { return owned_; }
   std::size_t ghosts() const { return ghosts_; }
+  coalesce::stream stream() const { return stream_; }
+  void set_stream(coalesce::stream s) { stream_ = s; }
+  mpi::transport transport() const { return transport_; }
+  MPI_Comm comm() const { return comm_; }
 
   struct stage {
     unsigned axis = 0;
     int direction = 0;                 // +1: sent to the rank above along axis, -1: below
     int to = 0, from = 0;              // ranks (MPI_PROC_NULL past a clamped edge)
     double received_shift = 0;         // added to the received ghosts' coordinate (a periodic image)
-    std::vector<std::uint32_t> sent;   // indices of the elements sent, in order
+    coalesce::detail::buffer sent;     // indices of the elements sent, in order (the particles' memory)
+    std::size_t sent_count = 0;
     std::size_t first_ghost = 0;       // ghosts received: [first_ghost, first_ghost + received)
     std::size_t received = 0;
+    std::uint32_t const* sent_indices() const { return reinterpret_cast<std::uint32_t const*>(sent.data()); }
   };
   std::vector<stage> const& stages() const { return stages_; }
-  MPI_Comm comm() const { return comm_; }
+  detail::message_buffers& buffers() const { return *buffers_; }
 
  private:
   template <class T, class L, class S, class Pos>
   friend halo_plan build_halo(decomposition const& d, vector<T, L, S>& particles, Pos const& position, double cutoff);
   MPI_Comm comm_ = MPI_COMM_NULL;
+  coalesce::detail::memory_kind kind_ = coalesce::detail::memory_kind::host;
+  coalesce::stream stream_{};
+  mpi::transport transport_ = mpi::transport::staged;
   std::size_t owned_ = 0, ghosts_ = 0;
   std::vector<stage> stages_;
+  std::unique_ptr<detail::message_buffers> buffers_ = std::make_unique<detail::message_buffers>();
 };
 
 namespace detail {
-
-// Sends `send_bytes` to `to` and receives from `from` (MPI_PROC_NULL: nothing), counts first.
-std::vector<std::byte> sendrecv_bytes(MPI_Comm comm, std::vector<std::byte> const& send, int to, int from);
-
-inline void add_to_axis(coalesce::detail::position_columns const& c, unsigned a, std::size_t i, double shift) {
-  set_position_axis(c, a, i, position_axis(c, a, i) + shift);
-}
-
-// Adds b into a leaf by leaf (arithmetic leaves: force sums of vec3, double, ...).
-template <class U> void add_into(U& a, U const& b) {
-  if constexpr (std::is_arithmetic_v<U>) {
-    a += b;
-  } else {
-    [&]<std::size_t... L>(std::index_sequence<L...>) {
-      ((
-           [&] {
-             using E = typename reflect::leaf_t<U, L>::type;
-             static_assert(std::is_arithmetic_v<E>, "coalesce::mpi::reverse: the values must have arithmetic leaves only");
-             constexpr std::size_t offset = reflect::leaf_t<U, L>::offset;
-             for (std::size_t j = 0; j < reflect::leaf_t<U, L>::extent; ++j) {
-               E x, y;
-               std::memcpy(&x, reinterpret_cast<std::byte const*>(&a) + offset + j * sizeof(E), sizeof(E));
-               std::memcpy(&y, reinterpret_cast<std::byte const*>(&b) + offset + j * sizeof(E), sizeof(E));
-               x += y;
-               std::memcpy(reinterpret_cast<std::byte*>(&a) + offset + j * sizeof(E), &x, sizeof(E));
-             }
-           }()),
-       ...);
-    }(std::make_index_sequence<reflect::leaf_count_v<U>>{});
-  }
-}
-
-template <class U, class A> U get(std::vector<U, A> const& a, std::size_t i) { return a[i]; }
-template <class U, class A> void set(std::vector<U, A>& a, std::size_t i, U const& v) { a[i] = v; }
-template <class U, class L, class S> U get(coalesce::vector<U, L, S> const& a, std::size_t i) { return a.const_view()[i]; }
-template <class U, class L, class S> void set(coalesce::vector<U, L, S>& a, std::size_t i, U const& v) { a.view()[i] = v; }
-template <class U, class A> U element_type_of(std::vector<U, A> const&);
-template <class U, class L, class S> U element_type_of(coalesce::vector<U, L, S> const&);
 
 template <class Array> void check_halo_size(halo_plan const& h, Array const& a, char const* what) {
   if (size_of(a) != h.owned() && size_of(a) != h.owned() + h.ghosts()) {
@@ -113,14 +86,49 @@ template <class Array> void check_halo_size(halo_plan const& h, Array const& a, 
   }
 }
 
+// A stage's message must hold what the plan says (plans built together, for arrays of one type).
+inline void check_arrived(std::size_t expected, std::size_t arrived, char const* what) {
+  if (expected != arrived) {
+    throw_error(std::string(what) + ": a neighbour sent " + std::to_string(arrived) + " elements where this rank's halo plan expects " +
+                std::to_string(expected) + "; every rank must use the plans of one build_halo call, for arrays of the same type");
+  }
+}
+
+// The columns of a position (x, y[, z]) as a message.
+inline message_columns position_message(memory_kind kind, coalesce::detail::position_columns const& c) {
+  message_columns m;
+  for (unsigned a = 0; a < c.dims; ++a) m.add(kind, c.axis[a], c.width, -1, "forward");
+  return m;
+}
+
+// Runs one stage's exchange: `count` elements of `m` from `from` (index map) to the neighbour
+// `to`, what arrives from `source` returned (in the plan's memory) with its element count.
+inline std::byte const* exchange_stage(halo_plan const& h, message_columns const& m, std::size_t count, index_map from, int to,
+                                       int source, std::size_t& arrived) {
+  memory_kind const kind = m.kind_set ? m.kind : memory_kind::host;
+  std::size_t const sending = to == MPI_PROC_NULL ? 0 : count;
+  std::byte* send = h.buffers().send_at_least(kind, m.bytes(sending));
+  pack(m, sending, from, send, h.stream().handle());
+  return sendrecv(h.comm(), kind, h.transport(), h.stream().handle(), m, send, sending, to, source, arrived, h.buffers());
+}
+
+// Resizes per-particle storage outside any stream's work: the work queued on `s` first, the
+// resize's own copies and fills (the default stream) finished after.
+template <class... Arrays> void resize_in_order(coalesce::stream s, std::size_t kept, std::size_t total, Arrays&... arrays) {
+  coalesce::synchronize(s);
+  (resize_to(arrays, kept, total), ...);
+  coalesce::synchronize(coalesce::stream{});
+}
+
 }  // namespace detail
 
 // Finds the ghosts, exchanges them stage by stage, appends them to `particles` (whole records)
 // and returns the plan. `particles` holds owned particles only when called (a previous halo's
-// ghosts removed: particles.resize(halo.owned())). Collective.
+// ghosts removed: particles.resize(halo.owned())). Collective. GPU memory: candidates are
+// selected and packed on the GPU (the plan's stream is the decomposition's).
 template <class T, class L, class S, class Pos>
 halo_plan build_halo(decomposition const& d, vector<T, L, S>& particles, Pos const& position, double cutoff) {
-  detail::check_migratable<T, L, S>();
+  constexpr auto kind = coalesce::detail::kind_of_space<S>;
   box const sub = d.subdomain();
   long long bad = -1;
   std::string why;
@@ -139,7 +147,11 @@ halo_plan build_halo(decomposition const& d, vector<T, L, S>& particles, Pos con
 
   halo_plan h;
   h.comm_ = d.comm();
+  h.kind_ = kind;
+  h.stream_ = d.stream();
+  h.transport_ = d.transport();
   h.owned_ = particles.size();
+  void* const stream = d.stream().handle();
   bool const periodic = d.global().edges == boundary::periodic;
   for (unsigned a = 0; a < d.dims(); ++a) {
     double const length = d.global().hi[a] - d.global().lo[a];
@@ -155,114 +167,97 @@ halo_plan build_halo(decomposition const& d, vector<T, L, S>& particles, Pos con
       int const coord = d.coords()[a], last = d.ranks_per_axis()[a] - 1;
       // Candidates: every element so far (owned and earlier stages' ghosts) near the face.
       auto const columns = coalesce::detail::position_columns_of(particles.storage(), position);
-      for (std::size_t i = 0; i < candidates && st.to != MPI_PROC_NULL; ++i) {
-        double const x = detail::position_axis(columns, a, i);
-        if (direction < 0 ? x < sub.lo[a] + cutoff : x >= sub.hi[a] - cutoff) st.sent.push_back(static_cast<std::uint32_t>(i));
+      st.sent = coalesce::detail::buffer(kind, std::max<std::size_t>(candidates, 1) * sizeof(std::uint32_t));
+      auto* sent = reinterpret_cast<std::uint32_t*>(st.sent.data());
+      if (st.to != MPI_PROC_NULL && candidates > 0) {
+        bool const below = direction < 0;
+        st.sent_count = coalesce::detail::select_near_face(kind, columns.axis[a], columns.width, candidates, below,
+                                                           below ? sub.lo[a] + cutoff : sub.hi[a] - cutoff, sent, stream);
       }
-      std::vector<std::byte> send(st.sent.size() * sizeof(T));
-      {
-        auto const v = particles.const_view();
-        for (std::size_t k = 0; k < st.sent.size(); ++k) {
-          T record = v[st.sent[k]];
-          std::memcpy(send.data() + k * sizeof(T), &record, sizeof(T));
-        }
-      }
-      std::vector<std::byte> const got = detail::sendrecv_bytes(d.comm(), send, st.to, st.from);
+      detail::message_columns const records = detail::columns_of("build_halo", particles);
+      std::size_t arrived = 0;
+      std::byte const* got = detail::exchange_stage(h, records, st.sent_count, coalesce::detail::index_map{sent, 0}, st.to, st.from, arrived);
       st.first_ghost = particles.size();
-      st.received = got.size() / sizeof(T);
-      particles.resize(st.first_ghost + st.received);
-      detail::unpack(particles, st.first_ghost, st.received, got.data());
+      st.received = arrived;
+      detail::resize_in_order(h.stream_, st.first_ghost, st.first_ghost + st.received, particles);
+      detail::unpack(detail::columns_of("build_halo", particles), st.received, got, coalesce::detail::index_map{nullptr, st.first_ghost}, stream);
       // What crossed the global boundary on its way here is a periodic image, one box length away:
       // the sender sits at the edge it sent across.
       int const from_coord = (coord - direction + d.ranks_per_axis()[a]) % d.ranks_per_axis()[a];
       st.received_shift = periodic && direction < 0 && from_coord == 0 ? length
                           : periodic && direction > 0 && from_coord == last ? -length
                                                                              : 0.0;
-      if (st.received > 0 && st.received_shift != 0) {
+      if (st.received > 0) {
         auto const after = coalesce::detail::position_columns_of(particles.storage(), position);
-        for (std::size_t k = 0; k < st.received; ++k) detail::add_to_axis(after, a, st.first_ghost + k, st.received_shift);
+        coalesce::detail::shift_column(kind, after.axis[a], after.width, st.first_ghost, st.received, st.received_shift, stream);
       }
       h.stages_.push_back(std::move(st));
     }
   }
   h.ghosts_ = particles.size() - h.owned_;
+  coalesce::synchronize(h.stream_);
   return h;
 }
 
-// Owners' positions to their ghosts (the stages in order, shifts applied): once per step.
+// Owners' positions to their ghosts (the stages in order, shifts applied): once per step. Only
+// the position's coordinates travel, in their own precision. GPU memory: packing, unpacking and
+// the shifts are queued on the plan's stream; the call waits for each stage's messages.
 template <class T, class L, class S, class Pos>
 void forward(halo_plan const& h, vector<T, L, S>& particles, Pos const& position) {
-  detail::check_migratable<T, L, S>();
+  constexpr auto kind = coalesce::detail::kind_of_space<S>;
   if (particles.size() != h.owned() + h.ghosts()) {
     detail::throw_error("forward: " + std::to_string(particles.size()) + " particles for a halo of " + std::to_string(h.owned()) +
                         " owned and " + std::to_string(h.ghosts()) + " ghosts; rebuild the halo after the particle count changed");
   }
   auto const columns = coalesce::detail::position_columns_of(particles.storage(), position);
-  unsigned const dims = columns.dims;
+  detail::message_columns const m = detail::position_message(kind, columns);
   for (auto const& st : h.stages()) {
-    std::vector<std::byte> send(st.sent.size() * dims * sizeof(double));
-    auto* out = reinterpret_cast<double*>(send.data());
-    for (std::size_t k = 0; k < st.sent.size(); ++k) {
-      for (unsigned a = 0; a < dims; ++a) out[k * dims + a] = detail::position_axis(columns, a, st.sent[k]);
-    }
-    std::vector<std::byte> const got = detail::sendrecv_bytes(h.comm(), send, st.to, st.from);
-    auto const* in = reinterpret_cast<double const*>(got.data());
-    for (std::size_t k = 0; k < st.received; ++k) {
-      for (unsigned a = 0; a < dims; ++a) {
-        double const value = in[k * dims + a] + (a == st.axis ? st.received_shift : 0.0);
-        detail::set_position_axis(columns, a, st.first_ghost + k, value);
-      }
-    }
+    std::size_t arrived = 0;
+    std::byte const* got = detail::exchange_stage(h, m, st.sent_count, coalesce::detail::index_map{st.sent_indices(), 0}, st.to, st.from, arrived);
+    detail::check_arrived(st.received, arrived, "forward");
+    detail::unpack(m, st.received, got, coalesce::detail::index_map{nullptr, st.first_ghost}, h.stream().handle());
+    coalesce::detail::shift_column(kind, columns.axis[st.axis], columns.width, st.first_ghost, st.received, st.received_shift,
+                                   h.stream().handle());
   }
 }
 
 // Any per-particle array (std::vector<U> or coalesce::vector<U>), owners' values to the ghosts;
 // an array of owned() elements is extended to owned() + ghosts().
 template <class Array> void forward(halo_plan const& h, Array& values) {
-  using U = decltype(detail::element_type_of(values));
   detail::check_halo_size(h, values, "forward");
-  values.resize(h.owned() + h.ghosts());
+  if (detail::size_of(values) != h.owned() + h.ghosts()) {
+    detail::resize_in_order(h.stream(), h.owned(), h.owned() + h.ghosts(), values);
+  }
+  detail::message_columns const m = detail::columns_of("forward", values);
   for (auto const& st : h.stages()) {
-    std::vector<std::byte> send(st.sent.size() * sizeof(U));
-    for (std::size_t k = 0; k < st.sent.size(); ++k) {
-      U const v = detail::get(values, st.sent[k]);
-      std::memcpy(send.data() + k * sizeof(U), &v, sizeof(U));
-    }
-    std::vector<std::byte> const got = detail::sendrecv_bytes(h.comm(), send, st.to, st.from);
-    for (std::size_t k = 0; k < st.received; ++k) {
-      U v;
-      std::memcpy(&v, got.data() + k * sizeof(U), sizeof(U));
-      detail::set(values, st.first_ghost + k, v);
-    }
+    std::size_t arrived = 0;
+    std::byte const* got = detail::exchange_stage(h, m, st.sent_count, coalesce::detail::index_map{st.sent_indices(), 0}, st.to, st.from, arrived);
+    detail::check_arrived(st.received, arrived, "forward");
+    detail::unpack(m, st.received, got, coalesce::detail::index_map{nullptr, st.first_ghost}, h.stream().handle());
   }
 }
 
 // Ghosts' values summed into their owners (the stages backwards: a ghost of a ghost reaches its
 // owner through the rank it came through), e.g. forces computed on ghosts. Afterwards the owned
 // entries hold the totals; ghost entries hold partial sums (the relays), not meaningful values.
+// Each stage adds what arrives in list order into distinct elements, so the sums are the same
+// run to run, on the host and on the GPU.
 template <class Array> void reverse(halo_plan const& h, Array& values) {
   using U = decltype(detail::element_type_of(values));
+  static_assert(detail::summable<U>(), "coalesce::mpi::reverse: the values must have float, double or 32/64-bit integer leaves only");
   if (detail::size_of(values) != h.owned() + h.ghosts()) {
     detail::throw_error("reverse: an array of " + std::to_string(detail::size_of(values)) + " elements for a halo of " +
                         std::to_string(h.owned()) + " owned particles and " + std::to_string(h.ghosts()) +
                         " ghosts; it needs owned() + ghosts() elements");
   }
+  detail::message_columns const m = detail::columns_of("reverse", values);
   auto const& stages = h.stages();
   for (std::size_t s = stages.size(); s-- > 0;) {
     auto const& st = stages[s];
-    std::vector<std::byte> send(st.received * sizeof(U));
-    for (std::size_t k = 0; k < st.received; ++k) {
-      U const v = detail::get(values, st.first_ghost + k);
-      std::memcpy(send.data() + k * sizeof(U), &v, sizeof(U));
-    }
-    std::vector<std::byte> const got = detail::sendrecv_bytes(h.comm(), send, st.from, st.to);
-    for (std::size_t k = 0; k < got.size() / sizeof(U); ++k) {
-      U add;
-      std::memcpy(&add, got.data() + k * sizeof(U), sizeof(U));
-      U sum = detail::get(values, st.sent[k]);
-      detail::add_into(sum, add);
-      detail::set(values, st.sent[k], sum);
-    }
+    std::size_t arrived = 0;
+    std::byte const* got = detail::exchange_stage(h, m, st.received, coalesce::detail::index_map{nullptr, st.first_ghost}, st.from, st.to, arrived);
+    detail::check_arrived(st.sent_count, arrived, "reverse");
+    detail::unpack_sum(m, arrived, got, coalesce::detail::index_map{st.sent_indices(), 0}, h.stream().handle());
   }
 }
 
