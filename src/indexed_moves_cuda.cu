@@ -5,7 +5,7 @@
 #include <vector>
 
 #include <cub/device/device_select.cuh>
-#include <cuda/iterator>
+#include <thrust/iterator/counting_iterator.h>
 
 #include "column_chunks.hpp"
 #include "column_moves.cuh"
@@ -122,7 +122,7 @@ std::size_t select_near_face(column_ref column, unsigned width, std::size_t n, b
     double const x = coordinate(column, width, i);
     return below ? x < threshold : x >= threshold;
   };
-  cuda::counting_iterator<std::uint32_t> const first(0);
+  thrust::counting_iterator<std::uint32_t> const first(0);
   std::size_t temp_bytes = 0;
   COALESCE_CUDA_TRY(cub::DeviceSelect::If(nullptr, temp_bytes, first, out, static_cast<std::uint32_t*>(nullptr),
                                           static_cast<std::int64_t>(n), near, s));

@@ -13,6 +13,7 @@
 //
 // The memory is one 256-byte aligned allocation; copies go through libcoalesce.
 #pragma once
+#include <algorithm>
 #include <cstddef>
 #include <span>
 #include <string>
@@ -71,6 +72,18 @@ template <class U, class Space = host> class array {
                           std::to_string(values.size()));
     }
     detail::copy_bytes(kind, memory_.data(), detail::memory_kind::host, values.data(), size_ * sizeof(U));
+  }
+  // Keeps the first min(n, size()) values; values past the old size are zero. Grows the memory
+  // (by at least half) only when n exceeds what it holds, so data() stays while it fits.
+  void resize(std::size_t n) {
+    std::size_t const held = memory_.size() / sizeof(U);
+    if (n > held) {
+      detail::buffer grown(kind, bytes_for(std::max(n, held + held / 2)));
+      if (size_ > 0) detail::copy_bytes(kind, grown.data(), kind, memory_.data(), size_ * sizeof(U));
+      memory_ = std::move(grown);
+    }
+    if (n > size_) detail::zero_bytes(kind, memory_.data() + size_ * sizeof(U), (n - size_) * sizeof(U));
+    size_ = n;
   }
   std::vector<U> to_host() const {
     std::vector<U> out(size_);

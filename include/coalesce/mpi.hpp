@@ -41,6 +41,7 @@
 #include <type_traits>
 #include <vector>
 
+#include "array.hpp"
 #include "detail/indexed_moves.hpp"
 #include "error.hpp"
 #include "keys.hpp"
@@ -239,6 +240,20 @@ template <class U, class A> void add_columns(message_columns& m, std::vector<U, 
     });
   }
 }
+template <class U, class S> void add_columns(message_columns& m, coalesce::array<U, S>& a, char const* what) {
+  static_assert(std::is_arithmetic_v<U> || reflect::reflectable<U>, "coalesce::mpi: array elements must be arithmetic or reflectable");
+  auto* base = reinterpret_cast<std::byte*>(a.data());
+  constexpr auto kind = coalesce::detail::kind_of_space<S>;
+  if constexpr (std::is_arithmetic_v<U>) {
+    m.add(kind, coalesce::column_ref{base, sizeof(U)}, sizeof(U), scalar_code<U>(), what);
+  } else {
+    constexpr auto codes = leaf_scalar_codes<U>();
+    reflect::for_each_column<U>([&](std::size_t l, std::size_t j) {
+      auto const& leaf = reflect::leaf_table_v<U>[l];
+      m.add(kind, coalesce::column_ref{base + leaf.offset + j * leaf.size, sizeof(U)}, leaf.size, codes[l], what);
+    });
+  }
+}
 template <class... Arrays> message_columns columns_of(char const* what, Arrays&... arrays) {
   message_columns m;
   (add_columns(m, arrays, what), ...);
@@ -247,9 +262,11 @@ template <class... Arrays> message_columns columns_of(char const* what, Arrays&.
 
 template <class U, class A> U element_type_of(std::vector<U, A> const&);
 template <class U, class L, class S> U element_type_of(coalesce::vector<U, L, S> const&);
+template <class U, class S> U element_type_of(coalesce::array<U, S> const&);
 template <class Array> inline constexpr memory_kind kind_of_array = memory_kind::host;
 template <class U, class L, class S>
 inline constexpr memory_kind kind_of_array<coalesce::vector<U, L, S>> = coalesce::detail::kind_of_space<S>;
+template <class U, class S> inline constexpr memory_kind kind_of_array<coalesce::array<U, S>> = coalesce::detail::kind_of_space<S>;
 template <class T, class L, class S, class... Extra> constexpr void check_same_memory() {
   static_assert(!device_is_gpu || ((kind_of_array<Extra> == coalesce::detail::kind_of_space<S>) && ...),
                 "coalesce::mpi: the extra arrays must be in the particles' memory (a device_vector's companions are "
@@ -258,6 +275,11 @@ template <class T, class L, class S, class... Extra> constexpr void check_same_m
 
 template <class U, class A> std::size_t size_of(std::vector<U, A> const& a) { return a.size(); }
 template <class U, class L, class S> std::size_t size_of(coalesce::vector<U, L, S> const& a) { return a.size(); }
+template <class U, class S> std::size_t size_of(coalesce::array<U, S> const& a) { return a.size(); }
+template <class U, class S> void resize_to(coalesce::array<U, S>& a, std::size_t kept, std::size_t total) {
+  a.resize(kept);
+  a.resize(total);
+}
 template <class U, class A> void resize_to(std::vector<U, A>& a, std::size_t kept, std::size_t total) {
   a.resize(kept);
   a.resize(total);

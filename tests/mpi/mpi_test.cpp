@@ -22,6 +22,21 @@
 using namespace coalesce_test;
 namespace cm = coalesce::mpi;
 
+// The same tests on host vectors (coalesce_mpi_tests) and, in CUDA builds, on GPU vectors
+// (coalesce_mpi_gpu_tests, compiled with COALESCE_MPI_TEST_SPACE=coalesce::device).
+#ifndef COALESCE_MPI_TEST_SPACE
+#define COALESCE_MPI_TEST_SPACE coalesce::host
+#endif
+using test_space = COALESCE_MPI_TEST_SPACE;
+template <class T, class L = coalesce::soa> using test_vector = coalesce::vector<T, L, test_space>;
+template <class U> using test_array = coalesce::array<U, test_space>;
+template <class U, class S> std::vector<U> to_host(coalesce::array<U, S> const& a) { return a.to_host(); }
+template <class T, class L, class S> std::vector<T> to_host(coalesce::vector<T, L, S> const& v) {
+  std::vector<T> out(v.size());
+  v.copy_to(out);
+  return out;
+}
+
 namespace {
 
 int world_rank() {
@@ -59,9 +74,10 @@ template <class L> void migrate_by_position() {
   int const rank = d.rank();
   std::size_t const n = 300 + 37 * static_cast<std::size_t>(rank);  // odd sizes, different per rank
   auto const records = scattered(n, rank);
-  coalesce::host_vector<Particle, L> particles(records);
-  std::vector<double> charge(n);
-  for (std::size_t i = 0; i < n; ++i) charge[i] = records[i].id * 0.5;
+  test_vector<Particle, L> particles(records);
+  std::vector<double> charges(n);
+  for (std::size_t i = 0; i < n; ++i) charges[i] = records[i].id * 0.5;
+  test_array<double> charge(charges);
   long long const ids_before = sum_over_ranks(std::accumulate(records.begin(), records.end(), 0LL, [](long long s, Particle const& p) { return s + p.id; }));
   long long const count_before = sum_over_ranks(static_cast<long long>(n));
 
@@ -71,12 +87,13 @@ template <class L> void migrate_by_position() {
   CHECK(charge.size() == particles.size());
   std::vector<Particle> after(particles.size());
   particles.copy_to(after);
+  charges = to_host(charge);
   bool all_mine = true, charges_follow = true;
   long long ids = 0;
   for (std::size_t i = 0; i < after.size(); ++i) {
     auto const& p = after[i].pos;
     all_mine = all_mine && d.owner({p.x, p.y, p.z}) == rank;
-    charges_follow = charges_follow && charge[i] == after[i].id * 0.5;
+    charges_follow = charges_follow && charges[i] == after[i].id * 0.5;
     ids += after[i].id;
   }
   CHECK(all_mine);
@@ -131,8 +148,8 @@ TEST_CASE("migration by destination rank: arrivals come by source rank, each in 
   int const rank = d.rank(), size = d.size();
   std::size_t const n = 50;
   auto records = scattered(n, rank);
-  coalesce::host_vector<Particle> particles(records);
-  coalesce::host_vector<vec3> forces(n);
+  test_vector<Particle> particles(records);
+  test_vector<vec3> forces(n);
   std::vector<int> destination(n);
   for (std::size_t i = 0; i < n; ++i) destination[i] = static_cast<int>(i) % size;  // round robin
   auto const report = cm::migrate(d, particles, std::span<int const>(destination), forces);
@@ -157,7 +174,7 @@ TEST_CASE("bad input on one rank stops every rank with the same error, before an
   int const size = d.size();
   std::size_t const n = 20;
   auto const records = scattered(n, d.rank());
-  coalesce::host_vector<Particle> particles(records);
+  test_vector<Particle> particles(records);
   std::vector<int> destination(n, 0);
   if (d.rank() == size - 1) destination[13] = size;  // out of range on the last rank only
   std::string const expected = "rank " + std::to_string(size - 1) + ", element 13: destination rank " + std::to_string(size);
@@ -170,10 +187,10 @@ TEST_CASE("bad input on one rank stops every rank with the same error, before an
   // A NaN position on rank 0.
   auto nan_records = records;
   if (d.rank() == 0) nan_records[4].pos.y = std::nanf("");
-  coalesce::host_vector<Particle> with_nan(nan_records);
+  test_vector<Particle> with_nan(nan_records);
   CHECK_THROWS_WITH_AS(cm::migrate(d, with_nan, &Particle::pos), doctest::Contains("rank 0, element 4: position"), coalesce::error);
   // An extra array of the wrong length.
-  std::vector<float> short_array(d.rank() == 0 ? n - 1 : n);
+  test_array<float> short_array(d.rank() == 0 ? n - 1 : n);
   CHECK_THROWS_WITH_AS(cm::migrate(d, particles, std::span<int const>(std::vector<int>(n, 0)), short_array),
                        doctest::Contains("an extra array has"), coalesce::error);
 }
@@ -210,7 +227,7 @@ namespace {
 template <class L> void check_halo() {
   cm::decomposition const d(MPI_COMM_WORLD, unit_box);
   auto const records = scattered(400, d.rank());
-  coalesce::host_vector<Particle, L> particles(records);
+  test_vector<Particle, L> particles(records);
   (void)cm::migrate(d, particles, &Particle::pos);
   std::vector<Particle> owned(particles.size());
   particles.copy_to(owned);
@@ -251,8 +268,10 @@ template <class L> void check_halo() {
 
   // forward: owners move, ghosts follow with the same image shift.
   {
-    auto v = particles.view();
+    coalesce::host_vector<Particle, L> on_host(with_ghosts);
+    auto v = on_host.view();
     for (std::size_t i = 0; i < halo.owned(); ++i) v[i][&Particle::pos][&vec3::x] += 0.25f;
+    particles.assign(on_host);
   }
   cm::forward(halo, particles, &Particle::pos);
   std::vector<Particle> moved(particles.size());
@@ -261,16 +280,18 @@ template <class L> void check_halo() {
   for (std::size_t g = halo.owned(); g < moved.size(); ++g) followed = followed && std::abs(moved[g].pos.x - with_ghosts[g].pos.x - 0.25f) < 1e-4f;
   CHECK(followed);
   // forward of another array: each ghost gets its owner's value.
-  std::vector<double> charge(halo.owned());
-  for (std::size_t i = 0; i < halo.owned(); ++i) charge[i] = owned[i].id * 0.25;
-  cm::forward(halo, charge);
+  std::vector<double> charges(halo.owned());
+  for (std::size_t i = 0; i < halo.owned(); ++i) charges[i] = owned[i].id * 0.25;
+  test_array<double> charge_values(charges);
+  cm::forward(halo, charge_values);
+  auto const charge = to_host(charge_values);
   REQUIRE(charge.size() == particles.size());
-  bool charges = true;
-  for (std::size_t g = halo.owned(); g < charge.size(); ++g) charges = charges && charge[g] == with_ghosts[g].id * 0.25;
-  CHECK(charges);
+  bool ghost_charges = true;
+  for (std::size_t g = halo.owned(); g < charge.size(); ++g) ghost_charges = ghost_charges && charge[g] == with_ghosts[g].id * 0.25;
+  CHECK(ghost_charges);
 
   // reverse: every entry 1; an owned particle ends with 1 + the number of its ghost copies anywhere.
-  coalesce::host_vector<vec3> forces(particles.size(), vec3{1.0f, 2.0f, 0.0f});
+  test_vector<vec3> forces(std::vector<vec3>(particles.size(), vec3{1.0f, 2.0f, 0.0f}));
   cm::reverse(halo, forces);
   std::vector<std::uint32_t> my_ghost_ids;
   for (std::size_t g = halo.owned(); g < with_ghosts.size(); ++g) my_ghost_ids.push_back(with_ghosts[g].id);
@@ -299,7 +320,7 @@ TEST_CASE("the halo holds exactly the periodic images within the cutoff of the s
 
 TEST_CASE("a cutoff wider than a subdomain is refused on every rank") {
   cm::decomposition const d(MPI_COMM_WORLD, unit_box);
-  coalesce::host_vector<Particle> particles(scattered(10, d.rank()));
+  test_vector<Particle> particles(scattered(10, d.rank()));
   (void)cm::migrate(d, particles, &Particle::pos);
   auto const r = d.ranks_per_axis();
   if (r[0] > 1 || r[1] > 1 || r[2] > 1) {
@@ -311,6 +332,21 @@ TEST_CASE("a cutoff wider than a subdomain is refused on every rank") {
 
 int main(int argc, char** argv) {
   MPI_Init(&argc, &argv);
+  if constexpr (std::is_same_v<test_space, coalesce::device> && coalesce::device_is_gpu) {
+    int visible = 1;
+    try {
+      coalesce::array<int, coalesce::device> probe(1);
+    } catch (coalesce::error const&) {
+      visible = 0;
+    }
+    int everywhere = 0;
+    MPI_Allreduce(&visible, &everywhere, 1, MPI_INT, MPI_MIN, MPI_COMM_WORLD);
+    if (everywhere == 0) {
+      if (world_rank() == 0) std::fprintf(stderr, "SKIPPED: no CUDA GPU visible; the MPI tests on GPU memory did not run\n");
+      MPI_Finalize();
+      return 77;
+    }
+  }
   doctest::Context context(argc, argv);
   if (world_rank() != 0) context.setOption("out", "/dev/null");  // one rank reports; all must pass
   int const failed = context.run() != 0 ? 1 : 0;
