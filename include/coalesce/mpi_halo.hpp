@@ -48,6 +48,7 @@ class halo_plan {
   coalesce::stream stream() const { return stream_; }
   void set_stream(coalesce::stream s) { stream_ = s; }
   mpi::transport transport() const { return transport_; }
+  void set_transport(mpi::transport t) { transport_ = t; }
   MPI_Comm comm() const { return comm_; }
 
   struct stage {

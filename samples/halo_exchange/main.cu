@@ -1,0 +1,213 @@
+// halo_exchange: the GPU side of coalesce::mpi measured against its ceilings in the same run.
+//   mpiexec -n R halo_exchange [--n-per-rank N] [--reps K] [--transport staged|device_pointers|both]
+//
+// Each rank owns N particles (device_vector<Particle>, soa) in its slab of a clamped box split
+// along x, plus a 64-byte payload per particle (soa); the halo (cutoff 1 in slabs 10 wide) holds
+// about 10% of a neighbour's particles per face. Reported, median of K repetitions:
+//   pack + unpack   the halo's first stage packed (gather through the send list into a message)
+//                   and unpacked (into the ghost range), against cudaMemcpyAsync of the same bytes
+//                   on this GPU (ratio = 2 x copy time / (pack + unpack time));
+//   forward         forward(halo, payload): pack, exchange with the neighbour ranks, unpack,
+//                   per transport, as GB/s of payload received per rank, against
+//                   cudaMemcpyPeerAsync of the same bytes between GPU 0 and GPU 1 (rank 0, when
+//                   two GPUs are visible);
+//   reverse         reverse(halo, payload): ghosts' sums back to the owners.
+// Ranks take GPU (local rank mod GPU count). GPU pointers need a CUDA-aware MPI: see
+// docs/distributed.md.
+#include <mpi.h>
+
+#include <algorithm>
+#include <array>
+#include <chrono>
+#include <cstdio>
+#include <cstdlib>
+#include <cstring>
+#include <random>
+#include <string>
+#include <vector>
+
+#include <coalesce/coalesce.hpp>
+#include <coalesce/mpi.hpp>
+
+namespace {
+
+struct vec3 {
+  float x, y, z;
+};
+struct Particle {
+  vec3 pos;
+  vec3 vel;
+  float mass;
+  std::uint32_t id;
+};
+struct Payload {  // 64 bytes: what a large halo exchange moves (forces, velocities, extras)
+  std::array<float, 16> f;
+};
+
+#define CHECK_CUDA(call)                                                                          \
+  do {                                                                                            \
+    cudaError_t e_ = (call);                                                                      \
+    if (e_ != cudaSuccess) {                                                                      \
+      std::fprintf(stderr, "%s failed: %s\n", #call, cudaGetErrorString(e_));                    \
+      MPI_Abort(MPI_COMM_WORLD, 1);                                                               \
+    }                                                                                             \
+  } while (0)
+
+double median(std::vector<double> v) {
+  std::sort(v.begin(), v.end());
+  return v[v.size() / 2];
+}
+
+double max_over_ranks(double v) {
+  double out = 0;
+  MPI_Allreduce(&v, &out, 1, MPI_DOUBLE, MPI_MAX, MPI_COMM_WORLD);
+  return out;
+}
+
+template <class F> double time_ms(int reps, F&& f) {
+  std::vector<double> t;
+  for (int r = 0; r < reps + 1; ++r) {
+    MPI_Barrier(MPI_COMM_WORLD);
+    CHECK_CUDA(cudaDeviceSynchronize());
+    auto const start = std::chrono::steady_clock::now();
+    f();
+    CHECK_CUDA(cudaDeviceSynchronize());
+    double const ms = std::chrono::duration<double, std::milli>(std::chrono::steady_clock::now() - start).count();
+    if (r > 0) t.push_back(ms);  // the first run warms up (allocations of message buffers)
+  }
+  return max_over_ranks(median(t));
+}
+
+template <class F> double time_on_stream_ms(int reps, F&& f) {
+  cudaEvent_t a, b;
+  CHECK_CUDA(cudaEventCreate(&a));
+  CHECK_CUDA(cudaEventCreate(&b));
+  std::vector<double> t;
+  for (int r = 0; r < reps + 1; ++r) {
+    CHECK_CUDA(cudaEventRecord(a));
+    f();
+    CHECK_CUDA(cudaEventRecord(b));
+    CHECK_CUDA(cudaEventSynchronize(b));
+    float ms = 0;
+    CHECK_CUDA(cudaEventElapsedTime(&ms, a, b));
+    if (r > 0) t.push_back(ms);
+  }
+  cudaEventDestroy(a);
+  cudaEventDestroy(b);
+  return median(t);
+}
+
+}  // namespace
+
+int main(int argc, char** argv) {
+  MPI_Init(&argc, &argv);
+  int rank = 0, size = 1;
+  MPI_Comm_rank(MPI_COMM_WORLD, &rank);
+  MPI_Comm_size(MPI_COMM_WORLD, &size);
+  std::size_t n = 8u << 20;
+  int reps = 20;
+  std::string transports = "both";
+  for (int i = 1; i + 1 < argc; i += 2) {
+    std::string const a = argv[i];
+    if (a == "--n-per-rank") n = std::stoull(argv[i + 1]);
+    else if (a == "--reps") reps = std::stoi(argv[i + 1]);
+    else if (a == "--transport") transports = argv[i + 1];
+  }
+  int gpus = 0;
+  CHECK_CUDA(cudaGetDeviceCount(&gpus));
+  MPI_Comm local;
+  MPI_Comm_split_type(MPI_COMM_WORLD, MPI_COMM_TYPE_SHARED, rank, MPI_INFO_NULL, &local);
+  int local_rank = 0;
+  MPI_Comm_rank(local, &local_rank);
+  CHECK_CUDA(cudaSetDevice(local_rank % gpus));
+
+  double const width = 10.0, cutoff = 1.0;
+  coalesce::box const box{.lo = {0, 0, 0}, .hi = {width * size, width, width}, .edges = coalesce::boundary::clamped};
+  coalesce::mpi::decomposition d(MPI_COMM_WORLD, box, 3, {size, 1, 1});
+  auto const sub = d.subdomain();
+  std::vector<Particle> records(n);
+  std::mt19937 rng(11u + static_cast<unsigned>(rank));
+  std::uniform_real_distribution<float> ux(static_cast<float>(sub.lo[0]), static_cast<float>(sub.hi[0]) - 1e-3f),
+      u(0.0f, static_cast<float>(width) - 1e-3f);
+  for (std::size_t i = 0; i < n; ++i) records[i] = {{ux(rng), u(rng), u(rng)}, {0, 0, 0}, 1.0f, static_cast<std::uint32_t>(rank * n + i)};
+  coalesce::device_vector<Particle> particles(records);
+  coalesce::device_vector<Payload> payload(n, Payload{{{1, 2, 3, 4, 5, 6, 7, 8, 9, 10, 11, 12, 13, 14, 15, 16}}});
+  auto halo = coalesce::mpi::build_halo(d, particles, &Particle::pos, cutoff);
+  payload.resize(halo.owned() + halo.ghosts());
+  std::size_t ghosts_from_neighbours = halo.ghosts();
+  if (rank == 0) {
+    std::printf("halo_exchange: %d rank(s), %d GPU(s) visible, %zu particles per rank, %zu ghosts on rank 0 (%.1f%%)\n", size, gpus,
+                n, halo.ghosts(), 100.0 * static_cast<double>(halo.ghosts()) / static_cast<double>(n));
+  }
+
+  // pack + unpack of the first stage that sends anything, against a copy of the same bytes.
+  {
+    std::size_t stage = 0;
+    while (stage < halo.stages().size() && halo.stages()[stage].sent_count == 0) ++stage;
+    if (stage < halo.stages().size()) {
+      auto const& st = halo.stages()[stage];
+      auto m = coalesce::mpi::detail::columns_of("bench", payload);
+      std::size_t const count = st.sent_count, bytes = m.bytes(count);
+      coalesce::detail::buffer message(coalesce::detail::memory_kind::device, bytes), copy(coalesce::detail::memory_kind::device, bytes);
+      double const pack = time_on_stream_ms(reps, [&] {
+        coalesce::mpi::detail::pack(m, count, coalesce::detail::index_map{st.sent_indices(), 0}, message.data(), nullptr);
+      });
+      double const unpack = time_on_stream_ms(reps, [&] {
+        coalesce::mpi::detail::unpack(m, count, message.data(), coalesce::detail::index_map{nullptr, halo.owned()}, nullptr);
+      });
+      double const copy_ms = time_on_stream_ms(reps, [&] { CHECK_CUDA(cudaMemcpyAsync(copy.data(), message.data(), bytes, cudaMemcpyDeviceToDevice)); });
+      double const ratio = 2 * copy_ms / (pack + unpack);
+      double worst = 0;
+      double const mine = -ratio;
+      MPI_Allreduce(&mine, &worst, 1, MPI_DOUBLE, MPI_MAX, MPI_COMM_WORLD);
+      if (rank == 0) {
+        std::printf("pack %.3f ms + unpack %.3f ms of %zu x 64 B (%.1f MB): %.2f x copy bandwidth (copy %.3f ms, %.0f GB/s); "
+                    "lowest over ranks %.2f\n",
+                    pack, unpack, count, bytes / 1e6, ratio, copy_ms, bytes / copy_ms / 1e6, -worst);
+      }
+    }
+  }
+
+  // The ceiling between GPUs: cudaMemcpyPeerAsync of one neighbour's ghost payload.
+  double peer_gbs = 0;
+  std::size_t const exchange_bytes = ghosts_from_neighbours * sizeof(Payload);
+  if (rank == 0 && gpus >= 2 && exchange_bytes > 0) {
+    int can = 0;
+    CHECK_CUDA(cudaDeviceCanAccessPeer(&can, 0, 1));
+    if (can) {
+      cudaDeviceEnablePeerAccess(1, 0);
+      (void)cudaGetLastError();
+      void *src = nullptr, *dst = nullptr;
+      CHECK_CUDA(cudaMalloc(&src, exchange_bytes));
+      CHECK_CUDA(cudaSetDevice(1));
+      CHECK_CUDA(cudaMalloc(&dst, exchange_bytes));
+      CHECK_CUDA(cudaSetDevice(0));
+      double const ms = time_on_stream_ms(reps, [&] { CHECK_CUDA(cudaMemcpyPeerAsync(dst, 1, src, 0, exchange_bytes)); });
+      peer_gbs = exchange_bytes / ms / 1e6;
+      std::printf("cudaMemcpyPeerAsync GPU 0 -> GPU 1, %.1f MB: %.3f ms, %.0f GB/s (the ceiling)\n", exchange_bytes / 1e6, ms, peer_gbs);
+      CHECK_CUDA(cudaSetDevice(1));
+      CHECK_CUDA(cudaFree(dst));
+      CHECK_CUDA(cudaSetDevice(0));
+      CHECK_CUDA(cudaFree(src));
+    }
+  }
+  MPI_Bcast(&peer_gbs, 1, MPI_DOUBLE, 0, MPI_COMM_WORLD);
+
+  for (auto how : {coalesce::mpi::transport::staged, coalesce::mpi::transport::device_pointers}) {
+    bool const pointers = how == coalesce::mpi::transport::device_pointers;
+    if (transports != "both" && transports != (pointers ? "device_pointers" : "staged")) continue;
+    halo.set_transport(how);
+    double const fwd = time_ms(reps, [&] { coalesce::mpi::forward(halo, payload); });
+    double const pos = time_ms(reps, [&] { coalesce::mpi::forward(halo, particles, &Particle::pos); });
+    double const rev = time_ms(reps, [&] { coalesce::mpi::reverse(halo, payload); });
+    double const gbs = exchange_bytes / fwd / 1e6;
+    if (rank == 0) {
+      std::printf("%-15s forward(payload) %.3f ms (%.1f MB in, %.0f GB/s%s), forward(positions) %.3f ms, reverse(payload) %.3f ms\n",
+                  pointers ? "device_pointers" : "staged", fwd, exchange_bytes / 1e6, gbs,
+                  peer_gbs > 0 ? (", " + std::to_string(gbs / peer_gbs).substr(0, 4) + " x peer copy").c_str() : "", pos, rev);
+    }
+  }
+  MPI_Comm_free(&local);
+  MPI_Finalize();
+  return 0;
+}
