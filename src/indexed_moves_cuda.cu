@@ -126,10 +126,13 @@ std::size_t select_near_face(column_ref column, unsigned width, std::size_t n, b
   std::size_t temp_bytes = 0;
   COALESCE_CUDA_TRY(cub::DeviceSelect::If(nullptr, temp_bytes, first, out, static_cast<std::uint32_t*>(nullptr),
                                           static_cast<std::int64_t>(n), near, s));
-  // The temporary storage and the count in one allocation (a halo is built every K steps).
-  buffer temp(memory_kind::device, temp_bytes + 16);
-  auto* count = reinterpret_cast<std::uint32_t*>(temp.data() + temp_bytes);
-  COALESCE_CUDA_TRY(cub::DeviceSelect::If(temp.data(), temp_bytes, first, out, count, static_cast<std::int64_t>(n), near, s));
+  // The count and the temporary storage in one allocation (a halo is built every K steps); the
+  // storage starts 256 bytes in, aligned as CUB wants.
+  constexpr std::size_t count_room = 256;
+  buffer temp(memory_kind::device, count_room + temp_bytes);
+  auto* count = reinterpret_cast<std::uint32_t*>(temp.data());
+  COALESCE_CUDA_TRY(cub::DeviceSelect::If(temp.data() + count_room, temp_bytes, first, out, count, static_cast<std::int64_t>(n),
+                                          near, s));
   std::uint32_t selected = 0;
   COALESCE_CUDA_TRY(cudaMemcpyAsync(&selected, count, sizeof selected, cudaMemcpyDeviceToHost, s));
   COALESCE_CUDA_TRY(cudaStreamSynchronize(s));
