@@ -335,23 +335,39 @@ std::byte const* exchange(MPI_Comm comm, memory_kind kind, transport how, void* 
   return buffers.received.data();
 }
 
-std::byte const* sendrecv(MPI_Comm comm, memory_kind kind, transport how, void* stream, message_columns const& m,
-                          std::byte const* send, std::size_t count, int to, int from, std::size_t& received,
-                          message_buffers& buffers) {
-  constexpr int tag = 0x6861;  // "ha"
-  unsigned long long out[2] = {to == MPI_PROC_NULL ? 0 : count, m.element_bytes()}, in[2] = {0, 0};
-  check(MPI_Sendrecv(out, 2, MPI_UNSIGNED_LONG_LONG, to, tag, in, 2, MPI_UNSIGNED_LONG_LONG, from, tag, comm, MPI_STATUS_IGNORE),
-        "MPI_Sendrecv");
-  if (from == MPI_PROC_NULL) in[0] = 0;
-  if (in[0] > 0) check_element_size(in[1], m.element_bytes(), "halo");
-  received = in[0];
-  std::size_t const out_bytes = m.bytes(out[0]), in_bytes = m.bytes(in[0]);
-  std::byte const* message = outgoing(kind, how, stream, send, out_bytes, buffers);
-  std::byte* into = incoming(kind, how, in_bytes, buffers);
-  check(MPI_Sendrecv(message, message_count(out_bytes, "halo"), MPI_BYTE, to, tag + 1, into, message_count(in_bytes, "halo"),
-                     MPI_BYTE, from, tag + 1, comm, MPI_STATUS_IGNORE),
-        "MPI_Sendrecv");
-  arrived(kind, how, stream, in_bytes, buffers);
+std::byte const* sendrecv_pair(MPI_Comm comm, memory_kind kind, transport how, void* stream, message_columns const& m,
+                               std::byte const* send, std::array<std::size_t, 2> count, std::array<int, 2> to,
+                               std::array<int, 2> from, std::array<std::size_t, 2>& received, message_buffers& buffers) {
+  constexpr int tag = 0x6870;  // "hp": +0, +1 counts of messages 0 and 1, +2, +3 their bytes
+  unsigned long long out[2][2], in[2][2] = {{0, 0}, {0, 0}};
+  MPI_Request requests[4];
+  for (int k = 0; k < 2; ++k) {
+    out[k][0] = to[k] == MPI_PROC_NULL ? 0 : count[k];
+    out[k][1] = m.element_bytes();
+    check(MPI_Irecv(in[k], 2, MPI_UNSIGNED_LONG_LONG, from[k], tag + k, comm, &requests[2 * k]), "MPI_Irecv");
+    check(MPI_Isend(out[k], 2, MPI_UNSIGNED_LONG_LONG, to[k], tag + k, comm, &requests[2 * k + 1]), "MPI_Isend");
+  }
+  check(MPI_Waitall(4, requests, MPI_STATUSES_IGNORE), "MPI_Waitall");
+  std::size_t out_bytes[2], in_bytes[2];
+  for (int k = 0; k < 2; ++k) {
+    if (from[k] == MPI_PROC_NULL) in[k][0] = 0;
+    if (in[k][0] > 0) check_element_size(in[k][1], m.element_bytes(), "halo");
+    received[k] = in[k][0];
+    out_bytes[k] = m.bytes(out[k][0]);
+    in_bytes[k] = m.bytes(in[k][0]);
+  }
+  std::byte const* message = outgoing(kind, how, stream, send, out_bytes[0] + out_bytes[1], buffers);
+  std::byte* into = incoming(kind, how, in_bytes[0] + in_bytes[1], buffers);
+  for (int k = 0; k < 2; ++k) {
+    check(MPI_Irecv(into + (k == 0 ? 0 : in_bytes[0]), message_count(in_bytes[k], "halo"), MPI_BYTE, from[k], tag + 2 + k, comm,
+                    &requests[2 * k]),
+          "MPI_Irecv");
+    check(MPI_Isend(message + (k == 0 ? 0 : out_bytes[0]), message_count(out_bytes[k], "halo"), MPI_BYTE, to[k], tag + 2 + k, comm,
+                    &requests[2 * k + 1]),
+          "MPI_Isend");
+  }
+  check(MPI_Waitall(4, requests, MPI_STATUSES_IGNORE), "MPI_Waitall");
+  arrived(kind, how, stream, in_bytes[0] + in_bytes[1], buffers);
   return buffers.received.data();
 }
 

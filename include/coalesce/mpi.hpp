@@ -186,11 +186,13 @@ void unpack_sum(message_columns const& m, std::size_t count, std::byte const* me
 std::byte const* exchange(MPI_Comm comm, memory_kind kind, transport how, void* stream, message_columns const& m,
                           std::byte const* send, std::vector<std::size_t> const& send_counts,
                           std::vector<std::size_t>& received_counts, message_buffers& buffers);
-// One message of `count` elements to `to` and one from `from` (MPI_PROC_NULL: none), counts
-// first; returns the received message in memory of `kind` and its element count.
-std::byte const* sendrecv(MPI_Comm comm, memory_kind kind, transport how, void* stream, message_columns const& m,
-                          std::byte const* send, std::size_t count, int to, int from, std::size_t& received,
-                          message_buffers& buffers);
+// One message of count[k] elements to to[k] and one from from[k] (MPI_PROC_NULL: none), for k
+// = 0 and 1 at once, counts first (messages 0 and 1 back to back in `send` and in the result,
+// distinct tags, so to[0] == to[1] is fine); returns the received messages in memory of `kind`
+// and their element counts.
+std::byte const* sendrecv_pair(MPI_Comm comm, memory_kind kind, transport how, void* stream, message_columns const& m,
+                               std::byte const* send, std::array<std::size_t, 2> count, std::array<int, 2> to,
+                               std::array<int, 2> from, std::array<std::size_t, 2>& received, message_buffers& buffers);
 
 // A position's coordinates read back to the host (error messages).
 std::array<double, 3> read_position(memory_kind kind, coalesce::detail::position_columns const& c, std::size_t i);

@@ -41,6 +41,8 @@
 
 namespace coalesce::mpi {
 
+using coalesce::detail::index_map;
+
 class halo_plan {
  public:
   std::size_t owned() const { return owned_; }
@@ -102,15 +104,44 @@ inline message_columns position_message(memory_kind kind, coalesce::detail::posi
   return m;
 }
 
-// Runs one stage's exchange: `count` elements of `m` from `from` (index map) to the neighbour
-// `to`, what arrives from `source` returned (in the plan's memory) with its element count.
-inline std::byte const* exchange_stage(halo_plan const& h, message_columns const& m, std::size_t count, index_map from, int to,
-                                       int source, std::size_t& arrived) {
+// One axis's two stages at once: message k (k = 0: direction -1, 1: direction +1) of count[k]
+// elements of `m`, taken through from[k], goes to to[k]; what arrives from source[k] is returned
+// (in the plan's memory) with its element count. Both directions travel together, so a rank
+// packs both, waits for both and unpacks both, instead of waiting for one neighbour at a time.
+struct axis_messages {
+  std::array<std::byte const*, 2> at{};
+  std::array<std::size_t, 2> count{};
+};
+inline axis_messages exchange_axis(halo_plan const& h, message_columns const& m, std::array<std::size_t, 2> count,
+                                   std::array<index_map, 2> from, std::array<int, 2> to, std::array<int, 2> source) {
   memory_kind const kind = m.kind_set ? m.kind : memory_kind::host;
-  std::size_t const sending = to == MPI_PROC_NULL ? 0 : count;
-  std::byte* send = h.buffers().send_at_least(kind, m.bytes(sending));
-  pack(m, sending, from, send, h.stream().handle());
-  return sendrecv(h.comm(), kind, h.transport(), h.stream().handle(), m, send, sending, to, source, arrived, h.buffers());
+  std::array<std::size_t, 2> sending{};
+  for (int k = 0; k < 2; ++k) sending[k] = to[k] == MPI_PROC_NULL ? 0 : count[k];
+  std::byte* send = h.buffers().send_at_least(kind, m.bytes(sending[0]) + m.bytes(sending[1]));
+  pack(m, sending[0], from[0], send, h.stream().handle());
+  pack(m, sending[1], from[1], send + m.bytes(sending[0]), h.stream().handle());
+  axis_messages out;
+  std::byte const* got = sendrecv_pair(h.comm(), kind, h.transport(), h.stream().handle(), m, send, sending, to, source, out.count,
+                                       h.buffers());
+  out.at = {got, got + m.bytes(out.count[0])};
+  return out;
+}
+
+// forward() over every axis in order: owners' values (the columns of m) to their ghosts, then
+// after_unpack(stage) for each stage (a periodic shift).
+template <class After> void for_each_axis(halo_plan const& h, message_columns const& m, After&& after_unpack) {
+  auto const& stages = h.stages();
+  for (std::size_t a = 0; a < stages.size() / 2; ++a) {
+    auto const* st = stages.data() + 2 * a;
+    auto const got = exchange_axis(h, m, {st[0].sent_count, st[1].sent_count},
+                                   {index_map{st[0].sent_indices(), 0}, index_map{st[1].sent_indices(), 0}}, {st[0].to, st[1].to},
+                                   {st[0].from, st[1].from});
+    for (int k = 0; k < 2; ++k) {
+      check_arrived(st[k].received, got.count[k], "forward");
+      unpack(m, st[k].received, got.at[k], index_map{nullptr, st[k].first_ghost}, h.stream().handle());
+      after_unpack(st[k]);
+    }
+  }
 }
 
 // Resizes per-particle storage outside any stream's work: the work queued on `s` first, the
@@ -159,40 +190,49 @@ halo_plan build_halo(decomposition const& d, vector<T, L, S>& particles, Pos con
     // Both stages of an axis choose among what existed before the axis began: the owned particles
     // and the other axes' ghosts, never this axis's own ghosts (those would go back where they came from).
     std::size_t const candidates = particles.size();
-    for (int direction : {-1, +1}) {
-      halo_plan::stage st;
-      st.axis = a;
-      st.direction = direction;
-      st.to = d.neighbor(a, direction);
-      st.from = d.neighbor(a, -direction);
-      int const coord = d.coords()[a], last = d.ranks_per_axis()[a] - 1;
-      // Candidates: every element so far (owned and earlier stages' ghosts) near the face.
-      auto const columns = coalesce::detail::position_columns_of(particles.storage(), position);
-      st.sent = coalesce::detail::buffer(kind, std::max<std::size_t>(candidates, 1) * sizeof(std::uint32_t));
-      auto* sent = reinterpret_cast<std::uint32_t*>(st.sent.data());
-      if (st.to != MPI_PROC_NULL && candidates > 0) {
+    std::array<halo_plan::stage, 2> st;
+    auto const columns = coalesce::detail::position_columns_of(particles.storage(), position);
+    for (int k = 0; k < 2; ++k) {
+      int const direction = k == 0 ? -1 : +1;
+      st[k].axis = a;
+      st[k].direction = direction;
+      st[k].to = d.neighbor(a, direction);
+      st[k].from = d.neighbor(a, -direction);
+      // Candidates: every element so far (owned and earlier axes' ghosts) near the face.
+      st[k].sent = coalesce::detail::buffer(kind, std::max<std::size_t>(candidates, 1) * sizeof(std::uint32_t));
+      if (st[k].to != MPI_PROC_NULL && candidates > 0) {
         bool const below = direction < 0;
-        st.sent_count = coalesce::detail::select_near_face(kind, columns.axis[a], columns.width, candidates, below,
-                                                           below ? sub.lo[a] + cutoff : sub.hi[a] - cutoff, sent, stream);
+        st[k].sent_count = coalesce::detail::select_near_face(kind, columns.axis[a], columns.width, candidates, below,
+                                                              below ? sub.lo[a] + cutoff : sub.hi[a] - cutoff,
+                                                              reinterpret_cast<std::uint32_t*>(st[k].sent.data()), stream);
       }
-      detail::message_columns const records = detail::columns_of("build_halo", particles);
-      std::size_t arrived = 0;
-      std::byte const* got = detail::exchange_stage(h, records, st.sent_count, coalesce::detail::index_map{sent, 0}, st.to, st.from, arrived);
-      st.first_ghost = particles.size();
-      st.received = arrived;
-      detail::resize_in_order(h.stream_, st.first_ghost, st.first_ghost + st.received, particles);
-      detail::unpack(detail::columns_of("build_halo", particles), st.received, got, coalesce::detail::index_map{nullptr, st.first_ghost}, stream);
+    }
+    detail::message_columns const records = detail::columns_of("build_halo", particles);
+    auto const got = detail::exchange_axis(h, records, {st[0].sent_count, st[1].sent_count},
+                                           {index_map{st[0].sent_indices(), 0}, index_map{st[1].sent_indices(), 0}},
+                                           {st[0].to, st[1].to}, {st[0].from, st[1].from});
+    st[0].first_ghost = particles.size();
+    st[0].received = got.count[0];
+    st[1].first_ghost = st[0].first_ghost + st[0].received;
+    st[1].received = got.count[1];
+    detail::resize_in_order(h.stream_, st[0].first_ghost, st[1].first_ghost + st[1].received, particles);
+    detail::message_columns const into = detail::columns_of("build_halo", particles);
+    auto const after = coalesce::detail::position_columns_of(particles.storage(), position);
+    int const coord = d.coords()[a], last = d.ranks_per_axis()[a] - 1;
+    for (int k = 0; k < 2; ++k) {
+      detail::unpack(into, st[k].received, got.at[k], index_map{nullptr, st[k].first_ghost}, stream);
       // What crossed the global boundary on its way here is a periodic image, one box length away:
       // the sender sits at the edge it sent across.
+      int const direction = st[k].direction;
       int const from_coord = (coord - direction + d.ranks_per_axis()[a]) % d.ranks_per_axis()[a];
-      st.received_shift = periodic && direction < 0 && from_coord == 0 ? length
-                          : periodic && direction > 0 && from_coord == last ? -length
-                                                                             : 0.0;
-      if (st.received > 0) {
-        auto const after = coalesce::detail::position_columns_of(particles.storage(), position);
-        coalesce::detail::shift_column(kind, after.axis[a], after.width, st.first_ghost, st.received, st.received_shift, stream);
+      st[k].received_shift = periodic && direction < 0 && from_coord == 0 ? length
+                             : periodic && direction > 0 && from_coord == last ? -length
+                                                                                : 0.0;
+      if (st[k].received > 0) {
+        coalesce::detail::shift_column(kind, after.axis[a], after.width, st[k].first_ghost, st[k].received, st[k].received_shift,
+                                       stream);
       }
-      h.stages_.push_back(std::move(st));
+      h.stages_.push_back(std::move(st[k]));
     }
   }
   h.ghosts_ = particles.size() - h.owned_;
@@ -212,14 +252,10 @@ void forward(halo_plan const& h, vector<T, L, S>& particles, Pos const& position
   }
   auto const columns = coalesce::detail::position_columns_of(particles.storage(), position);
   detail::message_columns const m = detail::position_message(kind, columns);
-  for (auto const& st : h.stages()) {
-    std::size_t arrived = 0;
-    std::byte const* got = detail::exchange_stage(h, m, st.sent_count, coalesce::detail::index_map{st.sent_indices(), 0}, st.to, st.from, arrived);
-    detail::check_arrived(st.received, arrived, "forward");
-    detail::unpack(m, st.received, got, coalesce::detail::index_map{nullptr, st.first_ghost}, h.stream().handle());
+  detail::for_each_axis(h, m, [&](halo_plan::stage const& st) {
     coalesce::detail::shift_column(kind, columns.axis[st.axis], columns.width, st.first_ghost, st.received, st.received_shift,
                                    h.stream().handle());
-  }
+  });
 }
 
 // Any per-particle array (std::vector<U> or coalesce::vector<U>), owners' values to the ghosts;
@@ -230,12 +266,7 @@ template <class Array> void forward(halo_plan const& h, Array& values) {
     detail::resize_in_order(h.stream(), h.owned(), h.owned() + h.ghosts(), values);
   }
   detail::message_columns const m = detail::columns_of("forward", values);
-  for (auto const& st : h.stages()) {
-    std::size_t arrived = 0;
-    std::byte const* got = detail::exchange_stage(h, m, st.sent_count, coalesce::detail::index_map{st.sent_indices(), 0}, st.to, st.from, arrived);
-    detail::check_arrived(st.received, arrived, "forward");
-    detail::unpack(m, st.received, got, coalesce::detail::index_map{nullptr, st.first_ghost}, h.stream().handle());
-  }
+  detail::for_each_axis(h, m, [](halo_plan::stage const&) {});
 }
 
 // Ghosts' values summed into their owners (the stages backwards: a ghost of a ghost reaches its
@@ -253,12 +284,15 @@ template <class Array> void reverse(halo_plan const& h, Array& values) {
   }
   detail::message_columns const m = detail::columns_of("reverse", values);
   auto const& stages = h.stages();
-  for (std::size_t s = stages.size(); s-- > 0;) {
-    auto const& st = stages[s];
-    std::size_t arrived = 0;
-    std::byte const* got = detail::exchange_stage(h, m, st.received, coalesce::detail::index_map{nullptr, st.first_ghost}, st.from, st.to, arrived);
-    detail::check_arrived(st.sent_count, arrived, "reverse");
-    detail::unpack_sum(m, arrived, got, coalesce::detail::index_map{st.sent_indices(), 0}, h.stream().handle());
+  for (std::size_t a = stages.size() / 2; a-- > 0;) {
+    auto const* st = stages.data() + 2 * a;
+    auto const got = detail::exchange_axis(h, m, {st[0].received, st[1].received},
+                                           {index_map{nullptr, st[0].first_ghost}, index_map{nullptr, st[1].first_ghost}},
+                                           {st[0].from, st[1].from}, {st[0].to, st[1].to});
+    for (int k = 1; k >= 0; --k) {  // the stages backwards, as one at a time would: the same sums, bit for bit
+      detail::check_arrived(st[k].sent_count, got.count[k], "reverse");
+      detail::unpack_sum(m, got.count[k], got.at[k], index_map{st[k].sent_indices(), 0}, h.stream().handle());
+    }
   }
 }
 
