@@ -18,6 +18,11 @@ status=0
 tail -15 "$out/mpi-ctest.log" >> "$summary"
 run() { echo "=== $*" >> "$summary"; "$@" >> "$summary" 2>&1 || { echo "FAILED: $*" >> "$summary"; status=1; }; }
 run mpirun -np 2 $b/samples/halo_exchange/halo_exchange --transport staged
+# compute-sanitizer over the GPU-memory MPI tests, one rank (a singleton MPI process).
+sanitizer=$(command -v compute-sanitizer || ls /usr/local/cuda/bin/compute-sanitizer 2>/dev/null)
+for tool in memcheck initcheck; do
+  run "$sanitizer" --tool $tool --error-exitcode 9 $b/tests/mpi/coalesce_mpi_gpu_tests
+done
 if [[ -f .mpi/ucx-cu13/lib/libucp.so.0 ]]; then
   # As ../shared/tools/stage-mpi documents: UCX with CUDA transports, point-to-point on GPU pointers.
   export LD_LIBRARY_PATH=$PWD/.mpi/ucx-cu13/lib:${LD_LIBRARY_PATH:-} OMPI_MCA_pml=ucx OMPI_MCA_pml_ucx_tls=any OMPI_MCA_pml_ucx_devices=any
@@ -28,5 +33,5 @@ if [[ -f .mpi/ucx-cu13/lib/libucp.so.0 ]]; then
 else
   echo "NOT RUN: GPU pointers to MPI (.mpi/ not carried; run ../shared/tools/stage-mpi)" >> "$summary"
 fi
-grep -E "tests passed|tests failed|test cases|FAILED|NOT RUN|x copy|GB/s|halo_exchange:" "$summary"
+grep -E "tests passed|tests failed|test cases|FAILED|NOT RUN|x copy|GB/s|halo_exchange:|overlap|ERROR SUMMARY" "$summary"
 exit $status

@@ -26,10 +26,14 @@ template <class Column> struct indexed_batch {
   index_map src, dst;
 };
 
-template <class Word> __global__ void move_indexed_kernel(__grid_constant__ indexed_batch<column_copy> const batch) {
+// Unblocked: no column of the launch is in aosoa blocks (plain base + i * stride addresses).
+template <class Word, bool Unblocked>
+__global__ void move_indexed_kernel(__grid_constant__ indexed_batch<column_copy> const batch) {
   std::size_t const k = static_cast<std::size_t>(blockIdx.x) * blockDim.x + threadIdx.x;
   if (k >= batch.n) return;
-  move_element<Word>(batch.columns, batch.count, batch.src.at(k), batch.dst.at(k));
+  std::size_t const from = batch.src.index != nullptr ? __ldg(batch.src.index + k) : batch.src.first + k;
+  std::size_t const to = batch.dst.index != nullptr ? __ldg(batch.dst.index + k) : batch.dst.first + k;
+  move_element<Word, Unblocked>(batch.columns, batch.count, from, to);
 }
 
 template <class Word> void launch_moves(cudaStream_t stream, std::vector<column_copy> const& parts, std::size_t n, index_map src,
@@ -42,7 +46,15 @@ template <class Word> void launch_moves(cudaStream_t stream, std::vector<column_
     batch.n = n;
     batch.src = src;
     batch.dst = dst;
-    move_indexed_kernel<Word><<<grid, launch_threads, 0, stream>>>(batch);
+    bool unblocked = true;
+    for (int c = 0; c < batch.count; ++c) {
+      unblocked = unblocked && batch.columns[c].src.block_shift == 63 && batch.columns[c].dst.block_shift == 63;
+    }
+    if (unblocked) {
+      move_indexed_kernel<Word, true><<<grid, launch_threads, 0, stream>>>(batch);
+    } else {
+      move_indexed_kernel<Word, false><<<grid, launch_threads, 0, stream>>>(batch);
+    }
     COALESCE_CUDA_TRY(cudaGetLastError());
   }
 }
