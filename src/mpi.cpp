@@ -190,8 +190,8 @@ std::byte const* outgoing(memory_kind kind, transport how, void* stream, std::by
 }
 
 // Where MPI writes a message to, and the copy to its final place after it arrived.
-std::byte* incoming(memory_kind kind, transport how, std::size_t bytes, message_buffers& buffers) {
-  std::byte* received = buffers.received_at_least(kind, bytes);
+std::byte* incoming(memory_kind kind, transport how, void* stream, std::size_t bytes, message_buffers& buffers) {
+  std::byte* received = buffers.received_at_least(kind, bytes, stream);
   if (!on_gpu(kind) || how == transport::device_pointers) return received;
   return buffers.received_stage.at_least(bytes);
 }
@@ -307,7 +307,7 @@ std::byte const* exchange(MPI_Comm comm, memory_kind kind, transport how, void* 
     total_out += m.bytes(send_counts[r]);
   }
   std::byte const* from = outgoing(kind, how, stream, send, total_out, buffers);
-  std::byte* into = incoming(kind, how, total_in, buffers);
+  std::byte* into = incoming(kind, how, stream, total_in, buffers);
   std::vector<MPI_Request> requests;
   constexpr int tag = 0x636f;  // "co"
   std::size_t offset = 0;
@@ -357,7 +357,7 @@ std::byte const* sendrecv_pair(MPI_Comm comm, memory_kind kind, transport how, v
     in_bytes[k] = m.bytes(in[k][0]);
   }
   std::byte const* message = outgoing(kind, how, stream, send, out_bytes[0] + out_bytes[1], buffers);
-  std::byte* into = incoming(kind, how, in_bytes[0] + in_bytes[1], buffers);
+  std::byte* into = incoming(kind, how, stream, in_bytes[0] + in_bytes[1], buffers);
   for (int k = 0; k < 2; ++k) {
     check(MPI_Irecv(into + (k == 0 ? 0 : in_bytes[0]), message_count(in_bytes[k], "halo"), MPI_BYTE, from[k], tag + 2 + k, comm,
                     &requests[2 * k]),

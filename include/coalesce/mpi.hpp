@@ -82,14 +82,22 @@ struct message_buffers {
     }
   };
   pinned send_stage, received_stage;
-  std::byte* send_at_least(coalesce::detail::memory_kind kind, std::size_t bytes) { return grow(send, kind, bytes); }
-  std::byte* received_at_least(coalesce::detail::memory_kind kind, std::size_t bytes) { return grow(received, kind, bytes); }
+  // `stream`: where the messages are packed (a new buffer is zeroed there first).
+  std::byte* send_at_least(coalesce::detail::memory_kind kind, std::size_t bytes, void* stream) {
+    return grow(send, kind, bytes, stream);
+  }
+  std::byte* received_at_least(coalesce::detail::memory_kind kind, std::size_t bytes, void* stream) {
+    return grow(received, kind, bytes, stream);
+  }
 
  private:
-  static std::byte* grow(coalesce::detail::buffer& b, coalesce::detail::memory_kind kind, std::size_t bytes) {
+  // A new buffer is zeroed once: the padding between a message's segments is never written, and
+  // a whole message is copied (staged) or sent, so no byte of it is left uninitialised.
+  static std::byte* grow(coalesce::detail::buffer& b, coalesce::detail::memory_kind kind, std::size_t bytes, void* stream) {
     if (b.kind() != kind || b.size() < bytes) {
       b = coalesce::detail::buffer();
       b = coalesce::detail::buffer(kind, bytes);
+      coalesce::detail::zero_bytes(kind, b.data(), bytes, stream);
     }
     return b.data();
   }
@@ -327,7 +335,7 @@ migration_report migrate_to(decomposition const& d, vector<T, L, S>& particles, 
   send_counts[static_cast<std::size_t>(d.rank())] = 0;
   std::size_t total_send = 0;
   for (std::size_t c : send_counts) total_send += columns.bytes(c);
-  std::byte* const send = d.buffers().send_at_least(kind, total_send);
+  std::byte* const send = d.buffers().send_at_least(kind, total_send, stream);
   {
     std::size_t first = report.kept, offset = 0;
     for (std::size_t r = 0; r < count.size(); ++r) {

@@ -117,7 +117,7 @@ inline axis_messages exchange_axis(halo_plan const& h, message_columns const& m,
   memory_kind const kind = m.kind_set ? m.kind : memory_kind::host;
   std::array<std::size_t, 2> sending{};
   for (int k = 0; k < 2; ++k) sending[k] = to[k] == MPI_PROC_NULL ? 0 : count[k];
-  std::byte* send = h.buffers().send_at_least(kind, m.bytes(sending[0]) + m.bytes(sending[1]));
+  std::byte* send = h.buffers().send_at_least(kind, m.bytes(sending[0]) + m.bytes(sending[1]), h.stream().handle());
   pack(m, sending[0], from[0], send, h.stream().handle());
   pack(m, sending[1], from[1], send + m.bytes(sending[0]), h.stream().handle());
   axis_messages out;
