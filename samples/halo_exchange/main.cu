@@ -12,6 +12,7 @@
 //                   cudaMemcpyPeerAsync of the same bytes between GPU 0 and GPU 1 (rank 0, when
 //                   two GPUs are visible);
 //   reverse         reverse(halo, payload): ghosts' sums back to the owners;
+//   MPI floor       MPI_Sendrecv of the same bytes between rank pairs, nothing packed;
 //   overlap         an interior kernel over the owned particles on one stream, launched before
 //                   forward(payload) on the halo's own stream: the time of both against each
 //                   alone (1.0 = the exchange fully hidden behind the interior work).
@@ -208,6 +209,35 @@ int main(int argc, char** argv) {
     double const pos = time_ms(reps, [&] { coalesce::mpi::forward(halo, particles, &Particle::pos); });
     double const rev = time_ms(reps, [&] { coalesce::mpi::reverse(halo, payload); });
     double const gbs = exchange_bytes / fwd / 1e6;
+    // The MPI floor: the same bytes exchanged by MPI_Sendrecv between neighbouring ranks, from
+    // and into buffers of the transport's kind (GPU memory for GPU pointers, pinned host memory
+    // for staged), nothing packed.
+    double mpi_ms = 0;
+    if (size > 1 && exchange_bytes > 0) {
+      void *out = nullptr, *in = nullptr;
+      if (pointers) {
+        CHECK_CUDA(cudaMalloc(&out, exchange_bytes));
+        CHECK_CUDA(cudaMalloc(&in, exchange_bytes));
+      } else {
+        CHECK_CUDA(cudaMallocHost(&out, exchange_bytes));
+        CHECK_CUDA(cudaMallocHost(&in, exchange_bytes));
+      }
+      int const partner = rank ^ 1;
+      bool const paired = partner < size;
+      mpi_ms = time_ms(reps, [&] {
+        if (paired) {
+          MPI_Sendrecv(out, static_cast<int>(exchange_bytes), MPI_BYTE, partner, 7, in, static_cast<int>(exchange_bytes), MPI_BYTE,
+                       partner, 7, MPI_COMM_WORLD, MPI_STATUS_IGNORE);
+        }
+      });
+      if (pointers) {
+        CHECK_CUDA(cudaFree(out));
+        CHECK_CUDA(cudaFree(in));
+      } else {
+        CHECK_CUDA(cudaFreeHost(out));
+        CHECK_CUDA(cudaFreeHost(in));
+      }
+    }
     // Overlap: the interior work (a pass over every owned particle's payload) on `compute`,
     // the halo on its own stream, as a simulation overlaps interior forces with the exchange.
     cudaStream_t compute = nullptr, exchange = nullptr;
@@ -237,6 +267,10 @@ int main(int argc, char** argv) {
       std::printf("%-15s forward(payload) %.3f ms (%.1f MB in, %.0f GB/s%s), forward(positions) %.3f ms, reverse(payload) %.3f ms\n",
                   pointers ? "device_pointers" : "staged", fwd, exchange_bytes / 1e6, gbs,
                   peer_gbs > 0 ? (", " + std::to_string(gbs / peer_gbs).substr(0, 4) + " x peer copy").c_str() : "", pos, rev);
+      if (mpi_ms > 0) {
+        std::printf("%-15s MPI_Sendrecv of the same bytes, nothing packed: %.3f ms (%.0f GB/s): forward is %.2f x the MPI floor\n",
+                    pointers ? "device_pointers" : "staged", mpi_ms, exchange_bytes / mpi_ms / 1e6, fwd / mpi_ms);
+      }
       std::printf("%-15s overlap: interior %.3f ms, forward %.3f ms, both %.3f ms: %.2f x the longer alone (1.00: hidden)\n",
                   pointers ? "device_pointers" : "staged", alone, fwd, both, both / std::max(alone, fwd));
     }
