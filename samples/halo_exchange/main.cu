@@ -213,20 +213,22 @@ int main(int argc, char** argv) {
     // and into buffers of the transport's kind (GPU memory for GPU pointers, pinned host memory
     // for staged), nothing packed.
     double mpi_ms = 0;
-    if (size > 1 && exchange_bytes > 0) {
+    unsigned long long floor_bytes = exchange_bytes;  // the same count on both sides of a pair
+    MPI_Allreduce(MPI_IN_PLACE, &floor_bytes, 1, MPI_UNSIGNED_LONG_LONG, MPI_MIN, MPI_COMM_WORLD);
+    if (size > 1 && floor_bytes > 0) {
       void *out = nullptr, *in = nullptr;
       if (pointers) {
-        CHECK_CUDA(cudaMalloc(&out, exchange_bytes));
-        CHECK_CUDA(cudaMalloc(&in, exchange_bytes));
+        CHECK_CUDA(cudaMalloc(&out, floor_bytes));
+        CHECK_CUDA(cudaMalloc(&in, floor_bytes));
       } else {
-        CHECK_CUDA(cudaMallocHost(&out, exchange_bytes));
-        CHECK_CUDA(cudaMallocHost(&in, exchange_bytes));
+        CHECK_CUDA(cudaMallocHost(&out, floor_bytes));
+        CHECK_CUDA(cudaMallocHost(&in, floor_bytes));
       }
       int const partner = rank ^ 1;
       bool const paired = partner < size;
       mpi_ms = time_ms(reps, [&] {
         if (paired) {
-          MPI_Sendrecv(out, static_cast<int>(exchange_bytes), MPI_BYTE, partner, 7, in, static_cast<int>(exchange_bytes), MPI_BYTE,
+          MPI_Sendrecv(out, static_cast<int>(floor_bytes), MPI_BYTE, partner, 7, in, static_cast<int>(floor_bytes), MPI_BYTE,
                        partner, 7, MPI_COMM_WORLD, MPI_STATUS_IGNORE);
         }
       });
@@ -269,7 +271,7 @@ int main(int argc, char** argv) {
                   peer_gbs > 0 ? (", " + std::to_string(gbs / peer_gbs).substr(0, 4) + " x peer copy").c_str() : "", pos, rev);
       if (mpi_ms > 0) {
         std::printf("%-15s MPI_Sendrecv of the same bytes, nothing packed: %.3f ms (%.0f GB/s): forward is %.2f x the MPI floor\n",
-                    pointers ? "device_pointers" : "staged", mpi_ms, exchange_bytes / mpi_ms / 1e6, fwd / mpi_ms);
+                    pointers ? "device_pointers" : "staged", mpi_ms, floor_bytes / mpi_ms / 1e6, fwd / mpi_ms);
       }
       std::printf("%-15s overlap: interior %.3f ms, forward %.3f ms, both %.3f ms: %.2f x the longer alone (1.00: hidden)\n",
                   pointers ? "device_pointers" : "staged", alone, fwd, both, both / std::max(alone, fwd));
