@@ -197,10 +197,12 @@ std::byte const* exchange(MPI_Comm comm, memory_kind kind, transport how, void* 
 // One message of count[k] elements to to[k] and one from from[k] (MPI_PROC_NULL: none), for k
 // = 0 and 1 at once, counts first (messages 0 and 1 back to back in `send` and in the result,
 // distinct tags, so to[0] == to[1] is fine); returns the received messages in memory of `kind`
-// and their element counts.
+// and their element counts. `expected` (a plan's replay): the counts to receive are known, so no
+// counts travel; a message of another size is an error.
 std::byte const* sendrecv_pair(MPI_Comm comm, memory_kind kind, transport how, void* stream, message_columns const& m,
                                std::byte const* send, std::array<std::size_t, 2> count, std::array<int, 2> to,
-                               std::array<int, 2> from, std::array<std::size_t, 2>& received, message_buffers& buffers);
+                               std::array<int, 2> from, std::array<std::size_t, 2> const* expected,
+                               std::array<std::size_t, 2>& received, message_buffers& buffers);
 
 // A position's coordinates read back to the host (error messages).
 std::array<double, 3> read_position(memory_kind kind, coalesce::detail::position_columns const& c, std::size_t i);

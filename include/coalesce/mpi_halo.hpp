@@ -113,7 +113,8 @@ struct axis_messages {
   std::array<std::size_t, 2> count{};
 };
 inline axis_messages exchange_axis(halo_plan const& h, message_columns const& m, std::array<std::size_t, 2> count,
-                                   std::array<index_map, 2> from, std::array<int, 2> to, std::array<int, 2> source) {
+                                   std::array<index_map, 2> from, std::array<int, 2> to, std::array<int, 2> source,
+                                   std::array<std::size_t, 2> const* expected = nullptr) {
   memory_kind const kind = m.kind_set ? m.kind : memory_kind::host;
   std::array<std::size_t, 2> sending{};
   for (int k = 0; k < 2; ++k) sending[k] = to[k] == MPI_PROC_NULL ? 0 : count[k];
@@ -121,8 +122,8 @@ inline axis_messages exchange_axis(halo_plan const& h, message_columns const& m,
   pack(m, sending[0], from[0], send, h.stream().handle());
   pack(m, sending[1], from[1], send + m.bytes(sending[0]), h.stream().handle());
   axis_messages out;
-  std::byte const* got = sendrecv_pair(h.comm(), kind, h.transport(), h.stream().handle(), m, send, sending, to, source, out.count,
-                                       h.buffers());
+  std::byte const* got = sendrecv_pair(h.comm(), kind, h.transport(), h.stream().handle(), m, send, sending, to, source, expected,
+                                       out.count, h.buffers());
   out.at = {got, got + m.bytes(out.count[0])};
   return out;
 }
@@ -133,9 +134,10 @@ template <class After> void for_each_axis(halo_plan const& h, message_columns co
   auto const& stages = h.stages();
   for (std::size_t a = 0; a < stages.size() / 2; ++a) {
     auto const* st = stages.data() + 2 * a;
+    std::array<std::size_t, 2> const expected{st[0].received, st[1].received};
     auto const got = exchange_axis(h, m, {st[0].sent_count, st[1].sent_count},
                                    {index_map{st[0].sent_indices(), 0}, index_map{st[1].sent_indices(), 0}}, {st[0].to, st[1].to},
-                                   {st[0].from, st[1].from});
+                                   {st[0].from, st[1].from}, &expected);
     for (int k = 0; k < 2; ++k) {
       check_arrived(st[k].received, got.count[k], "forward");
       unpack(m, st[k].received, got.at[k], index_map{nullptr, st[k].first_ghost}, h.stream().handle());
@@ -286,9 +288,10 @@ template <class Array> void reverse(halo_plan const& h, Array& values) {
   auto const& stages = h.stages();
   for (std::size_t a = stages.size() / 2; a-- > 0;) {
     auto const* st = stages.data() + 2 * a;
+    std::array<std::size_t, 2> const expected{st[0].sent_count, st[1].sent_count};
     auto const got = detail::exchange_axis(h, m, {st[0].received, st[1].received},
                                            {index_map{nullptr, st[0].first_ghost}, index_map{nullptr, st[1].first_ghost}},
-                                           {st[0].from, st[1].from}, {st[0].to, st[1].to});
+                                           {st[0].from, st[1].from}, {st[0].to, st[1].to}, &expected);
     for (int k = 1; k >= 0; --k) {  // the stages backwards, as one at a time would: the same sums, bit for bit
       detail::check_arrived(st[k].sent_count, got.count[k], "reverse");
       detail::unpack_sum(m, got.count[k], got.at[k], index_map{st[k].sent_indices(), 0}, h.stream().handle());

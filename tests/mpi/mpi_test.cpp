@@ -330,6 +330,21 @@ TEST_CASE("a cutoff wider than a subdomain is refused on every rank") {
   CHECK_THROWS_WITH_AS(cm::build_halo(d, particles, &Particle::pos, 0.0), doctest::Contains("not positive"), coalesce::error);
 }
 
+TEST_CASE("arrays of different types on two ranks are refused by forward, not misread") {
+  if (world_size() != 2) return;  // two ranks, each the other's only neighbour along x
+  cm::decomposition const d(MPI_COMM_WORLD, unit_box, 3, {2, 1, 1});
+  test_vector<Particle> particles(scattered(300, d.rank()));
+  (void)cm::migrate(d, particles, &Particle::pos);
+  auto const halo = cm::build_halo(d, particles, &Particle::pos, 1.0);
+  if (d.rank() == 0) {
+    test_array<double> values(halo.owned());
+    CHECK_THROWS_AS(cm::forward(halo, values), coalesce::error);
+  } else {
+    test_array<float> values(halo.owned());
+    CHECK_THROWS_AS(cm::forward(halo, values), coalesce::error);
+  }
+}
+
 int main(int argc, char** argv) {
   MPI_Init(&argc, &argv);
   if constexpr (std::is_same_v<test_space, coalesce::device> && coalesce::device_is_gpu) {
