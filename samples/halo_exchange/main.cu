@@ -33,29 +33,24 @@
 #include <coalesce/coalesce.hpp>
 #include <coalesce/mpi.hpp>
 
+#include "common/bench_timer.hpp"
+#include "neighbor_reorder/pair_force.hpp"
+
 namespace {
 
-struct vec3 {
-  float x, y, z;
-};
-struct Particle {
-  vec3 pos;
-  vec3 vel;
-  float mass;
-  std::uint32_t id;
-};
+using neighbor_reorder::Particle;
+
 struct Payload {  // 64 bytes: what a large halo exchange moves (forces, velocities, extras)
   std::array<float, 16> f;
 };
 
-#define CHECK_CUDA(call)                                                                          \
-  do {                                                                                            \
-    cudaError_t e_ = (call);                                                                      \
-    if (e_ != cudaSuccess) {                                                                      \
-      std::fprintf(stderr, "%s failed: %s\n", #call, cudaGetErrorString(e_));                    \
-      MPI_Abort(MPI_COMM_WORLD, 1);                                                               \
-    }                                                                                             \
-  } while (0)
+void check(cudaError_t status, char const* what) {
+  if (status != cudaSuccess) {
+    std::fprintf(stderr, "%s failed: %s\n", what, cudaGetErrorString(status));
+    MPI_Abort(MPI_COMM_WORLD, 1);
+  }
+}
+#define CHECK_CUDA(call) check((call), #call)
 
 double median(std::vector<double> v) {
   std::sort(v.begin(), v.end());
@@ -80,25 +75,6 @@ template <class F> double time_ms(int reps, F&& f) {
     if (r > 0) t.push_back(ms);  // the first run warms up (allocations of message buffers)
   }
   return max_over_ranks(median(t));
-}
-
-template <class F> double time_on_stream_ms(int reps, F&& f) {
-  cudaEvent_t a, b;
-  CHECK_CUDA(cudaEventCreate(&a));
-  CHECK_CUDA(cudaEventCreate(&b));
-  std::vector<double> t;
-  for (int r = 0; r < reps + 1; ++r) {
-    CHECK_CUDA(cudaEventRecord(a));
-    f();
-    CHECK_CUDA(cudaEventRecord(b));
-    CHECK_CUDA(cudaEventSynchronize(b));
-    float ms = 0;
-    CHECK_CUDA(cudaEventElapsedTime(&ms, a, b));
-    if (r > 0) t.push_back(ms);
-  }
-  cudaEventDestroy(a);
-  cudaEventDestroy(b);
-  return median(t);
 }
 
 }  // namespace
@@ -157,13 +133,13 @@ int main(int argc, char** argv) {
       auto m = coalesce::mpi::detail::columns_of("bench", payload);
       std::size_t const count = st.sent_count, bytes = m.bytes(count);
       coalesce::detail::buffer message(coalesce::detail::memory_kind::device, bytes), copy(coalesce::detail::memory_kind::device, bytes);
-      double const pack = time_on_stream_ms(reps, [&] {
+      double const pack = bench::median_ms([&] {
         coalesce::mpi::detail::pack(m, count, coalesce::detail::index_map{st.sent_indices(), 0}, message.data(), nullptr);
-      });
-      double const unpack = time_on_stream_ms(reps, [&] {
+      }, reps, 1);
+      double const unpack = bench::median_ms([&] {
         coalesce::mpi::detail::unpack(m, count, message.data(), coalesce::detail::index_map{nullptr, halo.owned()}, nullptr);
-      });
-      double const copy_ms = time_on_stream_ms(reps, [&] { CHECK_CUDA(cudaMemcpyAsync(copy.data(), message.data(), bytes, cudaMemcpyDeviceToDevice)); });
+      }, reps, 1);
+      double const copy_ms = bench::median_ms([&] { CHECK_CUDA(cudaMemcpyAsync(copy.data(), message.data(), bytes, cudaMemcpyDeviceToDevice)); }, reps, 1);
       double const ratio = 2 * copy_ms / (pack + unpack);
       double worst = 0;
       double const mine = -ratio;
@@ -190,7 +166,7 @@ int main(int argc, char** argv) {
       CHECK_CUDA(cudaSetDevice(1));
       CHECK_CUDA(cudaMalloc(&dst, exchange_bytes));
       CHECK_CUDA(cudaSetDevice(0));
-      double const ms = time_on_stream_ms(reps, [&] { CHECK_CUDA(cudaMemcpyPeerAsync(dst, 1, src, 0, exchange_bytes)); });
+      double const ms = bench::median_ms([&] { CHECK_CUDA(cudaMemcpyPeerAsync(dst, 1, src, 0, exchange_bytes)); }, reps, 1);
       peer_gbs = exchange_bytes / ms / 1e6;
       std::printf("cudaMemcpyPeerAsync GPU 0 -> GPU 1, %.1f MB: %.3f ms, %.0f GB/s (the ceiling)\n", exchange_bytes / 1e6, ms, peer_gbs);
       CHECK_CUDA(cudaSetDevice(1));
