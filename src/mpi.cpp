@@ -396,5 +396,106 @@ std::byte const* sendrecv_pair(MPI_Comm comm, memory_kind kind, transport how, v
   return buffers.received.data();
 }
 
+namespace {
+// Elements [start(c), start(c + 1)) of a message form chunk c; sender and receiver derive the
+// split from the same element count, so they agree on it without telling each other.
+constexpr std::size_t chunk_bytes = std::size_t{4} << 20;
+std::size_t chunks_for(message_columns const& m, std::size_t count) {
+  return std::clamp<std::size_t>(m.bytes(count) / chunk_bytes, 1, 8);
+}
+std::size_t chunk_start(std::size_t count, std::size_t chunks, std::size_t c) { return count * c / chunks; }
+index_map shifted(index_map map, std::size_t by) {
+  return map.index != nullptr ? index_map{map.index + by, 0} : index_map{nullptr, map.first + by};
+}
+}  // namespace
+
+void replay_axis_in_chunks(MPI_Comm comm, memory_kind kind, void* stream, message_columns const& m,
+                           std::array<std::size_t, 2> send_count, std::array<index_map, 2> from, std::array<int, 2> to,
+                           std::array<std::size_t, 2> receive_count, std::array<index_map, 2> into, std::array<int, 2> source,
+                           bool sum, std::array<int, 2> unpack_order, message_buffers& buffers) {
+  constexpr int tag = 0x7000;  // + 16 k + c
+  std::array<std::size_t, 2> sending{}, receiving{}, send_chunks{}, receive_chunks{};
+  std::size_t send_total = 0, receive_total = 0;
+  for (int k = 0; k < 2; ++k) {
+    sending[k] = to[k] == MPI_PROC_NULL ? 0 : send_count[k];
+    receiving[k] = source[k] == MPI_PROC_NULL ? 0 : receive_count[k];
+    send_chunks[k] = chunks_for(m, sending[k]);
+    receive_chunks[k] = chunks_for(m, receiving[k]);
+    for (std::size_t c = 0; c < send_chunks[k]; ++c) {
+      send_total += m.bytes(chunk_start(sending[k], send_chunks[k], c + 1) - chunk_start(sending[k], send_chunks[k], c));
+    }
+    for (std::size_t c = 0; c < receive_chunks[k]; ++c) {
+      receive_total += m.bytes(chunk_start(receiving[k], receive_chunks[k], c + 1) - chunk_start(receiving[k], receive_chunks[k], c));
+    }
+  }
+  std::byte* send = buffers.send_at_least(kind, send_total, stream);
+  std::byte* received = buffers.received_at_least(kind, receive_total, stream);
+  struct piece {
+    int k = 0;
+    std::size_t c = 0, first = 0, count = 0, offset = 0;
+    MPI_Request request = MPI_REQUEST_NULL;
+  };
+  std::vector<piece> incoming_pieces, outgoing_pieces;
+  std::size_t offset = 0;
+  for (int k = 0; k < 2; ++k) {
+    for (std::size_t c = 0; c < receive_chunks[k]; ++c) {
+      piece p{k, c, chunk_start(receiving[k], receive_chunks[k], c), 0, offset};
+      p.count = chunk_start(receiving[k], receive_chunks[k], c + 1) - p.first;
+      if (p.count > 0) {
+        check(MPI_Irecv(received + offset, message_count(m.bytes(p.count), "halo"), MPI_BYTE, source[k], tag + 16 * k + static_cast<int>(c),
+                        comm, &p.request),
+              "MPI_Irecv");
+      }
+      offset += m.bytes(p.count);
+      incoming_pieces.push_back(p);
+    }
+  }
+  // Chunk c of both directions packed, then sent while chunk c + 1 is packed.
+  offset = 0;
+  std::array<std::size_t, 2> send_offset{0, 0};
+  for (std::size_t c = 0; c < send_chunks[0]; ++c) send_offset[1] += m.bytes(chunk_start(sending[0], send_chunks[0], c + 1) - chunk_start(sending[0], send_chunks[0], c));
+  std::size_t const rounds = std::max(send_chunks[0], send_chunks[1]);
+  for (std::size_t c = 0; c < rounds; ++c) {
+    std::size_t const before = outgoing_pieces.size();
+    for (int k = 0; k < 2; ++k) {
+      if (c >= send_chunks[k]) continue;
+      piece p{k, c, chunk_start(sending[k], send_chunks[k], c), 0, send_offset[k]};
+      p.count = chunk_start(sending[k], send_chunks[k], c + 1) - p.first;
+      send_offset[k] += m.bytes(p.count);
+      if (p.count == 0) continue;
+      pack(m, p.count, shifted(from[k], p.first), send + p.offset, stream);
+      outgoing_pieces.push_back(p);
+    }
+    if (outgoing_pieces.size() == before) continue;
+    coalesce::detail::synchronize_stream(stream);  // MPI reads the packed bytes from here on
+    for (std::size_t q = before; q < outgoing_pieces.size(); ++q) {
+      piece& p = outgoing_pieces[q];
+      check(MPI_Isend(send + p.offset, message_count(m.bytes(p.count), "halo"), MPI_BYTE, to[p.k], tag + 16 * p.k + static_cast<int>(p.c),
+                      comm, &p.request),
+            "MPI_Isend");
+    }
+  }
+  // Unpacked in a fixed order (sums are the same every run), each chunk as soon as it is there.
+  for (int k : unpack_order) {
+    for (piece& p : incoming_pieces) {
+      if (p.k != k || p.count == 0) continue;
+      MPI_Status status;
+      check(MPI_Wait(&p.request, &status), "MPI_Wait");
+      int got = 0;
+      MPI_Get_count(&status, MPI_BYTE, &got);
+      if (static_cast<std::size_t>(got) != m.bytes(p.count)) {
+        throw_error("halo: a neighbour sent " + std::to_string(got) + " bytes where this rank's plan expects " +
+                    std::to_string(m.bytes(p.count)) + "; every rank must use the plans of one build_halo call, for arrays of the same type");
+      }
+      if (sum) {
+        unpack_sum(m, p.count, received + p.offset, shifted(into[k], p.first), stream);
+      } else {
+        unpack(m, p.count, received + p.offset, shifted(into[k], p.first), stream);
+      }
+    }
+  }
+  for (piece& p : outgoing_pieces) check(MPI_Wait(&p.request, MPI_STATUS_IGNORE), "MPI_Wait");
+}
+
 }  // namespace detail
 }  // namespace coalesce::mpi

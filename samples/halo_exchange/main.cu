@@ -115,7 +115,10 @@ int main(int argc, char** argv) {
   // the ghosts near a face are then neighbours in memory too.
   std::sort(records.begin(), records.end(), [](Particle const& a, Particle const& b) { return a.pos.x < b.pos.x; });
   coalesce::device_vector<Particle> particles(records);
-  coalesce::device_vector<Payload> payload(n, Payload{{{1, 2, 3, 4, 5, 6, 7, 8, 9, 10, 11, 12, 13, 14, 15, 16}}});
+  // The payload says whose it is (f[0]: the particle's id mod 2^20), so the ghosts can be checked.
+  std::vector<Payload> payloads(n, Payload{{{0, 2, 3, 4, 5, 6, 7, 8, 9, 10, 11, 12, 13, 14, 15, 16}}});
+  for (std::size_t i = 0; i < n; ++i) payloads[i].f[0] = static_cast<float>(records[i].id % (1u << 20));
+  coalesce::device_vector<Payload> payload(payloads);
   auto halo = coalesce::mpi::build_halo(d, particles, &Particle::pos, cutoff);
   payload.resize(halo.owned() + halo.ghosts());
   std::size_t ghosts_from_neighbours = halo.ghosts();
@@ -182,8 +185,25 @@ int main(int argc, char** argv) {
     if (transports != "both" && transports != (pointers ? "device_pointers" : "staged")) continue;
     halo.set_transport(how);
     double const fwd = time_ms(reps, [&] { coalesce::mpi::forward(halo, payload); });
+    {  // every ghost got its owner's payload
+      std::vector<Payload> got(payload.size());
+      std::vector<Particle> ghosts(particles.size());
+      payload.copy_to(got);
+      particles.copy_to(ghosts);
+      std::size_t wrong = 0;
+      for (std::size_t g = halo.owned(); g < got.size(); ++g) {
+        wrong += got[g].f[0] != static_cast<float>(ghosts[g].id % (1u << 20)) || got[g].f[15] != 16.0f;
+      }
+      unsigned long long wrong_anywhere = wrong;
+      MPI_Allreduce(MPI_IN_PLACE, &wrong_anywhere, 1, MPI_UNSIGNED_LONG_LONG, MPI_SUM, MPI_COMM_WORLD);
+      if (wrong_anywhere != 0) {
+        if (rank == 0) std::printf("WRONG: %llu ghosts did not get their owner's payload (%s)\n", wrong_anywhere, pointers ? "device_pointers" : "staged");
+        MPI_Abort(MPI_COMM_WORLD, 1);
+      }
+    }
     double const pos = time_ms(reps, [&] { coalesce::mpi::forward(halo, particles, &Particle::pos); });
-    double const rev = time_ms(reps, [&] { coalesce::mpi::reverse(halo, payload); });
+    coalesce::device_vector<Payload> sums = payload;  // reverse adds into the owners: not the checked payload
+    double const rev = time_ms(reps, [&] { coalesce::mpi::reverse(halo, sums); });
     double const gbs = exchange_bytes / fwd / 1e6;
     // The MPI floor: the same bytes exchanged by MPI_Sendrecv between neighbouring ranks, from
     // and into buffers of the transport's kind (GPU memory for GPU pointers, pinned host memory
