@@ -204,15 +204,6 @@ std::byte const* sendrecv_pair(MPI_Comm comm, memory_kind kind, transport how, v
                                std::array<int, 2> from, std::array<std::size_t, 2> const* expected,
                                std::array<std::size_t, 2>& received, message_buffers& buffers);
 
-// A halo replay's axis (forward or reverse) with GPU pointers: both directions' messages cut into
-// chunks of a few MiB, chunk c + 1 packed while chunk c travels, each chunk unpacked (copied, or
-// added when `sum`) as soon as it arrived, directions in `unpack_order`. The counts are the
-// plan's; a message of another size is an error.
-void replay_axis_in_chunks(MPI_Comm comm, memory_kind kind, void* stream, message_columns const& m,
-                           std::array<std::size_t, 2> send_count, std::array<index_map, 2> from, std::array<int, 2> to,
-                           std::array<std::size_t, 2> receive_count, std::array<index_map, 2> into, std::array<int, 2> source,
-                           bool sum, std::array<int, 2> unpack_order, message_buffers& buffers);
-
 // A position's coordinates read back to the host (error messages).
 std::array<double, 3> read_position(memory_kind kind, coalesce::detail::position_columns const& c, std::size_t i);
 

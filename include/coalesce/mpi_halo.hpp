@@ -128,27 +128,12 @@ inline axis_messages exchange_axis(halo_plan const& h, message_columns const& m,
   return out;
 }
 
-// Replays of GPU memory with GPU pointers go in chunks (replay_axis_in_chunks); everything else
-// as whole messages.
-inline bool pipelined(halo_plan const& h, message_columns const& m) {
-  return device_is_gpu && m.kind_set && m.kind == memory_kind::device && h.transport() == transport::device_pointers;
-}
-
 // forward() over every axis in order: owners' values (the columns of m) to their ghosts, then
 // after_unpack(stage) for each stage (a periodic shift).
 template <class After> void for_each_axis(halo_plan const& h, message_columns const& m, After&& after_unpack) {
   auto const& stages = h.stages();
   for (std::size_t a = 0; a < stages.size() / 2; ++a) {
     auto const* st = stages.data() + 2 * a;
-    if (pipelined(h, m)) {
-      replay_axis_in_chunks(h.comm(), m.kind, h.stream().handle(), m, {st[0].sent_count, st[1].sent_count},
-                            {index_map{st[0].sent_indices(), 0}, index_map{st[1].sent_indices(), 0}}, {st[0].to, st[1].to},
-                            {st[0].received, st[1].received}, {index_map{nullptr, st[0].first_ghost}, index_map{nullptr, st[1].first_ghost}},
-                            {st[0].from, st[1].from}, false, {0, 1}, h.buffers());
-      after_unpack(st[0]);
-      after_unpack(st[1]);
-      continue;
-    }
     std::array<std::size_t, 2> const expected{st[0].received, st[1].received};
     auto const got = exchange_axis(h, m, {st[0].sent_count, st[1].sent_count},
                                    {index_map{st[0].sent_indices(), 0}, index_map{st[1].sent_indices(), 0}}, {st[0].to, st[1].to},
@@ -303,14 +288,6 @@ template <class Array> void reverse(halo_plan const& h, Array& values) {
   auto const& stages = h.stages();
   for (std::size_t a = stages.size() / 2; a-- > 0;) {
     auto const* st = stages.data() + 2 * a;
-    if (detail::pipelined(h, m)) {
-      detail::replay_axis_in_chunks(h.comm(), m.kind, h.stream().handle(), m, {st[0].received, st[1].received},
-                                    {index_map{nullptr, st[0].first_ghost}, index_map{nullptr, st[1].first_ghost}},
-                                    {st[0].from, st[1].from}, {st[0].sent_count, st[1].sent_count},
-                                    {index_map{st[0].sent_indices(), 0}, index_map{st[1].sent_indices(), 0}}, {st[0].to, st[1].to},
-                                    true, {1, 0}, h.buffers());
-      continue;
-    }
     std::array<std::size_t, 2> const expected{st[0].sent_count, st[1].sent_count};
     auto const got = detail::exchange_axis(h, m, {st[0].received, st[1].received},
                                            {index_map{nullptr, st[0].first_ghost}, index_map{nullptr, st[1].first_ghost}},
