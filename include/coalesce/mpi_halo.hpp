@@ -15,10 +15,16 @@
 // length added to or subtracted from its position); a clamped box sends nothing past its edges.
 //
 // The plan keeps what each stage sent (indices and shifts) and how many ghosts it received, so
-// forward() and reverse() re-plan nothing: forward runs the stages in order, sending the listed
-// elements (positions shifted again); reverse runs them backwards, sending each stage's ghost
-// values to the rank they came from, which adds them into the listed elements in list order (a
-// fixed order: sums are reproducible run to run). Rebuild the plan after a migration.
+// forward() and reverse() re-plan nothing and send no counts: forward runs the axes in order,
+// sending the listed elements (positions shifted again); reverse runs them backwards, sending each
+// stage's ghost values to the rank they came from, which adds them into the listed elements (one
+// thread per element, each element once per stage: sums are reproducible run to run, host and
+// GPU alike). Both directions of an axis travel at once. Rebuild the plan after a migration.
+//
+// GPU memory (device_vector, device_array): selection, packing, unpacking, shifts and sums run on
+// the GPU, on the plan's stream (halo.set_stream); messages go as GPU pointers or staged through
+// page-locked host memory (halo.set_transport, coalesce/mpi.hpp). Each call waits for its
+// messages and returns with the ghosts (or sums) in place.
 //
 // Bad input, agreed on by every rank before anything moves: a cutoff that is not positive, or
 // larger than a subdomain's width along an axis with more than one rank (the ghosts of one hop
