@@ -508,6 +508,23 @@ std::vector<std::size_t> group_by_destination(reorder_plan& plan, memory_kind ki
   s.ensure(s.keys, kind, n * 4);
   auto* keys = reinterpret_cast<std::uint32_t*>(s.keys.data());
   destination_keys(kind, dest, n, self, ranks, keys, s.stream);
+  // Nobody leaving (the common step) costs one more pass and no sort: the first nonzero key.
+  {
+    std::uint64_t* flags = s.host_flags.data();
+    if (kind == memory_kind::device && device_is_gpu) {
+      flags = static_cast<std::uint64_t*>(s.ensure(s.flag, memory_kind::device, check_words * sizeof(std::uint64_t)));
+    }
+    reorder_backend& backend = s.backend(kind);
+    backend.reset_flags(flags);
+    backend.find_key_above(keys, 4, n, 0, flags);
+    std::uint64_t first_leaver = nothing_found;
+    copy_bytes(memory_kind::host, &first_leaver, kind, flags + bad_entry, sizeof first_leaver, s.stream);
+    if (first_leaver == nothing_found) {
+      std::vector<std::size_t> counts(static_cast<std::size_t>(ranks), 0);
+      counts[static_cast<std::size_t>(self)] = n;
+      return counts;
+    }
+  }
   int const end_bit = std::bit_width(static_cast<unsigned>(ranks) + 1u);
   sort_keys(plan, kind, keys, 4, n, 0, end_bit, 0);
   auto const cells = static_cast<std::uint64_t>(ranks) + 2;
