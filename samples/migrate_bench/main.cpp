@@ -37,7 +37,7 @@ template <class F> double median_ms(int reps, F&& f) {
     auto const start = std::chrono::steady_clock::now();
     f();
     double const ms = std::chrono::duration<double, std::milli>(std::chrono::steady_clock::now() - start).count();
-    if (r > 0) t.push_back(ms);
+    if (r > 0 || reps == 0) t.push_back(ms);  // reps 0: a single run, no warm-up
   }
   std::sort(t.begin(), t.end());
   double mine = t[t.size() / 2], slowest = 0;
