@@ -497,6 +497,44 @@ std::uint32_t const* cell_offsets(reorder_plan& plan, std::uint64_t cells, std::
   return reinterpret_cast<std::uint32_t const*>(s.cells.data());
 }
 
+namespace {
+// group_by_destination in memory the host reads: a stable counting sort (keys take ranks + 2
+// values), one pass to count and one to place, instead of a general sort.
+std::vector<std::size_t> group_on_host(reorder_state& s, memory_kind kind, std::uint32_t const* keys, int const* dest,
+                                       std::size_t n, int self, int ranks, std::size_t& first_bad, int& bad_value) {
+  auto const cells = static_cast<std::size_t>(ranks) + 2;
+  std::vector<std::size_t> per_key(cells, 0);
+  for (std::size_t i = 0; i < n; ++i) ++per_key[keys[i]];
+  if (per_key[cells - 1] > 0) {  // a destination outside [0, ranks): the lowest such element
+    std::size_t i = 0;
+    while (keys[i] != cells - 1) ++i;
+    first_bad = i;
+    bad_value = dest[i];
+    return {};
+  }
+  // The plan's state as after a sort (sort_keys), with the permutation placed here.
+  s.sorted = false;
+  s.inverse_valid = s.perm_mirror_valid = s.inverse_mirror_valid = false;
+  ++s.step;
+  auto* perm = static_cast<std::uint32_t*>(s.ensure(s.perm, kind, n * 4));
+  std::vector<std::size_t> next(cells, 0);
+  for (std::size_t k = 1; k < cells; ++k) next[k] = next[k - 1] + per_key[k - 1];
+  for (std::size_t i = 0; i < n; ++i) perm[next[keys[i]]++] = static_cast<std::uint32_t>(i);
+  s.key_bytes = 4;
+  s.kind = kind;
+  s.n = n;
+  s.sorted = true;
+  s.key_generation = 0;
+  s.sorted_generation = 0;
+  std::vector<std::size_t> counts(static_cast<std::size_t>(ranks), 0);
+  counts[static_cast<std::size_t>(self)] = per_key[0];
+  for (int r = 0; r < ranks; ++r) {
+    if (r != self) counts[static_cast<std::size_t>(r)] = per_key[static_cast<std::size_t>(r) + 1];
+  }
+  return counts;
+}
+}  // namespace
+
 std::vector<std::size_t> group_by_destination(reorder_plan& plan, memory_kind kind, int const* dest, std::size_t n, int self,
                                               int ranks, std::size_t& first_bad, int& bad_value) {
   check_element_count(n, "migrate");
@@ -525,6 +563,7 @@ std::vector<std::size_t> group_by_destination(reorder_plan& plan, memory_kind ki
       return counts;
     }
   }
+  if (host_accessible(kind)) return group_on_host(s, kind, keys, dest, n, self, ranks, first_bad, bad_value);
   int const end_bit = std::bit_width(static_cast<unsigned>(ranks) + 1u);
   sort_keys(plan, kind, keys, 4, n, 0, end_bit, 0);
   auto const cells = static_cast<std::uint64_t>(ranks) + 2;
