@@ -285,6 +285,11 @@ template <class T, class L, class S, class... Extra> constexpr void check_same_m
                 "device_vectors; a std::vector is host memory)");
 }
 
+// True for GPU memory: the only memory whose work is queued on a stream. Host memory in a CUDA
+// build makes no CUDA call (a CUDA build must run on host memory where no GPU or driver exists).
+template <class S> inline constexpr bool on_gpu = device_is_gpu && std::is_same_v<S, coalesce::device>;
+template <class... Arrays> inline constexpr bool any_on_gpu = device_is_gpu && ((kind_of_array<Arrays> == memory_kind::device) || ...);
+
 template <class U, class A> std::size_t size_of(std::vector<U, A> const& a) { return a.size(); }
 template <class U, class L, class S> std::size_t size_of(coalesce::vector<U, L, S> const& a) { return a.size(); }
 template <class U, class S> std::size_t size_of(coalesce::array<U, S> const& a) { return a.size(); }
@@ -363,7 +368,7 @@ migration_report migrate_to(decomposition const& d, vector<T, L, S>& particles, 
     offset += into.bytes(arrived[r]);
     first += arrived[r];
   }
-  coalesce::synchronize(d.stream());
+  if constexpr (on_gpu<S>) coalesce::synchronize(d.stream());  // host memory: nothing queued, no CUDA call
   return report;
 }
 

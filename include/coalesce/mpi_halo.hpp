@@ -155,9 +155,9 @@ template <class After> void for_each_axis(halo_plan const& h, message_columns co
 // Resizes per-particle storage outside any stream's work: the work queued on `s` first, the
 // resize's own copies and fills (the default stream) finished after.
 template <class... Arrays> void resize_in_order(coalesce::stream s, std::size_t kept, std::size_t total, Arrays&... arrays) {
-  coalesce::synchronize(s);
+  if constexpr (any_on_gpu<Arrays...>) coalesce::synchronize(s);
   (resize_to(arrays, kept, total), ...);
-  coalesce::synchronize(coalesce::stream{});
+  if constexpr (any_on_gpu<Arrays...>) coalesce::synchronize(coalesce::stream{});
 }
 
 }  // namespace detail
@@ -244,7 +244,7 @@ halo_plan build_halo(decomposition const& d, vector<T, L, S>& particles, Pos con
     }
   }
   h.ghosts_ = particles.size() - h.owned_;
-  coalesce::synchronize(h.stream_);
+  if constexpr (detail::on_gpu<S>) coalesce::synchronize(h.stream_);
   return h;
 }
 
