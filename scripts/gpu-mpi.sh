@@ -4,7 +4,9 @@
 # sample through ctest (staged transport), the GPU-memory MPI tests again with GPU pointers handed
 # to MPI, and samples/halo_exchange at 2 ranks with both transports. GPU pointers need UCX's CUDA
 # transports: run ../shared/tools/stage-mpi here first and carry .mpi with .deps (without .mpi only
-# the staged runs happen, and the log says so). Logs under $OUT: mpi.txt (summary), mpi-ctest.log.
+# the staged runs happen, and the log says so). Then weak scaling of samples/distributed_md over 1
+# and 2 GPUs, both transports, overlapped and not. Logs under $OUT: mpi.txt (summary, with every
+# sample run's own lines), mpi-ctest.log.
 #   usage: scripts/gpu-mpi.sh
 set -uo pipefail
 out=${OUT:-$PWD/out}
@@ -18,6 +20,11 @@ status=0
 tail -15 "$out/mpi-ctest.log" >> "$summary"
 run() { echo "=== $*" >> "$summary"; "$@" >> "$summary" 2>&1 || { echo "FAILED: $*" >> "$summary"; status=1; }; }
 run mpirun -np 2 $b/samples/halo_exchange/halo_exchange --transport staged
+# Weak scaling of the distributed sample, one GPU per rank, the forward overlapped with the
+# interior forces and not (the scaling tables go to the summary, each run's own lines to the log).
+weak() { run env WEAK_PER_RANK="${WEAK_PER_RANK:-1000000}" STRONG_TOTAL=0 STEPS=40 REBUILD_EVERY=20 SAMPLE_ARGS="$*" scripts/scaling.sh $b 1 2; }
+weak
+weak --no-overlap
 # compute-sanitizer over the GPU-memory MPI tests, one rank (a singleton MPI process).
 sanitizer=$(command -v compute-sanitizer || ls /usr/local/cuda/bin/compute-sanitizer 2>/dev/null)
 for tool in memcheck initcheck; do
@@ -30,8 +37,12 @@ if [[ -f .mpi/ucx-cu13/lib/libucp.so.0 ]]; then
     run env COALESCE_MPI_DEVICE_POINTERS=1 mpirun -np $ranks $b/tests/mpi/coalesce_mpi_gpu_tests
   done
   run mpirun -np 2 $b/samples/halo_exchange/halo_exchange --transport both
+  run env COALESCE_MPI_DEVICE_POINTERS=1 mpirun -np 2 $b/samples/distributed_md/distributed_md --n-per-rank 20000 --steps 6 --rebuild-every 3 --check
+  export COALESCE_MPI_DEVICE_POINTERS=1
+  weak
+  weak --no-overlap
 else
   echo "NOT RUN: GPU pointers to MPI (.mpi/ not carried; run ../shared/tools/stage-mpi)" >> "$summary"
 fi
-grep -E "tests passed|tests failed|test cases|FAILED|NOT RUN|x copy|GB/s|halo_exchange:|overlap|ERROR SUMMARY" "$summary"
+grep -E "tests passed|tests failed|test cases|FAILED|NOT RUN|x copy|GB/s|halo_exchange:|overlap|ERROR SUMMARY|scaling|^ +[12] |bit-identical" "$summary"
 exit $status

@@ -1,11 +1,14 @@
 // distributed_md: the neighbour-list Lennard-Jones step of samples/neighbor_reorder over MPI ranks
-// with coalesce::mpi (host memory).
-//   mpiexec -n R distributed_md [--n-per-rank N] [--steps S] [--rebuild-every K] [--check]
+// with coalesce::mpi, in device memory (one GPU per rank in CUDA builds, OpenMP on the host
+// otherwise).
+//   mpiexec -n R distributed_md [--n-per-rank N] [--steps S] [--rebuild-every K] [--check] [--no-overlap]
 //
 // Every K steps: migrate the particles that left (by position), sort each rank's particles along a
 // Hilbert curve, build the halo (ghosts within the list cutoff, periodic images) and the neighbour
 // lists (cell lists over owned + ghosts, cutoff + skin). Every step: forward the positions to the
-// ghosts, forces over the list (entries within the cutoff, each row in id order), integrate.
+// ghosts, forces over the list (entries within the cutoff, each row in id order), integrate. On
+// the GPU the forward travels on its own stream while the forces of the rows that read no ghost
+// run (--no-overlap: one after the other). The lists are built on the host from a copy.
 // Checks: particles conserved (count and sum of ids) on every rebuild; with --check, rank 0 also
 // runs the whole system alone and the forces per particle id must match bit for bit (both runs
 // sum each particle's pairs in id order over the same periodic images). Prints a per-step time
@@ -32,7 +35,7 @@
 using neighbor_reorder::Particle;
 using neighbor_reorder::vec3;
 
-namespace {
+namespace distributed_md {  // named: CUDA extended lambdas need an enclosing function with linkage
 
 constexpr float cutoff = 1.0f, skin = 0.3f, dt = 0.002f;
 constexpr double density = 5.0;
@@ -42,6 +45,7 @@ struct options {
   int steps = 20;
   int rebuild_every = 5;
   bool check = false;
+  bool overlap = true;  // forward the positions while the interior forces run
 };
 
 // The same global system on every rank (and in the one-rank reference): positions in the box,
@@ -58,22 +62,31 @@ double seconds_since(std::chrono::steady_clock::time_point t0) {
   return std::chrono::duration<double>(std::chrono::steady_clock::now() - t0).count();
 }
 
+// Per-phase seconds, summed over the steps of this rank.
 struct phase_times {
-  double rebuild = 0, forward = 0, forces = 0, integrate = 0;
+  double rebuild = 0;   // migrate, sort, halo, lists, conservation check
+  double exchange = 0;  // forward + forces (one phase when the forward overlaps the interior forces)
+  double integrate = 0;
+  int steady_steps = 0;  // steps without a rebuild
+  double steady = 0;     // their exchange + forces + integrate
 };
+
+// Index arrays and forces in device memory (GPU memory in CUDA builds, host memory otherwise).
+using index_array = coalesce::device_array<std::uint32_t>;
 
 struct rank_state {
-  std::size_t owned = 0;                                      // particles[0, owned) are this rank's
-  coalesce::host_vector<Particle, coalesce::soa> particles;  // owned, then ghosts
+  std::size_t owned = 0;                                        // particles[0, owned) are this rank's
+  coalesce::device_vector<Particle, coalesce::soa> particles;  // owned, then ghosts
   coalesce::mpi::halo_plan halo;
-  std::vector<std::uint32_t> offsets, neighbors;  // CSR over owned particles, each row in id order
-  std::vector<vec3> force;                         // owned particles
+  index_array offsets, neighbors;  // CSR over owned particles, each row in id order
+  index_array interior, boundary;  // rows whose neighbours are all owned / that read a ghost
+  coalesce::device_array<vec3> force;  // owned particles
 };
 
-// Cell list over owned + ghosts; neighbours of owned particles within cutoff + skin, in id order.
-void build_lists(rank_state& s, coalesce::box const& sub) {
-  std::vector<Particle> all(s.particles.size());
-  s.particles.copy_to(all);
+// Cell list over owned + ghosts (on the host, from a copy); neighbours of owned particles within
+// cutoff + skin, in id order. Rows that read no ghost are "interior": their forces need no
+// forward and run while it travels.
+void build_lists(rank_state& s, std::vector<Particle> const& all, coalesce::box const& sub) {
   float const reach = cutoff + skin;
   std::array<int, 3> cells{};
   std::array<double, 3> lo{};
@@ -92,9 +105,7 @@ void build_lists(rank_state& s, coalesce::box const& sub) {
     grid[static_cast<std::size_t>((cell_of(p, 2) * cells[1] + cell_of(p, 1)) * cells[0] + cell_of(p, 0))].push_back(static_cast<std::uint32_t>(i));
   }
   std::size_t const owned = s.halo.owned();
-  s.offsets.assign(owned + 1, 0);
-  s.neighbors.clear();
-  std::vector<std::uint32_t> row;
+  std::vector<std::uint32_t> offsets(owned + 1, 0), neighbors, interior, boundary, row;
   for (std::size_t i = 0; i < owned; ++i) {
     auto const& p = all[i].pos;
     row.clear();
@@ -116,20 +127,31 @@ void build_lists(rank_state& s, coalesce::box const& sub) {
       if (all[a].id != all[b].id) return all[a].id < all[b].id;
       return std::tie(all[a].pos.x, all[a].pos.y, all[a].pos.z) < std::tie(all[b].pos.x, all[b].pos.y, all[b].pos.z);
     });
-    s.neighbors.insert(s.neighbors.end(), row.begin(), row.end());
-    s.offsets[i + 1] = static_cast<std::uint32_t>(s.neighbors.size());
+    bool const reads_ghost = std::any_of(row.begin(), row.end(), [&](std::uint32_t j) { return j >= owned; });
+    (reads_ghost ? boundary : interior).push_back(static_cast<std::uint32_t>(i));
+    neighbors.insert(neighbors.end(), row.begin(), row.end());
+    offsets[i + 1] = static_cast<std::uint32_t>(neighbors.size());
   }
+  s.offsets = index_array(offsets);
+  s.neighbors = index_array(neighbors);
+  s.interior = index_array(interior);
+  s.boundary = index_array(boundary);
+  s.force = coalesce::device_array<vec3>(owned);
 }
 
-void compute_forces(rank_state& s) {
+// Forces on the listed rows (entries within the cutoff, in the row's id order), queued on `on`.
+void compute_forces(rank_state& s, index_array const& rows, coalesce::stream on) {
   auto const v = s.particles.const_view();
-  std::size_t const owned = s.halo.owned();
-  s.force.assign(owned, vec3{0, 0, 0});
-  for (std::size_t i = 0; i < owned; ++i) {
+  std::uint32_t const* row = rows.data();
+  std::uint32_t const* offsets = s.offsets.data();
+  std::uint32_t const* neighbors = s.neighbors.data();
+  vec3* force = s.force.data();
+  coalesce::for_each_index(coalesce::device{on}, rows.size(), [=] COALESCE_HOST_DEVICE(std::size_t r) {
+    std::uint32_t const i = row[r];
     vec3 const p = v[i][&Particle::pos];
     float fx = 0, fy = 0, fz = 0;
-    for (std::uint32_t e = s.offsets[i]; e < s.offsets[i + 1]; ++e) {
-      std::uint32_t const j = s.neighbors[e];
+    for (std::uint32_t e = offsets[i]; e < offsets[i + 1]; ++e) {
+      std::uint32_t const j = neighbors[e];
       vec3 const q = v[j][&Particle::pos];
       float const dx = p.x - q.x, dy = p.y - q.y, dz = p.z - q.z;
       if (dx * dx + dy * dy + dz * dz >= cutoff * cutoff) continue;
@@ -138,41 +160,46 @@ void compute_forces(rank_state& s) {
       fy += scale * dy;
       fz += scale * dz;
     }
-    s.force[i] = {fx, fy, fz};
-  }
+    force[i] = {fx, fy, fz};
+  });
 }
 
-void integrate(rank_state& s) {
+void integrate(rank_state& s, coalesce::stream on) {
   auto v = s.particles.view();
-  for (std::size_t i = 0; i < s.halo.owned(); ++i) {
+  vec3 const* force = s.force.data();
+  coalesce::for_each_index(coalesce::device{on}, s.halo.owned(), [=] COALESCE_HOST_DEVICE(std::size_t i) {
     vec3 u = v[i][&Particle::vel];
     float const m = v[i][&Particle::mass];
-    u.x += s.force[i].x * dt / m;
-    u.y += s.force[i].y * dt / m;
-    u.z += s.force[i].z * dt / m;
+    u.x += force[i].x * dt / m;
+    u.y += force[i].y * dt / m;
+    u.z += force[i].z * dt / m;
     v[i][&Particle::vel] = u;
     vec3 x = v[i][&Particle::pos];
     x.x += u.x * dt;
     x.y += u.y * dt;
     x.z += u.z * dt;
     v[i][&Particle::pos] = x;
-  }
+  });
 }
 
-void rebuild(rank_state& s, coalesce::mpi::decomposition const& d) {
+// Periodic box: positions back into [0, L) before they pick their owner.
+void wrap_positions(rank_state& s, float side, coalesce::stream on) {
+  auto v = s.particles.view();
+  coalesce::for_each_index(coalesce::device{on}, s.owned, [=] COALESCE_HOST_DEVICE(std::size_t i) {
+    vec3 x = v[i][&Particle::pos];
+    x.x -= side * ::floorf(x.x / side);
+    x.y -= side * ::floorf(x.y / side);
+    x.z -= side * ::floorf(x.z / side);
+    v[i][&Particle::pos] = x;
+  });
+}
+
+// Migrate, sort, halo, lists (the GPU work on `compute`; the halo's replays go to `comm`); returns
+// the owned particles' count and id sum for the conservation check.
+std::array<long long, 2> rebuild(rank_state& s, coalesce::mpi::decomposition& d, coalesce::stream compute, coalesce::stream comm) {
   s.particles.resize(s.owned);  // drop the ghosts
-  {
-    // Periodic box: positions back into [0, L) before they pick their owner.
-    auto v = s.particles.view();
-    float const side = static_cast<float>(d.global().hi[0]);
-    for (std::size_t i = 0; i < s.owned; ++i) {
-      vec3 x = v[i][&Particle::pos];
-      x.x -= side * std::floor(x.x / side);
-      x.y -= side * std::floor(x.y / side);
-      x.z -= side * std::floor(x.z / side);
-      v[i][&Particle::pos] = x;
-    }
-  }
+  wrap_positions(s, static_cast<float>(d.global().hi[0]), compute);
+  d.set_stream(compute);
   (void)coalesce::mpi::migrate(d, s.particles, &Particle::pos);
   s.owned = s.particles.size();
   // Along a Hilbert curve over the subdomain (a margin covers rounding at its faces).
@@ -181,82 +208,144 @@ void rebuild(rank_state& s, coalesce::mpi::decomposition const& d) {
     wide.lo[a] -= 1.0;
     wide.hi[a] += 1.0;
   }
-  coalesce::reorder_plan plan;
+  coalesce::reorder_plan plan(compute);
   coalesce::sort_by_key(s.particles, coalesce::hilbert_keys(s.particles, &Particle::pos, wide, plan), plan);
   s.halo = coalesce::mpi::build_halo(d, s.particles, &Particle::pos, cutoff + skin);
-  build_lists(s, d.subdomain());
+  s.halo.set_stream(comm);
+  std::vector<Particle> all(s.particles.size());
+  s.particles.copy_to(all, compute);
+  coalesce::synchronize(compute);
+  build_lists(s, all, d.subdomain());
+  std::array<long long, 2> count_and_ids{static_cast<long long>(s.owned), 0};
+  for (std::size_t i = 0; i < s.owned; ++i) count_and_ids[1] += all[i].id;
+  return count_and_ids;
 }
+
+// The GPU streams of a rank: forces and integration on one, the halo's messages on the other, so
+// the forward travels while the interior forces run. On the CPU both are the default (no overlap).
+struct rank_streams {
+  coalesce::stream compute{}, comm{};
+#ifdef __CUDACC__
+  rank_streams() {
+    cudaStream_t a = nullptr, b = nullptr;
+    cudaStreamCreateWithFlags(&a, cudaStreamNonBlocking);
+    cudaStreamCreateWithFlags(&b, cudaStreamNonBlocking);
+    compute = a;
+    comm = b;
+  }
+  ~rank_streams() {
+    cudaStreamDestroy(compute.native());
+    cudaStreamDestroy(comm.native());
+  }
+#else
+  rank_streams() = default;
+#endif
+  rank_streams(rank_streams const&) = delete;
+  rank_streams& operator=(rank_streams const&) = delete;
+};
 
 // Runs the simulation on `comm`; returns the final forces by id (owned particles of this rank).
 std::map<std::uint32_t, vec3> run(MPI_Comm comm, options const& o, std::size_t n_total, float box_side, bool report) {
   coalesce::box const box{.lo = {0, 0, 0}, .hi = {box_side, box_side, box_side}};
-  coalesce::mpi::decomposition const d(comm, box);
+  coalesce::mpi::decomposition d(comm, box);
+  rank_streams streams;
   auto const everything = global_system(n_total, box_side);
   std::vector<Particle> mine;
   for (auto const& p : everything) {
     if (d.owner({p.pos.x, p.pos.y, p.pos.z}) == d.rank()) mine.push_back(p);
   }
   rank_state s;
-  s.particles = coalesce::host_vector<Particle, coalesce::soa>(mine);
+  s.particles = coalesce::device_vector<Particle, coalesce::soa>(mine);
   s.owned = mine.size();
   phase_times t;
   long long const ids_total = static_cast<long long>(n_total) * static_cast<long long>(n_total - 1) / 2;
   for (int step = 0; step < o.steps; ++step) {
     auto t0 = std::chrono::steady_clock::now();
-    if (step % o.rebuild_every == 0) {
-      rebuild(s, d);
-      // Conservation: count and sum of ids over all ranks.
-      long long local[2] = {static_cast<long long>(s.owned), 0};
-      std::vector<Particle> owned(s.particles.size());
-      s.particles.copy_to(owned);
-      for (std::size_t i = 0; i < s.owned; ++i) local[1] += owned[i].id;
+    bool const rebuilding = step % o.rebuild_every == 0;
+    if (rebuilding) {
+      auto const local = rebuild(s, d, streams.compute, streams.comm);
       long long total[2] = {0, 0};
-      MPI_Allreduce(local, total, 2, MPI_LONG_LONG, MPI_SUM, comm);
+      MPI_Allreduce(local.data(), total, 2, MPI_LONG_LONG, MPI_SUM, comm);
       if (total[0] != static_cast<long long>(n_total) || total[1] != ids_total) {
         std::fprintf(stderr, "distributed_md: particles not conserved at step %d: %lld of %zu, id sum %lld of %lld\n", step, total[0],
                      n_total, total[1], ids_total);
         MPI_Abort(comm, 3);
       }
       t.rebuild += seconds_since(t0);
+      t0 = std::chrono::steady_clock::now();
+      compute_forces(s, s.interior, streams.compute);  // the ghosts were just placed: no forward
+      compute_forces(s, s.boundary, streams.compute);
+    } else if (o.overlap) {
+      compute_forces(s, s.interior, streams.compute);  // queued first: runs while the forward travels
+      coalesce::mpi::forward(s.halo, s.particles, &Particle::pos);
+      compute_forces(s, s.boundary, streams.compute);
     } else {
       coalesce::mpi::forward(s.halo, s.particles, &Particle::pos);
-      t.forward += seconds_since(t0);
+      compute_forces(s, s.interior, streams.compute);
+      compute_forces(s, s.boundary, streams.compute);
     }
+    coalesce::synchronize(streams.compute);
+    double const exchange = seconds_since(t0);
+    t.exchange += exchange;
     t0 = std::chrono::steady_clock::now();
-    compute_forces(s);
-    t.forces += seconds_since(t0);
-    t0 = std::chrono::steady_clock::now();
-    integrate(s);
-    t.integrate += seconds_since(t0);
+    integrate(s, streams.compute);
+    coalesce::synchronize(streams.compute);
+    double const integrated = seconds_since(t0);
+    t.integrate += integrated;
+    if (!rebuilding) {
+      ++t.steady_steps;
+      t.steady += exchange + integrated;
+    }
   }
-  double local[4] = {t.rebuild, t.forward, t.forces, t.integrate}, slowest[4];
+  double local[4] = {t.rebuild, t.exchange, t.integrate, t.steady}, slowest[4];
   MPI_Allreduce(local, slowest, 4, MPI_DOUBLE, MPI_MAX, comm);
   if (report) {
     int const rebuilds = (o.steps + o.rebuild_every - 1) / o.rebuild_every;
-    double const per_step = (slowest[0] + slowest[1] + slowest[2] + slowest[3]) / o.steps;
-    std::printf("%d ranks (%d x %d x %d), %zu particles (%zu per rank), %d steps, rebuild every %d\n", d.size(), d.ranks_per_axis()[0],
-                d.ranks_per_axis()[1], d.ranks_per_axis()[2], n_total, n_total / static_cast<std::size_t>(d.size()), o.steps,
-                o.rebuild_every);
-    std::printf("  ms per step (slowest rank): total %.3f | rebuild %.3f (per rebuild %.3f: migrate, sort, halo, lists) | forward %.3f |"
-                " forces %.3f | integrate %.3f | rebuild + exchange share %.1f%%\n",
+    double const per_step = (slowest[0] + slowest[1] + slowest[2]) / o.steps;
+    std::printf("%d ranks (%d x %d x %d), %zu particles (%zu per rank), %d steps, rebuild every %d, %s, forward %s the interior forces\n",
+                d.size(), d.ranks_per_axis()[0], d.ranks_per_axis()[1], d.ranks_per_axis()[2], n_total,
+                n_total / static_cast<std::size_t>(d.size()), o.steps, o.rebuild_every, coalesce::device_is_gpu ? "GPU memory" : "host memory",
+                o.overlap ? "overlapped with" : "before");
+    std::printf("  ms per step (slowest rank): total %.3f | rebuild %.3f (per rebuild %.3f: migrate, sort, halo, lists on the host) |"
+                " forward + forces %.3f | integrate %.3f\n",
                 per_step * 1e3, slowest[0] / o.steps * 1e3, slowest[0] / rebuilds * 1e3, slowest[1] / o.steps * 1e3,
-                slowest[2] / o.steps * 1e3, slowest[3] / o.steps * 1e3, 100.0 * (slowest[0] + slowest[1]) / (per_step * o.steps));
+                slowest[2] / o.steps * 1e3);
+    if (t.steady_steps > 0) std::printf("  steady step (no rebuild; forward, forces, integrate): %.4f ms\n", slowest[3] / t.steady_steps * 1e3);
     std::printf("  particles conserved on every rebuild (count and sum of ids)\n");
   }
   std::map<std::uint32_t, vec3> forces;
   std::vector<Particle> owned(s.particles.size());
   s.particles.copy_to(owned);
-  for (std::size_t i = 0; i < s.halo.owned(); ++i) forces[owned[i].id] = s.force[i];
+  std::vector<vec3> const f = s.force.to_host();
+  for (std::size_t i = 0; i < s.halo.owned(); ++i) forces[owned[i].id] = f[i];
   return forces;
 }
 
-}  // namespace
+}  // namespace distributed_md
+
+using namespace distributed_md;
 
 int main(int argc, char** argv) {
   MPI_Init(&argc, &argv);
   int rank = 0, size = 1;
   MPI_Comm_rank(MPI_COMM_WORLD, &rank);
   MPI_Comm_size(MPI_COMM_WORLD, &size);
+#ifdef __CUDACC__
+  {  // one GPU per rank on a node
+    int gpus = 0;
+    MPI_Comm local;
+    MPI_Comm_split_type(MPI_COMM_WORLD, MPI_COMM_TYPE_SHARED, rank, MPI_INFO_NULL, &local);
+    int local_rank = 0;
+    MPI_Comm_rank(local, &local_rank);
+    MPI_Comm_free(&local);
+    if (cudaGetDeviceCount(&gpus) != cudaSuccess || gpus == 0) {
+      if (rank == 0) std::fprintf(stderr, "distributed_md: SKIPPED, no GPU is visible (this is the CUDA build)\n");
+      MPI_Finalize();
+      return 77;
+    }
+    cudaSetDevice(local_rank % gpus);
+  }
+#endif
   options o;
   for (int a = 1; a < argc; ++a) {
     std::string const arg = argv[a];
@@ -264,8 +353,9 @@ int main(int argc, char** argv) {
     else if (arg == "--steps" && a + 1 < argc) o.steps = std::stoi(argv[++a]);
     else if (arg == "--rebuild-every" && a + 1 < argc) o.rebuild_every = std::max(1, std::stoi(argv[++a]));
     else if (arg == "--check") o.check = true;
+    else if (arg == "--no-overlap") o.overlap = false;
     else {
-      if (rank == 0) std::fprintf(stderr, "usage: distributed_md [--n-per-rank N] [--steps S] [--rebuild-every K] [--check]\n");
+      if (rank == 0) std::fprintf(stderr, "usage: distributed_md [--n-per-rank N] [--steps S] [--rebuild-every K] [--check] [--no-overlap]\n");
       MPI_Finalize();
       return 2;
     }
