@@ -152,14 +152,6 @@ template <class After> void for_each_axis(halo_plan const& h, message_columns co
   }
 }
 
-// Resizes per-particle storage outside any stream's work: the work queued on `s` first, the
-// resize's own copies and fills (the default stream) finished after.
-template <class... Arrays> void resize_in_order(coalesce::stream s, std::size_t kept, std::size_t total, Arrays&... arrays) {
-  if constexpr (any_on_gpu<Arrays...>) coalesce::synchronize(s);
-  (resize_to(arrays, kept, total), ...);
-  if constexpr (any_on_gpu<Arrays...>) coalesce::synchronize(coalesce::stream{});
-}
-
 }  // namespace detail
 
 // Finds the ghosts, exchanges them stage by stage, appends them to `particles` (whole records)

@@ -393,6 +393,8 @@ int main(int argc, char** argv) {
     }
   } catch (coalesce::error const& e) {
     std::fprintf(stderr, "distributed_md (rank %d): %s\n", rank, e.what());
+    // An error on one rank only (a local check) would leave the others waiting in a collective.
+    if (size > 1) MPI_Abort(MPI_COMM_WORLD, 1);
     status = 1;
   }
   int any = 0;

@@ -16,6 +16,9 @@
 
 #include <coalesce/coalesce.hpp>
 #include <coalesce/mpi.hpp>
+#if COALESCE_WITH_CUDA
+#include <cuda_runtime_api.h>
+#endif
 
 #include "test_types.hpp"
 
@@ -168,6 +171,49 @@ TEST_CASE("migration by destination rank: arrivals come by source rank, each in 
   CHECK(report.received == expected.size() - report.kept);
   CHECK(forces.size() == particles.size());
 }
+
+#if COALESCE_WITH_CUDA
+TEST_CASE("migration on a non-blocking stream of the user's leaves the arrivals in place behind default-stream work") {
+  if constexpr (!std::is_same_v<test_space, coalesce::device>) {
+    MESSAGE("host memory: no stream to test");
+  } else {
+    cudaStream_t stream = nullptr;
+    REQUIRE(cudaStreamCreateWithFlags(&stream, cudaStreamNonBlocking) == cudaSuccess);
+    cm::decomposition d(MPI_COMM_WORLD, unit_box);
+    d.set_stream(stream);
+    std::size_t const n = 20000;
+    auto const records = scattered(n, d.rank());
+    {
+      test_vector<Particle> warm(records);
+      (void)cm::migrate(d, warm, &Particle::pos);  // message and staging buffers allocated
+    }
+    test_vector<Particle> particles(records);
+    particles.reserve(4 * n);  // the arrivals fit: migrate fills new slots, allocates nothing
+    // The default stream kept busy: default-stream work queued by migrate (a fill of the new
+    // slots) would run after the unpacks on the non-blocking stream and zero the arrivals.
+    void* busy = nullptr;
+    std::size_t const busy_bytes = std::size_t{1} << 30;
+    REQUIRE(cudaMalloc(&busy, busy_bytes) == cudaSuccess);
+    for (int k = 0; k < 8; ++k) REQUIRE(cudaMemsetAsync(busy, k, busy_bytes, nullptr) == cudaSuccess);
+    auto const report = cm::migrate(d, particles, &Particle::pos);
+    REQUIRE(cudaDeviceSynchronize() == cudaSuccess);
+    std::vector<Particle> after = to_host(particles);
+    long long ids = 0;
+    bool all_mine = true;
+    for (auto const& p : after) {
+      all_mine = all_mine && d.owner({p.pos.x, p.pos.y, p.pos.z}) == d.rank() && p.mass == 0.5f;
+      ids += p.id;
+    }
+    CHECK(all_mine);
+    CHECK(report.kept + report.received == after.size());
+    long long expected = 0;
+    for (auto const& p : records) expected += p.id;
+    CHECK(sum_over_ranks(ids) == sum_over_ranks(expected));
+    cudaFree(busy);
+    cudaStreamDestroy(stream);
+  }
+}
+#endif
 
 TEST_CASE("bad input on one rank stops every rank with the same error, before anything moves") {
   cm::decomposition const d(MPI_COMM_WORLD, unit_box);
