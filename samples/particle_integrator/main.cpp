@@ -159,6 +159,38 @@ void add(std::string group, std::string name, double ms, double bytes, double ce
   rows.push_back({std::move(group), std::move(name), ms, bytes, ceiling_gbs, baseline_ms});
 }
 
+// Conversions of one record type between mappings (into storage that already exists), each
+// against a copy kernel over the same bytes in the same run.
+template <class Rec, class Split> void time_conversions(std::string const& record, std::vector<Rec> const& records, int runs) {
+  std::size_t const n = records.size();
+  double const bytes = 2.0 * static_cast<double>(n * sizeof(Rec));
+  coalesce::device_vector<Rec, coalesce::aos> aos_v(records), aos_copy(n);
+  double const copy_ms =
+      bench::median_ms([&] { copy_ceiling(aos_copy.storage().base(), aos_v.storage().base(), n * sizeof(Rec)); }, runs);
+  double const copy_gbs = bytes / (copy_ms * 1e6);
+  std::string const g = "convert";
+  add(g, record + ": copy kernel", copy_ms, bytes, copy_gbs, copy_ms);
+  coalesce::device_vector<Rec> soa_v(records), soa_copy(records);
+  coalesce::device_vector<Rec, coalesce::aosoa<32>> aosoa_v(records);
+  coalesce::device_vector<Rec, Split> split_v(records);
+  auto row = [&](char const* name, auto&& work) { add(g, record + ": " + name, bench::median_ms(work, runs), bytes, copy_gbs, copy_ms); };
+  row("aos -> soa", [&] { soa_v = aos_v; });
+  row("soa -> aos", [&] { aos_v = soa_v; });
+  row("soa -> aosoa<32>", [&] { aosoa_v = soa_v; });
+  row("aosoa<32> -> aos", [&] { aos_v = aosoa_v; });
+  row("soa -> split", [&] { split_v = soa_v; });
+  row("split -> aos", [&] { aos_v = split_v; });
+  row("soa -> soa", [&] { soa_copy = soa_v; });
+  // Round trips bit for bit.
+  std::vector<Rec> back(n);
+  aos_v = split_v;
+  aos_v.copy_to(back);
+  if (std::memcmp(back.data(), records.data(), n * sizeof(Rec)) != 0) {
+    std::fprintf(stderr, "%s: conversions changed the records\n", record.c_str());
+    std::exit(1);
+  }
+}
+
 void measure(options const& o) {
   std::size_t const n = o.n;
   auto const records = make_particles(n);
@@ -250,12 +282,22 @@ void measure(options const& o) {
     add("convert", "soa -> soa (same layout)", bench::median_ms([&] { soa_copy = soa_v; }, o.runs), bytes, copy_gbs,
         copy_ms);
   }
+  if (coalesce::device_is_gpu) {  // the wide records: 2 GiB of 64-byte records, 64 MiB of 16 KiB ones
+    time_conversions<fat_particle, split_fat_pos>("64 B", make_fat(n / 2), o.runs);
+    std::vector<histogram_record> wide(4096);
+    for (std::size_t i = 0; i < wide.size(); ++i) {
+      wide[i].id = static_cast<std::uint32_t>(i);
+      for (std::size_t k = 0; k < 4096; ++k) wide[i].counts[k] = static_cast<int>(i * 7 + k);
+    }
+    using split_id = coalesce::split<coalesce::fields<&histogram_record::id>, coalesce::aos, coalesce::soa>;
+    time_conversions<histogram_record, split_id>("16 KiB", wide, o.runs);
+  }
 }
 
 void print_table() {
-  std::printf("\n%-9s %-32s %10s %10s %12s %14s\n", "kernel", "version", "ms", "GB/s", "x ceiling", "time / base");
+  std::printf("\n%-9s %-34s %10s %10s %12s %14s\n", "kernel", "version", "ms", "GB/s", "x ceiling", "time / base");
   for (auto const& r : rows) {
-    std::printf("%-9s %-32s %10.3f %10.1f %12.3f %14.3f\n", r.group.c_str(), r.name.c_str(), r.ms, r.gbs(),
+    std::printf("%-9s %-34s %10.3f %10.1f %12.3f %14.3f\n", r.group.c_str(), r.name.c_str(), r.ms, r.gbs(),
                 r.gbs() / r.ceiling_gbs, r.ms / r.baseline_ms);
   }
   std::printf("\nGB/s counts the bytes a kernel must move (step: 36 B/particle, drift_x: 12 B/particle, convert: read +\n"

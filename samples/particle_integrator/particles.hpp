@@ -27,4 +27,11 @@ struct fat_particle {
 };
 static_assert(sizeof(fat_particle) == 64);
 
+// 16 KiB + 4 bytes: a histogram per record, 4097 columns under soa (the record with a long
+// std::array member that conversions must move at copy speed, not one small copy per column).
+struct histogram_record {
+  std::uint32_t id;
+  std::array<int, 4096> counts;
+};
+
 }  // namespace sample
