@@ -8,6 +8,13 @@
 //   auto deep  = coalesce::morton_keys(bodies, coalesce::member_path(&Body::state, &State::x), box, plan);
 //   coalesce::sort_by_key(d, z, plan);                                         // see reorder.hpp
 //
+//   // Particles in memory the program owns (a view: float4 positions kept, other fields as
+//   // columns), in device memory: the space comes first, as for for_each_index.
+//   using keep_float4 = coalesce::split<coalesce::fields<&Atom::pos>, coalesce::aos, coalesce::soa>;
+//   auto atoms = coalesce::view<Atom, keep_float4>::over_blobs(n, {positions_float4, charges, ids});
+//   auto k = coalesce::hilbert_keys(coalesce::device{}, atoms, &Atom::pos, box, plan);
+//   coalesce::sort_by_key(coalesce::device{}, atoms, k, plan);
+//
 // The position is a member (or a path of members) whose type is a struct of 2, 3 or 4 float or
 // double leaves (a user vec3, CUDA's float3, double2, a float4 whose w holds a type or charge):
 // 2-D or 3-D keys (a fourth member is not a coordinate). A periodic box wraps
@@ -154,10 +161,10 @@ template <class Key> constexpr unsigned max_levels(unsigned dims) {
   return static_cast<unsigned>(8 * sizeof(Key)) / dims;
 }
 
-template <class Key, class T, class L, class S, class Pos>
-key_array<Key, S> curve_keys(curve kind, vector<T, L, S> const& v, Pos const& position, box const& b,
+template <class Key, class S, class T, class L, class Pos>
+key_array<Key, S> curve_keys(curve kind, layout_storage<T, L> const& storage, std::size_t n, Pos const& position, box const& b,
                              reorder_plan& plan, int levels) {
-  auto const columns = position_columns_of(v.storage(), position);
+  auto const columns = position_columns_of(storage, position);
   check_box(b, columns.dims);
   unsigned const most = max_levels<Key>(columns.dims);
   if (levels < 0 || static_cast<unsigned>(levels) > most) {
@@ -174,29 +181,25 @@ key_array<Key, S> curve_keys(curve kind, vector<T, L, S> const& v, Pos const& po
   spec.hi = b.hi;
   spec.levels = levels == 0 ? most : static_cast<unsigned>(levels);
   for (unsigned a = 0; a < columns.dims; ++a) spec.grid[a] = std::uint64_t{1} << spec.levels;
-  auto const keys = compute_keys(plan, kind_of_space<S>, spec, columns, v.size());
+  auto const keys = compute_keys(plan, kind_of_space<S>, spec, columns, n);
   key_array<Key, S> out;
   out.data = static_cast<Key const*>(keys.data);
   out.generation = keys.generation;
-  out.size = v.size();
+  out.size = n;
   out.end_bit = static_cast<int>(spec.levels * columns.dims);
   return out;
 }
 
-}  // namespace detail
-
-// Row-major cell index (x fastest) on a grid of cells at least cell_size wide:
-// floor((hi - lo) / cell_size) cells per axis, at least 1. Key = (cz * ny + cy) * nx + cx.
-template <class Key = std::uint32_t, class T, class L, class S, class Pos>
-[[nodiscard]] key_array<Key, S> cell_keys(vector<T, L, S> const& v, Pos const& position, box const& b, double cell_size,
-                            reorder_plan& plan) {
-  auto const columns = detail::position_columns_of(v.storage(), position);
-  detail::check_box(b, columns.dims);
+template <class Key, class S, class T, class L, class Pos>
+key_array<Key, S> cell_keys_of(layout_storage<T, L> const& storage, std::size_t n, Pos const& position, box const& b,
+                               double cell_size, reorder_plan& plan) {
+  auto const columns = position_columns_of(storage, position);
+  check_box(b, columns.dims);
   if (!(std::isfinite(cell_size) && cell_size > 0)) {
-    detail::throw_error("cell_keys: the cell size must be positive and finite, got " + std::to_string(cell_size));
+    throw_error("cell_keys: the cell size must be positive and finite, got " + std::to_string(cell_size));
   }
-  detail::key_spec spec;
-  spec.kind = detail::curve::cell;
+  key_spec spec;
+  spec.kind = curve::cell;
   spec.key_bytes = sizeof(Key);
   spec.dims = columns.dims;
   spec.periodic = b.edges == boundary::periodic;
@@ -206,24 +209,53 @@ template <class Key = std::uint32_t, class T, class L, class S, class Pos>
   key_array<Key, S> out;
   for (unsigned a = 0; a < columns.dims; ++a) {
     double const count = std::floor((b.hi[a] - b.lo[a]) / cell_size);
-    if (count >= 4294967295.0) detail::throw_error("cell_keys: more than 2^32 cells along axis " + std::to_string(a));
+    if (count >= 4294967295.0) throw_error("cell_keys: more than 2^32 cells along axis " + std::to_string(a));
     out.grid[a] = static_cast<std::uint32_t>(std::max(1.0, count));
     spec.grid[a] = out.grid[a];
-    // Overflow-safe product against the key's range.
     // Keys must stay below 2^bits (and the product must not wrap around in 64 bits).
     if (static_cast<double>(cells) * spec.grid[a] >= std::ldexp(1.0, 8 * sizeof(Key))) {
-      detail::throw_error("cell_keys: the grid has too many cells for a " + std::to_string(8 * sizeof(Key)) +
-                          "-bit key; use cell_keys<std::uint64_t> or a larger cell size");
+      throw_error("cell_keys: the grid has too many cells for a " + std::to_string(8 * sizeof(Key)) +
+                  "-bit key; use cell_keys<std::uint64_t> or a larger cell size");
     }
     cells *= spec.grid[a];
   }
-  auto const keys = detail::compute_keys(plan, detail::kind_of_space<S>, spec, columns, v.size());
+  auto const keys = compute_keys(plan, kind_of_space<S>, spec, columns, n);
   out.data = static_cast<Key const*>(keys.data);
   out.generation = keys.generation;
-  out.size = v.size();
+  out.size = n;
   out.end_bit = std::max(1, static_cast<int>(std::bit_width(cells - 1)));
   out.cells = cells;
   return out;
+}
+
+// A view over user memory said to be in space S: every blob must be there (a CUDA build checks
+// the pointers; a host pointer handed to a device call is refused instead of read by the GPU).
+template <class S, class T, class L> void check_view_space(view<T, L> const& v, char const* call) {
+  if (v.size() == 0) return;
+  auto const& blobs = v.storage().blobs;
+  for (std::size_t b = 0; b < blobs.size(); ++b) {
+    std::string const what = std::string(call) + ": blob " + std::to_string(b) + " of the view";
+    check_space(kind_of_space<S>, blobs[b], what.c_str());
+  }
+}
+
+}  // namespace detail
+
+// Row-major cell index (x fastest) on a grid of cells at least cell_size wide:
+// floor((hi - lo) / cell_size) cells per axis, at least 1. Key = (cz * ny + cy) * nx + cx.
+template <class Key = std::uint32_t, class T, class L, class S, class Pos>
+[[nodiscard]] key_array<Key, S> cell_keys(vector<T, L, S> const& v, Pos const& position, box const& b, double cell_size,
+                            reorder_plan& plan) {
+  return detail::cell_keys_of<Key, S>(v.storage(), v.size(), position, b, cell_size, plan);
+}
+// The same over a view of memory the program owns, in space S (coalesce::host{} or
+// coalesce::device{}): keys without copying the particles into a coalesce::vector.
+template <class Key = std::uint32_t, class S, class T, class L, class Pos>
+  requires space<S>
+[[nodiscard]] key_array<Key, S> cell_keys(S, view<T, L> const& v, Pos const& position, box const& b, double cell_size,
+                                          reorder_plan& plan) {
+  detail::check_view_space<S>(v, "cell_keys");
+  return detail::cell_keys_of<Key, S>(v.storage(), v.size(), position, b, cell_size, plan);
 }
 
 // Z-order (Morton) keys: each axis quantized to `levels` bits (0: as many as the key holds,
@@ -231,7 +263,14 @@ template <class Key = std::uint32_t, class T, class L, class S, class Pos>
 template <class Key = std::uint32_t, class T, class L, class S, class Pos>
 [[nodiscard]] key_array<Key, S> morton_keys(vector<T, L, S> const& v, Pos const& position, box const& b, reorder_plan& plan,
                               int levels = 0) {
-  return detail::curve_keys<Key>(detail::curve::morton, v, position, b, plan, levels);
+  return detail::curve_keys<Key, S>(detail::curve::morton, v.storage(), v.size(), position, b, plan, levels);
+}
+template <class Key = std::uint32_t, class S, class T, class L, class Pos>
+  requires space<S>
+[[nodiscard]] key_array<Key, S> morton_keys(S, view<T, L> const& v, Pos const& position, box const& b, reorder_plan& plan,
+                                            int levels = 0) {
+  detail::check_view_space<S>(v, "morton_keys");
+  return detail::curve_keys<Key, S>(detail::curve::morton, v.storage(), v.size(), position, b, plan, levels);
 }
 
 // Hilbert keys (Skilling's transpose algorithm): like Morton, but consecutive keys are always
@@ -239,7 +278,14 @@ template <class Key = std::uint32_t, class T, class L, class S, class Pos>
 template <class Key = std::uint32_t, class T, class L, class S, class Pos>
 [[nodiscard]] key_array<Key, S> hilbert_keys(vector<T, L, S> const& v, Pos const& position, box const& b, reorder_plan& plan,
                                int levels = 0) {
-  return detail::curve_keys<Key>(detail::curve::hilbert, v, position, b, plan, levels);
+  return detail::curve_keys<Key, S>(detail::curve::hilbert, v.storage(), v.size(), position, b, plan, levels);
+}
+template <class Key = std::uint32_t, class S, class T, class L, class Pos>
+  requires space<S>
+[[nodiscard]] key_array<Key, S> hilbert_keys(S, view<T, L> const& v, Pos const& position, box const& b, reorder_plan& plan,
+                                             int levels = 0) {
+  detail::check_view_space<S>(v, "hilbert_keys");
+  return detail::curve_keys<Key, S>(detail::curve::hilbert, v.storage(), v.size(), position, b, plan, levels);
 }
 
 }  // namespace coalesce

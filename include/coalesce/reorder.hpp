@@ -134,6 +134,21 @@ template <class T, class L, class S> void permute_one(reorder_plan& plan, direct
   v.adopt_buffer(target);
 }
 
+// A view over memory the caller owns: every column permuted into plan scratch laid out by the
+// view's own mapping, then copied back (the memory, and pointers the caller keeps, stay valid).
+template <class T, class L> void permute_view(reorder_plan& plan, direction d, memory_kind kind, view<T, L> const& v) {
+  using storage_t = layout_storage<std::remove_const_t<T>, L>;
+  if (v.size() == 0) return;
+  auto const& map = v.storage().map;
+  buffer& target = scratch(plan, kind, storage_t::bytes(map));
+  storage_t const sorted = storage_t::over(target.data(), map);
+  void* const stream = plan.get_stream().handle();
+  zero_gaps(sorted, kind, stream);
+  auto const columns = columns_to_permute(sorted, v.storage());
+  permute_columns(plan, kind, columns.columns.data(), columns.count, v.size(), order_in(plan, kind, d));
+  copy_elements(v.storage(), kind, sorted, kind, v.size(), stream);
+}
+
 // Arrays the caller owns are permuted into plan scratch and copied back.
 template <class U> void permute_array(reorder_plan& plan, direction d, memory_kind kind, U* data, std::size_t n) {
   static_assert(std::is_trivially_copyable_v<U>, "coalesce: apply() permutes trivially copyable elements");
@@ -213,6 +228,18 @@ void sort_by_key(vector<T, L, S>& v, key_array<Key, S> const& keys, reorder_plan
   detail::check_same_size("sort_by_key: the key array", keys.size, v.size());
   sort_keys(keys, plan);
   detail::permute_one(plan, detail::direction::sorted, v);
+}
+// The same for a view over memory the program owns, in space S (coalesce::host{} or
+// coalesce::device{}): e.g. a split view that keeps a user's float4 positions as they are. The
+// elements are permuted through plan scratch and copied back into the user's memory.
+template <class S, class T, class L, class Key>
+  requires space<S>
+void sort_by_key(S, view<T, L> const& v, key_array<Key, S> const& keys, reorder_plan& plan) {
+  static_assert(!std::is_const_v<T>, "coalesce: sort_by_key needs a writable view (view<T, L>), not view<T const, L>");
+  detail::check_view_space<S>(v, "sort_by_key");
+  detail::check_same_size("sort_by_key: the key array", keys.size, v.size());
+  sort_keys(keys, plan);
+  detail::permute_view(plan, detail::direction::sorted, detail::kind_of_space<S>, v);
 }
 // User keys (std::uint32_t or std::uint64_t) in the memory of v's space, all bits significant.
 template <class T, class L, class S, class Key>
