@@ -62,12 +62,21 @@ void copy_bytes(memory_kind dst_kind, void* dst, memory_kind src_kind, void cons
   if (direction != cudaMemcpyDeviceToDevice) COALESCE_CUDA_TRY(cudaStreamSynchronize(on));
 }
 
+// Zero-fills and fills without a stream of the caller's (constructors, resize) finish before
+// they return: a caller's next work may go to a non-blocking stream, which does not wait for the
+// default stream, and would race with a fill still queued there (distributed_md found forces
+// overwritten by a zero-fill of their array that ran after the force kernel).
+static void wait_if_default_stream(void* stream) {
+  if (stream == nullptr) COALESCE_CUDA_TRY(cudaStreamSynchronize(nullptr));
+}
+
 void zero_bytes(memory_kind kind, void* p, std::size_t bytes, void* stream) {
   if (bytes == 0) return;
   if (kind == memory_kind::host) {
     std::memset(p, 0, bytes);
   } else {
     COALESCE_CUDA_TRY(cudaMemsetAsync(p, 0, bytes, static_cast<cudaStream_t>(stream)));
+    wait_if_default_stream(stream);
   }
 }
 
@@ -429,6 +438,7 @@ void fill_columns(memory_kind kind, column_fill const* columns, std::size_t coun
     fill_columns_kernel<<<grid, block_threads, 0, static_cast<cudaStream_t>(stream)>>>(batch);
     COALESCE_CUDA_TRY(cudaGetLastError());
   }
+  wait_if_default_stream(stream);
 }
 
 }  // namespace coalesce::detail

@@ -118,6 +118,8 @@ template <class T, class Layout, class Space> class vector {
   void shrink_to_fit() {
     if (capacity_ > size_) move_to_capacity(size_);
   }
+  // New elements get `value` (T{}); the fill runs on the default stream and is done when this
+  // returns, so work on any stream of the caller's sees it.
   void resize(std::size_t n) { resize(n, T{}); }
   void resize(std::size_t n, T const& value) {
     if (n > capacity_) move_to_capacity(std::max(n, grown_capacity()));

@@ -158,3 +158,40 @@ TEST_CASE("a steady-state reorder loop captures into a CUDA graph and replays as
   }
   check_cuda(cudaStreamDestroy(s));
 }
+
+// Constructors and resize() take no stream: their zero-fills and fills must be done when they
+// return. Otherwise work the caller then puts on a non-blocking stream (which does not wait for
+// the default stream) races with a fill still queued there and can be overwritten by it. The
+// default stream is kept busy first so that a queued fill would surely run last.
+TEST_CASE("memory that a constructor or resize() fills is filled when it returns, for work on a non-blocking stream") {
+  cudaStream_t stream = nullptr;
+  check_cuda(cudaStreamCreateWithFlags(&stream, cudaStreamNonBlocking));
+  std::size_t const busy_bytes = std::size_t{1} << 30;
+  void* busy = nullptr;
+  check_cuda(cudaMalloc(&busy, busy_bytes));
+  auto keep_default_stream_busy = [&] {
+    for (int k = 0; k < 8; ++k) check_cuda(cudaMemsetAsync(busy, k, busy_bytes, nullptr));
+  };
+  std::size_t const n = 1 << 20;
+  keep_default_stream_busy();
+  coalesce::device_array<float> forces(n);  // zero-filled
+  float* f = forces.data();
+  coalesce::for_each_index(coalesce::device{stream}, n, [=] __device__(std::size_t i) { f[i] = 1.0f + static_cast<float>(i); });
+  keep_default_stream_busy();
+  coalesce::device_vector<Particle> particles(n);  // value-initialised records
+  particles.resize(2 * n);                         // and n more
+  auto v = particles.view();
+  coalesce::for_each_index(coalesce::device{stream}, 2 * n, [=] __device__(std::size_t i) { v[i][&Particle::mass] = 2.0f; });
+  check_cuda(cudaDeviceSynchronize());
+  auto const got = forces.to_host();
+  std::size_t wrong = 0;
+  for (std::size_t i = 0; i < n; ++i) wrong += got[i] != 1.0f + static_cast<float>(i);
+  CHECK(wrong == 0);
+  std::vector<Particle> records(2 * n);
+  particles.copy_to(records);
+  wrong = 0;
+  for (auto const& p : records) wrong += p.mass != 2.0f;
+  CHECK(wrong == 0);
+  check_cuda(cudaFree(busy));
+  check_cuda(cudaStreamDestroy(stream));
+}
