@@ -134,6 +134,13 @@ inline axis_messages exchange_axis(halo_plan const& h, message_columns const& m,
   return out;
 }
 
+// forward() and reverse() return with the values in place: the last stage's unpacks (and
+// shifts) queued on the plan's stream are waited for, so work the caller queues next on another
+// stream reads them (a non-blocking stream waits for nothing else). Host memory: no CUDA call.
+inline void wait_for_unpacks(halo_plan const& h, message_columns const& m) {
+  if (device_is_gpu && m.kind_set && m.kind == memory_kind::device) coalesce::synchronize(h.stream());
+}
+
 // forward() over every axis in order: owners' values (the columns of m) to their ghosts, then
 // after_unpack(stage) for each stage (a periodic shift).
 template <class After> void for_each_axis(halo_plan const& h, message_columns const& m, After&& after_unpack) {
@@ -150,6 +157,7 @@ template <class After> void for_each_axis(halo_plan const& h, message_columns co
       after_unpack(st[k]);
     }
   }
+  wait_for_unpacks(h, m);
 }
 
 }  // namespace detail
@@ -295,6 +303,7 @@ template <class Array> void reverse(halo_plan const& h, Array& values) {
       detail::unpack_sum(m, got.count[k], got.at[k], index_map{st[k].sent_indices(), 0}, h.stream().handle());
     }
   }
+  detail::wait_for_unpacks(h, m);
 }
 
 }  // namespace coalesce::mpi
