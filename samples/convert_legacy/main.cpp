@@ -26,6 +26,7 @@
 #include "steps/step3_own_the_data.hpp"
 #include "steps/step4_flip_to_soa.hpp"
 #include "steps/step5_reorder.hpp"
+#include "steps/step6_split_positions.hpp"
 
 namespace {
 
@@ -42,6 +43,7 @@ std::vector<step_info> const steps = {
     {"step3_own_the_data.hpp", "device_vector<..., aos> owns it; AoS at the edges", step3::run},
     {"step4_flip_to_soa.hpp", "flip the layout to soa (one type)", step4::run},
     {"step5_reorder.hpp", "sort along a Hilbert curve, remap the neighbour list", step5::run},
+    {"step6_split_positions.hpp", "split: packed positions, other fields as columns", step6::run},
 };
 
 char const* const kernels[] = {"forces (gather)", "integrate", "boundary", "kinetic energy"};
