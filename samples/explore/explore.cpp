@@ -23,6 +23,7 @@
 #include <vector>
 
 #include <coalesce/analysis.hpp>
+#include <coalesce/split.hpp>
 
 #include "advise_samples.hpp"
 #include "json_writer.hpp"
@@ -90,7 +91,7 @@ One warp-wide load (default):
   --banks               also model the pattern in shared memory (32 banks of 4 bytes) and
                         search a row padding that removes bank conflicts
 A reflected struct (built-in example: struct Particle { vec3 pos, vel; float mass; uint32 id; }):
-  --struct              table per layout: aos, soa, aosoa<8>, aosoa<32>
+  --struct              table per layout: aos, soa, aosoa<8>, aosoa<32>, split<pos>, split<pos, mass>
   --fields LIST         leaf indices the kernel reads, e.g. 0,1,2 (default: all 8)
 A real index array (gather in[idx[i]]):
   --index FILE          raw little-endian unsigned integers, no header
@@ -327,8 +328,16 @@ int run_pattern(options const& o, ca::device_model const& model) {
   return 0;
 }
 
+using split_pos = coalesce::split<coalesce::fields<&Particle::pos>, coalesce::aos, coalesce::soa>;
+using split_pos_mass = coalesce::split<coalesce::fields<&Particle::pos, &Particle::mass>, coalesce::aos, coalesce::soa>;
+
 int run_struct(options const& o, ca::device_model const& model) {
-  auto const tables = ca::compare_layouts<Particle>(model, o.fields);
+  auto tables = ca::compare_layouts<Particle>(model, o.fields);
+  // The splits a neighbour-force kernel wants: positions (and mass) packed, the rest as columns.
+  tables.push_back(ca::layout_table<Particle, split_pos>(model, o.fields));
+  tables.back().layout = "split<pos: aos, soa>";
+  tables.push_back(ca::layout_table<Particle, split_pos_mass>(model, o.fields));
+  tables.back().layout = "split<pos, mass: aos, soa>";
   if (o.json) {
     explore::json_writer j;
     j.begin_object().value("mode", "struct").value("type", "Particle { vec3 pos; vec3 vel; float mass; uint32_t id; }");
@@ -359,6 +368,9 @@ int run_struct(options const& o, ca::device_model const& model) {
               << (l == 7 ? "\n\n" : ", ");
   }
   for (auto const& t : tables) std::cout << ca::describe(t) << "\n";
+  std::cout << "(split: the packed group is a 16-byte record, read here leaf by leaf; a kernel that loads a packed\n"
+               " position whole touches the same sectors in one 16-byte request per lane: coalesce-explore --advise\n"
+               " ranks layouts for whole kernels)\n";
   std::cout << "summary (all selected leaves):";
   for (auto const& t : tables) {
     std::cout << "  " << t.layout << " " << percent(t.total.efficiency());
