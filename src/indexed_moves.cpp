@@ -28,6 +28,33 @@ template <class E> void add_one(std::byte* dst, std::byte const* src) {
   a += b;
   std::memcpy(dst, &a, sizeof(E));
 }
+template <class E> void add_column(column_sum const& col, std::size_t n, index_map src, index_map dst) {
+  if (col.src.block_shift == 63 && col.dst.block_shift == 63 && src.index == nullptr && dst.index != nullptr) {
+    std::byte const* s = col.src.base + src.first * col.src.stride;  // a reverse: sums from a message
+    for (std::size_t k = 0; k < n; ++k) add_one<E>(col.dst.base + dst.index[k] * col.dst.stride, s + k * col.src.stride);
+    return;
+  }
+  for (std::size_t k = 0; k < n; ++k) add_one<E>(col.dst.address(dst.at(k)), col.src.address(src.at(k)));
+}
+
+// One column's moves at a width known at compile time; unblocked columns (soa, aos, messages)
+// and plain index ranges take the loop without per-element address arithmetic branches.
+template <std::size_t W> void move_column(column_copy const& col, std::size_t n, index_map src, index_map dst) {
+  bool const plain = col.src.block_shift == 63 && col.dst.block_shift == 63;
+  if (plain && src.index == nullptr && dst.index == nullptr) {
+    std::byte* d = col.dst.base + dst.first * col.dst.stride;
+    std::byte const* s = col.src.base + src.first * col.src.stride;
+    for (std::size_t k = 0; k < n; ++k) std::memcpy(d + k * col.dst.stride, s + k * col.src.stride, W);
+  } else if (plain && dst.index == nullptr) {  // a pack: gather into a message
+    std::byte* d = col.dst.base + dst.first * col.dst.stride;
+    for (std::size_t k = 0; k < n; ++k) std::memcpy(d + k * col.dst.stride, col.src.base + src.index[k] * col.src.stride, W);
+  } else if (plain && src.index == nullptr) {  // an unpack: scatter from a message
+    std::byte const* s = col.src.base + src.first * col.src.stride;
+    for (std::size_t k = 0; k < n; ++k) std::memcpy(col.dst.base + dst.index[k] * col.dst.stride, s + k * col.src.stride, W);
+  } else {
+    for (std::size_t k = 0; k < n; ++k) std::memcpy(col.dst.address(dst.at(k)), col.src.address(src.at(k)), W);
+  }
+}
 
 double read_coordinate(column_ref const& c, unsigned width, std::size_t i) {
   if (width == 4) {
@@ -51,7 +78,15 @@ void move_columns_indexed(memory_kind kind, column_copy const* columns, std::siz
   (void)kind, (void)stream;
   for (std::size_t c = 0; c < count; ++c) {
     column_copy const& col = columns[c];
-    for (std::size_t k = 0; k < n; ++k) std::memcpy(col.dst.address(dst.at(k)), col.src.address(src.at(k)), col.width);
+    switch (col.width) {  // a constant width: the copy is one or two moves, not a memcpy call
+      case 4: move_column<4>(col, n, src, dst); break;
+      case 8: move_column<8>(col, n, src, dst); break;
+      case 12: move_column<12>(col, n, src, dst); break;
+      case 16: move_column<16>(col, n, src, dst); break;
+      case 32: move_column<32>(col, n, src, dst); break;
+      default:
+        for (std::size_t k = 0; k < n; ++k) std::memcpy(col.dst.address(dst.at(k)), col.src.address(src.at(k)), col.width);
+    }
   }
 }
 
@@ -64,17 +99,13 @@ void add_columns_indexed(memory_kind kind, column_sum const* columns, std::size_
   (void)kind, (void)stream;
   for (std::size_t c = 0; c < count; ++c) {
     column_sum const& col = columns[c];
-    for (std::size_t k = 0; k < n; ++k) {
-      std::byte* d = col.dst.address(dst.at(k));
-      std::byte const* s = col.src.address(src.at(k));
-      switch (col.type) {
-        case scalar_type::f32: add_one<float>(d, s); break;
-        case scalar_type::f64: add_one<double>(d, s); break;
-        case scalar_type::i32: add_one<std::int32_t>(d, s); break;
-        case scalar_type::i64: add_one<std::int64_t>(d, s); break;
-        case scalar_type::u32: add_one<std::uint32_t>(d, s); break;
-        case scalar_type::u64: add_one<std::uint64_t>(d, s); break;
-      }
+    switch (col.type) {  // the type chosen once per column, not per element
+      case scalar_type::f32: add_column<float>(col, n, src, dst); break;
+      case scalar_type::f64: add_column<double>(col, n, src, dst); break;
+      case scalar_type::i32: add_column<std::int32_t>(col, n, src, dst); break;
+      case scalar_type::i64: add_column<std::int64_t>(col, n, src, dst); break;
+      case scalar_type::u32: add_column<std::uint32_t>(col, n, src, dst); break;
+      case scalar_type::u64: add_column<std::uint64_t>(col, n, src, dst); break;
     }
   }
 }

@@ -69,12 +69,18 @@ struct message_buffers {
   struct pinned {
     std::byte* data = nullptr;
     std::size_t size = 0;
-    ~pinned() { coalesce::detail::deallocate_pinned(data); }
+    pinned() = default;
+    pinned(pinned const&) = delete;
+    pinned& operator=(pinned const&) = delete;
+    ~pinned() { clear(); }
+    void clear() noexcept {
+      coalesce::detail::deallocate_pinned(data);
+      data = nullptr;
+      size = 0;
+    }
     std::byte* at_least(std::size_t bytes) {
       if (bytes > size) {
-        coalesce::detail::deallocate_pinned(data);
-        data = nullptr;
-        size = 0;
+        clear();
         data = static_cast<std::byte*>(coalesce::detail::allocate_pinned(bytes));
         size = bytes;
       }
@@ -82,6 +88,23 @@ struct message_buffers {
     }
   };
   pinned send_stage, received_stage;
+  // Kept between migrations too, so that a steady loop allocates (and page-faults) nothing: the
+  // plan of the grouping sort (its scratch pool ends up holding the particles' previous storage:
+  // one copy of the particles) and the destination ranks.
+  reorder_plan grouping{coalesce::stream{}, check_policy::off};
+  coalesce::detail::buffer destinations;
+  int* destinations_at_least(coalesce::detail::memory_kind kind, std::size_t n, void* stream) {
+    return reinterpret_cast<int*>(grow(destinations, kind, n * sizeof(int), stream));
+  }
+  // Gives all of it back (the next call allocates again).
+  void release() {
+    send = coalesce::detail::buffer();
+    received = coalesce::detail::buffer();
+    destinations = coalesce::detail::buffer();
+    send_stage.clear();
+    received_stage.clear();
+    grouping.release();
+  }
   // `stream`: where the messages are packed (a new buffer is zeroed there first).
   std::byte* send_at_least(coalesce::detail::memory_kind kind, std::size_t bytes, void* stream) {
     return grow(send, kind, bytes, stream);
@@ -139,6 +162,9 @@ class decomposition {
   // The grid as GPU kernels see it (owner() on the GPU).
   coalesce::detail::owner_grid grid() const;
   detail::message_buffers& buffers() const { return *buffers_; }
+  // Frees the memory kept between migrations (message and staging buffers, the grouping sort's
+  // scratch, which holds up to one copy of the particles); the next migrate() allocates again.
+  void release_memory() const { buffers_->release(); }
 
  private:
   MPI_Comm comm_ = MPI_COMM_NULL;
@@ -326,7 +352,8 @@ migration_report migrate_to(decomposition const& d, vector<T, L, S>& particles, 
   std::size_t const n = particles.size();
   void* const stream = d.stream().handle();
   // Every element grouped by destination through one sort (stayers first, then by rank).
-  reorder_plan plan(d.stream(), check_policy::off);
+  reorder_plan& plan = d.buffers().grouping;  // kept: its scratch is reused call after call
+  plan.set_stream(d.stream());
   std::size_t first_bad = coalesce::detail::no_element;
   int bad_destination = 0;
   std::vector<std::size_t> count;
@@ -426,8 +453,7 @@ migration_report migrate(decomposition const& d, vector<T, L, S>& particles, Pos
         : (void)0),
    ...);
   auto const columns = coalesce::detail::position_columns_of(particles.storage(), position);
-  coalesce::detail::buffer destination(kind, n * sizeof(int));
-  auto* dest = reinterpret_cast<int*>(destination.data());
+  int* const dest = d.buffers().destinations_at_least(kind, n, d.stream().handle());
   coalesce::detail::owners_of(kind, columns, n, d.grid(), dest, d.stream().handle());
   auto const describe = [&](std::size_t i, int) {
     auto const p = detail::read_position(kind, columns, i);
