@@ -1,4 +1,5 @@
 // Kernels on views of every layout, on the GPU: same source, bit-identical results.
+#include <array>
 #include <vector>
 
 #include <doctest/doctest.h>
@@ -159,4 +160,54 @@ TEST_CASE("GPU: an error that coalesce reported is cleared, so it does not resur
                   coalesce::error);
   CHECK(cudaGetLastError() == cudaSuccess);
   coalesce::synchronize(coalesce::device{});  // and the next synchronising call sees nothing
+}
+
+namespace {
+// A record with long std::array members: its sub-columns move between aos records and columns
+// as 2-D blocks (a tiled transpose), the rest as ordinary columns.
+struct histogram_like {
+  std::uint32_t id;
+  std::array<int, 100> counts;  // 100 sub-columns: a block of more than 32
+  double weight;
+  std::array<float, 40> bins;
+};
+}  // namespace
+
+TEST_CASE("records with long std::array members convert between every layout on the GPU, bit for bit") {
+  std::size_t const n = 1037;  // not a multiple of the 32-element tile
+  std::vector<histogram_like> records(n);
+  for (std::size_t i = 0; i < n; ++i) {
+    records[i].id = static_cast<std::uint32_t>(i);
+    for (std::size_t k = 0; k < records[i].counts.size(); ++k) records[i].counts[k] = static_cast<int>(i * 131 + k);
+    records[i].weight = 0.5 * static_cast<double>(i);
+    for (std::size_t k = 0; k < records[i].bins.size(); ++k) records[i].bins[k] = static_cast<float>(i) - static_cast<float>(k) * 0.25f;
+  }
+  auto same = [&](std::vector<histogram_like> const& got) {
+    std::size_t wrong = 0;
+    for (std::size_t i = 0; i < n; ++i) {
+      wrong += got[i].id != records[i].id || got[i].counts != records[i].counts || got[i].weight != records[i].weight ||
+               got[i].bins != records[i].bins;
+    }
+    return wrong;
+  };
+  using split_id = coalesce::split<coalesce::fields<&histogram_like::id, &histogram_like::weight>, coalesce::aos, coalesce::soa>;
+  coalesce::device_vector<histogram_like, coalesce::aos> aos(records), aos_back(n);
+  coalesce::device_vector<histogram_like, coalesce::soa> soa(n);
+  coalesce::device_vector<histogram_like, split_id> split(n);
+  coalesce::device_vector<histogram_like, coalesce::aosoa<8>> blocked(n);
+  soa = aos;      // aos -> soa: the arrays transposed
+  split = soa;    // soa -> split
+  blocked = split;
+  aos_back = soa;  // soa -> aos: transposed back
+  std::vector<histogram_like> got(n);
+  aos_back.copy_to(got);
+  CHECK(same(got) == 0);
+  aos_back = split;
+  aos_back.copy_to(got);
+  CHECK(same(got) == 0);
+  aos_back = blocked;
+  aos_back.copy_to(got);
+  CHECK(same(got) == 0);
+  soa.copy_to(got);  // device soa -> host records (staged through device aos)
+  CHECK(same(got) == 0);
 }
