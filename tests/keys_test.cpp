@@ -238,3 +238,35 @@ TEST_CASE_TEMPLATE("keys and sort_by_key on views over user memory give the vect
     }
   }
 }
+
+// A view over the first n elements of larger storage: sorting it touches nothing past n (the
+// std::array sub-columns and the last aosoa block hold slots that are not the view's), and a
+// device{s} naming another stream than the plan's is refused instead of ignored.
+namespace {
+struct binned {
+  vec3 pos;
+  std::array<float, 3> bins;
+};
+}  // namespace
+TEST_CASE_TEMPLATE("sort_by_key on a view of the first n elements leaves the slots past n alone", L, coalesce::soa,
+                   coalesce::aosoa<8>) {
+  std::size_t const capacity = 64, n = 37;
+  std::vector<binned> records(capacity);
+  for (std::size_t i = 0; i < capacity; ++i) {
+    float const f = static_cast<float>(i);
+    records[i] = {{float((i * 7) % 10), float((i * 3) % 10), f / 10.0f}, {f, -f, 2 * f}};
+  }
+  coalesce::vector<binned, L> all{std::span<binned const>(records)};
+  coalesce::view<binned, L> first(all.storage(), n);
+  coalesce::reorder_plan plan;
+  coalesce::sort_by_key(coalesce::host{}, first, coalesce::morton_keys(coalesce::host{}, first, &binned::pos, box10, plan), plan);
+  std::vector<binned> after(capacity);
+  all.copy_to(after);
+  bool tail_kept = true;
+  for (std::size_t i = n; i < capacity; ++i) tail_kept = tail_kept && after[i].bins == records[i].bins && after[i].pos.x == records[i].pos.x;
+  CHECK(tail_kept);
+  auto const order = plan.permutation_on_host();
+  bool moved = true;
+  for (std::size_t i = 0; i < n; ++i) moved = moved && after[i].bins == records[order[i]].bins;
+  CHECK(moved);
+}

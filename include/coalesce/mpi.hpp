@@ -164,7 +164,9 @@ class decomposition {
   detail::message_buffers& buffers() const { return *buffers_; }
   // Frees the memory kept between migrations (message and staging buffers, the grouping sort's
   // scratch, which holds up to one copy of the particles); the next migrate() allocates again.
-  void release_memory() const { buffers_->release(); }
+  void release_memory() const {
+    if (buffers_) buffers_->release();  // a moved-from decomposition holds none
+  }
 
  private:
   MPI_Comm comm_ = MPI_COMM_NULL;
@@ -432,10 +434,10 @@ migration_report migrate(decomposition const& d, vector<T, L, S>& particles, std
   if (!size_error.empty() || !device_is_gpu || kind == coalesce::detail::memory_kind::host) {
     return detail::migrate_to(d, particles, destination.data(), size_error, describe, arrays...);
   }
-  coalesce::detail::buffer on_device(kind, n * sizeof(int));
-  coalesce::detail::copy_bytes(kind, on_device.data(), coalesce::detail::memory_kind::host, destination.data(), n * sizeof(int),
+  int* const on_device = d.buffers().destinations_at_least(kind, n, d.stream().handle());
+  coalesce::detail::copy_bytes(kind, on_device, coalesce::detail::memory_kind::host, destination.data(), n * sizeof(int),
                                d.stream().handle());
-  return detail::migrate_to(d, particles, reinterpret_cast<int const*>(on_device.data()), size_error, describe, arrays...);
+  return detail::migrate_to(d, particles, on_device, size_error, describe, arrays...);
 }
 
 // The same with each element's destination the owner of its position (a member path, as for

@@ -146,7 +146,10 @@ template <class T, class L> void permute_view(reorder_plan& plan, direction d, m
   zero_gaps(sorted, kind, stream);
   auto const columns = columns_to_permute(sorted, v.storage());
   permute_columns(plan, kind, columns.columns.data(), columns.count, v.size(), order_in(plan, kind, d));
-  copy_elements(v.storage(), kind, sorted, kind, v.size(), stream);
+  // Column by column, elements [0, size()) only: a view may cover the first n elements of larger
+  // storage (slots past n in std::array sub-columns or in the last aosoa block are not its own).
+  auto const back = column_copies(v.storage(), sorted);
+  copy_columns(kind, back.data(), back.size(), v.size(), stream);
 }
 
 // Arrays the caller owns are permuted into plan scratch and copied back.
@@ -231,12 +234,14 @@ void sort_by_key(vector<T, L, S>& v, key_array<Key, S> const& keys, reorder_plan
 }
 // The same for a view over memory the program owns, in space S (coalesce::host{} or
 // coalesce::device{}): e.g. a split view that keeps a user's float4 positions as they are. The
-// elements are permuted through plan scratch and copied back into the user's memory.
+// elements are permuted through plan scratch and copied back into the user's memory, on the
+// plan's stream (a device{s} naming another stream is an error: give s to the plan).
 template <class S, class T, class L, class Key>
   requires space<S>
-void sort_by_key(S, view<T, L> const& v, key_array<Key, S> const& keys, reorder_plan& plan) {
+void sort_by_key(S space, view<T, L> const& v, key_array<Key, S> const& keys, reorder_plan& plan) {
   static_assert(!std::is_const_v<T>, "coalesce: sort_by_key needs a writable view (view<T, L>), not view<T const, L>");
   detail::check_view_space<S>(v, "sort_by_key");
+  detail::check_space_stream(space, plan, "sort_by_key");
   detail::check_same_size("sort_by_key: the key array", keys.size, v.size());
   sort_keys(keys, plan);
   detail::permute_view(plan, detail::direction::sorted, detail::kind_of_space<S>, v);

@@ -179,7 +179,9 @@ TEST_CASE("memory that a constructor or resize() fills is filled when it returns
   coalesce::for_each_index(coalesce::device{stream}, n, [=] __device__(std::size_t i) { f[i] = 1.0f + static_cast<float>(i); });
   keep_default_stream_busy();
   coalesce::device_vector<Particle> particles(n);  // value-initialised records
-  particles.resize(2 * n);                         // and n more
+  particles.reserve(2 * n);  // so that resize() below only fills (a reallocation would free memory, which waits)
+  keep_default_stream_busy();
+  particles.resize(2 * n);  // and n more
   auto v = particles.view();
   coalesce::for_each_index(coalesce::device{stream}, 2 * n, [=] __device__(std::size_t i) { v[i][&Particle::mass] = 2.0f; });
   check_cuda(cudaDeviceSynchronize());

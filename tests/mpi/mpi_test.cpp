@@ -188,7 +188,7 @@ TEST_CASE("migration on a non-blocking stream of the user's leaves the arrivals 
       (void)cm::migrate(d, warm, &Particle::pos);  // message and staging buffers allocated
     }
     test_vector<Particle> particles(records);
-    particles.reserve(4 * n);  // the arrivals fit: migrate fills new slots, allocates nothing
+    particles.reserve(4 * n);  // the arrivals fit: the particles' storage is filled in place, not reallocated
     // The default stream kept busy: default-stream work queued by migrate (a fill of the new
     // slots) would run after the unpacks on the non-blocking stream and zero the arrivals.
     void* busy = nullptr;

@@ -61,9 +61,8 @@ void copy_blobs(layout_storage<T, L> const& dst, memory_kind dk, layout_storage<
 }
 
 template <class T, class LD, class LS>
-void copy_elements(layout_storage<T, LD> const& dst, memory_kind dk, layout_storage<T, LS> const& src, memory_kind sk,
-                   std::size_t n, void* stream = nullptr) {
-  if (n == 0) return;
+void copy_elements_queued(layout_storage<T, LD> const& dst, memory_kind dk, layout_storage<T, LS> const& src, memory_kind sk,
+                          std::size_t n, void* stream) {
   if constexpr (std::is_same_v<LD, LS>) {
     if (same_placement(dst, src)) return copy_blobs(dst, dk, src, sk, n, stream);
   }
@@ -87,6 +86,17 @@ void copy_elements(layout_storage<T, LD> const& dst, memory_kind dk, layout_stor
     copy_columns(memory_kind::device, columns.data(), columns.size(), n, stream);
     copy_blobs(dst, dk, staged_storage, memory_kind::device, n, stream);
   }
+}
+
+template <class T, class LD, class LS>
+void copy_elements(layout_storage<T, LD> const& dst, memory_kind dk, layout_storage<T, LS> const& src, memory_kind sk,
+                   std::size_t n, void* stream = nullptr) {
+  if (n == 0) return;
+  copy_elements_queued(dst, dk, src, sk, n, stream);
+  // Without a stream of the caller's (copy construction, assignment, conversion), a copy within
+  // GPU memory is done when this returns: the caller's next work may go to a non-blocking stream,
+  // which would not wait for the default stream. (Copies to or from host memory always wait.)
+  if (stream == nullptr && device_is_gpu && dk == memory_kind::device && sk == memory_kind::device) synchronize_stream(nullptr);
 }
 
 // Fills elements [first, first + n) with `value`, leaf by leaf.
