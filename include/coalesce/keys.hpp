@@ -228,20 +228,17 @@ key_array<Key, S> cell_keys_of(layout_storage<T, L> const& storage, std::size_t 
   return out;
 }
 
-// The work of a call goes to the plan's stream; a space naming another stream (device{s}) is a
-// mistake that would otherwise be silent.
-template <class S> void check_space_stream(S const& space, reorder_plan const& plan, char const* call) {
+// A call on a view over user memory said to be in space S: every blob must be there (a CUDA
+// build checks the pointers; a host pointer handed to a device call is refused instead of read by
+// the GPU), and the work goes to the plan's stream, so a space naming another stream (device{s})
+// is a mistake that would otherwise be silent.
+template <class S, class T, class L> void check_view_call(S const& space, view<T, L> const& v, reorder_plan const& plan, char const* call) {
   if constexpr (std::is_same_v<S, device>) {
     if (!(space.stream == stream{}) && !(space.stream == plan.get_stream())) {
       throw_error(std::string(call) + ": the space names a stream other than the plan's; the plan's stream runs the work, so "
                   "give the stream to the plan (reorder_plan(s) or plan.set_stream(s)) and pass coalesce::device{}");
     }
   }
-}
-
-// A view over user memory said to be in space S: every blob must be there (a CUDA build checks
-// the pointers; a host pointer handed to a device call is refused instead of read by the GPU).
-template <class S, class T, class L> void check_view_space(view<T, L> const& v, char const* call) {
   if (v.size() == 0) return;
   auto const& blobs = v.storage().blobs;
   for (std::size_t b = 0; b < blobs.size(); ++b) {
@@ -266,8 +263,7 @@ template <class Key = std::uint32_t, class S, class T, class L, class Pos>
   requires space<S>
 [[nodiscard]] key_array<Key, S> cell_keys(S space, view<T, L> const& v, Pos const& position, box const& b, double cell_size,
                                           reorder_plan& plan) {
-  detail::check_view_space<S>(v, "cell_keys");
-  detail::check_space_stream(space, plan, "cell_keys");
+  detail::check_view_call(space, v, plan, "cell_keys");
   return detail::cell_keys_of<Key, S>(v.storage(), v.size(), position, b, cell_size, plan);
 }
 
@@ -282,8 +278,7 @@ template <class Key = std::uint32_t, class S, class T, class L, class Pos>
   requires space<S>
 [[nodiscard]] key_array<Key, S> morton_keys(S space, view<T, L> const& v, Pos const& position, box const& b, reorder_plan& plan,
                                             int levels = 0) {
-  detail::check_view_space<S>(v, "morton_keys");
-  detail::check_space_stream(space, plan, "morton_keys");
+  detail::check_view_call(space, v, plan, "morton_keys");
   return detail::curve_keys<Key, S>(detail::curve::morton, v.storage(), v.size(), position, b, plan, levels);
 }
 
@@ -298,8 +293,7 @@ template <class Key = std::uint32_t, class S, class T, class L, class Pos>
   requires space<S>
 [[nodiscard]] key_array<Key, S> hilbert_keys(S space, view<T, L> const& v, Pos const& position, box const& b, reorder_plan& plan,
                                              int levels = 0) {
-  detail::check_view_space<S>(v, "hilbert_keys");
-  detail::check_space_stream(space, plan, "hilbert_keys");
+  detail::check_view_call(space, v, plan, "hilbert_keys");
   return detail::curve_keys<Key, S>(detail::curve::hilbert, v.storage(), v.size(), position, b, plan, levels);
 }
 

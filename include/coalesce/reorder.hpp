@@ -240,8 +240,7 @@ template <class S, class T, class L, class Key>
   requires space<S>
 void sort_by_key(S space, view<T, L> const& v, key_array<Key, S> const& keys, reorder_plan& plan) {
   static_assert(!std::is_const_v<T>, "coalesce: sort_by_key needs a writable view (view<T, L>), not view<T const, L>");
-  detail::check_view_space<S>(v, "sort_by_key");
-  detail::check_space_stream(space, plan, "sort_by_key");
+  detail::check_view_call(space, v, plan, "sort_by_key");
   detail::check_same_size("sort_by_key: the key array", keys.size, v.size());
   sort_keys(keys, plan);
   detail::permute_view(plan, detail::direction::sorted, detail::kind_of_space<S>, v);
