@@ -35,6 +35,20 @@ void check(int status, char const* call) {
   }
 }
 
+// MPI_Waitall that, when it fails (a truncated receive: a neighbour sent another type or
+// plan), still lets every request it left pending finish before throwing. Throwing at once would
+// free message buffers that a send in flight still reads (a use-after-free in the MPI library when
+// the peer's receive arrives later: seen with UCX's rendezvous on GPU memory).
+void wait_all(int count, MPI_Request* requests, MPI_Status* statuses) {
+  int const status = MPI_Waitall(count, requests, statuses);
+  if (status != MPI_SUCCESS) {
+    for (int i = 0; i < count; ++i) {
+      if (requests[i] != MPI_REQUEST_NULL) (void)MPI_Wait(&requests[i], MPI_STATUS_IGNORE);
+    }
+  }
+  check(status, "MPI_Waitall");
+}
+
 }  // namespace
 
 decomposition::decomposition(MPI_Comm comm, box const& global, unsigned dims, std::array<int, 3> ranks_per_axis)
@@ -332,7 +346,7 @@ std::byte const* exchange(MPI_Comm comm, memory_kind kind, transport how, void* 
     }
     offset += b;
   }
-  check(MPI_Waitall(static_cast<int>(requests.size()), requests.data(), MPI_STATUSES_IGNORE), "MPI_Waitall");
+  wait_all(static_cast<int>(requests.size()), requests.data(), MPI_STATUSES_IGNORE);
   arrived(kind, how, stream, total_in, buffers);
   return buffers.received.data();
 }
@@ -362,7 +376,7 @@ std::byte const* sendrecv_pair(MPI_Comm comm, memory_kind kind, transport how, v
       check(MPI_Irecv(in[k], 2, MPI_UNSIGNED_LONG_LONG, from[k], tag + k, comm, &requests[2 * k]), "MPI_Irecv");
       check(MPI_Isend(out[k], 2, MPI_UNSIGNED_LONG_LONG, to[k], tag + k, comm, &requests[2 * k + 1]), "MPI_Isend");
     }
-    check(MPI_Waitall(4, requests, MPI_STATUSES_IGNORE), "MPI_Waitall");
+    wait_all(4, requests, MPI_STATUSES_IGNORE);
   }
   std::size_t out_bytes[2], in_bytes[2];
   for (int k = 0; k < 2; ++k) {
@@ -383,7 +397,7 @@ std::byte const* sendrecv_pair(MPI_Comm comm, memory_kind kind, transport how, v
           "MPI_Isend");
   }
   MPI_Status statuses[4];
-  check(MPI_Waitall(4, requests, statuses), "MPI_Waitall");
+  wait_all(4, requests, statuses);
   for (int k = 0; k < 2 && expected != nullptr; ++k) {
     int got = 0;
     MPI_Get_count(&statuses[2 * k], MPI_BYTE, &got);
