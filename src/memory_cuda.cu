@@ -11,10 +11,21 @@
 
 namespace coalesce::detail {
 
-void* allocate(memory_kind kind, std::size_t bytes) {
+// Stream-ordered allocation needs the device's memory pools (every GPU CUDA 13 supports has
+// them; the query keeps a device without them working, on cudaMalloc). allocate and deallocate
+// decide the same way for one pointer.
+static bool stream_ordered(void* stream) {
+  if (stream == nullptr) return false;
+  int device = 0, pools = 0;
+  return cudaGetDevice(&device) == cudaSuccess &&
+         cudaDeviceGetAttribute(&pools, cudaDevAttrMemoryPoolsSupported, device) == cudaSuccess && pools != 0;
+}
+
+void* allocate(memory_kind kind, std::size_t bytes, void* stream) {
   if (kind == memory_kind::host) return host_allocate(bytes);
   void* p = nullptr;
-  cudaError_t const status = cudaMalloc(&p, bytes);
+  cudaError_t const status = stream_ordered(stream) ? cudaMallocAsync(&p, bytes, static_cast<cudaStream_t>(stream))
+                                                    : cudaMalloc(&p, bytes);
   if (status != cudaSuccess) {
     cudaGetLastError();  // clear the sticky-free allocation error so later calls do not see it
     if (status == cudaErrorNoDevice || status == cudaErrorInsufficientDriver) {
@@ -31,11 +42,14 @@ void* allocate(memory_kind kind, std::size_t bytes) {
   return p;
 }
 
-void deallocate(memory_kind kind, void* p) noexcept {
+void deallocate(memory_kind kind, void* p, void* stream) noexcept {
+  // Errors here are reported by the next checked call; a destructor must not throw.
   if (kind == memory_kind::host) {
     host_deallocate(p);
+  } else if (stream_ordered(stream)) {
+    cudaFreeAsync(p, static_cast<cudaStream_t>(stream));
   } else {
-    cudaFree(p);  // errors here are reported by the next checked call; a destructor must not throw
+    cudaFree(p);
   }
 }
 

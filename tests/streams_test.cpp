@@ -190,3 +190,24 @@ TEST_CASE("a plan keeps its stream and policy through release(); loops and copie
   for (std::size_t i = 0; i < back.size(); ++i) same = same && same_bytes(back[i], records[i]);
   CHECK(same);
 }
+
+// Made on a stream (the default one here; a real one in tests/gpu/streams_test.cu): zeroed,
+// grown with its contents kept, and reporting the stream its storage is queued on.
+TEST_CASE_TEMPLATE("a vector made on a stream is zeroed, grows and keeps its elements", S, coalesce::host, coalesce::device) {
+  coalesce::stream const s{};
+  coalesce::vector<Particle, coalesce::aosoa<8>, S> v(13, s);
+  CHECK(v.size() == 13);
+  CHECK(v.allocation_stream() == s);
+  std::mt19937 rng(5);
+  auto const records = some_particles(13, rng);
+  coalesce::vector<Particle, coalesce::aosoa<8>, S> filled{std::span<Particle const>(records), s};
+  filled.resize(30, records[3]);
+  coalesce::synchronize(filled.allocation_stream());
+  coalesce::host_vector<Particle> zeros = v, grown = filled;
+  bool same = grown.size() == 30;
+  for (std::size_t i = 0; i < 30 && same; ++i) same = same_bytes(Particle(grown[i]), records[i < 13 ? i : 3]);
+  CHECK(same);
+  bool zero = true;
+  for (std::size_t i = 0; i < 13; ++i) zero = zero && same_bytes(Particle(zeros[i]), Particle{});
+  CHECK(zero);
+}

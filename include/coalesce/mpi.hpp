@@ -334,6 +334,12 @@ template <class U, class L, class S> void resize_to(coalesce::vector<U, L, S>& a
   a.resize(total);
 }
 
+// A vector made on a stream resizes on it (queued): wait for it as for the default stream.
+template <class A> void synchronize_allocation_stream(A const& a) {
+  if constexpr (requires { a.allocation_stream(); }) {
+    if (a.allocation_stream() != coalesce::stream{}) coalesce::synchronize(a.allocation_stream());
+  }
+}
 // Resizes per-particle storage outside any stream's work: the work queued on `s` first, the
 // resize's own copies and fills (the default stream) finished after. A fill left running on the
 // default stream would race with unpacks on a non-blocking stream of the user's and zero the
@@ -341,7 +347,10 @@ template <class U, class L, class S> void resize_to(coalesce::vector<U, L, S>& a
 template <class... Arrays> void resize_in_order(coalesce::stream s, std::size_t kept, std::size_t total, Arrays&... arrays) {
   if constexpr (any_on_gpu<Arrays...>) coalesce::synchronize(s);
   (resize_to(arrays, kept, total), ...);
-  if constexpr (any_on_gpu<Arrays...>) coalesce::synchronize(coalesce::stream{});
+  if constexpr (any_on_gpu<Arrays...>) {
+    coalesce::synchronize(coalesce::stream{});
+    (synchronize_allocation_stream(arrays), ...);  // vectors made on a stream fill on it
+  }
 }
 
 // The migration once the destinations (ints in the particles' memory) are known.

@@ -7,9 +7,13 @@
 //   d.copy_to(std::span<Particle>(legacy_out));                  // and back out, as records
 //   h.push_back(p);  h.resize(m);  h.reserve(c);  h.clear();     // as std::vector (host only)
 //   auto v = d.view();                                           // for kernels, by value
+//   coalesce::device_vector<Particle> t(n, s);                   // allocated and zeroed on stream s
 //
 // One allocation per vector (columns of a soa vector are carved from it, each on a 256-byte
-// boundary). Copies, conversions and fills go through libcoalesce (type-erased kernels), so a
+// boundary). A device vector constructed on a stream (or assigned on one when it must grow) is
+// allocated on that stream (cudaMallocAsync: no device-wide wait, allowed in a CUDA graph
+// capture) and keeps it: its resize, reserve and destruction are queued there too, so that
+// stream must outlive the vector. Without a stream it is cudaMalloc'd, as a std::vector would be. Copies, conversions and fills go through libcoalesce (type-erased kernels), so a
 // plain .cpp file can hold device vectors; only the kernels a user writes need nvcc.
 #pragma once
 #include <algorithm>
@@ -58,6 +62,13 @@ template <class T, class Layout, class Space> class vector {
   explicit vector(std::size_t n) : vector() {
     reallocate_empty(n);
     detail::zero_bytes(kind, memory_.data(), memory_.size());
+    size_ = n;
+  }
+  // n zero elements allocated and zeroed on stream `on`; returns without waiting (work on `on`
+  // sees the zeros).
+  vector(std::size_t n, stream on) : vector() {
+    reallocate_empty(n, on);
+    detail::zero_bytes(kind, memory_.data(), memory_.size(), on.handle());
     size_ = n;
   }
   vector(std::size_t n, T const& value) : vector() {
@@ -118,14 +129,18 @@ template <class T, class Layout, class Space> class vector {
   void shrink_to_fit() {
     if (capacity_ > size_) move_to_capacity(size_);
   }
-  // New elements get `value` (T{}); the fill runs on the default stream and is done when this
-  // returns, so work on any stream of the caller's sees it.
+  // New elements get `value` (T{}). A vector without a stream fills on the default stream and
+  // is done when this returns, so work on any stream of the caller's sees it; a vector made on
+  // a stream queues the move and the fill on that stream and returns without waiting.
   void resize(std::size_t n) { resize(n, T{}); }
   void resize(std::size_t n, T const& value) {
     if (n > capacity_) move_to_capacity(std::max(n, grown_capacity()));
-    if (n > size_) detail::fill_elements(storage(), kind, value, size_, n - size_);
+    if (n > size_) detail::fill_elements(storage(), kind, value, size_, n - size_, memory_.stream());
     size_ = n;
   }
+  // The stream the storage was allocated on (the default stream when it was cudaMalloc'd, and
+  // always on the CPU): where its resize, reserve and free are queued.
+  stream allocation_stream() const { return stream_from_handle(memory_.stream()); }
   void clear() noexcept { size_ = 0; }
 
   void push_back(T const& value) {
@@ -262,21 +277,32 @@ template <class T, class Layout, class Space> class vector {
     }
   }
 
-  // Fresh, uninitialized storage for exactly `n` elements; old contents are dropped.
+  static stream stream_from_handle([[maybe_unused]] void* handle) {
+#if COALESCE_WITH_CUDA
+    return stream(static_cast<CUstream_st*>(handle));
+#else
+    return {};
+#endif
+  }
+
+  // Fresh, uninitialized storage for exactly `n` elements, allocated on `on`; old contents are
+  // dropped.
   void reallocate_empty(std::size_t n, stream on = {}) {
     check_capacity(n);
-    memory_ = detail::buffer(kind, storage_type::bytes(n));
+    memory_ = detail::buffer(kind, storage_type::bytes(n), on.handle());
     capacity_ = n;
     size_ = 0;
     detail::zero_gaps(storage(), kind, on.handle());  // padding inside records: zeroed once per allocation
   }
 
+  // On the stream the storage was allocated on (queued there; without one, done on return).
   void move_to_capacity(std::size_t new_capacity) {
     check_capacity(new_capacity);
-    detail::buffer fresh(kind, storage_type::bytes(new_capacity));
+    void* const on = memory_.stream();
+    detail::buffer fresh(kind, storage_type::bytes(new_capacity), on);
     auto const target = storage_type::over(fresh.data(), new_capacity);
-    detail::zero_gaps(target, kind);
-    detail::copy_elements(target, kind, storage(), kind, size_);
+    detail::zero_gaps(target, kind, on);
+    detail::copy_elements(target, kind, storage(), kind, size_, on);
     memory_ = std::move(fresh);
     capacity_ = new_capacity;
   }

@@ -15,6 +15,7 @@
 // - graph: the steady-state loop (keys + sort_by_key + remap + apply, deferred checks) captured
 //   into a CUDA graph, replay time per step and the plan's allocations during the replays.
 #include <algorithm>
+#include <chrono>
 #include <cstdint>
 #include <cstdio>
 #include <cstring>
@@ -190,7 +191,9 @@ int main(int argc, char** argv) {
       bench::median_ms([&] { (void)coalesce::cell_keys(particles, &Particle::pos, box, 1.0f, plan); }, runs, 2);
   plan.check();
   plan.set_checks(coalesce::check_policy::before_writing);
-  auto const cols = particles.view();
+  // The hand-written parts start from the same random order as the library's reorder below
+  // (`original`), so that their gather moves elements as far as the library's does.
+  auto const cols = original.view();
   float const* px = &cols[0][&Particle::pos][&vec3::x];
   float const* py = &cols[0][&Particle::pos][&vec3::y];
   float const* pz = &cols[0][&Particle::pos][&vec3::z];
@@ -211,7 +214,7 @@ int main(int argc, char** argv) {
   }, runs, 2);
   coalesce::device_vector<Particle> target = particles;
   eight_columns c{};
-  auto const src = particles.view();
+  auto const src = original.view();
   auto const dst = target.view();
   c.src[0] = reinterpret_cast<std::uint32_t const*>(&src[0][&Particle::pos][&vec3::x]);
   c.src[1] = reinterpret_cast<std::uint32_t const*>(&src[0][&Particle::pos][&vec3::y]);
@@ -265,6 +268,40 @@ int main(int argc, char** argv) {
     one_reorder(pb, fb, gb, plan_a);
     bench::check_cuda(cudaStreamSynchronize(sa), "sync");
   }, runs, 2);
+  // Where the time of one reorder goes: the host's time to queue it (returns without waiting
+  // with deferred checks), against the GPU's. When queueing takes as long as running, a second
+  // stream driven by the same host thread has nothing to overlap with.
+  std::vector<double> enqueue;
+  for (int r = 0; r < runs; ++r) {
+    bench::check_cuda(cudaDeviceSynchronize(), "sync");
+    auto const t0 = std::chrono::steady_clock::now();
+    one_reorder(pa, fa, ga, plan_a);
+    enqueue.push_back(std::chrono::duration<double, std::milli>(std::chrono::steady_clock::now() - t0).count());
+  }
+  bench::check_cuda(cudaDeviceSynchronize(), "sync");
+  std::sort(enqueue.begin(), enqueue.end());
+  double const enqueue_ms = enqueue[enqueue.size() / 2];
+  // The same two reorders, each captured once into a graph of its own and launched on its
+  // stream: what the GPU overlaps when queueing costs one call per reorder.
+  auto const capture = [&](cudaStream_t s, auto&& work) {
+    cudaGraph_t g = nullptr;
+    cudaGraphExec_t e = nullptr;
+    bench::check_cuda(cudaStreamBeginCapture(s, cudaStreamCaptureModeGlobal), "capture");
+    work();
+    bench::check_cuda(cudaStreamEndCapture(s, &g), "end capture");
+    bench::check_cuda(cudaGraphInstantiate(&e, g, 0), "instantiate");
+    bench::check_cuda(cudaGraphDestroy(g), "graph");
+    return e;
+  };
+  cudaGraphExec_t const graph_a = capture(sa, [&] { one_reorder(pa, fa, ga, plan_a); });
+  cudaGraphExec_t const graph_b = capture(sb, [&] { one_reorder(pb, fb, gb, plan_b); });
+  double const one_graph_ms = bench::median_ms([&] { bench::check_cuda(cudaGraphLaunch(graph_a, sa), "launch"); }, runs, 2);
+  double const two_graphs_ms = bench::median_ms([&] {
+    bench::check_cuda(cudaGraphLaunch(graph_a, sa), "launch");
+    bench::check_cuda(cudaGraphLaunch(graph_b, sb), "launch");
+  }, runs, 2);
+  cudaGraphExecDestroy(graph_a);
+  cudaGraphExecDestroy(graph_b);
   plan_a.check();
   plan_b.check();
 
@@ -313,6 +350,9 @@ int main(int argc, char** argv) {
               cub_sort_ms, hand_gather_ms, hand_remap_ms, hand_total_ms);
   row("two reorders on two streams", two_streams_ms, two_streams_ms / one_stream_ms, "x one alone");
   row("two reorders one after the other", serial_ms, serial_ms / one_stream_ms, "x one alone");
+  std::printf("  one reorder: %.3f ms on the GPU, %.3f ms for the host to queue it (deferred checks)\n", one_stream_ms, enqueue_ms);
+  row("two reorders, one graph each, on two streams", two_graphs_ms, two_graphs_ms / one_graph_ms, "x one graph alone");
+  std::printf("  one reorder as a graph: %.3f ms\n", one_graph_ms);
   row("steady-state step, eager (deferred checks)", eager_step_ms, 1.0, "");
   row("steady-state step, CUDA graph replay", graph_step_ms, graph_step_ms / eager_step_ms, "x eager");
   std::printf("  plan allocations during capture and replays: %zu\n", allocations_after - allocations_before);
@@ -324,7 +364,8 @@ int main(int argc, char** argv) {
         << ", \"hand_remap_ms\": " << hand_remap_ms << ", \"hilbert_keys_ms\": " << hilbert_ms << ", \"cell_keys_ms\": " << cell_ms
         << ", \"bare_keys_ms\": " << bare_keys_ms << ", \"library_total_ms\": " << library_total_ms
         << ", \"hand_total_ms\": " << hand_total_ms << ", \"one_stream_ms\": " << one_stream_ms
-        << ", \"two_streams_ms\": " << two_streams_ms << ", \"eager_step_ms\": " << eager_step_ms
+        << ", \"two_streams_ms\": " << two_streams_ms << ", \"enqueue_ms\": " << enqueue_ms
+        << ", \"one_graph_ms\": " << one_graph_ms << ", \"two_graphs_ms\": " << two_graphs_ms << ", \"eager_step_ms\": " << eager_step_ms
         << ", \"graph_step_ms\": " << graph_step_ms << ", \"graph_allocations\": " << (allocations_after - allocations_before)
         << ", \"remap_same\": " << (remap_same ? "true" : "false") << "}\n";
   }

@@ -197,3 +197,66 @@ TEST_CASE("memory that a constructor or resize() fills is filled when it returns
   check_cuda(cudaFree(busy));
   check_cuda(cudaStreamDestroy(stream));
 }
+
+// A vector made on a stream is allocated, zeroed, grown and freed in that stream's order, so it
+// can be made and dropped inside a CUDA graph capture: global capture mode refuses cudaMalloc
+// and cudaFree (and any wait), so the capture below fails unless every step is stream ordered.
+TEST_CASE("a vector made on a stream allocates, grows and frees on it, inside a CUDA graph capture too") {
+  cudaStream_t stream = nullptr;
+  check_cuda(cudaStreamCreateWithFlags(&stream, cudaStreamNonBlocking));
+  std::size_t const n = 100'003;  // not a multiple of any block
+  coalesce::device_vector<Particle, coalesce::aosoa<32>> result(n);
+  auto out = result.view();
+
+  cudaGraph_t graph = nullptr;
+  check_cuda(cudaStreamBeginCapture(stream, cudaStreamCaptureModeGlobal));
+  {
+    coalesce::device_vector<Particle> scratch(n / 2, stream);  // zeroed on the stream
+    CHECK(scratch.allocation_stream() == coalesce::stream(stream));
+    scratch.resize(n, Particle{{1, 2, 3}, {4, 5, 6}, 7.0f, 8});  // moves and fills on the stream
+    auto in = scratch.view();
+    coalesce::for_each_index(coalesce::device{stream}, n, [=] __device__(std::size_t i) {
+      Particle p = in[i];
+      p.id = static_cast<std::uint32_t>(i);
+      out[i] = p;
+    });
+  }  // freed on the stream
+  cudaError_t const ended = cudaStreamEndCapture(stream, &graph);
+  REQUIRE_MESSAGE(ended == cudaSuccess, "capture broken by a non-stream-ordered call: ", cudaGetErrorString(ended));
+  cudaGraphExec_t exec = nullptr;
+  check_cuda(cudaGraphInstantiate(&exec, graph, 0));
+  for (int replay = 0; replay < 3; ++replay) check_cuda(cudaGraphLaunch(exec, stream));
+  check_cuda(cudaStreamSynchronize(stream));
+  std::vector<Particle> records(n);
+  result.copy_to(records);
+  std::size_t wrong = 0;
+  for (std::size_t i = 0; i < n; ++i) {
+    Particle const& p = records[i];
+    bool const grown = i >= n / 2;
+    wrong += p.pos.x != (grown ? 1.0f : 0.0f) || p.vel.z != (grown ? 6.0f : 0.0f) || p.mass != (grown ? 7.0f : 0.0f) ||
+             p.id != i;
+  }
+  CHECK(wrong == 0);
+  check_cuda(cudaGraphExecDestroy(exec));
+  check_cuda(cudaGraphDestroy(graph));
+  check_cuda(cudaStreamDestroy(stream));
+}
+
+// Made on a stream and converted on it: the vector keeps its stream through copies between
+// layouts; a copy made without a stream is an ordinary cudaMalloc'd vector.
+TEST_CASE("vectors made on a stream keep it; copies without a stream do not") {
+  cudaStream_t stream = nullptr;
+  check_cuda(cudaStreamCreateWithFlags(&stream, cudaStreamNonBlocking));
+  auto const records = particles_in_box(5'001, 3);
+  coalesce::device_vector<Particle> on_stream{std::span<Particle const>(records), stream};
+  coalesce::device_vector<Particle, coalesce::aos> converted(on_stream, stream);
+  coalesce::device_vector<Particle, coalesce::aos> plain = converted;
+  CHECK(on_stream.allocation_stream() == coalesce::stream(stream));
+  CHECK(converted.allocation_stream() == coalesce::stream(stream));
+  CHECK(plain.allocation_stream() == coalesce::stream{});
+  check_cuda(cudaStreamSynchronize(stream));
+  CHECK(same_records(records_of(plain), records));
+  on_stream = {};  // freed on its stream; the stream is still alive
+  check_cuda(cudaStreamSynchronize(stream));
+  check_cuda(cudaStreamDestroy(stream));
+}

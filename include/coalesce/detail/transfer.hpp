@@ -72,14 +72,14 @@ void copy_elements_queued(layout_storage<T, LD> const& dst, memory_kind dk, layo
                  columns.data(), columns.size(), n, stream);
   } else if (dk == memory_kind::device) {
     // host -> GPU with another placement: upload as it is, rearrange on the GPU.
-    buffer staged(memory_kind::device, layout_storage<T, LS>::bytes(src.map));
+    buffer staged(memory_kind::device, layout_storage<T, LS>::bytes(src.map), stream);
     auto const staged_storage = layout_storage<T, LS>::over(staged.data(), src.map);
     copy_blobs(staged_storage, memory_kind::device, src, sk, n, stream);
     auto const columns = column_copies(dst, staged_storage);
     copy_columns(memory_kind::device, columns.data(), columns.size(), n, stream);
   } else {
     // GPU -> host with another placement: rearrange on the GPU, then download.
-    buffer staged(memory_kind::device, layout_storage<T, LD>::bytes(dst.map));
+    buffer staged(memory_kind::device, layout_storage<T, LD>::bytes(dst.map), stream);
     auto const staged_storage = layout_storage<T, LD>::over(staged.data(), dst.map);
     zero_gaps(staged_storage, memory_kind::device, stream);
     auto const columns = column_copies(staged_storage, src);
