@@ -211,3 +211,44 @@ TEST_CASE_TEMPLATE("a vector made on a stream is zeroed, grows and keeps its ele
   for (std::size_t i = 0; i < 13; ++i) zero = zero && same_bytes(Particle(zeros[i]), Particle{});
   CHECK(zero);
 }
+
+// The _async forms (coalesce/async.hpp) on a plan that checks before writing: the same results
+// as the waiting calls, the plan's policy unchanged afterwards, and bad input reported by the
+// next check() instead of a throw from the call.
+TEST_CASE_TEMPLATE("_async forms give what the waiting calls give and report bad input at plan.check()", S, coalesce::host,
+                   coalesce::device) {
+  std::mt19937 rng(12);
+  std::size_t const n = 301, max = 4;
+  auto const records = some_particles(n, rng);
+  auto const entries = random_indices(n * max, n, rng);
+  coalesce::vector<Particle, coalesce::aosoa<8>, S> waited{std::span<Particle const>(records)}, queued = waited;
+  space_array<std::uint32_t, S> waited_list(entries), queued_list(entries);
+  std::vector<float> extras(n);
+  std::iota(extras.begin(), extras.end(), 0.5f);
+  space_array<float, S> waited_extra(extras), queued_extra(extras);
+  coalesce::reorder_plan waiting, not_waiting;
+
+  coalesce::sort_by_key(waited, coalesce::hilbert_keys(waited, &Particle::pos, box10, waiting), waiting);
+  coalesce::remap(coalesce::neighbor_list<std::uint32_t, S>{waited_list.data(), n, max, coalesce::neighbor_order::column_major}, waiting);
+  coalesce::apply(waiting, waited_extra.span());
+  coalesce::sort_by_key_async(queued, coalesce::hilbert_keys_async(queued, &Particle::pos, box10, not_waiting), not_waiting);
+  coalesce::remap_async(coalesce::neighbor_list<std::uint32_t, S>{queued_list.data(), n, max, coalesce::neighbor_order::column_major},
+                        not_waiting);
+  coalesce::apply_async(not_waiting, queued_extra.span());
+  coalesce::apply_inverse_async(not_waiting, queued_extra.span());
+  coalesce::apply_async(not_waiting, queued_extra.span());
+  not_waiting.check();
+  CHECK(not_waiting.checks() == coalesce::check_policy::before_writing);
+  CHECK(not_waiting.permutation_on_host() == waiting.permutation_on_host());
+  CHECK(queued_list.read() == waited_list.read());
+  coalesce::host_vector<Particle> a = waited, b = queued;
+  bool same = a.size() == b.size();
+  for (std::size_t i = 0; i < a.size() && same; ++i) same = same_bytes(Particle(a[i]), Particle(b[i]));
+  CHECK(same);
+  CHECK(queued_extra.read() == waited_extra.read());
+
+  space_array<std::uint32_t, S> bonds(std::vector<std::uint32_t>{1, 2, 3, 900, 4});
+  CHECK_NOTHROW(coalesce::remap_async(bonds.span(), not_waiting));
+  CHECK_THROWS_WITH_AS(not_waiting.check(), doctest::Contains("slot 3"), coalesce::error);
+  CHECK_THROWS_WITH_AS(coalesce::remap(bonds.span(), not_waiting), doctest::Contains("entry 3 is 900"), coalesce::error);
+}

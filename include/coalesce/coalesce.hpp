@@ -14,6 +14,7 @@
 #include "advisor.hpp"
 #include "analysis.hpp"
 #include "array.hpp"
+#include "async.hpp"
 #include "column.hpp"
 #include "config.hpp"
 #include "error.hpp"

@@ -63,6 +63,16 @@ template <class V> void reorder_step(coalesce::stream s, V& v, coalesce::device_
   coalesce::apply(plan, coalesce::device_span<std::uint32_t>{charge.data(), charge.n});
 }
 
+// The same step through the _async forms (coalesce/async.hpp).
+template <class V> void reorder_step_async(coalesce::stream s, V& v, coalesce::device_neighbor_list<std::uint32_t> const& list,
+                                           device_words& charge, coalesce::reorder_plan& plan) {
+  drift(s, v);
+  auto const keys = coalesce::hilbert_keys_async(v, &Particle::pos, box16, plan);
+  coalesce::sort_by_key_async(v, keys, plan);
+  coalesce::remap_async(list, plan);
+  coalesce::apply_async(plan, coalesce::device_span<std::uint32_t>{charge.data(), charge.n});
+}
+
 template <class V> std::vector<Particle> records_of(V const& v) {
   std::vector<Particle> out(v.size());
   v.copy_to(out);
@@ -259,4 +269,44 @@ TEST_CASE("vectors made on a stream keep it; copies without a stream do not") {
   on_stream = {};  // freed on its stream; the stream is still alive
   check_cuda(cudaStreamSynchronize(stream));
   check_cuda(cudaStreamDestroy(stream));
+}
+
+// The _async forms never wait, whatever the plan's policy: a plan that checks before writing
+// (its calls wait for every verdict, so they could not be captured) captures a loop of _async
+// steps in global mode and replays it to what the waiting calls give.
+TEST_CASE("_async forms on a plan that checks before writing capture into a CUDA graph") {
+  std::size_t const n = 50'001, max = 9;
+  cudaStream_t s = nullptr;
+  check_cuda(cudaStreamCreateWithFlags(&s, cudaStreamNonBlocking));
+  std::mt19937 rng(10);
+  std::vector<std::uint32_t> entries(n * max), charges(n);
+  for (auto& j : entries) j = static_cast<std::uint32_t>(rng() % n);
+  for (auto& c : charges) c = static_cast<std::uint32_t>(rng());
+  auto const records = particles_in_box(n, 4);
+  {
+    coalesce::device_vector<Particle> v{std::span<Particle const>(records), s}, ref{std::span<Particle const>(records)};
+    device_words list_words(entries), ref_words(entries), charge(charges), ref_charge(charges);
+    coalesce::device_neighbor_list<std::uint32_t> const list{list_words.data(), n, max, coalesce::neighbor_order::column_major};
+    coalesce::device_neighbor_list<std::uint32_t> const ref_list{ref_words.data(), n, max, coalesce::neighbor_order::column_major};
+    coalesce::reorder_plan plan(s), ref_plan;  // both check before writing
+    for (int step = 0; step < 2; ++step) reorder_step_async(s, v, list, charge, plan);
+    cudaGraph_t graph = nullptr;
+    check_cuda(cudaStreamBeginCapture(s, cudaStreamCaptureModeGlobal));
+    for (int step = 0; step < 2; ++step) reorder_step_async(s, v, list, charge, plan);
+    cudaError_t const ended = cudaStreamEndCapture(s, &graph);
+    REQUIRE_MESSAGE(ended == cudaSuccess, "an _async call waited during capture: ", cudaGetErrorString(ended));
+    cudaGraphExec_t exec = nullptr;
+    check_cuda(cudaGraphInstantiate(&exec, graph, 0));
+    check_cuda(cudaGraphLaunch(exec, s));
+    check_cuda(cudaStreamSynchronize(s));
+    plan.check();
+    CHECK(plan.checks() == coalesce::check_policy::before_writing);
+    for (int step = 0; step < 4; ++step) reorder_step(coalesce::stream{}, ref, ref_list, ref_charge, ref_plan);
+    CHECK(same_records(records_of(v), records_of(ref)));
+    CHECK(list_words.read() == ref_words.read());
+    CHECK(charge.read() == ref_charge.read());
+    check_cuda(cudaGraphExecDestroy(exec));
+    check_cuda(cudaGraphDestroy(graph));
+  }
+  check_cuda(cudaStreamDestroy(s));
 }
