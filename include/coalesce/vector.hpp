@@ -13,7 +13,9 @@
 // boundary). A device vector constructed on a stream (or assigned on one when it must grow) is
 // allocated on that stream (cudaMallocAsync: no device-wide wait, allowed in a CUDA graph
 // capture) and keeps it: its resize, reserve and destruction are queued there too, so that
-// stream must outlive the vector. Without a stream it is cudaMalloc'd, as a std::vector would be. Copies, conversions and fills go through libcoalesce (type-erased kernels), so a
+// stream must outlive the vector (and a reorder_plan that sorted it: sort_by_key hands the old
+// allocation to the plan, which frees it on the same stream). Like any cudaMallocAsync memory
+// it is ready on that stream; other streams wait for it (cudaStreamSynchronize, an event). Without a stream it is cudaMalloc'd, as a std::vector would be. Copies, conversions and fills go through libcoalesce (type-erased kernels), so a
 // plain .cpp file can hold device vectors; only the kernels a user writes need nvcc.
 #pragma once
 #include <algorithm>

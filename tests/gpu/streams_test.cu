@@ -258,16 +258,18 @@ TEST_CASE("vectors made on a stream keep it; copies without a stream do not") {
   cudaStream_t stream = nullptr;
   check_cuda(cudaStreamCreateWithFlags(&stream, cudaStreamNonBlocking));
   auto const records = particles_in_box(5'001, 3);
-  coalesce::device_vector<Particle> on_stream{std::span<Particle const>(records), stream};
-  coalesce::device_vector<Particle, coalesce::aos> converted(on_stream, stream);
-  coalesce::device_vector<Particle, coalesce::aos> plain = converted;
-  CHECK(on_stream.allocation_stream() == coalesce::stream(stream));
-  CHECK(converted.allocation_stream() == coalesce::stream(stream));
-  CHECK(plain.allocation_stream() == coalesce::stream{});
-  check_cuda(cudaStreamSynchronize(stream));
-  CHECK(same_records(records_of(plain), records));
-  on_stream = {};  // freed on its stream; the stream is still alive
-  check_cuda(cudaStreamSynchronize(stream));
+  {  // the vectors made on the stream are freed on it, so they go before it does
+    coalesce::device_vector<Particle> on_stream{std::span<Particle const>(records), stream};
+    coalesce::device_vector<Particle, coalesce::aos> converted(on_stream, stream);
+    check_cuda(cudaStreamSynchronize(stream));  // the conversion stays queued on the stream
+    coalesce::device_vector<Particle, coalesce::aos> plain = converted;
+    CHECK(on_stream.allocation_stream() == coalesce::stream(stream));
+    CHECK(converted.allocation_stream() == coalesce::stream(stream));
+    CHECK(plain.allocation_stream() == coalesce::stream{});
+    CHECK(same_records(records_of(plain), records));
+    on_stream = {};  // freed on its stream
+    CHECK(on_stream.allocation_stream() == coalesce::stream{});
+  }
   check_cuda(cudaStreamDestroy(stream));
 }
 
