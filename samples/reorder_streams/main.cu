@@ -271,16 +271,34 @@ int main(int argc, char** argv) {
   // Where the time of one reorder goes: the host's time to queue it (returns without waiting
   // with deferred checks), against the GPU's. When queueing takes as long as running, a second
   // stream driven by the same host thread has nothing to overlap with.
-  std::vector<double> enqueue;
-  for (int r = 0; r < runs; ++r) {
+  auto const host_ms = [&](auto&& queue) {
+    std::vector<double> ms;
+    for (int r = 0; r < runs + 2; ++r) {
+      bench::check_cuda(cudaDeviceSynchronize(), "sync");
+      auto const t0 = std::chrono::steady_clock::now();
+      queue();
+      if (r >= 2) ms.push_back(std::chrono::duration<double, std::milli>(std::chrono::steady_clock::now() - t0).count());
+    }
     bench::check_cuda(cudaDeviceSynchronize(), "sync");
-    auto const t0 = std::chrono::steady_clock::now();
-    one_reorder(pa, fa, ga, plan_a);
-    enqueue.push_back(std::chrono::duration<double, std::milli>(std::chrono::steady_clock::now() - t0).count());
-  }
-  bench::check_cuda(cudaDeviceSynchronize(), "sync");
-  std::sort(enqueue.begin(), enqueue.end());
-  double const enqueue_ms = enqueue[enqueue.size() / 2];
+    std::sort(ms.begin(), ms.end());
+    return ms[ms.size() / 2];
+  };
+  double const enqueue_ms = host_ms([&] { one_reorder(pa, fa, ga, plan_a); });
+  // The host's share by call, and the same for the hand-written parts (bare keys, CUB
+  // SortPairs with its size query, the fused gather) on the same stream and size.
+  double const keys_host_ms = host_ms([&] { (void)coalesce::hilbert_keys(pa, &Particle::pos, box, plan_a); });
+  double const sort_host_ms =  // keys are good for one sort: timed together, the keys' share taken off
+      host_ms([&] { coalesce::sort_by_key(pa, coalesce::hilbert_keys(pa, &Particle::pos, box, plan_a), plan_a); }) - keys_host_ms;
+  double const apply_host_ms = host_ms([&] { coalesce::apply(plan_a, fa, ga); });
+  double const hand_host_ms = host_ms([&] {
+    bare_keys<<<grid_for(half), 256, 0, sa>>>(px, py, pz, half, 1024.0f / box_side, raw_keys);
+    std::size_t bytes = 0;
+    bench::check_cuda(cub::DeviceRadixSort::SortPairs(nullptr, bytes, raw_keys, raw_keys_out, raw_vals, raw_vals_out,
+                                                      static_cast<int>(half), 0, 30, sa), "sort size");
+    bench::check_cuda(cub::DeviceRadixSort::SortPairs(temp, temp_bytes, raw_keys, raw_keys_out, raw_vals, raw_vals_out,
+                                                      static_cast<int>(half), 0, 30, sa), "sort");
+    hand_gather<<<grid_for(half), 256, 0, sa>>>(c, raw_vals_out, half);
+  });
   // The same two reorders, each captured once into a graph of its own and launched on its
   // stream: what the GPU overlaps when queueing costs one call per reorder.
   auto const capture = [&](cudaStream_t s, auto&& work) {
@@ -351,6 +369,8 @@ int main(int argc, char** argv) {
   row("two reorders on two streams", two_streams_ms, two_streams_ms / one_stream_ms, "x one alone");
   row("two reorders one after the other", serial_ms, serial_ms / one_stream_ms, "x one alone");
   std::printf("  one reorder: %.3f ms on the GPU, %.3f ms for the host to queue it (deferred checks)\n", one_stream_ms, enqueue_ms);
+  std::printf("  host time to queue: hilbert_keys %.3f, sort_by_key %.3f, apply of 2 arrays %.3f ms; hand-written keys + CUB sort + "
+              "fused gather %.3f ms\n", keys_host_ms, sort_host_ms, apply_host_ms, hand_host_ms);
   row("two reorders, one graph each, on two streams", two_graphs_ms, two_graphs_ms / one_graph_ms, "x one graph alone");
   std::printf("  one reorder as a graph: %.3f ms\n", one_graph_ms);
   row("steady-state step, eager (deferred checks)", eager_step_ms, 1.0, "");
