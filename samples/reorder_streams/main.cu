@@ -7,7 +7,8 @@
 // - remap: coalesce::remap in place, into a second list, and with deferred checks, against a
 //   hand-written remap kernel with the same validation (index range, one flag read back); the
 //   streaming floor is the list read once and written once at the copy's bandwidth;
-// - keys: hilbert_keys and cell_keys against a bare key kernel (read x, y, z, write a key);
+// - keys: cell_keys against a bare key kernel (read x, y, z, write a key), hilbert_keys against
+//   a bare Hilbert key kernel;
 // - keys + sort_by_key + remap against the sum of hand-written parts (bare keys, CUB SortPairs,
 //   a fused gather of the 8 columns, the hand-written remap);
 // - two streams: two independent reorders (keys + sort_by_key + apply of 4 arrays) on two
@@ -75,6 +76,43 @@ __global__ void bare_keys(float const* x, float const* y, float const* z, std::s
   if (i >= n) return;
   auto const cell = [&](float v) { return min(static_cast<std::uint32_t>(v * scale), 1023u); };
   keys[i] = (cell(z[i]) * 1024u + cell(y[i])) * 1024u + cell(x[i]);
+}
+
+// A bare Hilbert key: the same three reads and one write, 10 levels per axis, Skilling's
+// transpose written out for three axes, bits interleaved by hand (the baseline for hilbert_keys;
+// a cell key is far less arithmetic).
+__global__ void bare_hilbert_keys(float const* px, float const* py, float const* pz, std::size_t n, float scale,
+                                  std::uint32_t* keys) {
+  std::size_t const i = static_cast<std::size_t>(blockIdx.x) * blockDim.x + threadIdx.x;
+  if (i >= n) return;
+  auto const cell = [&](float v) { return min(static_cast<std::uint32_t>(v * scale), 1023u); };
+  std::uint32_t x[3] = {cell(px[i]), cell(py[i]), cell(pz[i])};
+#pragma unroll
+  for (std::uint32_t q = 512; q > 1; q >>= 1) {
+    std::uint32_t const p = q - 1;
+#pragma unroll
+    for (int a = 0; a < 3; ++a) {
+      if (x[a] & q) {
+        x[0] ^= p;
+      } else {
+        std::uint32_t const t = (x[0] ^ x[a]) & p;
+        x[0] ^= t;
+        x[a] ^= t;
+      }
+    }
+  }
+  x[1] ^= x[0];
+  x[2] ^= x[1];
+  std::uint32_t t = 0;
+#pragma unroll
+  for (std::uint32_t q = 512; q > 1; q >>= 1) t ^= (x[2] & q) ? q - 1 : 0u;
+  std::uint32_t key = 0;
+#pragma unroll
+  for (int bit = 9; bit >= 0; --bit) {
+#pragma unroll
+    for (int a = 2; a >= 0; --a) key = (key << 1) | (((x[a] ^ t) >> bit) & 1u);
+  }
+  keys[i] = key;
 }
 
 // The hand-written fused gather of the 8 four-byte columns of a soa Particle.
@@ -189,6 +227,8 @@ int main(int argc, char** argv) {
   plan.set_checks(coalesce::check_policy::deferred);
   double const cell_deferred_ms =
       bench::median_ms([&] { (void)coalesce::cell_keys(particles, &Particle::pos, box, 1.0f, plan); }, runs, 2);
+  double const hilbert_deferred_ms =
+      bench::median_ms([&] { (void)coalesce::hilbert_keys(particles, &Particle::pos, box, plan); }, runs, 2);
   plan.check();
   plan.set_checks(coalesce::check_policy::before_writing);
   // The hand-written parts start from the same random order as the library's reorder below
@@ -202,6 +242,8 @@ int main(int argc, char** argv) {
   std::uint32_t* raw_vals = device_alloc<std::uint32_t>(n);
   std::uint32_t* raw_vals_out = device_alloc<std::uint32_t>(n);
   double const bare_keys_ms = bench::median_ms([&] { bare_keys<<<grid_for(n), 256>>>(px, py, pz, n, 1024.0f / box_side, raw_keys); }, runs, 2);
+  double const bare_hilbert_ms =
+      bench::median_ms([&] { bare_hilbert_keys<<<grid_for(n), 256>>>(px, py, pz, n, 1024.0f / box_side, raw_keys); }, runs, 2);
 
   // The hand-written reorder: bare keys, CUB SortPairs, a fused gather, the remap.
   std::size_t temp_bytes = 0;
@@ -359,7 +401,9 @@ int main(int argc, char** argv) {
   row("remap into a second list (deferred checks)", remap_deferred_ms, remap_deferred_ms / hand_remap_ms, "x hand-written remap");
   row("hand-written remap, same validation", hand_remap_ms, hand_remap_ms / floor_ms, "x streaming floor");
   std::printf("  remap results identical to the hand-written kernel: %s\n", remap_same ? "yes" : "NO, DIFFERENT");
-  row("hilbert_keys", hilbert_ms, hilbert_ms / bare_keys_ms, "x bare key kernel");
+  row("hilbert_keys", hilbert_ms, hilbert_ms / bare_hilbert_ms, "x bare Hilbert key kernel");
+  row("hilbert_keys (deferred checks)", hilbert_deferred_ms, hilbert_deferred_ms / bare_hilbert_ms, "x bare Hilbert key kernel");
+  row("bare Hilbert key kernel", bare_hilbert_ms, bare_hilbert_ms / bare_keys_ms, "x bare (cell) key kernel");
   row("cell_keys", cell_ms, cell_ms / bare_keys_ms, "x bare key kernel");
   row("cell_keys (deferred checks)", cell_deferred_ms, cell_deferred_ms / bare_keys_ms, "x bare key kernel");
   row("bare key kernel", bare_keys_ms, 1.0, "");
@@ -382,7 +426,7 @@ int main(int argc, char** argv) {
         << ", \"copy_ms\": " << copy_ms << ", \"floor_ms\": " << floor_ms << ", \"remap_in_place_ms\": " << remap_in_place_ms
         << ", \"remap_into_ms\": " << remap_into_ms << ", \"remap_deferred_ms\": " << remap_deferred_ms
         << ", \"hand_remap_ms\": " << hand_remap_ms << ", \"hilbert_keys_ms\": " << hilbert_ms << ", \"cell_keys_ms\": " << cell_ms
-        << ", \"bare_keys_ms\": " << bare_keys_ms << ", \"library_total_ms\": " << library_total_ms
+        << ", \"bare_keys_ms\": " << bare_keys_ms << ", \"bare_hilbert_ms\": " << bare_hilbert_ms << ", \"library_total_ms\": " << library_total_ms
         << ", \"hand_total_ms\": " << hand_total_ms << ", \"one_stream_ms\": " << one_stream_ms
         << ", \"two_streams_ms\": " << two_streams_ms << ", \"enqueue_ms\": " << enqueue_ms
         << ", \"one_graph_ms\": " << one_graph_ms << ", \"two_graphs_ms\": " << two_graphs_ms << ", \"eager_step_ms\": " << eager_step_ms
