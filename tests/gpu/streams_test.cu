@@ -127,39 +127,43 @@ TEST_CASE("two plans on two streams reorder independently and match the default 
   check_cuda(cudaStreamDestroy(b));
 }
 
-TEST_CASE("a steady-state reorder loop captures into a CUDA graph and replays as the eager loop runs") {
-  std::size_t const n = 100003, max = 12;
+// A steady-state loop of `step` (eager steps first, then two steps captured in global mode,
+// which fails on any host wait or allocation) replayed, against the waiting calls run eagerly
+// on the default stream: the same particles, list and charges bit for bit, and no plan
+// allocations during capture. A graph replays addresses: a vector permuted by sort_by_key
+// alternates between its allocation and the plan's scratch, so two steps are captured, which
+// end where they began.
+template <class Layout, class Step>
+void check_captured_loop(Step step, coalesce::check_policy policy, std::size_t n, std::size_t max, int replays, unsigned seed) {
   cudaStream_t s = nullptr;
   check_cuda(cudaStreamCreateWithFlags(&s, cudaStreamNonBlocking));
-  std::mt19937 rng(9);
+  std::mt19937 rng(seed);
   std::vector<std::uint32_t> entries(n * max), charges(n);
   for (auto& j : entries) j = static_cast<std::uint32_t>(rng() % n);
   for (auto& c : charges) c = static_cast<std::uint32_t>(rng());
-  auto const records = particles_in_box(n, 3);
+  auto const records = particles_in_box(n, seed);
   {
-    coalesce::device_vector<Particle, coalesce::aosoa<32>> v{std::span<Particle const>(records), s}, ref{std::span<Particle const>(records)};
+    coalesce::device_vector<Particle, Layout> v{std::span<Particle const>(records), s}, ref{std::span<Particle const>(records)};
     device_words list_words(entries), ref_words(entries), charge(charges), ref_charge(charges);
     coalesce::device_neighbor_list<std::uint32_t> const list{list_words.data(), n, max, coalesce::neighbor_order::column_major};
     coalesce::device_neighbor_list<std::uint32_t> const ref_list{ref_words.data(), n, max, coalesce::neighbor_order::column_major};
-    // Deferred checks: nothing in the loop waits for the host (capture would fail if it did).
-    coalesce::reorder_plan plan(s, coalesce::check_policy::deferred), ref_plan;
+    coalesce::reorder_plan plan(s, policy), ref_plan;
     // Two eager steps fill the plan's pool; from then on the loop allocates nothing.
-    for (int step = 0; step < 2; ++step) reorder_step(s, v, list, charge, plan);
+    for (int k = 0; k < 2; ++k) step(s, v, list, charge, plan);
     std::size_t const allocations = plan.allocations();
-    // A graph replays addresses: a vector permuted by sort_by_key alternates between its
-    // allocation and the plan's scratch, so two steps are captured, which end where they began.
     cudaGraph_t graph = nullptr;
-    cudaGraphExec_t exec = nullptr;
     check_cuda(cudaStreamBeginCapture(s, cudaStreamCaptureModeGlobal));
-    for (int step = 0; step < 2; ++step) reorder_step(s, v, list, charge, plan);
-    check_cuda(cudaStreamEndCapture(s, &graph));
+    for (int k = 0; k < 2; ++k) step(s, v, list, charge, plan);
+    cudaError_t const ended = cudaStreamEndCapture(s, &graph);
+    REQUIRE_MESSAGE(ended == cudaSuccess, "a call waited or allocated during capture: ", cudaGetErrorString(ended));
+    cudaGraphExec_t exec = nullptr;
     check_cuda(cudaGraphInstantiate(&exec, graph, 0));
     CHECK(plan.allocations() == allocations);
-    int const replays = 3;
     for (int r = 0; r < replays; ++r) check_cuda(cudaGraphLaunch(exec, s));
     check_cuda(cudaStreamSynchronize(s));
     plan.check();
-    for (int step = 0; step < 2 + 2 * replays; ++step) reorder_step(coalesce::stream{}, ref, ref_list, ref_charge, ref_plan);
+    CHECK(plan.checks() == policy);
+    for (int k = 0; k < 2 + 2 * replays; ++k) reorder_step(coalesce::stream{}, ref, ref_list, ref_charge, ref_plan);
     CHECK(same_records(records_of(v), records_of(ref)));
     CHECK(list_words.read() == ref_words.read());
     CHECK(charge.read() == ref_charge.read());
@@ -167,6 +171,20 @@ TEST_CASE("a steady-state reorder loop captures into a CUDA graph and replays as
     check_cuda(cudaGraphDestroy(graph));
   }
   check_cuda(cudaStreamDestroy(s));
+}
+
+TEST_CASE("a steady-state reorder loop captures into a CUDA graph and replays as the eager loop runs") {
+  // Deferred checks: nothing in the loop waits for the host.
+  check_captured_loop<coalesce::aosoa<32>>([](auto&&... a) { reorder_step(a...); }, coalesce::check_policy::deferred, 100003, 12,
+                                           3, 9);
+}
+
+// The _async forms never wait, whatever the plan's policy: a plan that checks before writing
+// (its own calls wait for every verdict, so they could not be captured) captures a loop of
+// _async steps.
+TEST_CASE("_async forms on a plan that checks before writing capture into a CUDA graph") {
+  check_captured_loop<coalesce::soa>([](auto&&... a) { reorder_step_async(a...); }, coalesce::check_policy::before_writing, 50'001,
+                                     9, 1, 10);
 }
 
 // Constructors and resize() take no stream: their zero-fills and fills must be done when they
@@ -273,42 +291,3 @@ TEST_CASE("vectors made on a stream keep it; copies without a stream do not") {
   check_cuda(cudaStreamDestroy(stream));
 }
 
-// The _async forms never wait, whatever the plan's policy: a plan that checks before writing
-// (its calls wait for every verdict, so they could not be captured) captures a loop of _async
-// steps in global mode and replays it to what the waiting calls give.
-TEST_CASE("_async forms on a plan that checks before writing capture into a CUDA graph") {
-  std::size_t const n = 50'001, max = 9;
-  cudaStream_t s = nullptr;
-  check_cuda(cudaStreamCreateWithFlags(&s, cudaStreamNonBlocking));
-  std::mt19937 rng(10);
-  std::vector<std::uint32_t> entries(n * max), charges(n);
-  for (auto& j : entries) j = static_cast<std::uint32_t>(rng() % n);
-  for (auto& c : charges) c = static_cast<std::uint32_t>(rng());
-  auto const records = particles_in_box(n, 4);
-  {
-    coalesce::device_vector<Particle> v{std::span<Particle const>(records), s}, ref{std::span<Particle const>(records)};
-    device_words list_words(entries), ref_words(entries), charge(charges), ref_charge(charges);
-    coalesce::device_neighbor_list<std::uint32_t> const list{list_words.data(), n, max, coalesce::neighbor_order::column_major};
-    coalesce::device_neighbor_list<std::uint32_t> const ref_list{ref_words.data(), n, max, coalesce::neighbor_order::column_major};
-    coalesce::reorder_plan plan(s), ref_plan;  // both check before writing
-    for (int step = 0; step < 2; ++step) reorder_step_async(s, v, list, charge, plan);
-    cudaGraph_t graph = nullptr;
-    check_cuda(cudaStreamBeginCapture(s, cudaStreamCaptureModeGlobal));
-    for (int step = 0; step < 2; ++step) reorder_step_async(s, v, list, charge, plan);
-    cudaError_t const ended = cudaStreamEndCapture(s, &graph);
-    REQUIRE_MESSAGE(ended == cudaSuccess, "an _async call waited during capture: ", cudaGetErrorString(ended));
-    cudaGraphExec_t exec = nullptr;
-    check_cuda(cudaGraphInstantiate(&exec, graph, 0));
-    check_cuda(cudaGraphLaunch(exec, s));
-    check_cuda(cudaStreamSynchronize(s));
-    plan.check();
-    CHECK(plan.checks() == coalesce::check_policy::before_writing);
-    for (int step = 0; step < 4; ++step) reorder_step(coalesce::stream{}, ref, ref_list, ref_charge, ref_plan);
-    CHECK(same_records(records_of(v), records_of(ref)));
-    CHECK(list_words.read() == ref_words.read());
-    CHECK(charge.read() == ref_charge.read());
-    check_cuda(cudaGraphExecDestroy(exec));
-    check_cuda(cudaGraphDestroy(graph));
-  }
-  check_cuda(cudaStreamDestroy(s));
-}
