@@ -138,8 +138,11 @@ void check_element_count(std::size_t n, char const* what) {
 constexpr std::uint64_t nothing_found = ~std::uint64_t{0};
 
 // The check words of `kind`'s backend, reset (queued) unless deferred checks are still
-// collecting; null when the policy is off.
+// collecting; null when the policy is off. A call that waits for its own verdict first reports
+// what earlier deferred work (an _async call) found, as the docs promise: resetting the words
+// would lose it, and leaving it would blame this call.
 std::uint64_t* flags_for(reorder_state& s, memory_kind kind) {
+  if (s.deferred_flags_set && s.checks == check_policy::before_writing) report_deferred(s);
   if (s.checks == check_policy::off) return nullptr;
   std::uint64_t* flags = s.host_flags.data();
   if (kind == memory_kind::device && device_is_gpu) {
@@ -552,6 +555,7 @@ std::vector<std::size_t> group_by_destination(reorder_plan& plan, memory_kind ki
     if (kind == memory_kind::device && device_is_gpu) {
       flags = static_cast<std::uint64_t*>(s.ensure(s.flag, memory_kind::device, check_words * sizeof(std::uint64_t)));
     }
+    if (s.deferred_flags_set) report_deferred(s);  // the words are reused here
     reorder_backend& backend = s.backend(kind);
     backend.reset_flags(flags);
     backend.find_key_above(keys, 4, n, 0, flags);

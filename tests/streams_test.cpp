@@ -252,3 +252,25 @@ TEST_CASE_TEMPLATE("_async forms give what the waiting calls give and report bad
   CHECK_THROWS_WITH_AS(not_waiting.check(), doctest::Contains("slot 3"), coalesce::error);
   CHECK_THROWS_WITH_AS(coalesce::remap(bonds.span(), not_waiting), doctest::Contains("entry 3 is 900"), coalesce::error);
 }
+
+// An _async call's findings on a plan that checks before writing are reported once: by the next
+// call that waits (before it does anything) or by check(), never lost and never blamed on a
+// later call's good input.
+TEST_CASE_TEMPLATE("what an _async call found is reported by the next waiting call, once", S, coalesce::host, coalesce::device) {
+  std::mt19937 rng(14);
+  std::size_t const n = 50;
+  auto const records = some_particles(n, rng);
+  coalesce::vector<Particle, coalesce::soa, S> v{std::span<Particle const>(records)};
+  coalesce::reorder_plan plan;
+  coalesce::sort_by_key(v, coalesce::morton_keys(v, &Particle::pos, box10, plan), plan);
+  space_array<std::uint32_t, S> bad(std::vector<std::uint32_t>{1, 2, 700, 4}), good(std::vector<std::uint32_t>{1, 2, 3, 4});
+
+  coalesce::remap_async(bad.span(), plan);
+  CHECK_THROWS_WITH_AS(coalesce::remap(good.span(), plan), doctest::Contains("slot 2"), coalesce::error);
+  CHECK(good.read() == std::vector<std::uint32_t>{1, 2, 3, 4});  // the waiting call stopped before writing
+  CHECK_NOTHROW(plan.check());                                    // reported once
+
+  coalesce::remap_async(good.span(), plan);
+  CHECK_THROWS_WITH_AS(coalesce::remap(bad.span(), plan), doctest::Contains("entry 2 is 700"), coalesce::error);
+  CHECK_NOTHROW(plan.check());  // the good _async call found nothing to blame
+}
