@@ -12,45 +12,70 @@
 namespace coalesce::detail {
 
 // Stream-ordered allocation needs the device's memory pools (every GPU CUDA 13 supports has
-// them; the query keeps a device without them working, on cudaMalloc). allocate and deallocate
-// decide the same way for one pointer.
-static bool stream_ordered(void* stream) {
-  if (stream == nullptr) return false;
+// them; the query keeps a device without them working, on cudaMalloc).
+static bool pools_supported() {
   int device = 0, pools = 0;
   return cudaGetDevice(&device) == cudaSuccess &&
          cudaDeviceGetAttribute(&pools, cudaDevAttrMemoryPoolsSupported, device) == cudaSuccess && pools != 0;
 }
 
-void* allocate(memory_kind kind, std::size_t bytes, void* stream) {
+[[noreturn]] static void allocation_failed(cudaError_t status, std::size_t bytes) {
+  cudaGetLastError();  // clear the sticky-free allocation error so later calls do not see it
+  if (status == cudaErrorNoDevice || status == cudaErrorInsufficientDriver) {
+    throw_error("could not allocate " + std::to_string(bytes) + " bytes of GPU memory: no GPU is visible (" +
+                cudaGetErrorString(status) + "). Run on a machine with an NVIDIA GPU and its driver, check "
+                "CUDA_VISIBLE_DEVICES, or build coalesce without CUDA (-DCOALESCE_ENABLE_CUDA=OFF) for the CPU");
+  }
+  if (status == cudaErrorStreamCaptureUnsupported || status == cudaErrorStreamCaptureInvalidated) {
+    throw_error("could not allocate " + std::to_string(bytes) + " bytes of GPU memory: " + cudaGetErrorString(status) +
+                " (a CUDA graph capture is under way and this allocation is not on the capturing stream; make the "
+                "vector on that stream, or allocate before capturing)");
+  }
+  std::size_t free_bytes = 0, total_bytes = 0;
+  cudaMemGetInfo(&free_bytes, &total_bytes);
+  throw_error("could not allocate " + std::to_string(bytes) + " bytes of GPU memory: " + cudaGetErrorString(status) +
+              " (" + std::to_string(free_bytes) + " of " + std::to_string(total_bytes) +
+              " bytes free); reduce the size or free device memory first");
+}
+
+void* allocate(memory_kind kind, std::size_t bytes) {
   if (kind == memory_kind::host) return host_allocate(bytes);
   void* p = nullptr;
-  cudaError_t const status = stream_ordered(stream) ? cudaMallocAsync(&p, bytes, static_cast<cudaStream_t>(stream))
-                                                    : cudaMalloc(&p, bytes);
-  if (status != cudaSuccess) {
-    cudaGetLastError();  // clear the sticky-free allocation error so later calls do not see it
-    if (status == cudaErrorNoDevice || status == cudaErrorInsufficientDriver) {
-      throw_error("could not allocate " + std::to_string(bytes) + " bytes of GPU memory: no GPU is visible (" +
-                  cudaGetErrorString(status) + "). Run on a machine with an NVIDIA GPU and its driver, check "
-                  "CUDA_VISIBLE_DEVICES, or build coalesce without CUDA (-DCOALESCE_ENABLE_CUDA=OFF) for the CPU");
-    }
-    std::size_t free_bytes = 0, total_bytes = 0;
-    cudaMemGetInfo(&free_bytes, &total_bytes);
-    throw_error("could not allocate " + std::to_string(bytes) + " bytes of GPU memory: " + cudaGetErrorString(status) +
-                " (" + std::to_string(free_bytes) + " of " + std::to_string(total_bytes) +
-                " bytes free); reduce the size or free device memory first");
-  }
+  cudaError_t const status = cudaMalloc(&p, bytes);
+  if (status != cudaSuccess) allocation_failed(status, bytes);
   return p;
 }
 
-void deallocate(memory_kind kind, void* p, void* stream) noexcept {
-  // Errors here are reported by the next checked call; a destructor must not throw.
+void deallocate(memory_kind kind, void* p) noexcept {
   if (kind == memory_kind::host) {
     host_deallocate(p);
-  } else if (stream_ordered(stream)) {
-    cudaFreeAsync(p, static_cast<cudaStream_t>(stream));
   } else {
-    cudaFree(p);
+    cudaFree(p);  // errors here are reported by the next checked call; a destructor must not throw
   }
+}
+
+bool stream_is_capturing(void* stream) {
+  cudaStreamCaptureStatus status = cudaStreamCaptureStatusNone;
+  return stream != nullptr && cudaStreamIsCapturing(static_cast<cudaStream_t>(stream), &status) == cudaSuccess &&
+         status == cudaStreamCaptureStatusActive;
+}
+
+void* allocate_on_stream(memory_kind kind, std::size_t bytes, void* stream, stream_allocation& how) {
+  how = {};
+  if (kind == memory_kind::host || stream == nullptr || !pools_supported()) return allocate(kind, bytes);
+  void* p = nullptr;
+  cudaError_t const status = cudaMallocAsync(&p, bytes, static_cast<cudaStream_t>(stream));
+  if (status != cudaSuccess) allocation_failed(status, bytes);
+  how.ordered = true;
+  how.in_capture = stream_is_capturing(stream);
+  return p;
+}
+
+void deallocate_on_stream(void* p, void* stream) noexcept {
+  // No stream to order the free after: wait for all work, as cudaFree does. Errors (a free inside
+  // a capture of memory allocated outside it) are cleared, not left for an unrelated call.
+  if (stream == nullptr) cudaDeviceSynchronize();
+  if (cudaFreeAsync(p, static_cast<cudaStream_t>(stream)) != cudaSuccess) cudaGetLastError();
 }
 
 void copy_bytes(memory_kind dst_kind, void* dst, memory_kind src_kind, void const* src, std::size_t bytes, void* stream) {

@@ -89,8 +89,14 @@ void host_fill_columns(column_fill const* columns, std::size_t count, std::size_
 
 #if !COALESCE_WITH_CUDA
 // Without CUDA both kinds are host memory; device-kind work runs on all cores.
-void* allocate(memory_kind, std::size_t bytes, void*) { return host_allocate(bytes); }
-void deallocate(memory_kind, void* p, void*) noexcept { host_deallocate(p); }
+void* allocate(memory_kind, std::size_t bytes) { return host_allocate(bytes); }
+void deallocate(memory_kind, void* p) noexcept { host_deallocate(p); }
+void* allocate_on_stream(memory_kind, std::size_t bytes, void*, stream_allocation& how) {
+  how = {};
+  return host_allocate(bytes);
+}
+void deallocate_on_stream(void* p, void*) noexcept { host_deallocate(p); }
+bool stream_is_capturing(void*) { return false; }
 void copy_bytes(memory_kind, void* dst, memory_kind, void const* src, std::size_t bytes, void*) {
   if (bytes > 0) std::memcpy(dst, src, bytes);
 }

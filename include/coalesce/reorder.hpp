@@ -132,6 +132,7 @@ template <class T, class L, class S> void permute_one(reorder_plan& plan, direct
   auto const columns = columns_to_permute(layout_storage<T, L>::over(target.data(), v.capacity()), v.storage());
   permute_columns(plan, kind, columns.columns.data(), columns.count, v.size(), order_in(plan, kind, d));
   v.adopt_buffer(target);
+  target.free_on(plan.get_stream().handle());  // the vector's old storage: read by the gathers just queued
 }
 
 // A view over memory the caller owns: every column permuted into plan scratch laid out by the

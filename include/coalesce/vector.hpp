@@ -8,14 +8,17 @@
 //   h.push_back(p);  h.resize(m);  h.reserve(c);  h.clear();     // as std::vector (host only)
 //   auto v = d.view();                                           // for kernels, by value
 //   coalesce::device_vector<Particle> t(n, s);                   // allocated and zeroed on stream s
+//   // (with a value instead of a stream: t(n, Particle{}); t(n, {}) is ambiguous)
 //
 // One allocation per vector (columns of a soa vector are carved from it, each on a 256-byte
 // boundary). A device vector constructed on a stream (or assigned on one when it must grow) is
-// allocated on that stream (cudaMallocAsync: no device-wide wait, allowed in a CUDA graph
-// capture) and keeps it: its resize, reserve and destruction are queued there too, so that
-// stream must outlive the vector (and a reorder_plan that sorted it: sort_by_key hands the old
-// allocation to the plan, which frees it on the same stream). Like any cudaMallocAsync memory
-// it is ready on that stream; other streams wait for it (cudaStreamSynchronize, an event). Without a stream it is cudaMalloc'd, as a std::vector would be. Copies, conversions and fills go through libcoalesce (type-erased kernels), so a
+// bound to that stream: it is allocated there (cudaMallocAsync: no device-wide wait, allowed
+// in a CUDA graph capture on that stream), and its resize, reserve, copies without a stream of
+// their own and its destruction are queued there, so the stream must outlive the vector (and a
+// reorder_plan that sorted it, which frees the old allocation on its own stream). As with any
+// cudaMallocAsync memory, work on other streams must be ordered with that stream (an event,
+// cudaStreamSynchronize) before it uses the elements and before the vector is resized or
+// destroyed. A vector made before a graph capture cannot grow inside it (reserve first). Without a stream it is cudaMalloc'd, as a std::vector would be. Copies, conversions and fills go through libcoalesce (type-erased kernels), so a
 // plain .cpp file can hold device vectors; only the kernels a user writes need nvcc.
 #pragma once
 #include <algorithm>
@@ -132,17 +135,17 @@ template <class T, class Layout, class Space> class vector {
     if (capacity_ > size_) move_to_capacity(size_);
   }
   // New elements get `value` (T{}). A vector without a stream fills on the default stream and
-  // is done when this returns, so work on any stream of the caller's sees it; a vector made on
+  // is done when this returns, so work on any stream of the caller's sees it; a vector bound to
   // a stream queues the move and the fill on that stream and returns without waiting.
   void resize(std::size_t n) { resize(n, T{}); }
   void resize(std::size_t n, T const& value) {
     if (n > capacity_) move_to_capacity(std::max(n, grown_capacity()));
-    if (n > size_) detail::fill_elements(storage(), kind, value, size_, n - size_, memory_.stream());
+    if (n > size_) detail::fill_elements(storage(), kind, value, size_, n - size_, bound_.handle());
     size_ = n;
   }
-  // The stream the storage was allocated on (the default stream when it was cudaMalloc'd, and
-  // always on the CPU): where its resize, reserve and free are queued.
-  stream allocation_stream() const { return stream_from_handle(memory_.stream()); }
+  // The stream the vector is bound to (made or grown on; the default stream when it never was):
+  // where its allocations, resize, reserve and free are queued.
+  stream allocation_stream() const { return bound_; }
   void clear() noexcept { size_ = 0; }
 
   void push_back(T const& value) {
@@ -161,6 +164,7 @@ template <class T, class Layout, class Space> class vector {
 
   void swap(vector& other) noexcept {
     memory_.swap(other.memory_);
+    std::swap(bound_, other.bound_);
     std::swap(size_, other.size_);
     std::swap(capacity_, other.capacity_);
   }
@@ -174,7 +178,8 @@ template <class T, class Layout, class Space> class vector {
                           std::to_string(out.size()) + "; resize the destination first");
     }
     auto const target = coalesce::view<T, aos>(out);
-    detail::copy_elements(target.storage(), detail::memory_kind::host, storage(), kind, size_, on.handle());
+    stream const use = on != stream{} ? on : bound_;  // after the work queued on the vector's stream
+    detail::copy_elements(target.storage(), detail::memory_kind::host, storage(), kind, size_, use.handle());
   }
 
   view_type view() { return view_type(storage(), size_); }
@@ -256,6 +261,7 @@ template <class T, class Layout, class Space> class vector {
                           std::to_string(memory_.size()));
     }
     memory_.swap(other);
+    memory_.free_on(bound_.handle());  // the vector's stream is where its later work goes
   }
 
  private:
@@ -279,28 +285,26 @@ template <class T, class Layout, class Space> class vector {
     }
   }
 
-  static stream stream_from_handle([[maybe_unused]] void* handle) {
-#if COALESCE_WITH_CUDA
-    return stream(static_cast<CUstream_st*>(handle));
-#else
-    return {};
-#endif
-  }
-
   // Fresh, uninitialized storage for exactly `n` elements, allocated on `on`; old contents are
   // dropped.
   void reallocate_empty(std::size_t n, stream on = {}) {
     check_capacity(n);
     memory_ = detail::buffer(kind, storage_type::bytes(n), on.handle());
+    bound_ = on;
     capacity_ = n;
     size_ = 0;
     detail::zero_gaps(storage(), kind, on.handle());  // padding inside records: zeroed once per allocation
   }
 
-  // On the stream the storage was allocated on (queued there; without one, done on return).
+  // On the vector's stream (queued there; without one, done on return).
   void move_to_capacity(std::size_t new_capacity) {
     check_capacity(new_capacity);
-    void* const on = memory_.stream();
+    void* const on = bound_.handle();
+    if (memory_.size() > 0 && !memory_.allocated_in_capture() && detail::stream_is_capturing(on)) {
+      detail::throw_error("a vector made before the CUDA graph capture on its stream began cannot grow inside it (the "
+                          "capture cannot free its old storage); reserve() the capacity before capturing, or make "
+                          "the vector inside the capture");
+    }
     detail::buffer fresh(kind, storage_type::bytes(new_capacity), on);
     auto const target = storage_type::over(fresh.data(), new_capacity);
     detail::zero_gaps(target, kind, on);
@@ -309,13 +313,21 @@ template <class T, class Layout, class Space> class vector {
     capacity_ = new_capacity;
   }
 
+  // Without a stream of the caller's, a vector bound to a stream copies (and grows) on it and
+  // waits for it, and a source bound to a stream is waited for first (its work there may still
+  // be queued): such calls are done when they return, as for vectors without streams.
   template <class L2, class S2> void assign_from(vector<T, L2, S2> const& other, stream on = {}) {
-    if (capacity_ < other.size_) reallocate_empty(other.size_, on);
-    detail::copy_elements(storage(), kind, other.storage(), vector<T, L2, S2>::kind, other.size_, on.handle());
+    bool const callers_stream = on != stream{};
+    if (!callers_stream && other.bound_ != stream{}) coalesce::synchronize(other.bound_);
+    stream const use = callers_stream ? on : bound_;
+    if (capacity_ < other.size_) reallocate_empty(other.size_, use);
+    detail::copy_elements(storage(), kind, other.storage(), vector<T, L2, S2>::kind, other.size_, use.handle());
+    if (!callers_stream && use != stream{}) coalesce::synchronize(use);
     size_ = other.size_;
   }
 
   detail::buffer memory_;
+  stream bound_{};
   std::size_t size_ = 0;
   std::size_t capacity_ = 0;
 };

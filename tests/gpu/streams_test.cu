@@ -287,6 +287,27 @@ TEST_CASE("vectors made on a stream keep it; copies without a stream do not") {
     CHECK(same_records(records_of(plain), records));
     on_stream = {};  // freed on its stream
     CHECK(on_stream.allocation_stream() == coalesce::stream{});
+
+    // A sort hands the vector the plan's scratch: it stays bound to its stream, and grows there.
+    coalesce::device_vector<Particle> sorted{std::span<Particle const>(records), stream};
+    coalesce::reorder_plan plan(stream);
+    for (int k = 0; k < 3; ++k) {
+      coalesce::sort_by_key(sorted, coalesce::hilbert_keys(sorted, &Particle::pos, box16, plan), plan);
+      CHECK(sorted.allocation_stream() == coalesce::stream(stream));
+    }
+    sorted.resize(records.size() + 100, Particle{{1, 1, 1}, {1, 1, 1}, 9.0f, 7});
+    auto const grown = records_of(sorted);  // waits for the stream (copy without a stream)
+    std::size_t nines = 0;
+    for (auto const& p : grown) nines += p.mass == 9.0f && p.id == 7;
+    CHECK(nines == 100);
+
+    // Made before a capture, it cannot grow inside it: a clear error, and the capture stays valid.
+    cudaGraph_t graph = nullptr;
+    check_cuda(cudaStreamBeginCapture(stream, cudaStreamCaptureModeGlobal));
+    CHECK_THROWS_WITH_AS(sorted.reserve(10 * records.size()), doctest::Contains("reserve() the capacity before capturing"),
+                         coalesce::error);
+    check_cuda(cudaStreamEndCapture(stream, &graph));
+    check_cuda(cudaGraphDestroy(graph));
   }
   check_cuda(cudaStreamDestroy(stream));
 }

@@ -28,12 +28,21 @@ constexpr bool same_memory(memory_kind a, memory_kind b) { return a == b || (hos
 void check_space(memory_kind kind, void const* p, char const* what);
 
 // 256-byte aligned; throws coalesce::error saying how much could not be had and why.
-// `stream` (a coalesce::stream's handle; GPU memory only): not null, the allocation is stream
-// ordered (cudaMallocAsync on it, from the device's memory pool: no device-wide wait, allowed
-// inside a CUDA graph capture), and deallocate must be given the same stream (cudaFreeAsync).
-// Null: cudaMalloc / cudaFree. Without CUDA, or for host memory, the stream is ignored.
-void* allocate(memory_kind kind, std::size_t bytes, void* stream = nullptr);
-void deallocate(memory_kind kind, void* p, void* stream = nullptr) noexcept;
+void* allocate(memory_kind kind, std::size_t bytes);
+void deallocate(memory_kind kind, void* p) noexcept;
+// GPU memory allocated in a stream's order (cudaMallocAsync from the device's pool: no
+// device-wide wait, allowed inside a CUDA graph capture on that stream). Host memory, a null
+// stream or a device without memory pools get allocate(); `how` says which it was.
+struct stream_allocation {
+  bool ordered = false;     // cudaMallocAsync: free with deallocate_on_stream
+  bool in_capture = false;  // allocated while a graph capture on the stream was under way
+};
+void* allocate_on_stream(memory_kind kind, std::size_t bytes, void* stream, stream_allocation& how);
+// Frees stream-ordered memory after the work queued on `stream` (cudaFreeAsync); a null stream
+// waits for the whole device first, as cudaFree does.
+void deallocate_on_stream(void* p, void* stream) noexcept;
+// True while a CUDA graph capture is under way on `stream` (never without CUDA).
+bool stream_is_capturing(void* stream);
 // `stream` is a coalesce::stream's handle (null: the default stream). Copies queue on it and
 // wait for it only when host memory is on either side (the host may then read or reuse it).
 void copy_bytes(memory_kind dst_kind, void* dst, memory_kind src_kind, void const* src, std::size_t bytes,
@@ -60,16 +69,16 @@ void fill_columns(memory_kind kind, column_fill const* columns, std::size_t coun
 // Waits for queued device work; rethrows any asynchronous CUDA error as coalesce::error.
 void synchronize(memory_kind kind);
 
-// Owning, movable bytes of one kind of memory; made on a stream, it is allocated and freed in
-// that stream's order (the stream must outlive it).
+// Owning, movable bytes of one kind of memory. Made on a stream, GPU memory is allocated in its
+// order and freed in the order of the stream named last (free_on): the stream must outlive it.
 class buffer {
  public:
   buffer() = default;
-  buffer(memory_kind kind, std::size_t bytes, void* stream = nullptr)
-      : kind_(kind),
-        data_(bytes == 0 ? nullptr : static_cast<std::byte*>(allocate(kind, bytes, stream))),
-        bytes_(bytes),
-        stream_(kind == memory_kind::device ? stream : nullptr) {}
+  buffer(memory_kind kind, std::size_t bytes)
+      : kind_(kind), data_(bytes == 0 ? nullptr : static_cast<std::byte*>(allocate(kind, bytes))), bytes_(bytes) {}
+  buffer(memory_kind kind, std::size_t bytes, void* stream) : kind_(kind), bytes_(bytes), free_stream_(stream) {
+    if (bytes > 0) data_ = static_cast<std::byte*>(allocate_on_stream(kind, bytes, stream, how_));
+  }
   buffer(buffer&& other) noexcept { swap(other); }
   buffer& operator=(buffer&& other) noexcept {
     buffer(std::move(other)).swap(*this);
@@ -78,25 +87,34 @@ class buffer {
   buffer(buffer const&) = delete;
   buffer& operator=(buffer const&) = delete;
   ~buffer() {
-    if (data_ != nullptr) deallocate(kind_, data_, stream_);
+    if (data_ == nullptr) return;
+    if (how_.ordered) {
+      deallocate_on_stream(data_, free_stream_);
+    } else {
+      deallocate(kind_, data_);
+    }
   }
   void swap(buffer& other) noexcept {
     std::swap(kind_, other.kind_);
     std::swap(data_, other.data_);
     std::swap(bytes_, other.bytes_);
-    std::swap(stream_, other.stream_);
+    std::swap(how_, other.how_);
+    std::swap(free_stream_, other.free_stream_);
   }
+  // Stream-ordered memory is freed after the work on `stream` (the last user's stream) instead;
+  // null: after all work. Nothing changes for memory that is not stream ordered.
+  void free_on(void* stream) { free_stream_ = stream; }
   std::byte* data() const { return data_; }
   std::size_t size() const { return bytes_; }
   memory_kind kind() const { return kind_; }
-  // The stream it was allocated on (null: not stream ordered).
-  void* stream() const { return stream_; }
+  bool allocated_in_capture() const { return how_.in_capture; }
 
  private:
   memory_kind kind_ = memory_kind::host;
   std::byte* data_ = nullptr;
   std::size_t bytes_ = 0;
-  void* stream_ = nullptr;
+  stream_allocation how_{};
+  void* free_stream_ = nullptr;
 };
 
 }  // namespace coalesce::detail
