@@ -70,12 +70,20 @@ __global__ void hand_remap(std::uint32_t const* in, std::uint32_t* out, std::uin
   }
 }
 
-// A bare Morton-style cell key: read the three position columns, write one 32-bit key.
-__global__ void bare_keys(float const* x, float const* y, float const* z, std::size_t n, float scale, std::uint32_t* keys) {
+// A bare row-major cell key on the grid cell_keys(..., box, 1.0f, plan) uses (64 cells per
+// axis): read the three position columns, write one 32-bit key of 18 significant bits.
+constexpr std::uint32_t cells_per_axis = 64;
+constexpr int cell_key_bits = 18;
+__global__ void bare_keys(float const* x, float const* y, float const* z, std::size_t n, std::uint32_t* keys) {
   std::size_t const i = static_cast<std::size_t>(blockIdx.x) * blockDim.x + threadIdx.x;
   if (i >= n) return;
-  auto const cell = [&](float v) { return min(static_cast<std::uint32_t>(v * scale), 1023u); };
-  keys[i] = (cell(z[i]) * 1024u + cell(y[i])) * 1024u + cell(x[i]);
+  auto const cell = [&](float v) { return min(static_cast<std::uint32_t>(v), cells_per_axis - 1); };
+  keys[i] = (cell(z[i]) * cells_per_axis + cell(y[i])) * cells_per_axis + cell(x[i]);
+}
+
+__global__ void iota_kernel(std::uint32_t* v, std::size_t n) {
+  std::size_t const i = static_cast<std::size_t>(blockIdx.x) * blockDim.x + threadIdx.x;
+  if (i < n) v[i] = static_cast<std::uint32_t>(i);
 }
 
 // A bare Hilbert key: the same three reads and one write, 10 levels per axis, Skilling's
@@ -221,14 +229,14 @@ int main(int argc, char** argv) {
   bench::check_cuda(cudaMemcpy(hand_result.data(), list_out, slots * 4, cudaMemcpyDeviceToHost), "download");
   bool const remap_same = hand_result == library_result;
 
-  // Keys.
-  double const hilbert_ms = bench::median_ms([&] { (void)coalesce::hilbert_keys(particles, &Particle::pos, box, plan); }, runs, 2);
-  double const cell_ms = bench::median_ms([&] { (void)coalesce::cell_keys(particles, &Particle::pos, box, 1.0f, plan); }, runs, 2);
+  // Keys, from the random order the hand-written kernels read too (`original`).
+  double const hilbert_ms = bench::median_ms([&] { (void)coalesce::hilbert_keys(original, &Particle::pos, box, plan); }, runs, 2);
+  double const cell_ms = bench::median_ms([&] { (void)coalesce::cell_keys(original, &Particle::pos, box, 1.0f, plan); }, runs, 2);
   plan.set_checks(coalesce::check_policy::deferred);
   double const cell_deferred_ms =
-      bench::median_ms([&] { (void)coalesce::cell_keys(particles, &Particle::pos, box, 1.0f, plan); }, runs, 2);
+      bench::median_ms([&] { (void)coalesce::cell_keys(original, &Particle::pos, box, 1.0f, plan); }, runs, 2);
   double const hilbert_deferred_ms =
-      bench::median_ms([&] { (void)coalesce::hilbert_keys(particles, &Particle::pos, box, plan); }, runs, 2);
+      bench::median_ms([&] { (void)coalesce::hilbert_keys(original, &Particle::pos, box, plan); }, runs, 2);
   plan.check();
   plan.set_checks(coalesce::check_policy::before_writing);
   // The hand-written parts start from the same random order as the library's reorder below
@@ -241,18 +249,20 @@ int main(int argc, char** argv) {
   std::uint32_t* raw_keys_out = device_alloc<std::uint32_t>(n);
   std::uint32_t* raw_vals = device_alloc<std::uint32_t>(n);
   std::uint32_t* raw_vals_out = device_alloc<std::uint32_t>(n);
-  double const bare_keys_ms = bench::median_ms([&] { bare_keys<<<grid_for(n), 256>>>(px, py, pz, n, 1024.0f / box_side, raw_keys); }, runs, 2);
-  double const bare_hilbert_ms =
-      bench::median_ms([&] { bare_hilbert_keys<<<grid_for(n), 256>>>(px, py, pz, n, 1024.0f / box_side, raw_keys); }, runs, 2);
+  double const bare_hilbert_ms = bench::median_ms(
+      [&] { bare_hilbert_keys<<<grid_for(n), 256>>>(px, py, pz, n, 1024.0f / box_side, raw_keys_out); }, runs, 2);
+  double const bare_keys_ms = bench::median_ms([&] { bare_keys<<<grid_for(n), 256>>>(px, py, pz, n, raw_keys); }, runs, 2);
 
-  // The hand-written reorder: bare keys, CUB SortPairs, a fused gather, the remap.
+  // The hand-written reorder: bare cell keys, CUB SortPairs over the same 18 bits as the
+  // library's cell-key sort (values: the index, written first), a fused gather, the remap.
   std::size_t temp_bytes = 0;
   bench::check_cuda(cub::DeviceRadixSort::SortPairs(nullptr, temp_bytes, raw_keys, raw_keys_out, raw_vals, raw_vals_out,
                                                     static_cast<int>(n), 0, 30), "sort size");
   void* temp = device_alloc<std::byte>(temp_bytes);
   double const cub_sort_ms = bench::median_ms([&] {
+    iota_kernel<<<grid_for(n), 256>>>(raw_vals, n);
     bench::check_cuda(cub::DeviceRadixSort::SortPairs(temp, temp_bytes, raw_keys, raw_keys_out, raw_vals, raw_vals_out,
-                                                      static_cast<int>(n), 0, 30), "sort");
+                                                      static_cast<int>(n), 0, cell_key_bits), "sort");
   }, runs, 2);
   coalesce::device_vector<Particle> target = particles;
   eight_columns c{};
@@ -283,6 +293,13 @@ int main(int argc, char** argv) {
     coalesce::sort_by_key(particles, coalesce::cell_keys(particles, &Particle::pos, box, 1.0f, plan), plan);
     coalesce::remap(nbr_in, nbr_out, plan);
   }, runs, 2) - restore_ms;
+  // Both orders are the stable sort of the same cell keys: the hand-written gather must have
+  // produced the library's particles.
+  std::vector<Particle> library_particles(n), hand_particles(n);
+  particles.copy_to(library_particles);
+  target.copy_to(hand_particles);
+  bool const gather_same =
+      std::memcmp(library_particles.data(), hand_particles.data(), n * sizeof(Particle)) == 0;
 
   // Two independent reorders on two (blocking) streams, against one alone. Each: keys,
   // sort_by_key and apply of four arrays, on its own particles.
@@ -333,7 +350,8 @@ int main(int argc, char** argv) {
       host_ms([&] { coalesce::sort_by_key(pa, coalesce::hilbert_keys(pa, &Particle::pos, box, plan_a), plan_a); }) - keys_host_ms;
   double const apply_host_ms = host_ms([&] { coalesce::apply(plan_a, fa, ga); });
   double const hand_host_ms = host_ms([&] {
-    bare_keys<<<grid_for(half), 256, 0, sa>>>(px, py, pz, half, 1024.0f / box_side, raw_keys);
+    bare_hilbert_keys<<<grid_for(half), 256, 0, sa>>>(px, py, pz, half, 1024.0f / box_side, raw_keys);
+    iota_kernel<<<grid_for(half), 256, 0, sa>>>(raw_vals, half);
     std::size_t bytes = 0;
     bench::check_cuda(cub::DeviceRadixSort::SortPairs(nullptr, bytes, raw_keys, raw_keys_out, raw_vals, raw_vals_out,
                                                       static_cast<int>(half), 0, 30, sa), "sort size");
@@ -408,8 +426,9 @@ int main(int argc, char** argv) {
   row("cell_keys (deferred checks)", cell_deferred_ms, cell_deferred_ms / bare_keys_ms, "x bare key kernel");
   row("bare key kernel", bare_keys_ms, 1.0, "");
   row("cell_keys + sort_by_key + remap into", library_total_ms, library_total_ms / hand_total_ms, "x sum of hand-written parts");
-  std::printf("  hand-written parts: keys %.3f + CUB SortPairs %.3f + fused gather %.3f + remap %.3f = %.3f ms\n", bare_keys_ms,
-              cub_sort_ms, hand_gather_ms, hand_remap_ms, hand_total_ms);
+  std::printf("  hand-written parts: keys %.3f + iota and CUB SortPairs %.3f + fused gather %.3f + remap %.3f = %.3f ms\n",
+              bare_keys_ms, cub_sort_ms, hand_gather_ms, hand_remap_ms, hand_total_ms);
+  std::printf("  sorted particles identical to the hand-written reorder's: %s\n", gather_same ? "yes" : "NO, DIFFERENT");
   row("two reorders on two streams", two_streams_ms, two_streams_ms / one_stream_ms, "x one alone");
   row("two reorders one after the other", serial_ms, serial_ms / one_stream_ms, "x one alone");
   std::printf("  one reorder: %.3f ms on the GPU, %.3f ms for the host to queue it (deferred checks)\n", one_stream_ms, enqueue_ms);
@@ -431,7 +450,8 @@ int main(int argc, char** argv) {
         << ", \"two_streams_ms\": " << two_streams_ms << ", \"enqueue_ms\": " << enqueue_ms
         << ", \"one_graph_ms\": " << one_graph_ms << ", \"two_graphs_ms\": " << two_graphs_ms << ", \"eager_step_ms\": " << eager_step_ms
         << ", \"graph_step_ms\": " << graph_step_ms << ", \"graph_allocations\": " << (allocations_after - allocations_before)
-        << ", \"remap_same\": " << (remap_same ? "true" : "false") << "}\n";
+        << ", \"remap_same\": " << (remap_same ? "true" : "false") << ", \"gather_same\": " << (gather_same ? "true" : "false")
+        << "}\n";
   }
   cudaGraphExecDestroy(exec);
   cudaGraphDestroy(graph);
@@ -440,5 +460,5 @@ int main(int argc, char** argv) {
                   static_cast<void*>(raw_vals_out), temp, static_cast<void*>(glist)}) {
     cudaFree(p);
   }
-  return remap_same && allocations_after == allocations_before ? 0 : 1;
+  return remap_same && gather_same && allocations_after == allocations_before ? 0 : 1;
 }
