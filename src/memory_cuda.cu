@@ -56,8 +56,12 @@ void deallocate(memory_kind kind, void* p) noexcept {
 
 bool stream_is_capturing(void* stream) {
   cudaStreamCaptureStatus status = cudaStreamCaptureStatusNone;
-  return stream != nullptr && cudaStreamIsCapturing(static_cast<cudaStream_t>(stream), &status) == cudaSuccess &&
-         status == cudaStreamCaptureStatusActive;
+  if (stream == nullptr) return false;
+  if (cudaStreamIsCapturing(static_cast<cudaStream_t>(stream), &status) != cudaSuccess) {
+    cudaGetLastError();  // not left for an unrelated call to report
+    return false;
+  }
+  return status == cudaStreamCaptureStatusActive;
 }
 
 void* allocate_on_stream(memory_kind kind, std::size_t bytes, void* stream, stream_allocation& how) {
@@ -74,7 +78,7 @@ void* allocate_on_stream(memory_kind kind, std::size_t bytes, void* stream, stre
 void deallocate_on_stream(void* p, void* stream) noexcept {
   // No stream to order the free after: wait for all work, as cudaFree does. Errors (a free inside
   // a capture of memory allocated outside it) are cleared, not left for an unrelated call.
-  if (stream == nullptr) cudaDeviceSynchronize();
+  if (stream == nullptr && cudaDeviceSynchronize() != cudaSuccess) cudaGetLastError();
   if (cudaFreeAsync(p, static_cast<cudaStream_t>(stream)) != cudaSuccess) cudaGetLastError();
 }
 

@@ -314,6 +314,7 @@ buffer& scratch_besides(reorder_plan& plan, memory_kind kind, std::size_t bytes,
   for (auto& b : s.pool) {
     if (&b.memory != in_use && b.memory.size() == bytes && (bytes == 0 || b.memory.kind() == kind)) {
       b.last_step = s.step;
+      b.memory.free_on(s.stream);  // storage a sorted vector handed over: freed after the plan's work
       return b.memory;
     }
   }

@@ -10,7 +10,8 @@
 // X_async(args...) is X(args...) with the plan's checks deferred for that one call: its work is
 // queued on the plan's stream and it returns without waiting for it, whatever policy the plan
 // keeps for its other calls (with check_policy::off nothing is checked at all). What the checks
-// find is reported by the plan's next check() or the next call through it that waits; by then
+// find is reported by the plan's next check() or by its next call that checks data and waits
+// for the verdict (keys, remap, sort_by_key on caller keys), before that call does anything; by then
 // the arrays of the failing call may hold the out-of-range entries, copied as they were
 // (check_policy::deferred). On host memory the work is done when the call returns, as always.
 //

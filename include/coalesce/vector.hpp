@@ -14,11 +14,11 @@
 // boundary). A device vector constructed on a stream (or assigned on one when it must grow) is
 // bound to that stream: it is allocated there (cudaMallocAsync: no device-wide wait, allowed
 // in a CUDA graph capture on that stream), and its resize, reserve, copies without a stream of
-// their own and its destruction are queued there, so the stream must outlive the vector (and a
-// reorder_plan that sorted it, which frees the old allocation on its own stream). As with any
-// cudaMallocAsync memory, work on other streams must be ordered with that stream (an event,
-// cudaStreamSynchronize) before it uses the elements and before the vector is resized or
-// destroyed. A vector made before a graph capture cannot grow inside it (reserve first). Without a stream it is cudaMalloc'd, as a std::vector would be. Copies, conversions and fills go through libcoalesce (type-erased kernels), so a
+// their own and its destruction are queued there, so the stream must outlive the vector. As
+// with any cudaMallocAsync memory, work on other streams (a reorder_plan's on another stream
+// included) must be ordered with that stream (an event, cudaStreamSynchronize) before it uses
+// the elements and before the vector is resized or destroyed. A vector made before a graph
+// capture cannot grow, be reassigned larger or be destroyed inside it (reserve first). Without a stream it is cudaMalloc'd, as a std::vector would be. Copies, conversions and fills go through libcoalesce (type-erased kernels), so a
 // plain .cpp file can hold device vectors; only the kernels a user writes need nvcc.
 #pragma once
 #include <algorithm>
@@ -289,22 +289,28 @@ template <class T, class Layout, class Space> class vector {
   // dropped.
   void reallocate_empty(std::size_t n, stream on = {}) {
     check_capacity(n);
+    check_not_freeing_inside_capture();
     memory_ = detail::buffer(kind, storage_type::bytes(n), on.handle());
-    bound_ = on;
+    bound_ = kind == detail::memory_kind::device ? on : stream{};  // host memory has no stream to keep
     capacity_ = n;
     size_ = 0;
     detail::zero_gaps(storage(), kind, on.handle());  // padding inside records: zeroed once per allocation
+  }
+
+  // Storage allocated before a graph capture on the vector's stream cannot be freed inside it.
+  void check_not_freeing_inside_capture() const {
+    if (memory_.size() > 0 && !memory_.allocated_in_capture() && detail::stream_is_capturing(bound_.handle())) {
+      detail::throw_error("a vector made before the CUDA graph capture on its stream began cannot grow inside it (the "
+                          "capture cannot free its old storage); reserve() the capacity before capturing, or make "
+                          "the vector inside the capture");
+    }
   }
 
   // On the vector's stream (queued there; without one, done on return).
   void move_to_capacity(std::size_t new_capacity) {
     check_capacity(new_capacity);
     void* const on = bound_.handle();
-    if (memory_.size() > 0 && !memory_.allocated_in_capture() && detail::stream_is_capturing(on)) {
-      detail::throw_error("a vector made before the CUDA graph capture on its stream began cannot grow inside it (the "
-                          "capture cannot free its old storage); reserve() the capacity before capturing, or make "
-                          "the vector inside the capture");
-    }
+    check_not_freeing_inside_capture();
     detail::buffer fresh(kind, storage_type::bytes(new_capacity), on);
     auto const target = storage_type::over(fresh.data(), new_capacity);
     detail::zero_gaps(target, kind, on);
@@ -318,8 +324,11 @@ template <class T, class Layout, class Space> class vector {
   // be queued): such calls are done when they return, as for vectors without streams.
   template <class L2, class S2> void assign_from(vector<T, L2, S2> const& other, stream on = {}) {
     bool const callers_stream = on != stream{};
-    if (!callers_stream && other.bound_ != stream{}) coalesce::synchronize(other.bound_);
     stream const use = callers_stream ? on : bound_;
+    // A GPU source is written by work on its own stream (the default one when unbound).
+    if (!callers_stream && vector<T, L2, S2>::kind == detail::memory_kind::device && other.bound_ != use) {
+      coalesce::synchronize(other.bound_);
+    }
     if (capacity_ < other.size_) reallocate_empty(other.size_, use);
     detail::copy_elements(storage(), kind, other.storage(), vector<T, L2, S2>::kind, other.size_, use.handle());
     if (!callers_stream && use != stream{}) coalesce::synchronize(use);

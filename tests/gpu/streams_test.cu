@@ -312,3 +312,33 @@ TEST_CASE("vectors made on a stream keep it; copies without a stream do not") {
   check_cuda(cudaStreamDestroy(stream));
 }
 
+
+// Copies without a stream are ordered with the streams the data is written on: into a vector
+// bound to a non-blocking stream from one written by a kernel still queued on the (busy)
+// default stream; and a host vector downloaded on a stream is not bound to it.
+TEST_CASE("a copy without a stream into a stream-bound vector waits for the source's writes") {
+  cudaStream_t stream = nullptr;
+  check_cuda(cudaStreamCreateWithFlags(&stream, cudaStreamNonBlocking));
+  std::size_t const n = 1 << 20;
+  std::size_t const busy_bytes = std::size_t{1} << 30;
+  void* busy = nullptr;
+  check_cuda(cudaMalloc(&busy, busy_bytes));
+  {
+    coalesce::device_vector<Particle> source(n);
+    coalesce::device_vector<Particle> bound(n, stream);
+    check_cuda(cudaStreamSynchronize(stream));
+    for (int k = 0; k < 8; ++k) check_cuda(cudaMemsetAsync(busy, k, busy_bytes, nullptr));
+    auto v = source.view();
+    coalesce::for_each_index(coalesce::device{}, n, [=] __device__(std::size_t i) { v[i][&Particle::mass] = 3.0f; });
+    bound = source;  // same size: no allocation, only the copy on the bound stream
+    auto const got = records_of(bound);
+    std::size_t wrong = 0;
+    for (auto const& p : got) wrong += p.mass != 3.0f;
+    CHECK(wrong == 0);
+    coalesce::host_vector<Particle> downloaded(bound, stream);
+    CHECK(downloaded.allocation_stream() == coalesce::stream{});
+    CHECK(bound.allocation_stream() == coalesce::stream(stream));
+  }
+  check_cuda(cudaFree(busy));
+  check_cuda(cudaStreamDestroy(stream));
+}
