@@ -11,15 +11,17 @@
 //   // (with a value instead of a stream: t(n, Particle{}); t(n, {}) is ambiguous)
 //
 // One allocation per vector (columns of a soa vector are carved from it, each on a 256-byte
-// boundary). A device vector constructed on a stream (or assigned on one when it must grow) is
-// bound to that stream: it is allocated there (cudaMallocAsync: no device-wide wait, allowed
-// in a CUDA graph capture on that stream), and its resize, reserve, copies without a stream of
-// their own and its destruction are queued there, so the stream must outlive the vector. As
-// with any cudaMallocAsync memory, work on other streams (a reorder_plan's on another stream
-// included) must be ordered with that stream (an event, cudaStreamSynchronize) before it uses
-// the elements and before the vector is resized or destroyed. A vector made before a graph
-// capture cannot grow, be reassigned larger or be destroyed inside it (reserve first). Without a stream it is cudaMalloc'd, as a std::vector would be. Copies, conversions and fills go through libcoalesce (type-erased kernels), so a
-// plain .cpp file can hold device vectors; only the kernels a user writes need nvcc.
+// boundary). Without a stream it is cudaMalloc'd, as a std::vector would be. A device vector
+// constructed on a stream (or assigned on one when it must grow) is bound to that stream: it is
+// allocated there (cudaMallocAsync: no device-wide wait, allowed in a CUDA graph capture on that
+// stream), and its resize, reserve, copies without a stream of their own and its destruction are
+// queued there, so the stream must outlive the vector. As with any cudaMallocAsync memory, work
+// on other streams (a reorder_plan's on another stream included) must be ordered with that
+// stream (an event, cudaStreamSynchronize) before it uses the elements and before the vector is
+// resized or destroyed. A vector made before a graph capture cannot grow, be reassigned larger
+// or be destroyed inside it (reserve first). Copies, conversions and fills go through
+// libcoalesce (type-erased kernels), so a plain .cpp file can hold device vectors; only the
+// kernels a user writes need nvcc.
 #pragma once
 #include <algorithm>
 #include <cstddef>
@@ -64,13 +66,9 @@ template <class T, class Layout, class Space> class vector {
   vector() = default;
 
   // n value-initialized (zero) elements.
-  explicit vector(std::size_t n) : vector() {
-    reallocate_empty(n);
-    detail::zero_bytes(kind, memory_.data(), memory_.size());
-    size_ = n;
-  }
-  // n zero elements allocated and zeroed on stream `on`; returns without waiting (work on `on`
-  // sees the zeros).
+  explicit vector(std::size_t n) : vector(n, stream{}) {}
+  // The same allocated and zeroed on stream `on`; returns without waiting (work on `on` sees the
+  // zeros). On the default stream it is done when it returns.
   vector(std::size_t n, stream on) : vector() {
     reallocate_empty(n, on);
     detail::zero_bytes(kind, memory_.data(), memory_.size(), on.handle());
