@@ -67,6 +67,17 @@ double read_coordinate(column_ref const& c, unsigned width, std::size_t i) {
   return v;
 }
 
+// Stores a coordinate in the column's precision; returns what was stored (a float rounds).
+double write_coordinate(column_ref const& c, unsigned width, std::size_t i, double x) {
+  if (width == 4) {
+    float const v = static_cast<float>(x);
+    std::memcpy(c.address(i), &v, 4);
+    return v;
+  }
+  std::memcpy(c.address(i), &x, 8);
+  return x;
+}
+
 }  // namespace
 
 void move_columns_indexed(memory_kind kind, column_copy const* columns, std::size_t count, std::size_t n, index_map src,
@@ -156,7 +167,11 @@ void owners_of(memory_kind kind, position_columns const& position, std::size_t n
   (void)kind, (void)stream;
   for (std::size_t i = 0; i < n; ++i) {
     double p[3] = {0, 0, 0};
-    for (unsigned a = 0; a < position.dims; ++a) p[a] = read_coordinate(position.axis[a], position.width, i);
+    for (unsigned a = 0; a < position.dims; ++a) {
+      p[a] = read_coordinate(position.axis[a], position.width, i);
+      double const inside = wrapped_coordinate(grid, a, p[a], position.width);
+      if (inside != p[a]) p[a] = write_coordinate(position.axis[a], position.width, i, inside);
+    }
     out[i] = owner_rank(grid, p);
   }
 }

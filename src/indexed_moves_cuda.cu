@@ -154,7 +154,19 @@ std::size_t select_near_face(column_ref column, unsigned width, std::size_t n, b
 void owners_of(position_columns const& position, std::size_t n, owner_grid const& grid, int* out, void* stream) {
   each_on_device(static_cast<cudaStream_t>(stream), n, [=] __device__(std::size_t i) {
     double p[3] = {0, 0, 0};
-    for (unsigned a = 0; a < position.dims; ++a) p[a] = coordinate(position.axis[a], position.width, i);
+    for (unsigned a = 0; a < position.dims; ++a) {
+      p[a] = coordinate(position.axis[a], position.width, i);
+      double const inside = wrapped_coordinate(grid, a, p[a], position.width);
+      if (inside != p[a]) {  // wrapped into the periodic box (exact in the column's precision)
+        std::byte* const at = position.axis[a].address(i);
+        if (position.width == 4) {
+          *reinterpret_cast<float*>(at) = static_cast<float>(inside);
+        } else {
+          *reinterpret_cast<double*>(at) = inside;
+        }
+        p[a] = inside;
+      }
+    }
     out[i] = owner_rank(grid, p);
   });
 }

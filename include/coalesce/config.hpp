@@ -78,6 +78,15 @@ __attribute__((used)) static int const* const link_check = &COALESCE_DETAIL_LINK
 #define COALESCE_INLINE inline
 #endif
 
+// The same for the lambdas inside the access chain (the folds over members and leaves): an
+// always_inline function that calls a plain lambda still makes one call per access once g++'s
+// unit-growth limit is reached (tests/large_unit). Placed after a lambda's parameter list.
+#if defined(__GNUC__)
+#define COALESCE_INLINE_LAMBDA __attribute__((always_inline))
+#else
+#define COALESCE_INLINE_LAMBDA
+#endif
+
 #if defined(__CUDA_ARCH__)
 #define COALESCE_IN_DEVICE_CODE 1
 #else

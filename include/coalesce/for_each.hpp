@@ -107,7 +107,11 @@ COALESCE_DETAIL_FLATTEN void for_each_index_range(F const& shared, std::ptrdiff_
     F f = shared;
     // simd: iterations are independent (the contract of for_each_index), which also tells the
     // compiler that one index's stores do not feed another's loads, so the loop vectorizes.
+    // clang refuses a try statement inside an omp simd loop, so there the loop is left to its
+    // own vectorizer.
+#if !defined(__clang__)
 #pragma omp simd
+#endif
     for (std::ptrdiff_t i = begin; i < end; ++i) {
       try {
         f(static_cast<std::size_t>(i));

@@ -117,9 +117,14 @@ template <class P> constexpr bool is_position_struct() {
   }
 }
 
-// The columns of the position's leaves inside T's storage.
-template <class T, class L, class Pos>
-position_columns position_columns_of(layout_storage<T, L> const& storage, Pos const& position) {
+// Where a position's coordinates (x, y[, z]) lie inside a record of T: byte offsets and width.
+// Kept by a halo plan, so that forward() of whole records re-applies the periodic shift to them.
+struct position_leaves {
+  std::array<std::size_t, 3> offset{};
+  unsigned dims = 3;
+  unsigned width = 4;
+};
+template <class T, class Pos> position_leaves position_leaves_of(Pos const& position) {
   using info = position_path<Pos>;
   using P = typename info::target;
   static_assert(std::is_same_v<typename info::root, T>,
@@ -128,17 +133,26 @@ position_columns position_columns_of(layout_storage<T, L> const& storage, Pos co
                 "coalesce: the position must be a struct of 2, 3 or 4 float or double members (a vec3, float3, float4, "
                 "double2 ...); for other data compute your own keys and call sort_by_key(v, keys, plan)");
   std::size_t const base = info::offset(position);
-  position_columns out;
+  position_leaves out;
   // x, y[, z]: a fourth member (float4's w: a type, a charge) is not a coordinate.
   out.dims = static_cast<unsigned>(std::min<std::size_t>(reflect::leaf_count_v<P>, 3));
   out.width = static_cast<unsigned>(sizeof(typename reflect::leaf_t<P, 0>::type));
+  for (unsigned a = 0; a < out.dims; ++a) out.offset[a] = base + reflect::leaf_table_v<P>[a].offset;
+  return out;
+}
+
+// The columns of the position's leaves inside T's storage.
+template <class T, class L>
+position_columns position_columns_at(layout_storage<T, L> const& storage, position_leaves const& leaves) {
+  position_columns out;
+  out.dims = leaves.dims;
+  out.width = leaves.width;
   constexpr auto table = reflect::leaf_table_v<T>;
   if (storage.base() == nullptr) return out;  // no elements: no columns (no arithmetic on null)
   for (unsigned a = 0; a < out.dims; ++a) {
-    std::size_t const want = base + reflect::leaf_table_v<P>[a].offset;
     bool found = false;
     for (std::size_t l = 0; l < table.size() && !found; ++l) {
-      if (table[l].offset == want && table[l].size == out.width && table[l].extent == 1) {
+      if (table[l].offset == leaves.offset[a] && table[l].size == out.width && table[l].extent == 1) {
         out.axis[a] = storage.column(l, 0);
         found = true;
       }
@@ -146,6 +160,10 @@ position_columns position_columns_of(layout_storage<T, L> const& storage, Pos co
     if (!found) throw_error("keys: the position member path does not lead to leaves of the element type");
   }
   return out;
+}
+template <class T, class L, class Pos>
+position_columns position_columns_of(layout_storage<T, L> const& storage, Pos const& position) {
+  return position_columns_at(storage, position_leaves_of<T>(position));
 }
 
 inline void check_box(box const& b, unsigned dims) {

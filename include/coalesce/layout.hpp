@@ -163,7 +163,7 @@ struct aos {
   static std::string name() { return "aos"; }
   template <class Shape> struct mapping {
     static constexpr std::size_t blob_count = 1;
-    static constexpr std::size_t blob_of(std::size_t) { return 0; }
+    COALESCE_HOST_DEVICE COALESCE_INLINE static constexpr std::size_t blob_of(std::size_t) { return 0; }
     static constexpr std::size_t stride = Shape::record_bytes;
 
     constexpr mapping() = default;
@@ -194,7 +194,7 @@ struct soa {
   static std::string name() { return "soa"; }
   template <class Shape> struct mapping {
     static constexpr std::size_t blob_count = Shape::count;
-    static constexpr std::size_t blob_of(std::size_t leaf) { return leaf; }
+    COALESCE_HOST_DEVICE COALESCE_INLINE static constexpr std::size_t blob_of(std::size_t leaf) { return leaf; }
 
     constexpr mapping() = default;
     COALESCE_HOST_DEVICE constexpr explicit mapping(std::size_t capacity, std::size_t sub_column_alignment = column_alignment)
@@ -237,7 +237,7 @@ template <std::size_t W> struct aosoa {
 
   template <class Shape> struct mapping {
     static constexpr std::size_t blob_count = 1;
-    static constexpr std::size_t blob_of(std::size_t) { return 0; }
+    COALESCE_HOST_DEVICE COALESCE_INLINE static constexpr std::size_t blob_of(std::size_t) { return 0; }
     static constexpr std::array<std::size_t, Shape::count> block_offsets = [] {
       std::array<std::size_t, Shape::count> out{};
       std::size_t end = 0;

@@ -37,7 +37,9 @@
 #include <cstring>
 #include <memory>
 #include <string>
+#include <optional>
 #include <type_traits>
+#include <typeinfo>
 #include <vector>
 
 #include "keys.hpp"
@@ -72,6 +74,10 @@ class halo_plan {
   };
   std::vector<stage> const& stages() const { return stages_; }
   detail::message_buffers& buffers() const { return *buffers_; }
+  // The particles' element type and where its position lies in a record: forward() of whole
+  // records (of that type, in any layout or array) shifts their periodic images as build_halo did.
+  std::type_info const& particle_type() const { return *particle_type_; }
+  coalesce::detail::position_leaves const& position() const { return position_; }
 
  private:
   template <class T, class L, class S, class Pos>
@@ -81,6 +87,8 @@ class halo_plan {
   coalesce::stream stream_{};
   mpi::transport transport_ = mpi::transport::staged;
   std::size_t owned_ = 0, ghosts_ = 0;
+  std::type_info const* particle_type_ = &typeid(void);
+  coalesce::detail::position_leaves position_{};
   std::vector<stage> stages_;
   std::unique_ptr<detail::message_buffers> buffers_ = std::make_unique<detail::message_buffers>();
 };
@@ -108,6 +116,26 @@ inline message_columns position_message(memory_kind kind, coalesce::detail::posi
   message_columns m;
   for (unsigned a = 0; a < c.dims; ++a) m.add(kind, c.axis[a], c.width, -1, "forward");
   return m;
+}
+
+// The position's columns in `values` when its elements are records of the halo's particle type
+// (a coalesce::vector in any layout, a coalesce::array or a std::vector of them): whole records
+// forwarded carry the position, which must be shifted to the periodic image as build_halo did.
+// Arrays of anything else (charges, forces) hold no position: nothing to shift.
+template <class T, class L, class S>
+std::optional<coalesce::detail::position_columns> image_columns(halo_plan const& h, vector<T, L, S>& values) {
+  if (typeid(T) != h.particle_type()) return std::nullopt;
+  return coalesce::detail::position_columns_at(values.storage(), h.position());
+}
+template <class Array> std::optional<coalesce::detail::position_columns> image_columns(halo_plan const& h, Array& values) {
+  using U = decltype(element_type_of(values));
+  if (typeid(U) != h.particle_type() || size_of(values) == 0) return std::nullopt;
+  coalesce::detail::position_columns out;
+  out.dims = h.position().dims;
+  out.width = h.position().width;
+  auto* const base = reinterpret_cast<std::byte*>(values.data());
+  for (unsigned a = 0; a < out.dims; ++a) out.axis[a] = coalesce::column_ref{base + h.position().offset[a], sizeof(U)};
+  return out;
 }
 
 // One axis's two stages at once: message k (k = 0: direction -1, 1: direction +1) of count[k]
@@ -191,6 +219,8 @@ halo_plan build_halo(decomposition const& d, vector<T, L, S>& particles, Pos con
   h.stream_ = d.stream();
   h.transport_ = d.transport();
   h.owned_ = particles.size();
+  h.particle_type_ = &typeid(T);
+  h.position_ = coalesce::detail::position_leaves_of<T>(position);
   void* const stream = d.stream().handle();
   bool const periodic = d.global().edges == boundary::periodic;
   for (unsigned a = 0; a < d.dims(); ++a) {
@@ -266,15 +296,23 @@ void forward(halo_plan const& h, vector<T, L, S>& particles, Pos const& position
   });
 }
 
-// Any per-particle array (std::vector<U> or coalesce::vector<U>), owners' values to the ghosts;
-// an array of owned() elements is extended to owned() + ghosts().
+// Any per-particle array (std::vector<U>, coalesce::array<U> or coalesce::vector<U>), owners'
+// values to the ghosts; an array of owned() elements is extended to owned() + ghosts(). Whole
+// records of the particles' type (the particles themselves) arrive as build_halo left them: the
+// position of a ghost across a periodic boundary is its image, shifted by the box length.
 template <class Array> void forward(halo_plan const& h, Array& values) {
   detail::check_halo_size(h, values, "forward");
   if (detail::size_of(values) != h.owned() + h.ghosts()) {
     detail::resize_in_order(h.stream(), h.owned(), h.owned() + h.ghosts(), values);
   }
+  constexpr auto kind = detail::kind_of_array<Array>;
   detail::message_columns const m = detail::columns_of("forward", values);
-  detail::for_each_axis(h, m, [](halo_plan::stage const&) {});
+  auto const images = detail::image_columns(h, values);
+  detail::for_each_axis(h, m, [&](halo_plan::stage const& st) {
+    if (!images || st.received == 0) return;
+    coalesce::detail::shift_column(kind, images->axis[st.axis], images->width, st.first_ghost, st.received, st.received_shift,
+                                   h.stream().handle());
+  });
 }
 
 // Ghosts' values summed into their owners (the stages backwards: a ghost of a ghost reaches its

@@ -71,7 +71,7 @@ COALESCE_HOST_DEVICE inline void fail_member_pointer() {
 // never an indexed load from an array of pointers (which would spill kernel parameters).
 template <std::size_t N, class R, class F> COALESCE_HOST_DEVICE COALESCE_INLINE R select_index(std::size_t index, F&& f) {
   R result{};
-  [&]<std::size_t... L>(std::index_sequence<L...>) {
+  [&]<std::size_t... L>(std::index_sequence<L...>) COALESCE_INLINE_LAMBDA {
     ((index == L ? (result = f.template operator()<L>(), 0) : 0), ...);
   }(std::make_index_sequence<N>{});
   return result;
@@ -166,7 +166,7 @@ COALESCE_HOST_DEVICE COALESCE_INLINE E* leaf_pointer(layout_storage<Root, Layout
     // Host code: index the leaf directly (a chain of selects defeats g++'s vectorizer).
     return storage.template leaf_address_at<E>(node.first(), index, j);
 #endif
-    return select_index<reflect::leaf_count_v<Root>, E*>(node.first(), [&]<std::size_t L>() -> E* {
+    return select_index<reflect::leaf_count_v<Root>, E*>(node.first(), [&]<std::size_t L>() COALESCE_INLINE_LAMBDA -> E* {
       if constexpr (std::is_same_v<typename reflect::leaf_t<Root, L>::type, std::remove_const_t<E>>) {
         return storage.template leaf_address<L, E>(index, j);
       } else {
@@ -225,7 +225,7 @@ template <class Root, class Layout, class U, class Node, bool Const> class refer
 #if COALESCE_IN_DEVICE_CODE
       // A struct found by member pointer: its first leaf is a constant once inlined, so the
       // select below folds to the one static node it names.
-      return detail::select_index<reflect::leaf_count_v<Root>, U>(node_.first(), [&]<std::size_t F>() -> U {
+      return detail::select_index<reflect::leaf_count_v<Root>, U>(node_.first(), [&]<std::size_t F>() COALESCE_INLINE_LAMBDA -> U {
         if constexpr (detail::node_fits<Root, U, F>()) {
           return reference<Root, Layout, U, static_node<F, reflect::leaf_table_v<Root>[F].offset>, Const>(storage_, index_);
         } else {
@@ -253,7 +253,7 @@ template <class Root, class Layout, class U, class Node, bool Const> class refer
       *storage_.template leaf_address<Node::first(), U>(index_, 0) = value;
     } else {
       auto const* bytes = reinterpret_cast<std::byte const*>(&value);
-      for_each_leaf([&]<class E>(E* element, std::size_t relative) {
+      for_each_leaf([&]<class E>(E* element, std::size_t relative) COALESCE_INLINE_LAMBDA {
         *element = *reinterpret_cast<E const*>(bytes + relative);
       });
     }
@@ -290,9 +290,9 @@ template <class Root, class Layout, class U, class Node, bool Const> class refer
     std::size_t const offset = detail::member_offset(member);
     dynamic_node child{0, 0};
     bool found = false;
-    [&]<std::size_t... K>(std::index_sequence<K...>) {
+    [&]<std::size_t... K>(std::index_sequence<K...>) COALESCE_INLINE_LAMBDA {
       (
-          [&] {
+          [&]() COALESCE_INLINE_LAMBDA {
             if constexpr (std::is_same_v<typename info::template type<K>, M>) {
               if (!found && info::offsets[K] == offset) {
                 found = true;
@@ -318,7 +318,7 @@ template <class Root, class Layout, class U, class Node, bool Const> class refer
   // Member-wise aggregate initialization: values go straight to registers, which optimizers
   // (and vectorizers) handle better than bytes written into a local.
   COALESCE_HOST_DEVICE COALESCE_INLINE U load_members() const {
-    return [&]<std::size_t... K>(std::index_sequence<K...>) {
+    return [&]<std::size_t... K>(std::index_sequence<K...>) COALESCE_INLINE_LAMBDA {
       return U{static_cast<typename info::template type<K>>(get<K>())...};
     }(std::make_index_sequence<info::count>{});
   }
@@ -326,13 +326,13 @@ template <class Root, class Layout, class U, class Node, bool Const> class refer
   // Calls f(pointer to the element in its column, byte offset of that element inside U) for
   // every leaf of U and every sub-column of array leaves.
   template <class F> COALESCE_HOST_DEVICE COALESCE_INLINE void for_each_leaf(F&& f) const {
-    [&]<std::size_t... K>(std::index_sequence<K...>) { (visit_leaf<K>(f), ...); }(
+    [&]<std::size_t... K>(std::index_sequence<K...>) COALESCE_INLINE_LAMBDA { (visit_leaf<K>(f), ...); }(
         std::make_index_sequence<reflect::leaf_count_v<U>>{});
   }
   template <std::size_t K, class F> COALESCE_HOST_DEVICE COALESCE_INLINE void visit_leaf(F& f) const {
     using entry = reflect::leaf_t<U, K>;
     using E = detail::maybe_const<Const, typename entry::type>;
-    auto const leaf_node = [&] {
+    auto const leaf_node = [&]() COALESCE_INLINE_LAMBDA {
       if constexpr (detail::is_static_node<Node>) {
         return static_node<Node::first() + K, 0>{};
       } else {

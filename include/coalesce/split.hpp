@@ -113,11 +113,11 @@ template <class T> struct leaf_members {
 // The other side of a split that lists every member of the shape: no leaves, no blobs.
 struct empty_side_mapping {
   static constexpr std::size_t blob_count = 0;
-  static constexpr std::size_t blob_of(std::size_t) { return 0; }
+  COALESCE_HOST_DEVICE COALESCE_INLINE static constexpr std::size_t blob_of(std::size_t) { return 0; }
   constexpr empty_side_mapping() = default;
   COALESCE_HOST_DEVICE constexpr explicit empty_side_mapping(std::size_t) {}
   std::size_t blob_bytes(std::size_t) const { return 0; }
-  COALESCE_HOST_DEVICE constexpr column_place place(std::size_t, std::size_t) const { return {}; }
+  COALESCE_HOST_DEVICE COALESCE_INLINE constexpr column_place place(std::size_t, std::size_t) const { return {}; }
   static constexpr std::size_t max_capacity() { return static_cast<std::size_t>(-1); }
 };
 template <class L, class Shape> struct side_mapping {
@@ -212,8 +212,8 @@ template <class Fields, class In, class Rest, class Padding = padded> struct spl
     COALESCE_HOST_DEVICE COALESCE_INLINE static constexpr std::size_t local_of(std::size_t leaf) {
       return detail::element_of<local>(leaf);
     }
-    static constexpr std::size_t blob_of(std::size_t leaf) {
-      return in_group(leaf) ? in_mapping::blob_of(local[leaf]) : in_mapping::blob_count + rest_mapping::blob_of(local[leaf]);
+    COALESCE_HOST_DEVICE COALESCE_INLINE static constexpr std::size_t blob_of(std::size_t leaf) {
+      return in_group(leaf) ? in_mapping::blob_of(local_of(leaf)) : in_mapping::blob_count + rest_mapping::blob_of(local_of(leaf));
     }
 
     constexpr mapping() = default;

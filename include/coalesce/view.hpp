@@ -280,7 +280,7 @@ template <class T, class Layout = soa> class view {
     result out = column_of_type<CE>();
     bool found = false;
     (
-        [&] {
+        [&]() COALESCE_INLINE_LAMBDA {
           if constexpr (std::is_same_v<typename reflect::leaf_t<value_type, L>::type, E> &&
                         reflect::leaf_t<value_type, L>::extent == 1) {
             if (!found && reflect::leaf_t<value_type, L>::offset == offset) {
@@ -321,7 +321,7 @@ template <class T, class Layout = soa> class view {
     bool seen = false;
     column_place first{};
     (
-        [&] {
+        [&]() COALESCE_INLINE_LAMBDA {
           if constexpr (std::is_same_v<typename reflect::leaf_t<value_type, L>::type, E> &&
                         reflect::leaf_t<value_type, L>::extent == 1) {
             constexpr column_place p = detail::static_place<mapping_type, L>();

@@ -6,12 +6,14 @@
 #include <mpi.h>
 
 #include <algorithm>
+#include <array>
 #include <cmath>
 #include <map>
 #include <tuple>
 #include <cstdint>
 #include <numeric>
 #include <random>
+#include <string>
 #include <vector>
 
 #include <coalesce/coalesce.hpp>
@@ -362,6 +364,167 @@ TEST_CASE("the halo holds exactly the periodic images within the cutoff of the s
   check_halo<coalesce::aos>();
   check_halo<coalesce::aosoa<8>>();
   check_halo<split_first>();
+}
+
+namespace {
+// Every ghost's position is its owner's image: the owner's position plus a multiple of the box
+// length per axis (nonzero only across a periodic boundary), the same multiple before and after
+// a forward, and a ghost lies within the cutoff of this subdomain. `owner_shift` is the owners'
+// displacement since build_halo (the ghosts must have followed it).
+struct ghost_images {
+  std::map<std::uint32_t, vec3> owner;  // every rank's owned positions by id, at build time
+  std::vector<std::array<int, 3>> image;  // per ghost: the box lengths added per axis at build time
+};
+std::array<int, 3> image_of(vec3 ghost, vec3 owner, double length) {
+  float const g[3] = {ghost.x, ghost.y, ghost.z}, o[3] = {owner.x, owner.y, owner.z};
+  std::array<int, 3> out{};
+  for (int a = 0; a < 3; ++a) out[a] = static_cast<int>(std::lround((g[a] - o[a]) / length));
+  return out;
+}
+// Checks the ghosts of `with_ghosts` against their owners (moved by `moved` along x since build).
+// Returns the first bad ghost in words, or "".
+std::string bad_ghost(std::vector<Particle> const& with_ghosts, std::size_t owned, ghost_images& images, float moved, bool building,
+                      bool periodic, coalesce::box const& sub, double cutoff) {
+  double const length = 8.0;
+  for (std::size_t g = owned; g < with_ghosts.size(); ++g) {
+    auto const& p = with_ghosts[g];
+    auto const found = images.owner.find(p.id);
+    if (found == images.owner.end()) return "ghost " + std::to_string(g) + " has an id no rank owns";
+    vec3 owner = found->second;
+    owner.x += moved;
+    auto const image = image_of(p.pos, owner, length);
+    if (!periodic && image != std::array<int, 3>{}) return "ghost " + std::to_string(g) + " is an image in an open box";
+    if (building) {
+      images.image.push_back(image);
+      double const c[3] = {p.pos.x, p.pos.y, p.pos.z};
+      for (int a = 0; a < 3; ++a) {
+        if (c[a] < sub.lo[a] - cutoff - 1e-4 || c[a] > sub.hi[a] + cutoff + 1e-4) {
+          return "ghost " + std::to_string(g) + " lies beyond the cutoff of this subdomain along axis " + std::to_string(a);
+        }
+      }
+    } else if (images.image[g - owned] != image) {
+      return "ghost " + std::to_string(g) + " (id " + std::to_string(p.id) + ") changed its periodic image: x " +
+             std::to_string(p.pos.x) + ", owner's x " + std::to_string(owner.x);
+    }
+    float const expect[3] = {static_cast<float>(owner.x + image[0] * length), static_cast<float>(owner.y + image[1] * length),
+                             static_cast<float>(owner.z + image[2] * length)};
+    float const got[3] = {p.pos.x, p.pos.y, p.pos.z};
+    for (int a = 0; a < 3; ++a) {
+      if (std::abs(got[a] - expect[a]) > 1e-4f) {
+        return "ghost " + std::to_string(g) + " axis " + std::to_string(a) + ": " + std::to_string(got[a]) + ", its owner's image " +
+               std::to_string(expect[a]);
+      }
+    }
+  }
+  return "";
+}
+
+template <class L> void check_ghost_positions(coalesce::boundary edges) {
+  coalesce::box world = unit_box;
+  world.edges = edges;
+  bool const periodic = edges == coalesce::boundary::periodic;
+  cm::decomposition const d(MPI_COMM_WORLD, world);
+  test_vector<Particle, L> particles(scattered(500, d.rank()));
+  (void)cm::migrate(d, particles, &Particle::pos);
+  std::vector<Particle> owned(particles.size());
+  particles.copy_to(owned);
+  ghost_images images;
+  for (auto const& p : all_particles(owned)) images.owner[p.id] = p.pos;
+  double const cutoff = 1.0;
+  auto const halo = cm::build_halo(d, particles, &Particle::pos, cutoff);
+  auto const records = [&] {
+    std::vector<Particle> out(particles.size());
+    particles.copy_to(out);
+    return out;
+  };
+  std::string const after_build = bad_ghost(records(), halo.owned(), images, 0.0f, true, periodic, d.subdomain(), cutoff);
+  CHECK_MESSAGE(after_build.empty(), "after build_halo: " << after_build);
+  long long images_here = 0;  // the test must see ghosts across the boundary in a periodic box
+  for (auto const& im : images.image) images_here += im != std::array<int, 3>{} ? 1 : 0;
+  CHECK((sum_over_ranks(images_here) > 0) == periodic);
+
+  // Owners move by 0.125 along x; whole records forwarded: the ghosts follow, images kept.
+  auto const move_owners = [&](float dx) {
+    auto on_host = records();
+    for (std::size_t i = 0; i < halo.owned(); ++i) on_host[i].pos.x += dx;
+    particles.assign(coalesce::host_vector<Particle, L>(on_host));
+  };
+  move_owners(0.125f);
+  cm::forward(halo, particles);
+  std::string const after_records = bad_ghost(records(), halo.owned(), images, 0.125f, false, periodic, d.subdomain(), cutoff);
+  CHECK_MESSAGE(after_records.empty(), "after forward(halo, particles): " << after_records);
+  // Whole records twice in a row: the shift is applied once per forward, never accumulated.
+  cm::forward(halo, particles);
+  std::string const twice = bad_ghost(records(), halo.owned(), images, 0.125f, false, periodic, d.subdomain(), cutoff);
+  CHECK_MESSAGE(twice.empty(), "after a second forward(halo, particles): " << twice);
+
+  // One member forwarded (the position): the same.
+  move_owners(0.125f);
+  cm::forward(halo, particles, &Particle::pos);
+  std::string const after_member = bad_ghost(records(), halo.owned(), images, 0.25f, false, periodic, d.subdomain(), cutoff);
+  CHECK_MESSAGE(after_member.empty(), "after forward(halo, particles, &Particle::pos): " << after_member);
+
+  // Whole records as a std::vector and as a coalesce::array (host memory / the test's space).
+  if constexpr (std::is_same_v<L, coalesce::soa>) {
+    std::vector<Particle> plain(owned);
+    for (auto& p : plain) p.pos.x += 0.25f;
+    cm::forward(halo, plain);
+    std::string const as_std = bad_ghost(plain, halo.owned(), images, 0.25f, false, periodic, d.subdomain(), cutoff);
+    CHECK_MESSAGE(as_std.empty(), "after forward(halo, std::vector<Particle>): " << as_std);
+    test_array<Particle> array(plain);
+    array.resize(halo.owned());
+    cm::forward(halo, array);
+    std::string const as_array = bad_ghost(to_host(array), halo.owned(), images, 0.25f, false, periodic, d.subdomain(), cutoff);
+    CHECK_MESSAGE(as_array.empty(), "after forward(halo, coalesce::array<Particle>): " << as_array);
+  }
+  // Another array type is never shifted: a vec3 velocity array keeps its owners' values exactly.
+  test_vector<vec3> velocity(std::vector<vec3>(halo.owned(), vec3{0.5f, 0.25f, 0.125f}));
+  cm::forward(halo, velocity);
+  bool unshifted = true;
+  for (auto const& v : to_host(velocity)) unshifted = unshifted && v.x == 0.5f && v.y == 0.25f && v.z == 0.125f;
+  CHECK(unshifted);
+}
+
+// Particles that crossed the periodic boundary (positions outside the box) migrate as their
+// image inside the box: the owner's halo then sees them.
+template <class L> void check_migration_wraps() {
+  cm::decomposition const d(MPI_COMM_WORLD, unit_box);
+  auto records = scattered(300, d.rank());
+  for (std::size_t i = 0; i < records.size(); i += 3) records[i].pos.x += 8.0f;    // one box length past hi
+  for (std::size_t i = 1; i < records.size(); i += 3) records[i].pos.y -= 8.25f;   // below lo (and beyond one length for some)
+  records[2].pos.z = -1e-9f;  // just below lo: its image rounds to hi in float, and must be stored as lo's
+  test_vector<Particle, L> particles(records);
+  (void)cm::migrate(d, particles, &Particle::pos);
+  std::vector<Particle> after(particles.size());
+  particles.copy_to(after);
+  bool inside = true, mine = true;
+  for (auto const& p : after) {
+    float const c[3] = {p.pos.x, p.pos.y, p.pos.z};
+    for (int a = 0; a < 3; ++a) inside = inside && c[a] >= 0.0f && c[a] < 8.0f;
+    mine = mine && d.owner({p.pos.x, p.pos.y, p.pos.z}) == d.rank();
+  }
+  CHECK(inside);
+  CHECK(mine);
+  auto const again = cm::migrate(d, particles, &Particle::pos);
+  CHECK(sum_over_ranks(static_cast<long long>(again.sent)) == 0);
+}
+}  // namespace
+
+TEST_CASE("ghost positions are their owners' periodic images after build_halo and after every forward, on every layout") {
+  for (auto edges : {coalesce::boundary::periodic, coalesce::boundary::clamped}) {
+    CAPTURE(static_cast<int>(edges));
+    check_ghost_positions<coalesce::soa>(edges);
+    check_ghost_positions<coalesce::aos>(edges);
+    check_ghost_positions<coalesce::aosoa<8>>(edges);
+    check_ghost_positions<split_first>(edges);
+  }
+}
+
+TEST_CASE("migration by position in a periodic box wraps positions outside the box into it, on every layout") {
+  check_migration_wraps<coalesce::soa>();
+  check_migration_wraps<coalesce::aos>();
+  check_migration_wraps<coalesce::aosoa<8>>();
+  check_migration_wraps<split_first>();
 }
 
 TEST_CASE("a cutoff wider than a subdomain is refused on every rank") {

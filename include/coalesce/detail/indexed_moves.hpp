@@ -90,7 +90,25 @@ COALESCE_HOST_DEVICE inline int owner_rank(owner_grid const& g, double const* po
   }
   return rank;
 }
-// out[i] = owner_rank of element i's position.
+// A coordinate outside a periodic box's [lo, hi) along axis a, wrapped into it (the image inside
+// the box, as owner_rank sees it); inside, clamped or not finite: unchanged.
+COALESCE_HOST_DEVICE inline double wrapped_coordinate(owner_grid const& g, unsigned a, double x) {
+  double const extent = g.hi[a] - g.lo[a];
+  double t = x - g.lo[a];
+  if (!g.periodic || !(t - t == 0.0) || (t >= 0.0 && t < extent)) return x;
+  t -= floor(t / extent) * extent;
+  return g.lo[a] + t;
+}
+// The same as a column of `width` bytes stores it: a float image that rounds up to hi is wrapped
+// once more (to lo), so what is stored lies in [lo, hi) and a second migration moves nothing.
+COALESCE_HOST_DEVICE inline double wrapped_coordinate(owner_grid const& g, unsigned a, double x, unsigned width) {
+  double w = wrapped_coordinate(g, a, x);
+  if (width == 4 && w != x) w = static_cast<float>(wrapped_coordinate(g, a, static_cast<float>(w)));
+  return w;
+}
+// out[i] = owner_rank of element i's position. In a periodic box a position outside it is
+// wrapped in place into the box first: a particle migrates as its image inside its new owner's
+// subdomain, never as a point outside every subdomain (which the halo would not see).
 void owners_of(memory_kind kind, position_columns const& position, std::size_t n, owner_grid const& grid, int* out,
                void* stream);
 

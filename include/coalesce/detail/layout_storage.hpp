@@ -86,8 +86,11 @@ template <class T, class Layout> struct layout_storage {
     constexpr std::size_t blob = mapping_type::blob_of(Leaf);
     return reinterpret_cast<U*>(blobs[blob] + map.place(Leaf, j).at(i));
   }
-  // Leaf chosen at run time (host code; kernels use the compile-time form).
-  template <class U> U* leaf_address_at(std::size_t leaf, std::size_t i, std::size_t j) const {
+  // Leaf chosen at run time (host code; kernels use the compile-time form). Forced inline like
+  // every step from v[i][&T::m] to the load: the leaf is a constant only once inlined, and g++
+  // stops inlining plain functions when a translation unit grows (inline-unit-growth), which
+  // turned every member access of a large user file into a call.
+  template <class U> COALESCE_INLINE U* leaf_address_at(std::size_t leaf, std::size_t i, std::size_t j) const {
     return reinterpret_cast<U*>(blobs[mapping_type::blob_of(leaf)] + map.place(leaf, j).at(i));
   }
 
