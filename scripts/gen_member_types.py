@@ -1,5 +1,5 @@
 #!/usr/bin/env python3
-"""Writes include/coalesce/detail/member_types.hpp: one structured-binding branch per member count."""
+"""Writes include/coalesce/core/member_types.hpp: one structured-binding branch per member count."""
 import pathlib
 
 N = 64
@@ -83,4 +83,4 @@ parts.append(""" else {
 }  // namespace coalesce::detail
 """)
 root = pathlib.Path(__file__).resolve().parent.parent
-(root / "include/coalesce/detail/member_types.hpp").write_text("".join(parts))
+(root / "include/coalesce/core/member_types.hpp").write_text("".join(parts))

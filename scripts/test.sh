@@ -8,6 +8,8 @@
 set -euo pipefail
 cd "$(dirname "$0")/.."
 scripts/install-deps.sh
+# The folders are the layers: no include runs up them, none goes round in a circle.
+python3 scripts/check_layers.py
 jobs=$(nproc)
 run_suite() {  # name, cmake options...
   local dir=build/$1

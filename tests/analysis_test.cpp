@@ -13,7 +13,7 @@
 
 #include <doctest/doctest.h>
 
-#include <coalesce/analysis.hpp>
+#include <coalesce/analysis/analysis.hpp>
 
 #include "test_types.hpp"
 

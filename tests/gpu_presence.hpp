@@ -1,6 +1,6 @@
 // Whether tests that touch device memory can run here.
 #pragma once
-#include <coalesce/config.hpp>
+#include <coalesce/core/config.hpp>
 
 #if COALESCE_WITH_CUDA
 #include <cuda_runtime.h>

@@ -212,7 +212,7 @@ TEST_CASE_TEMPLATE("a vector made on a stream is zeroed, grows and keeps its ele
   CHECK(zero);
 }
 
-// The _async forms (coalesce/async.hpp) on a plan that checks before writing: the same results
+// The _async forms (coalesce/reorder/async.hpp) on a plan that checks before writing: the same results
 // as the waiting calls, the plan's policy unchanged afterwards, and bad input reported by the
 // next check() instead of a throw from the call.
 TEST_CASE_TEMPLATE("_async forms give what the waiting calls give and report bad input at plan.check()", S, coalesce::host,

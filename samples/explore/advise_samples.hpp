@@ -2,7 +2,7 @@
 #pragma once
 #include <cstddef>
 
-#include <coalesce/analysis.hpp>
+#include <coalesce/analysis/analysis.hpp>
 
 // Prints (or writes as JSON) the advisor's ranking for the samples' kernels; returns the exit status.
 int advise_samples(coalesce::analysis::device_model const& model, bool json, std::size_t particles);

@@ -22,8 +22,8 @@
 #include <string_view>
 #include <vector>
 
-#include <coalesce/analysis.hpp>
-#include <coalesce/split.hpp>
+#include <coalesce/analysis/analysis.hpp>
+#include <coalesce/core/split.hpp>
 
 #include "advise_samples.hpp"
 #include "json_writer.hpp"

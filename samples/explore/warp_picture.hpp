@@ -5,7 +5,7 @@
 #include <string>
 #include <vector>
 
-#include <coalesce/analysis.hpp>
+#include <coalesce/analysis/analysis.hpp>
 
 namespace explore {
 

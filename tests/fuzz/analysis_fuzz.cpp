@@ -13,7 +13,7 @@
 #include <unistd.h>
 #include <vector>
 
-#include <coalesce/analysis.hpp>
+#include <coalesce/analysis/analysis.hpp>
 
 namespace ca = coalesce::analysis;
 

@@ -63,7 +63,7 @@ template <class V> void reorder_step(coalesce::stream s, V& v, coalesce::device_
   coalesce::apply(plan, coalesce::device_span<std::uint32_t>{charge.data(), charge.n});
 }
 
-// The same step through the _async forms (coalesce/async.hpp).
+// The same step through the _async forms (coalesce/reorder/async.hpp).
 template <class V> void reorder_step_async(coalesce::stream s, V& v, coalesce::device_neighbor_list<std::uint32_t> const& list,
                                            device_words& charge, coalesce::reorder_plan& plan) {
   drift(s, v);

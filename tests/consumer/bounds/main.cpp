@@ -1,5 +1,5 @@
 // Prints whether v[i] is checked in this target, and checks that it then really is.
-#include <coalesce/vector.hpp>
+#include <coalesce/memory/vector.hpp>
 
 #include <cstdio>
 

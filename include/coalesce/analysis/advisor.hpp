@@ -1,0 +1,413 @@
+// coalesce/analysis/advisor.hpp - which layout a kernel mix wants: count each kernel's field accesses on
+// the CPU, predict every candidate layout's memory traffic with the sector model, recommend one.
+//
+//   namespace ca = coalesce::analysis;
+//   std::vector<Particle> sample = legacy;                       // a sample of the real data
+//   auto forces = ca::count_accesses<Particle>("forces", sample, [&](auto v, std::size_t i) {
+//     vec3 const p = v[i][&Particle::pos];                       // the kernel body, unchanged:
+//     (void)p;                                                   // v is a counting view here
+//   });
+//   auto integrate = ca::count_accesses<Particle>("integrate", sample, [&](auto v, std::size_t i) {
+//     v[i][&Particle::pos][&vec3::x] += dt * v[i][&Particle::vel][&vec3::x];
+//   });
+//   ca::advice const a = ca::advise<Particle>({{forces, 1.0}, {integrate, 2.0}});
+//   std::cout << ca::describe(a);                                // ranking, reasons, the C++ type
+//
+// Counting: the kernel body runs on the host, once per thread i in [0, threads), over a counting
+// view of a copy of the sample: v[i][&T::m]..., v[i] as a whole record, structured bindings
+// (auto [pos, vel] = v[i]), std::array members (v[i][&T::a][k]) and compound assignments work as
+// on a real view. Every leaf read or written is recorded in program order, with the element it
+// touched: an access to an element other than i is a gather (through an index), and the element
+// indices seen make the prediction measure the gather's locality instead of assuming it.
+//
+// Prediction (per candidate mapping): the recorded accesses are replayed warp by warp (32
+// consecutive threads; the k-th access of each lane is one instruction) against the addresses the
+// mapping gives each leaf. Two counts come out: `sectors`, the distinct 32-byte sectors a warp
+// reads and writes over the whole kernel (what reaches DRAM when a warp's reuse stays in cache:
+// the figure layouts are ranked by), and `l1_sectors`, the sectors of every instruction summed
+// (L1 traffic, the tie-breaker). Candidates: aos, soa, aosoa<8>, aosoa<32>, and split layouts
+// packing one or two top-level members (all pairs for structs of up to 8 members), plus the
+// user's own mappings (advise<T, Extra...>).
+//
+// Bad input (a kernel that touches an element outside the sample, an empty sample, weights that
+// sum to zero or are negative) throws coalesce::error saying what was wrong.
+#pragma once
+#include <array>
+#include <cstddef>
+#include <cstdint>
+#include <cstring>
+#include <initializer_list>
+#include <span>
+#include <string>
+#include <string_view>
+#include <tuple>
+#include <type_traits>
+#include <utility>
+#include <vector>
+
+#include "analysis.hpp"
+#include "../core/layout_storage.hpp"
+#include "../core/error.hpp"
+#include "../core/layout.hpp"
+#include "../core/reference.hpp"
+#include "../core/reflect.hpp"
+#include "../core/split.hpp"
+
+namespace coalesce::analysis {
+
+// One leaf access of a counted kernel: which 1-D column (leaf_table's first_column + sub), of
+// which element, read or write.
+struct field_access {
+  std::uint32_t column = 0;
+  std::uint32_t element = 0;
+  bool write = false;
+};
+
+// Per column: how often the kernel read and wrote it, and how many of those went through an
+// index (an element other than the thread's own).
+struct column_use {
+  std::uint64_t reads = 0, writes = 0, gathered_reads = 0, gathered_writes = 0;
+};
+
+// What counting one kernel found.
+struct access_trace {
+  std::string kernel;
+  std::size_t elements = 0;  // sample size
+  std::size_t threads = 0;
+  std::vector<field_access> accesses;    // every thread's accesses, thread after thread, in order
+  std::vector<std::size_t> thread_begin;  // accesses of thread i: [thread_begin[i], thread_begin[i + 1])
+  std::vector<column_use> columns;       // per 1-D column of the element type
+};
+
+// A kernel and how often it runs per step (e.g. forces once, integrate twice: weights 1 and 2).
+struct kernel_use {
+  access_trace const* trace = nullptr;
+  double weight = 1.0;
+  kernel_use(access_trace const& t, double w = 1.0) : trace(&t), weight(w) {}  // NOLINT(google-explicit-constructor)
+};
+
+// One kernel under one layout.
+struct kernel_prediction {
+  std::string kernel;
+  std::uint64_t sectors = 0;     // distinct sectors per warp, summed over warps (reads + writes)
+  std::uint64_t l1_sectors = 0;  // sectors per instruction, summed
+  std::uint64_t requests = 0;    // warp-wide instructions
+  double bytes_per_thread() const;  // sectors x sector bytes / threads
+  std::size_t threads = 0;
+  std::uint32_t sector_bytes = 32;
+};
+
+struct layout_prediction {
+  std::string layout;    // as layout_name<L>() prints it
+  std::string cpp_type;  // a type to paste (member indices; member names when advise() was given them)
+  std::vector<kernel_prediction> kernels;
+  double weighted_bytes_per_thread = 0;  // the mix: sum over kernels of weight x bytes per thread
+  double weighted_l1_sectors = 0;
+};
+
+struct advice {
+  device_model model{};
+  std::vector<layout_prediction> ranking;  // best first
+  std::vector<std::string> reasons;        // in words, for the recommendation
+  layout_prediction const& best() const { return ranking.front(); }
+};
+
+std::string describe(advice const& a);
+std::string to_json(advice const& a);
+
+}  // namespace coalesce::analysis
+
+namespace coalesce::detail {
+
+// What a counting view records into; one per count_accesses call.
+struct counting_state {
+  analysis::access_trace* trace = nullptr;
+  std::byte* data = nullptr;        // the sample's copy, records back to back
+  std::size_t record_bytes = 0;
+  std::size_t elements = 0;
+  std::size_t thread = 0;           // the thread running now
+  std::vector<std::int32_t> column_at;  // per byte of a record: its 1-D column, -1 for padding
+
+  void record(std::size_t element, std::size_t offset, std::size_t bytes, bool write) {
+    std::int32_t last = -1;
+    for (std::size_t b = offset; b < offset + bytes; ++b) {
+      std::int32_t const c = column_at[b];
+      if (c < 0 || c == last) continue;
+      last = c;
+      trace->accesses.push_back({static_cast<std::uint32_t>(c), static_cast<std::uint32_t>(element), write});
+      auto& use = trace->columns[static_cast<std::size_t>(c)];
+      bool const gathered = element != thread;
+      (write ? use.writes : use.reads) += 1;
+      if (gathered) (write ? use.gathered_writes : use.gathered_reads) += 1;
+    }
+  }
+  [[noreturn]] void out_of_range(std::size_t element) const;
+};
+
+// The counted view of element type T: what a kernel body sees as `v` while it is counted.
+template <class T> class counting_view;
+
+// A counted part of element `element`: U at byte `offset` of the record.
+template <class T, class U> class counting_ref {
+ public:
+  counting_ref(counting_state* state, std::size_t element, std::size_t offset)
+      : state_(state), element_(element), offset_(offset) {}
+
+  // v[i][&T::m], v[i][&T::pos][&vec3::x]
+  template <class M, class V = U>
+    requires std::is_class_v<V>
+  counting_ref<T, M> operator[](M V::*member) const {
+    return {state_, element_, offset_ + member_offset(member)};
+  }
+  // v[i][&T::a][k] on a std::array member
+  auto operator[](std::size_t k) const
+    requires is_std_array<U>::value
+  {
+    using E = typename U::value_type;
+    if (k >= std::tuple_size_v<U>) {
+      throw_error("count_accesses: index " + std::to_string(k) + " of a std::array member of " +
+                  std::to_string(std::tuple_size_v<U>) + " elements");
+    }
+    return counting_ref<T, E>{state_, element_, offset_ + k * sizeof(E)};
+  }
+
+  // A read of everything under this part.
+  operator U() const {  // NOLINT(google-explicit-constructor): reads like the real reference
+    state_->record(element_, offset_, sizeof(U), false);
+    U value;
+    std::memcpy(&value, address(), sizeof(U));
+    return value;
+  }
+  // A write of everything under it.
+  counting_ref const& operator=(U const& value) const {
+    state_->record(element_, offset_, sizeof(U), true);
+    std::memcpy(address(), &value, sizeof(U));
+    return *this;
+  }
+  counting_ref const& operator=(counting_ref const& other) const { return *this = static_cast<U>(other); }
+
+#define COALESCE_DETAIL_COUNTED_COMPOUND(op)                                   \
+  template <class R>                                                          \
+    requires std::is_arithmetic_v<U>                                          \
+  counting_ref const& operator op##=(R const& rhs) const {                    \
+    U value = static_cast<U>(*this);                                          \
+    value op## = rhs;                                                         \
+    return *this = value;                                                     \
+  }
+  COALESCE_DETAIL_COUNTED_COMPOUND(+)
+  COALESCE_DETAIL_COUNTED_COMPOUND(-)
+  COALESCE_DETAIL_COUNTED_COMPOUND(*)
+  COALESCE_DETAIL_COUNTED_COMPOUND(/)
+#undef COALESCE_DETAIL_COUNTED_COMPOUND
+
+  // Structured bindings: auto [pos, vel] = v[i];
+  template <std::size_t K> auto get() const {
+    using info = reflect::members<U>;
+    return counting_ref<T, typename info::template type<K>>{state_, element_, offset_ + info::offsets[K]};
+  }
+
+ private:
+  std::byte* address() const { return state_->data + element_ * state_->record_bytes + offset_; }
+  counting_state* state_;
+  std::size_t element_;
+  std::size_t offset_;
+};
+
+template <class T> class counting_view {
+ public:
+  explicit counting_view(counting_state* state) : state_(state) {}
+  std::size_t size() const { return state_->elements; }
+  counting_ref<T, T> operator[](std::size_t element) const {
+    if (element >= state_->elements) state_->out_of_range(element);
+    return {state_, element, 0};
+  }
+
+ private:
+  counting_state* state_;
+};
+
+// Replays a trace against per-column placements (analysis.cpp's column_desc: base offset of the
+// blob, stride, blocks) and counts sectors (src/advisor.cpp).
+analysis::kernel_prediction predict_trace(analysis::device_model const& model, analysis::access_trace const& trace,
+                                          std::vector<column_desc> const& columns);
+
+template <class T> std::vector<std::int32_t> column_map() {
+  std::vector<std::int32_t> at(sizeof(T), -1);
+  auto const& table = reflect::leaf_table_v<T>;
+  reflect::for_each_column<T>([&](std::size_t l, std::size_t j) {
+    for (std::size_t b = 0; b < table[l].size; ++b) {
+      at[table[l].offset + j * table[l].size + b] = static_cast<std::int32_t>(table[l].first_column + j);
+    }
+  });
+  return at;
+}
+
+// The 1-D columns of T under Layout at capacity n, as the replay needs them.
+template <class T, class Layout> std::vector<column_desc> columns_under(std::size_t n) {
+  using storage = layout_storage<T, Layout>;
+  using mapping = typename storage::mapping_type;
+  mapping const m(n);
+  std::array<std::uint64_t, storage::blob_count> blob_start{};
+  for (std::size_t b = 1; b < storage::blob_count; ++b) {
+    blob_start[b] = blob_start[b - 1] + round_up(m.blob_bytes(b - 1), column_alignment);
+  }
+  std::vector<column_desc> out;
+  auto const& table = reflect::leaf_table_v<T>;
+  reflect::for_each_column<T>([&](std::size_t l, std::size_t j) {
+    column_place const p = m.place(l, j);
+    out.push_back({analysis::leaf_path(table[l], j), l, j, table[l].size, blob_start[mapping::blob_of(l)] + p.offset, p.stride,
+                   p.block_stride, p.block});
+  });
+  return out;
+}
+
+// Rank and explain (src/advisor.cpp).
+analysis::advice rank_layouts(analysis::device_model const& model, std::vector<analysis::layout_prediction> candidates,
+                              std::span<analysis::kernel_use const> mix, std::vector<reflect::leaf_info> const& leaves,
+                              std::vector<std::size_t> const& member_of_leaf, std::vector<std::string> const& member_names);
+
+template <class T, class Layout>
+analysis::layout_prediction predict_layout(analysis::device_model const& model, std::span<analysis::kernel_use const> mix,
+                                           std::string cpp_type) {
+  analysis::layout_prediction out;
+  out.layout = layout_name_of<Layout>();
+  out.cpp_type = std::move(cpp_type);
+  for (auto const& use : mix) {
+    auto const columns = columns_under<T, Layout>(std::max<std::size_t>(use.trace->elements, 1));
+    out.kernels.push_back(predict_trace(model, *use.trace, columns));
+    out.weighted_bytes_per_thread += use.weight * out.kernels.back().bytes_per_thread();
+    out.weighted_l1_sectors += use.weight * static_cast<double>(out.kernels.back().l1_sectors);
+  }
+  return out;
+}
+
+template <class T> std::vector<std::size_t> member_of_each_leaf() {
+  std::vector<std::size_t> out;
+  for (auto const& info : reflect::leaf_table_v<T>) out.push_back(info.path[0]);
+  return out;
+}
+
+// "coalesce::member_indices<0, 2>", or "coalesce::fields<&Particle::pos, &Particle::mass>" given
+// the names ("Particle::pos", ...).
+std::string member_list(std::vector<std::size_t> const& members, std::vector<std::string> const& names);
+
+}  // namespace coalesce::detail
+
+template <class T, class U> struct std::tuple_size<coalesce::detail::counting_ref<T, U>>
+    : std::integral_constant<std::size_t, coalesce::reflect::members<U>::count> {};
+template <std::size_t K, class T, class U> struct std::tuple_element<K, coalesce::detail::counting_ref<T, U>> {
+  using type = decltype(std::declval<coalesce::detail::counting_ref<T, U>>().template get<K>());
+};
+
+namespace coalesce::analysis {
+
+// Runs kernel(v, i) for i in [0, threads) (default: one thread per sample element) over a
+// counting view of a copy of `sample`, recording every field access. The sample's copy may be
+// changed by the kernel's writes; `sample` itself is not.
+template <class T, class Kernel>
+access_trace count_accesses(std::string kernel_name, std::span<T const> sample, Kernel&& kernel, std::size_t threads = 0) {
+  if (sample.empty()) {
+    detail::throw_error("count_accesses('" + kernel_name + "'): the sample is empty; give it some elements of the real data");
+  }
+  if (threads == 0) threads = sample.size();
+  access_trace trace;
+  trace.kernel = std::move(kernel_name);
+  trace.elements = sample.size();
+  trace.threads = threads;
+  trace.columns.resize(reflect::column_count_v<T>);
+  trace.thread_begin.reserve(threads + 1);
+  std::vector<T> copy(sample.begin(), sample.end());
+  detail::counting_state state;
+  state.trace = &trace;
+  state.data = reinterpret_cast<std::byte*>(copy.data());
+  state.record_bytes = sizeof(T);
+  state.elements = copy.size();
+  state.column_at = detail::column_map<T>();
+  detail::counting_view<T> const view(&state);
+  for (std::size_t i = 0; i < threads; ++i) {
+    state.thread = i;
+    trace.thread_begin.push_back(trace.accesses.size());
+    kernel(view, i);
+  }
+  trace.thread_begin.push_back(trace.accesses.size());
+  return trace;
+}
+template <class T, class Kernel>
+access_trace count_accesses(std::string kernel_name, std::vector<T> const& sample, Kernel&& kernel, std::size_t threads = 0) {
+  return count_accesses<T>(std::move(kernel_name), std::span<T const>(sample), std::forward<Kernel>(kernel), threads);
+}
+
+// The prediction for one layout (any mapping, the user's own too).
+template <class T, class Layout>
+layout_prediction predict(std::span<kernel_use const> mix, device_model const& model = device_model::hopper()) {
+  return detail::predict_layout<T, Layout>(model, mix, layout_name<Layout>());
+}
+
+namespace advisor_detail {
+template <class T, std::size_t... K> std::string split_type(std::vector<std::string> const& names) {
+  std::vector<std::size_t> const members{K...};
+  return "coalesce::split<" + detail::member_list(members, names) + ", coalesce::aos, coalesce::soa>";
+}
+template <class T, std::size_t A> void add_single(std::vector<layout_prediction>& out, device_model const& model,
+                                                  std::span<kernel_use const> mix, std::vector<std::string> const& names) {
+  out.push_back(detail::predict_layout<T, split<member_indices<A>, aos, soa>>(model, mix, split_type<T, A>(names)));
+}
+template <class T, std::size_t A, std::size_t B>
+void add_pair(std::vector<layout_prediction>& out, device_model const& model, std::span<kernel_use const> mix,
+              std::vector<std::string> const& names) {
+  if constexpr (A < B) {
+    out.push_back(detail::predict_layout<T, split<member_indices<A, B>, aos, soa>>(model, mix, split_type<T, A, B>(names)));
+  }
+}
+template <class T, std::size_t A, std::size_t Members>
+void add_pairs(std::vector<layout_prediction>& out, device_model const& model, std::span<kernel_use const> mix,
+               std::vector<std::string> const& names) {
+  [&]<std::size_t... B>(std::index_sequence<B...>) {
+    (add_pair<T, A, B>(out, model, mix, names), ...);
+  }(std::make_index_sequence<Members>{});
+}
+}  // namespace advisor_detail
+
+// Predicts every candidate (aos, soa, aosoa<8>, aosoa<32>, splits packing one or two top-level
+// members, and Extra...) for the weighted mix and ranks them, best first, with the reasons.
+// member_names (optional, in member order, qualified: "Particle::pos") make the pasted type name
+// the members (coalesce::fields<&Particle::pos>) instead of their indices.
+template <class T, class... Extra>
+advice advise(std::span<kernel_use const> mix, std::vector<std::string> member_names = {},
+              device_model const& model = device_model::hopper()) {
+  if (mix.empty()) detail::throw_error("advise: no kernels; count at least one kernel with count_accesses");
+  double total = 0;
+  for (auto const& use : mix) {
+    if (!(use.weight >= 0)) detail::throw_error("advise: kernel '" + use.trace->kernel + "' has a negative or NaN weight");
+    total += use.weight;
+  }
+  if (!(total > 0)) detail::throw_error("advise: the kernels' weights sum to zero; give each kernel how often it runs per step");
+  constexpr std::size_t members = reflect::members<T>::count;
+  if (!member_names.empty() && member_names.size() != members) {
+    detail::throw_error("advise: " + std::to_string(member_names.size()) + " member names for a struct of " +
+                        std::to_string(members) + " members");
+  }
+  model.validate();
+  std::vector<layout_prediction> candidates;
+  candidates.push_back(detail::predict_layout<T, aos>(model, mix, "coalesce::aos"));
+  candidates.push_back(detail::predict_layout<T, soa>(model, mix, "coalesce::soa"));
+  candidates.push_back(detail::predict_layout<T, aosoa<8>>(model, mix, "coalesce::aosoa<8>"));
+  candidates.push_back(detail::predict_layout<T, aosoa<32>>(model, mix, "coalesce::aosoa<32>"));
+  if constexpr (members > 1) {
+    [&]<std::size_t... A>(std::index_sequence<A...>) {
+      (advisor_detail::add_single<T, A>(candidates, model, mix, member_names), ...);
+      if constexpr (members <= 8) (advisor_detail::add_pairs<T, A, members>(candidates, model, mix, member_names), ...);
+    }(std::make_index_sequence<members>{});
+  }
+  (candidates.push_back(detail::predict_layout<T, Extra>(model, mix, layout_name<Extra>())), ...);
+  auto const& table = reflect::leaf_table_v<T>;
+  return detail::rank_layouts(model, std::move(candidates), mix, std::vector<reflect::leaf_info>(table.begin(), table.end()),
+                              detail::member_of_each_leaf<T>(), member_names);
+}
+template <class T, class... Extra>
+advice advise(std::initializer_list<kernel_use> mix, std::vector<std::string> member_names = {},
+              device_model const& model = device_model::hopper()) {
+  return advise<T, Extra...>(std::span<kernel_use const>(mix.begin(), mix.size()), std::move(member_names), model);
+}
+
+}  // namespace coalesce::analysis

@@ -1,0 +1,275 @@
+// coalesce/core/layout.hpp - a layout is a mapping: where leaf f of element i lives.
+//
+//   // coalesce::aos: records one after another (what `Particle p[n]` is)
+//   // coalesce::soa: one column per leaf, each starting on a 256-byte boundary
+//   // coalesce::aosoa<6>: blocks of 6 records, inside a block one short column per leaf (any W)
+//   // coalesce::split<coalesce::fields<&Particle::pos>, coalesce::aos, coalesce::soa> (split.hpp):
+//   //   positions packed (padded to 16 bytes: one vector load each), every other leaf a column
+//   // The storage of T under a layout (its mapping plus blob pointers): core/layout_storage.hpp
+//
+// A layout L is a tag with a nested policy `L::mapping<Shape>`, as std::mdspan's layouts have a
+// `mapping` (and CuTe separates Layout from Engine): a pointer-free object that says, for leaf
+// l (sub-column j, for std::array leaves) of element i, which blob holds it and at which byte
+// offset. layout_storage holds the mapping and one pointer per blob; views, proxies, columns,
+// copies, permutations, keys and the analysis ask it and never branch on a layout's name.
+//
+// The mapping concept (docs/layouts.md shows a user-defined mapping; coalesce::detail::check_mapping
+// checks it with coalesce: messages):
+//
+//   template <class Shape> struct mapping {           // Shape: detail::shape (leaves to place)
+//     static constexpr std::size_t blob_count;         // separate memory ranges, >= 1
+//     static constexpr std::size_t blob_of(std::size_t leaf);        // which blob holds a leaf
+//     explicit mapping(std::size_t capacity);          // state: whatever depends on the capacity
+//     std::size_t capacity() const;
+//     std::size_t blob_bytes(std::size_t blob) const;  // bytes blob b needs for capacity()
+//     COALESCE_HOST_DEVICE constexpr column_place place(std::size_t leaf, std::size_t sub) const;
+//     // (a leaf's stride and block must not depend on the capacity: they are read at compile
+//     //  time from a default-constructed mapping to pick the column type)
+//     // optional: static constexpr node_slot packed(std::size_t first_leaf, std::size_t leaves);
+//   };
+//
+// column_place says where sub-column j of a leaf lies in its blob: an offset, a stride between
+// elements, and optionally blocks (element i at offset + (i / B) * block_stride + (i % B) * stride).
+// Every placement of an element's leaf is such a blocked-affine column, which is what lets the
+// precompiled copy and permutation kernels move any mapping. `packed` says whether the leaves
+// [first, first + leaves) sit together exactly as in the shape's record (a nested struct stored
+// whole), and how aligned and how large that slot is: the proxies then load such a struct with
+// one vector load.
+#pragma once
+#include <array>
+#include <bit>
+#include <cstddef>
+#include <cstdint>
+#include <string>
+#include <type_traits>
+
+#include "config.hpp"
+#include "reflect.hpp"
+
+namespace coalesce {
+
+// Every column (every blob) starts on this boundary (what cudaMalloc returns), so a warp's
+// first access to a column never straddles an extra 32-byte sector.
+inline constexpr std::size_t column_alignment = 256;
+
+// One 1-D column as the copy kernels see it: element i of the column is at
+//   base + (i / block) * block_stride + (i % block) * stride
+// Unblocked columns use block_shift 63 (only the stride term remains); blocks of a power of two
+// use block_shift = log2(block) (a shift and a mask); other block sizes block_shift 64 and
+// `block` (a division).
+struct column_ref {
+  std::byte* base = nullptr;
+  std::size_t stride = 0;
+  std::size_t block_stride = 0;
+  unsigned block_shift = 63;
+  std::size_t block = 0;
+
+  COALESCE_HOST_DEVICE std::byte* address(std::size_t i) const {
+    if (block_shift == 63) return base + i * stride;
+    if (block_shift < 63) {
+      std::size_t const mask = (std::size_t{1} << block_shift) - 1;
+      return base + (i >> block_shift) * block_stride + (i & mask) * stride;
+    }
+    return base + (i / block) * block_stride + (i % block) * stride;
+  }
+  COALESCE_HOST_DEVICE bool contiguous(std::size_t width) const { return block_shift == 63 && stride == width; }
+  // Elements per block (0: unblocked).
+  COALESCE_HOST_DEVICE std::size_t block_elements() const {
+    return block_shift == 63 ? 0 : block_shift < 63 ? std::size_t{1} << block_shift : block;
+  }
+};
+
+// Where sub-column j of a leaf lies inside its blob (column_ref without the pointer).
+struct column_place {
+  std::size_t offset = 0;
+  std::size_t stride = 0;
+  std::size_t block = 0;  // elements per block; 0: unblocked
+  std::size_t block_stride = 0;
+
+  COALESCE_HOST_DEVICE COALESCE_INLINE constexpr std::size_t at(std::size_t i) const {
+    return block == 0 ? offset + i * stride : offset + (i / block) * block_stride + (i % block) * stride;
+  }
+  friend constexpr bool operator==(column_place const&, column_place const&) = default;
+};
+
+// What a mapping promises about a run of leaves stored together as in the record: the slot's
+// alignment (0: not stored together) and its bytes (>= the struct's size; the rest is padding).
+struct node_slot {
+  std::size_t alignment = 0;
+  std::size_t bytes = 0;
+};
+
+namespace detail {
+constexpr std::size_t round_up(std::size_t x, std::size_t to) { return (x + to - 1) / to * to; }
+
+// Element l of a static constexpr array, usable in device code (nvcc does not let kernels name a
+// host-side static array; a constant copy folds away once l is a constant).
+template <auto const& Array> COALESCE_HOST_DEVICE COALESCE_INLINE constexpr auto element_of(std::size_t l) {
+  constexpr auto copy = Array;
+  return copy[l];
+}
+
+// A set of leaves to place: the root type's leaves (root_shape) or a subset of them (a split's
+// group, shape_of_leaves). `offset` is the leaf's byte offset inside this shape's packed record,
+// record_bytes and record_align that record's size and alignment; leaf(l) reads leaves[l] in
+// host or device code (mappings use it in place()).
+struct shape_leaf {
+  std::size_t root_leaf;
+  std::size_t size;
+  std::size_t align;
+  std::size_t extent;
+  std::size_t offset;
+};
+
+template <class T> struct root_shape {
+  using root = T;
+  static constexpr std::size_t count = reflect::leaf_count_v<T>;
+  static constexpr std::array<shape_leaf, count> leaves = [] {
+    std::array<shape_leaf, count> out{};
+    for (std::size_t l = 0; l < count; ++l) {
+      auto const& info = reflect::leaf_table_v<T>[l];
+      out[l] = {l, info.size, info.align, info.extent, info.offset};
+    }
+    return out;
+  }();
+  static constexpr std::size_t record_bytes = sizeof(T);
+  static constexpr std::size_t record_align = alignof(T);
+  COALESCE_HOST_DEVICE COALESCE_INLINE static constexpr shape_leaf leaf(std::size_t l) { return element_of<leaves>(l); }
+};
+
+// A layout's name() where it has one (every coalesce layout does), else "custom".
+template <class L> std::string layout_name_of() {
+  if constexpr (requires { L::name(); }) {
+    return L::name();
+  } else {
+    return "custom";
+  }
+}
+
+// Largest power of two dividing x (capped): the alignment an offset keeps.
+constexpr std::size_t alignment_of_offset(std::size_t x, std::size_t cap = column_alignment) {
+  return x == 0 ? cap : std::min<std::size_t>(cap, x & (~x + 1));
+}
+}  // namespace detail
+
+// --------------------------------------------------------------------------------------- aos
+// Records one after another; the record is the shape's (sizeof(T) for a whole struct).
+struct aos {
+  static std::string name() { return "aos"; }
+  template <class Shape> struct mapping {
+    static constexpr std::size_t blob_count = 1;
+    COALESCE_HOST_DEVICE COALESCE_INLINE static constexpr std::size_t blob_of(std::size_t) { return 0; }
+    static constexpr std::size_t stride = Shape::record_bytes;
+
+    constexpr mapping() = default;
+    COALESCE_HOST_DEVICE constexpr explicit mapping(std::size_t capacity) : capacity_(capacity) {}
+    COALESCE_HOST_DEVICE std::size_t capacity() const { return capacity_; }
+    std::size_t blob_bytes(std::size_t) const { return capacity_ * stride; }
+    static constexpr std::size_t max_capacity() { return static_cast<std::size_t>(PTRDIFF_MAX) / stride; }
+    COALESCE_HOST_DEVICE COALESCE_INLINE static constexpr column_place place(std::size_t leaf, std::size_t sub) {
+      detail::shape_leaf const l = Shape::leaf(leaf);
+      return {l.offset + sub * l.size, stride, 0, 0};
+    }
+    // Any run of leaves is stored as in the record; its slot reaches to the record's end.
+    static constexpr node_slot packed(std::size_t first, std::size_t) {
+      std::size_t const at = Shape::leaves[first].offset;
+      return {std::min(detail::alignment_of_offset(stride), detail::alignment_of_offset(at)), stride - at};
+    }
+
+   private:
+    std::size_t capacity_ = 0;
+  };
+};
+
+// --------------------------------------------------------------------------------------- soa
+// One blob per leaf; a std::array<U, N> leaf's N sub-columns follow one another in its blob,
+// each padded to `sub_column_alignment` bytes (256 in coalesce's own allocations; 1 over a
+// user's columns, which are n elements back to back).
+struct soa {
+  static std::string name() { return "soa"; }
+  template <class Shape> struct mapping {
+    static constexpr std::size_t blob_count = Shape::count;
+    COALESCE_HOST_DEVICE COALESCE_INLINE static constexpr std::size_t blob_of(std::size_t leaf) { return leaf; }
+
+    constexpr mapping() = default;
+    COALESCE_HOST_DEVICE constexpr explicit mapping(std::size_t capacity, std::size_t sub_column_alignment = column_alignment)
+        : capacity_(capacity), sub_alignment_(sub_column_alignment) {}
+    COALESCE_HOST_DEVICE std::size_t capacity() const { return capacity_; }
+    std::size_t blob_bytes(std::size_t leaf) const { return Shape::leaves[leaf].extent * pitch(leaf); }
+    static constexpr std::size_t max_capacity() {
+      std::size_t per_element = 0;
+      for (auto const& leaf : Shape::leaves) per_element += leaf.extent * leaf.size;
+      std::size_t const padding = (Shape::count + 1) * column_alignment;
+      auto const limit = static_cast<std::size_t>(PTRDIFF_MAX);
+      return per_element == 0 || padding >= limit ? 0 : (limit - padding) / per_element;
+    }
+    COALESCE_HOST_DEVICE COALESCE_INLINE constexpr column_place place(std::size_t leaf, std::size_t sub) const {
+      detail::shape_leaf const l = Shape::leaf(leaf);
+      return {l.extent == 1 ? 0 : sub * pitch(leaf), l.size, 0, 0};
+    }
+    static constexpr node_slot packed(std::size_t first, std::size_t leaves) {  // a lone leaf only
+      std::size_t const size = Shape::leaves[first].size;
+      return leaves == 1 ? node_slot{detail::alignment_of_offset(size), size} : node_slot{};
+    }
+    friend bool operator==(mapping const&, mapping const&) = default;
+
+   private:
+    COALESCE_HOST_DEVICE COALESCE_INLINE constexpr std::size_t pitch(std::size_t leaf) const {
+      return detail::round_up(capacity_ * Shape::leaf(leaf).size, sub_alignment_);
+    }
+    std::size_t capacity_ = 0;
+    std::size_t sub_alignment_ = column_alignment;
+  };
+};
+
+// ---------------------------------------------------------------------------------- aosoa<W>
+// Blocks of W records; inside a block, leaf l's W * extent elements are a short column
+// (aligned for its type), and a block is padded to the record's alignment. Any W >= 1.
+template <std::size_t W> struct aosoa {
+  static_assert(W > 0, "coalesce: aosoa<W> needs W >= 1 records per block (8, 16, 32 ... or any other count)");
+  static constexpr std::size_t width = W;
+  static std::string name() { return "aosoa<" + std::to_string(W) + ">"; }
+
+  template <class Shape> struct mapping {
+    static constexpr std::size_t blob_count = 1;
+    COALESCE_HOST_DEVICE COALESCE_INLINE static constexpr std::size_t blob_of(std::size_t) { return 0; }
+    static constexpr std::array<std::size_t, Shape::count> block_offsets = [] {
+      std::array<std::size_t, Shape::count> out{};
+      std::size_t end = 0;
+      for (std::size_t l = 0; l < Shape::count; ++l) {
+        end = detail::round_up(end, Shape::leaves[l].align);
+        out[l] = end;
+        end += W * Shape::leaves[l].extent * Shape::leaves[l].size;
+      }
+      return out;
+    }();
+    static constexpr std::size_t block_bytes = [] {
+      std::size_t end = 0;
+      for (std::size_t l = 0; l < Shape::count; ++l) {
+        end = detail::round_up(end, Shape::leaves[l].align) + W * Shape::leaves[l].extent * Shape::leaves[l].size;
+      }
+      return detail::round_up(end == 0 ? 1 : end, Shape::record_align);
+    }();
+
+    constexpr mapping() = default;
+    COALESCE_HOST_DEVICE constexpr explicit mapping(std::size_t capacity) : capacity_(capacity) {}
+    COALESCE_HOST_DEVICE std::size_t capacity() const { return capacity_; }
+    std::size_t blob_bytes(std::size_t) const { return (capacity_ + W - 1) / W * block_bytes; }
+    static constexpr std::size_t max_capacity() { return (static_cast<std::size_t>(PTRDIFF_MAX) / block_bytes - 1) * W; }
+    COALESCE_HOST_DEVICE COALESCE_INLINE static constexpr column_place place(std::size_t leaf, std::size_t sub) {
+      std::size_t const size = Shape::leaf(leaf).size;
+      return {detail::element_of<block_offsets>(leaf) + sub * W * size, size, W, block_bytes};
+    }
+    static constexpr node_slot packed(std::size_t first, std::size_t leaves) {  // a lone leaf only
+      std::size_t const size = Shape::leaves[first].size;
+      return leaves == 1 ? node_slot{std::min(Shape::leaves[first].align, detail::alignment_of_offset(size)), size}
+                         : node_slot{};
+    }
+
+   private:
+    std::size_t capacity_ = 0;
+  };
+};
+
+}  // namespace coalesce
+

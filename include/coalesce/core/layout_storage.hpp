@@ -1,0 +1,154 @@
+// coalesce/core/layout_storage.hpp - a layout's mapping for T plus one pointer per blob: the
+// trivially copyable thing a view carries into kernels, and what a user mapping is tested through.
+//
+//   using storage = coalesce::layout_storage<Particle, coalesce::soa>;
+//   std::size_t bytes = storage::bytes(n);                    // one allocation for capacity n
+//   storage s = storage::over(base, n);                       // blob pointers carved from it
+//   float* mass_of_7 = s.leaf_address<6, float>(7, 0);       // compile-time leaf, run-time i
+//   coalesce::column_ref c = s.column(6, 0);                  // run-time description, for copies
+//
+// Everything here is generic: the address arithmetic comes from the mapping (core/layout.hpp),
+// and folds to compile-time constants wherever the leaf is known at compile time.
+#pragma once
+#include <array>
+#include <cstddef>
+#include <cstdint>
+#include <type_traits>
+#include <utility>
+
+#include "config.hpp"
+#include "layout.hpp"
+#include "reflect.hpp"
+
+namespace coalesce {
+
+namespace detail {
+
+// A layout's mapping for a shape, with coalesce: messages for what a user-written one lacks.
+template <class L, class Shape> constexpr bool check_mapping() {
+  static_assert(requires { typename L::template mapping<Shape>; },
+                "coalesce: a layout must be coalesce::aos, soa, aosoa<W>, split<...> or a type with a nested "
+                "`template <class Shape> struct mapping` (see docs/layouts.md)");
+  using M = typename L::template mapping<Shape>;
+  static_assert(requires { { M::blob_count } -> std::convertible_to<std::size_t>; } && M::blob_count >= 1,
+                "coalesce: a layout's mapping needs `static constexpr std::size_t blob_count` (>= 1)");
+  static_assert(requires { { M::blob_of(std::size_t{}) } -> std::convertible_to<std::size_t>; },
+                "coalesce: a layout's mapping needs `static constexpr std::size_t blob_of(std::size_t leaf)`");
+  static_assert(std::is_constructible_v<M, std::size_t>,
+                "coalesce: a layout's mapping needs a constructor from the capacity: `explicit mapping(std::size_t)`");
+  static_assert(requires(M const m) { { m.blob_bytes(std::size_t{}) } -> std::convertible_to<std::size_t>; },
+                "coalesce: a layout's mapping needs `std::size_t blob_bytes(std::size_t blob) const`");
+  static_assert(requires(M const m) { { m.place(std::size_t{}, std::size_t{}) } -> std::same_as<column_place>; },
+                "coalesce: a layout's mapping needs `COALESCE_HOST_DEVICE column_place place(std::size_t leaf, "
+                "std::size_t sub) const`");
+  return true;
+}
+
+template <class M> constexpr std::size_t max_capacity_of() {
+  if constexpr (requires { M::max_capacity(); }) {
+    return M::max_capacity();
+  } else {
+    return static_cast<std::size_t>(PTRDIFF_MAX) / 1024;  // a user mapping that does not say: stay far from overflow
+  }
+}
+}  // namespace detail
+
+template <class T, class Layout> struct layout_storage {
+  using shape = detail::root_shape<T>;
+  static_assert(detail::check_mapping<Layout, shape>());
+  using mapping_type = typename Layout::template mapping<shape>;
+  static constexpr std::size_t leaves = shape::count;
+  static constexpr std::size_t blob_count = mapping_type::blob_count;
+
+  mapping_type map{};
+  std::array<std::byte*, blob_count> blobs{};
+
+  // The most elements whose byte count cannot overflow.
+  static constexpr std::size_t max_capacity() { return detail::max_capacity_of<mapping_type>(); }
+
+  // Bytes of one allocation that holds every blob for `capacity` elements, each blob starting
+  // on a column_alignment boundary.
+  static std::size_t bytes(std::size_t capacity) { return bytes(mapping_type(capacity)); }
+  static std::size_t bytes(mapping_type const& m) {
+    std::size_t total = 0;
+    for (std::size_t b = 0; b < blob_count; ++b) total += detail::round_up(m.blob_bytes(b), column_alignment);
+    return total;
+  }
+  // The blobs carved from one allocation of bytes(capacity) bytes (all null when base is null).
+  static layout_storage over(std::byte* base, std::size_t capacity) { return over(base, mapping_type(capacity)); }
+  static layout_storage over(std::byte* base, mapping_type const& m) {
+    layout_storage s;
+    s.map = m;
+    std::size_t offset = 0;
+    for (std::size_t b = 0; b < blob_count; ++b) {
+      s.blobs[b] = base == nullptr ? nullptr : base + offset;
+      offset += detail::round_up(m.blob_bytes(b), column_alignment);
+    }
+    return s;
+  }
+  COALESCE_HOST_DEVICE std::byte* base() const { return blobs[0]; }
+
+  template <std::size_t Leaf, class U>
+  COALESCE_HOST_DEVICE COALESCE_INLINE U* leaf_address(std::size_t i, std::size_t j) const {
+    constexpr std::size_t blob = mapping_type::blob_of(Leaf);
+    return reinterpret_cast<U*>(blobs[blob] + map.place(Leaf, j).at(i));
+  }
+  // Leaf chosen at run time (host code; kernels use the compile-time form). Forced inline like
+  // every step from v[i][&T::m] to the load: the leaf is a constant only once inlined, and g++
+  // stops inlining plain functions when a translation unit grows (inline-unit-growth), which
+  // turned every member access of a large user file into a call.
+  template <class U> COALESCE_INLINE U* leaf_address_at(std::size_t leaf, std::size_t i, std::size_t j) const {
+    return reinterpret_cast<U*>(blobs[mapping_type::blob_of(leaf)] + map.place(leaf, j).at(i));
+  }
+
+  // Sub-column `sub` of a leaf as the copy kernels see it.
+  column_ref column(std::size_t leaf, std::size_t sub) const {
+    column_place const p = map.place(leaf, sub);
+    std::byte* const blob = blobs[mapping_type::blob_of(leaf)];
+    column_ref c{blob == nullptr ? nullptr : blob + p.offset, p.stride, p.block_stride, 63, 0};
+    if (p.block != 0) {
+      bool const power_of_two = (p.block & (p.block - 1)) == 0;
+      c.block_shift = power_of_two ? static_cast<unsigned>(std::countr_zero(p.block)) : 64u;
+      c.block = p.block;
+    }
+    return c;
+  }
+
+  // True when a copy of blob b's used bytes can read bytes that no element wrote: padding of T
+  // in aos, a split group's padding to 16 bytes, alignment gaps in aosoa blocks, any blocked
+  // blob (the slots past size() in a partly filled last block lie between used bytes) and any
+  // blob of several whole columns (the sub-columns of a std::array leaf in soa). Copies
+  // move whole ranges, so a new allocation zeroes such blobs once: no copy ever reads bytes that
+  // nothing wrote (what compute-sanitizer's initcheck reports).
+  static bool blob_has_gaps(mapping_type const& m, std::size_t b) {
+    std::size_t covered = 0, span = 0, block = 0;
+    bool single_column = true;
+    std::size_t columns = 0;
+    for (std::size_t l = 0; l < leaves; ++l) {
+      if (mapping_type::blob_of(l) != b) continue;
+      auto const& info = reflect::leaf_table_v<T>[l];
+      column_place const p = m.place(l, 0);
+      covered += info.size * info.extent;
+      columns += info.extent;
+      single_column = single_column && info.extent == 1 && p.stride == info.size && p.block == 0;
+      span = p.block == 0 ? p.stride : p.block_stride;
+      block = p.block;
+    }
+    if (columns == 0 || (columns == 1 && single_column)) return false;  // a plain column: no gaps
+    // Several columns one after another (the sub-columns of a std::array leaf in soa): the slots
+    // past size() of each lie between used bytes too, as do the padding bytes of records.
+    return block != 0 || span != covered;
+  }
+
+  // Leaves [First, First + Count) stored together as in T (a nested struct kept whole): the
+  // slot's alignment and bytes, or alignment 0.
+  template <std::size_t First, std::size_t Count> static constexpr node_slot node() {
+    if constexpr (requires { mapping_type::packed(First, Count); }) {
+      return mapping_type::packed(First, Count);
+    } else {
+      return {};
+    }
+  }
+};
+
+}  // namespace coalesce

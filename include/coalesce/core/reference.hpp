@@ -1,0 +1,363 @@
+// coalesce/core/reference.hpp - the proxy that v[i] returns: it reads and writes like the struct.
+//
+//   auto r = v[i];                       // a reference (like std::vector<bool>::reference), not a copy
+//   Particle p = v[i];                   // load the whole record
+//   v[i] = p;                            // store the whole record
+//   auto [pos, vel, mass, id] = v[i];    // pos, vel: proxies of vec3; mass: float&; id: uint32_t&
+//   auto [x, y, z] = pos;                // leaves bind as plain references into their columns
+//   vec3 q = pos;  pos = q;              // nested proxies load and store their part only
+//   v[i][&Particle::mass] *= 0.5f;       // by member pointer
+//   v[i].get<2>() = 1.0f;                // by member index
+//
+// A proxy holds the layout's pointers by value (copied from the view) and the index, so it stays
+// valid for as long as the storage does, even after the view it came from is gone. Assigning a
+// proxy writes through it; it never rebinds. Take `Particle p = v[i]` (not `auto`) for a copy.
+#pragma once
+#include <cstddef>
+#include <cstring>
+#include <tuple>
+#include <type_traits>
+#include <utility>
+
+#include "config.hpp"
+#include "error.hpp"
+#include "layout.hpp"
+#include "reflect.hpp"
+#include "layout_storage.hpp"
+
+#if COALESCE_DEVICE_COMPILER
+#include <vector_types.h>
+#endif
+
+namespace coalesce {
+
+// Where a nested struct sits inside the root: its first leaf and its byte offset. Known at
+// compile time on every path but one (a member pointer to a struct member, resolved at run time).
+template <std::size_t First, std::size_t Offset> struct static_node {
+  COALESCE_HOST_DEVICE static constexpr std::size_t first() { return First; }
+  COALESCE_HOST_DEVICE static constexpr std::size_t offset() { return Offset; }
+};
+struct dynamic_node {
+  std::size_t first_leaf;
+  std::size_t byte_offset;
+  COALESCE_HOST_DEVICE constexpr std::size_t first() const { return first_leaf; }
+  COALESCE_HOST_DEVICE constexpr std::size_t offset() const { return byte_offset; }
+};
+
+namespace detail {
+template <class Node> inline constexpr bool is_static_node = false;
+template <std::size_t F, std::size_t O> inline constexpr bool is_static_node<static_node<F, O>> = true;
+
+template <bool Const, class U> using maybe_const = std::conditional_t<Const, U const, U>;
+
+// Byte offset of a data member, from its member pointer (an offset in the Itanium C++ ABI, which
+// gcc, clang and nvcc follow). Folds to a constant once the member pointer is a constant.
+template <class U, class M> COALESCE_HOST_DEVICE COALESCE_INLINE std::size_t member_offset(M U::*member) {
+  static_assert(sizeof(member) == sizeof(std::ptrdiff_t), "coalesce: unexpected member pointer representation");
+  std::ptrdiff_t offset;
+  std::memcpy(&offset, &member, sizeof offset);
+  return static_cast<std::size_t>(offset);
+}
+
+COALESCE_HOST_DEVICE inline void fail_member_pointer() {
+#if COALESCE_IN_DEVICE_CODE
+  __trap();
+#else
+  throw_error("a member pointer does not name a member of this struct");
+#endif
+}
+
+// Calls f.template operator()<L>() for the one L in [0, N) equal to `index` and returns its
+// result. With a constant index this folds to one call; otherwise it is a chain of selects,
+// never an indexed load from an array of pointers (which would spill kernel parameters).
+template <std::size_t N, class R, class F> COALESCE_HOST_DEVICE COALESCE_INLINE R select_index(std::size_t index, F&& f) {
+  R result{};
+  [&]<std::size_t... L>(std::index_sequence<L...>) COALESCE_INLINE_LAMBDA {
+    ((index == L ? (result = f.template operator()<L>(), 0) : 0), ...);
+  }(std::make_index_sequence<N>{});
+  return result;
+}
+// Loads a struct U stored whole in a slot of `Align`-aligned, `Slot`-byte memory. Where the
+// slot allows, one vector load reads it (a 12-byte vec3 in a 16-byte slot: one ld.global.v4),
+// which the compiler cannot know from U's own 4-byte alignment.
+template <class U, std::size_t Align, std::size_t Slot>
+COALESCE_HOST_DEVICE COALESCE_INLINE U load_packed(std::byte const* p) {
+#if COALESCE_IN_DEVICE_CODE
+  if constexpr (Align >= 16 && Slot >= 16 && sizeof(U) > 8 && sizeof(U) <= 16) {
+    uint4 const word = *reinterpret_cast<uint4 const*>(p);
+    U out;
+    memcpy(&out, &word, sizeof(U));
+    return out;
+  } else if constexpr (Align >= 8 && Slot >= 8 && sizeof(U) > 4 && sizeof(U) <= 8) {
+    uint2 const word = *reinterpret_cast<uint2 const*>(p);
+    U out;
+    memcpy(&out, &word, sizeof(U));
+    return out;
+  }
+#endif
+  return *reinterpret_cast<U const*>(p);
+}
+
+// True when leaves [F, F + leaves of U) of Root have U's leaves' sizes, extents and relative
+// offsets: where a nested U found at run time (by member pointer) could start.
+template <class Root, class U, std::size_t F> constexpr bool node_fits() {
+  constexpr std::size_t count = reflect::leaf_count_v<U>;
+  if constexpr (F + count > reflect::leaf_count_v<Root>) {
+    return false;
+  } else {
+    constexpr auto const& r = reflect::leaf_table_v<Root>;
+    constexpr auto const& u = reflect::leaf_table_v<U>;
+    for (std::size_t l = 0; l < count; ++l) {
+      if (r[F + l].size != u[l].size || r[F + l].extent != u[l].extent || r[F + l].offset - r[F].offset != u[l].offset) {
+        return false;
+      }
+    }
+    return true;
+  }
+}
+}  // namespace detail
+
+// Sub-columns of a std::array<E, N> leaf for one element: a[j] is a reference into sub-column j.
+template <class E, std::size_t N> class array_ref {
+ public:
+  using value_type = std::remove_const_t<E>;
+  COALESCE_HOST_DEVICE array_ref(E* first, std::size_t step_bytes) : first_(first), step_(step_bytes) {}
+  array_ref(array_ref const&) = default;
+
+  COALESCE_HOST_DEVICE COALESCE_INLINE E& operator[](std::size_t j) const {
+    using byte = detail::maybe_const<std::is_const_v<E>, std::byte>;
+    return *reinterpret_cast<E*>(reinterpret_cast<byte*>(first_) + j * step_);
+  }
+  COALESCE_HOST_DEVICE static constexpr std::size_t size() { return N; }
+
+  COALESCE_HOST_DEVICE operator std::array<value_type, N>() const {
+    std::array<value_type, N> out;
+    for (std::size_t j = 0; j < N; ++j) out[j] = (*this)[j];
+    return out;
+  }
+  COALESCE_HOST_DEVICE array_ref const& operator=(std::array<value_type, N> const& in) const
+    requires(!std::is_const_v<E>)
+  {
+    for (std::size_t j = 0; j < N; ++j) (*this)[j] = in[j];
+    return *this;
+  }
+  COALESCE_HOST_DEVICE array_ref const& operator=(array_ref const& other) const
+    requires(!std::is_const_v<E>)
+  {
+    return *this = static_cast<std::array<value_type, N>>(other);
+  }
+
+ private:
+  E* first_;
+  std::size_t step_;
+};
+
+template <class Root, class Layout, class U, class Node, bool Const> class reference;
+
+namespace detail {
+
+// Address of sub-column j of root leaf `leaf` (element type E) for element `index`.
+template <class Root, class E, class Layout, class Node>
+COALESCE_HOST_DEVICE COALESCE_INLINE E* leaf_pointer(layout_storage<Root, Layout> const& storage, std::size_t index, Node node,
+                                     std::size_t j) {
+  if constexpr (is_static_node<Node>) {
+    return storage.template leaf_address<Node::first(), E>(index, j);
+  } else {
+#if !COALESCE_IN_DEVICE_CODE
+    // Host code: index the leaf directly (a chain of selects defeats g++'s vectorizer).
+    return storage.template leaf_address_at<E>(node.first(), index, j);
+#endif
+    return select_index<reflect::leaf_count_v<Root>, E*>(node.first(), [&]<std::size_t L>() COALESCE_INLINE_LAMBDA -> E* {
+      if constexpr (std::is_same_v<typename reflect::leaf_t<Root, L>::type, std::remove_const_t<E>>) {
+        return storage.template leaf_address<L, E>(index, j);
+      } else {
+        return nullptr;
+      }
+    });
+  }
+}
+
+// What member access yields for a member of type M at `node`.
+template <class Root, class Layout, class M, class Node, bool Const>
+COALESCE_HOST_DEVICE COALESCE_INLINE decltype(auto) member_access(layout_storage<Root, Layout> const& storage, std::size_t index,
+                                                  Node node) {
+  constexpr reflect::node_kind kind = reflect::kind_v<M>;
+  if constexpr (kind == reflect::node_kind::aggregate) {
+    return reference<Root, Layout, M, Node, Const>(storage, index, node);
+  } else if constexpr (kind == reflect::node_kind::array) {
+    using E = maybe_const<Const, typename M::value_type>;
+    E* first = leaf_pointer<Root, E>(storage, index, node, 0);
+    std::size_t step = static_cast<std::size_t>(reinterpret_cast<std::byte const*>(leaf_pointer<Root, E>(storage, index, node, 1)) -
+                                                reinterpret_cast<std::byte const*>(first));
+    return array_ref<E, std::tuple_size_v<M>>(first, step);
+  } else {
+    return *leaf_pointer<Root, maybe_const<Const, M>>(storage, index, node, 0);
+  }
+}
+
+}  // namespace detail
+
+template <class Root, class Layout, class U, class Node, bool Const> class reference {
+  using storage_type = layout_storage<Root, Layout>;
+  using info = reflect::members<U>;
+
+ public:
+  using value_type = U;
+
+  // The storage is taken by value: g++ then keeps the copy in registers; copied from a
+  // reference it kept the proxy in memory and reloaded the column pointers every iteration,
+  // which stopped host loops from vectorizing.
+  COALESCE_HOST_DEVICE COALESCE_INLINE reference(storage_type storage, std::size_t index, Node node = {})
+      : storage_(storage), index_(index), node_(node) {}
+  reference(reference const&) = default;
+
+  // Load: the whole record (or nested struct) into registers; where the mapping stores it whole,
+  // as one load (a vector load when its slot allows).
+  COALESCE_HOST_DEVICE COALESCE_INLINE operator U() const {
+    if constexpr (detail::is_static_node<Node>) {
+      constexpr node_slot slot = storage_type::template node<Node::first(), reflect::leaf_count_v<U>>();
+      if constexpr (slot.alignment != 0 && slot.bytes >= sizeof(U)) {
+        return detail::load_packed<U, slot.alignment, slot.bytes>(
+            storage_.template leaf_address<Node::first(), std::byte const>(index_, 0));
+      } else {
+        return load_members();
+      }
+    } else {
+#if COALESCE_IN_DEVICE_CODE
+      // A struct found by member pointer: its first leaf is a constant once inlined, so the
+      // select below folds to the one static node it names.
+      return detail::select_index<reflect::leaf_count_v<Root>, U>(node_.first(), [&]<std::size_t F>() COALESCE_INLINE_LAMBDA -> U {
+        if constexpr (detail::node_fits<Root, U, F>()) {
+          return reference<Root, Layout, U, static_node<F, reflect::leaf_table_v<Root>[F].offset>, Const>(storage_, index_);
+        } else {
+          return U{};
+        }
+      });
+#else
+      return load_members();  // host code: a chain of selects would defeat the vectorizer
+#endif
+    }
+  }
+
+  // Store: writes every leaf of the struct, nothing else. A proxy never rebinds.
+  COALESCE_HOST_DEVICE COALESCE_INLINE reference const& operator=(U const& value) const
+    requires(!Const)
+  {
+    constexpr node_slot slot = [] {
+      if constexpr (detail::is_static_node<Node>) {
+        return storage_type::template node<Node::first(), reflect::leaf_count_v<U>>();
+      } else {
+        return node_slot{};
+      }
+    }();
+    if constexpr (slot.alignment != 0 && slot.bytes >= sizeof(U)) {
+      *storage_.template leaf_address<Node::first(), U>(index_, 0) = value;
+    } else {
+      auto const* bytes = reinterpret_cast<std::byte const*>(&value);
+      for_each_leaf([&]<class E>(E* element, std::size_t relative) COALESCE_INLINE_LAMBDA {
+        *element = *reinterpret_cast<E const*>(bytes + relative);
+      });
+    }
+    return *this;
+  }
+  COALESCE_HOST_DEVICE reference const& operator=(reference const& other) const
+    requires(!Const)
+  {
+    return *this = static_cast<U>(other);
+  }
+  template <class R2, class L2, class N2, bool C2>
+  COALESCE_HOST_DEVICE reference const& operator=(reference<R2, L2, U, N2, C2> const& other) const
+    requires(!Const)
+  {
+    return *this = static_cast<U>(other);
+  }
+
+  // Member K: U_K& for a leaf, array_ref for a std::array leaf, a nested proxy for a struct.
+  template <std::size_t K> COALESCE_HOST_DEVICE COALESCE_INLINE decltype(auto) get() const {
+    using M = typename info::template type<K>;
+    constexpr std::size_t first_of_member = reflect::first_leaf_of_member<U, K>();
+    if constexpr (detail::is_static_node<Node>) {
+      using child = static_node<Node::first() + first_of_member, Node::offset() + info::offsets[K]>;
+      return (detail::member_access<Root, Layout, M, child, Const>(storage_, index_, child{}));
+    } else {
+      dynamic_node child{node_.first() + first_of_member, node_.offset() + info::offsets[K]};
+      return (detail::member_access<Root, Layout, M, dynamic_node, Const>(storage_, index_, child));
+    }
+  }
+
+  // Member by member pointer: v[i][&Particle::mass]. The member is found by its offset, which
+  // folds to a constant when the member pointer is one.
+  template <class M> COALESCE_HOST_DEVICE COALESCE_INLINE decltype(auto) operator[](M U::*member) const {
+    std::size_t const offset = detail::member_offset(member);
+    dynamic_node child{0, 0};
+    bool found = false;
+    [&]<std::size_t... K>(std::index_sequence<K...>) COALESCE_INLINE_LAMBDA {
+      (
+          [&]() COALESCE_INLINE_LAMBDA {
+            if constexpr (std::is_same_v<typename info::template type<K>, M>) {
+              if (!found && info::offsets[K] == offset) {
+                found = true;
+                child = {node_.first() + reflect::first_leaf_of_member<U, K>(), node_.offset() + info::offsets[K]};
+              }
+            }
+          }(),
+          ...);
+    }(std::make_index_sequence<info::count>{});
+    if (!found) detail::fail_member_pointer();
+    return (detail::member_access<Root, Layout, M, dynamic_node, Const>(storage_, index_, child));
+  }
+
+  friend COALESCE_HOST_DEVICE void swap(reference const& a, reference const& b)
+    requires(!Const)
+  {
+    U tmp = a;
+    a = static_cast<U>(b);
+    b = tmp;
+  }
+
+ private:
+  // Member-wise aggregate initialization: values go straight to registers, which optimizers
+  // (and vectorizers) handle better than bytes written into a local.
+  COALESCE_HOST_DEVICE COALESCE_INLINE U load_members() const {
+    return [&]<std::size_t... K>(std::index_sequence<K...>) COALESCE_INLINE_LAMBDA {
+      return U{static_cast<typename info::template type<K>>(get<K>())...};
+    }(std::make_index_sequence<info::count>{});
+  }
+
+  // Calls f(pointer to the element in its column, byte offset of that element inside U) for
+  // every leaf of U and every sub-column of array leaves.
+  template <class F> COALESCE_HOST_DEVICE COALESCE_INLINE void for_each_leaf(F&& f) const {
+    [&]<std::size_t... K>(std::index_sequence<K...>) COALESCE_INLINE_LAMBDA { (visit_leaf<K>(f), ...); }(
+        std::make_index_sequence<reflect::leaf_count_v<U>>{});
+  }
+  template <std::size_t K, class F> COALESCE_HOST_DEVICE COALESCE_INLINE void visit_leaf(F& f) const {
+    using entry = reflect::leaf_t<U, K>;
+    using E = detail::maybe_const<Const, typename entry::type>;
+    auto const leaf_node = [&]() COALESCE_INLINE_LAMBDA {
+      if constexpr (detail::is_static_node<Node>) {
+        return static_node<Node::first() + K, 0>{};
+      } else {
+        return dynamic_node{node_.first() + K, 0};
+      }
+    }();
+    for (std::size_t j = 0; j < entry::extent; ++j) {
+      f(detail::leaf_pointer<Root, E>(storage_, index_, leaf_node, j), entry::offset + j * sizeof(E));
+    }
+  }
+
+  storage_type storage_;
+  std::size_t index_;
+  [[no_unique_address]] Node node_;
+};
+
+}  // namespace coalesce
+
+// Structured bindings: auto [pos, vel, mass, id] = v[i];
+template <class Root, class Layout, class U, class Node, bool Const>
+struct std::tuple_size<coalesce::reference<Root, Layout, U, Node, Const>>
+    : std::integral_constant<std::size_t, coalesce::reflect::members<U>::count> {};
+
+template <std::size_t K, class Root, class Layout, class U, class Node, bool Const>
+struct std::tuple_element<K, coalesce::reference<Root, Layout, U, Node, Const>> {
+  using type = decltype(std::declval<coalesce::reference<Root, Layout, U, Node, Const> const&>().template get<K>());
+};

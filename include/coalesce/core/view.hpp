@@ -1,0 +1,369 @@
+// coalesce/core/view.hpp - the non-owning, trivially copyable handle that kernels take by value.
+//
+//   auto v = d.view();                                  // from a coalesce::vector
+//   coalesce::for_each_index(coalesce::device{}, v.size(), [=] COALESCE_HOST_DEVICE (std::size_t i) {
+//     auto [pos, vel, mass, id] = v[i];
+//     auto [x, y, z] = pos;  auto [vx, vy, vz] = vel;
+//     x += vx * dt;  y += vy * dt;  z += vz * dt;
+//   });
+//
+//   // Over memory the program already owns, with no copy:
+//   coalesce::view<Particle, coalesce::aos> legacy(particles_ptr, n);
+//   auto cols = coalesce::view<Particle, coalesce::soa>::over_columns(n, {px, py, pz, vx, vy, vz, masses, ids});
+//
+//   // Keep a float4 array of positions as it is, the other fields as columns (split.hpp):
+//   using keep_float4 = coalesce::split<coalesce::fields<&Atom::pos>, coalesce::aos, coalesce::soa>;
+//   auto atoms = coalesce::view<Atom, keep_float4>::over_blobs(n, {positions_float4, charges, ids});
+//
+// The same kernel source runs on every layout (aos, soa, aosoa<W>, split<...>, a user's own
+// mapping). The mapping and the blob pointers are members held by value, so they travel as
+// kernel parameters (no reloads from global memory after each store). view<T const, L> is the
+// read-only form.
+#pragma once
+#include <array>
+#include <cstddef>
+#include <cstdint>
+#include <iterator>
+#include <span>
+#include <string>
+#include <type_traits>
+
+#include "column.hpp"
+#include "config.hpp"
+#include "error.hpp"
+#include "layout.hpp"
+#include "reference.hpp"
+#include "reflect.hpp"
+#include "layout_storage.hpp"
+
+namespace coalesce {
+
+template <class T, class Layout> class view;
+
+namespace detail {
+inline void check_user_pointer(void const* p, std::size_t n, std::size_t align, char const* what) {
+  if (n > 0 && p == nullptr) {
+    throw_error(std::string("a view over user memory got a null pointer for ") + what + " with " +
+                std::to_string(n) + " elements; pass the memory's address, or n = 0");
+  }
+  if (reinterpret_cast<std::uintptr_t>(p) % align != 0) {
+    throw_error(std::string("a view over user memory got a pointer for ") + what + " that is not aligned to " +
+                std::to_string(align) + " bytes (the alignment of its type); allocate it with new, "
+                "std::vector or cudaMalloc, or copy it into a coalesce::vector");
+  }
+}
+// True when a mapping stores T[capacity] in its one blob, exactly as an array of T (what a view
+// over a user's array of records needs). Read from the mapping's placements at compile time.
+template <class M, class T> constexpr bool stores_record_array() {
+  if constexpr (M::blob_count != 1) {
+    return false;
+  } else {
+    constexpr M m{};  // place() is constexpr by the mapping concept (docs/layouts.md)
+    auto const& table = reflect::leaf_table_v<T>;
+    bool as_records = true;
+    reflect::for_each_column<T>([&](std::size_t l, std::size_t j) {
+      as_records = as_records && m.place(l, j) == column_place{table[l].offset + j * table[l].size, sizeof(T), 0, 0};
+    });
+    return as_records;
+  }
+}
+
+// A leaf's column placement with capacity-independent facts (stride, blocks), for the column type.
+template <class M, std::size_t L> constexpr column_place static_place() {
+  // A compile error here: the mapping must be default-constructible with a constexpr place()
+  // (docs/layouts.md), so that column types can be chosen at compile time.
+  constexpr column_place p = M{}.place(L, 0);
+  return p;
+}
+}  // namespace detail
+
+// Random-access iterator over a view; its reference is the proxy.
+template <class View> class view_iterator {
+ public:
+  using value_type = typename View::value_type;
+  using reference = typename View::reference;
+  using difference_type = std::ptrdiff_t;
+  using pointer = void;
+  using iterator_category = std::random_access_iterator_tag;
+
+  view_iterator() = default;
+  COALESCE_HOST_DEVICE view_iterator(View v, std::size_t i) : view_(v), index_(i) {}
+
+  COALESCE_HOST_DEVICE reference operator*() const { return view_[index_]; }
+  COALESCE_HOST_DEVICE reference operator[](difference_type k) const { return view_[index_ + k]; }
+  COALESCE_HOST_DEVICE view_iterator& operator++() { ++index_; return *this; }
+  COALESCE_HOST_DEVICE view_iterator operator++(int) { auto t = *this; ++index_; return t; }
+  COALESCE_HOST_DEVICE view_iterator& operator--() { --index_; return *this; }
+  COALESCE_HOST_DEVICE view_iterator operator--(int) { auto t = *this; --index_; return t; }
+  COALESCE_HOST_DEVICE view_iterator& operator+=(difference_type k) { index_ += k; return *this; }
+  COALESCE_HOST_DEVICE view_iterator& operator-=(difference_type k) { index_ -= k; return *this; }
+  COALESCE_HOST_DEVICE friend view_iterator operator+(view_iterator it, difference_type k) { return it += k; }
+  COALESCE_HOST_DEVICE friend view_iterator operator+(difference_type k, view_iterator it) { return it += k; }
+  COALESCE_HOST_DEVICE friend view_iterator operator-(view_iterator it, difference_type k) { return it -= k; }
+  COALESCE_HOST_DEVICE friend difference_type operator-(view_iterator a, view_iterator b) {
+    return static_cast<difference_type>(a.index_) - static_cast<difference_type>(b.index_);
+  }
+  COALESCE_HOST_DEVICE friend bool operator==(view_iterator a, view_iterator b) { return a.index_ == b.index_; }
+  COALESCE_HOST_DEVICE friend auto operator<=>(view_iterator a, view_iterator b) { return a.index_ <=> b.index_; }
+  COALESCE_HOST_DEVICE std::size_t index() const { return index_; }
+
+ private:
+  View view_{};
+  std::size_t index_ = 0;
+};
+
+template <class T, class Layout = soa> class view {
+ public:
+  using value_type = std::remove_const_t<T>;
+  using layout_type = Layout;
+  using storage_type = layout_storage<value_type, Layout>;
+  using mapping_type = typename storage_type::mapping_type;
+  static constexpr bool is_const = std::is_const_v<T>;
+  using reference = coalesce::reference<value_type, Layout, value_type, static_node<0, 0>, is_const>;
+  using iterator = view_iterator<view>;
+  using size_type = std::size_t;
+  static constexpr std::size_t leaf_count = reflect::leaf_count_v<value_type>;
+
+  view() = default;
+  COALESCE_HOST_DEVICE view(storage_type storage, std::size_t n) : storage_(storage), size_(n) {}
+
+  // A view over an existing array of records (no copy), for layouts that store records as an
+  // array (aos). Throws on null or misaligned data.
+  view(T* data, std::size_t n)
+    requires(detail::stores_record_array<mapping_type, value_type>())
+      : size_(n) {
+    detail::check_user_pointer(data, n, alignof(value_type), "the records");
+    storage_.map = mapping_type(n);
+    storage_.blobs[0] = reinterpret_cast<std::byte*>(const_cast<value_type*>(data));
+  }
+  explicit view(std::span<T> records)
+    requires(detail::stores_record_array<mapping_type, value_type>())
+      : view(records.data(), records.size()) {}
+  // The first n of `records`: throws if the memory holds fewer than n records.
+  view(std::span<T> records, std::size_t n)
+    requires(detail::stores_record_array<mapping_type, value_type>())
+      : view(records.data(), checked_size(records.size(), n, "records")) {}
+
+  // A view over memory laid out by the mapping for n elements, one pointer per blob (for a
+  // split<fields<&Atom::pos>, aos, soa>: the packed positions, then one column per other leaf).
+  // The same with each blob's size in bytes: throws naming the first blob that holds fewer
+  // than the mapping needs.
+  static view over_blobs(std::size_t n, std::array<void*, storage_type::blob_count> const& blobs,
+                         std::array<std::size_t, storage_type::blob_count> const& blob_bytes) {
+    mapping_type const m(n);
+    for (std::size_t b = 0; b < storage_type::blob_count; ++b) {
+      if (blob_bytes[b] < m.blob_bytes(b)) {
+        detail::throw_error("a view over user memory needs " + std::to_string(m.blob_bytes(b)) + " bytes in blob " +
+                            std::to_string(b) + " but the memory holds " + std::to_string(blob_bytes[b]) +
+                            "; pass a smaller size or more memory");
+      }
+    }
+    return over_blobs(n, blobs);
+  }
+  static view over_blobs(std::size_t n, std::array<void*, storage_type::blob_count> const& blobs) {
+    storage_type s;
+    s.map = mapping_type(n);
+    for (std::size_t b = 0; b < storage_type::blob_count; ++b) {
+      std::string const what = "blob " + std::to_string(b);
+      detail::check_user_pointer(blobs[b], n, blob_alignment(b), what.c_str());
+      s.blobs[b] = static_cast<std::byte*>(blobs[b]);
+    }
+    return view(s, n);
+  }
+
+  // A soa view over existing columns, one pointer per leaf in member order (no copy). For a
+  // std::array<U, N> leaf the pointer is to N sub-columns of n elements each, back to back.
+  // The same with the size of each column's memory (in elements; n * extent for std::array
+  // leaves): throws naming the first column that holds fewer.
+  static view over_columns(std::size_t n, std::array<void*, leaf_count> const& columns,
+                           std::array<std::size_t, leaf_count> const& column_sizes)
+    requires(storage_type::blob_count == leaf_count && std::is_constructible_v<mapping_type, std::size_t, std::size_t>)
+  {
+    for (std::size_t l = 0; l < leaf_count; ++l) {
+      std::string const what = "column " + std::to_string(l);
+      checked_size(column_sizes[l], n * reflect::leaf_table_v<value_type>[l].extent, what.c_str());
+    }
+    return over_columns(n, columns);
+  }
+  static view over_columns(std::size_t n, std::array<void*, leaf_count> const& columns)
+    requires(storage_type::blob_count == leaf_count && std::is_constructible_v<mapping_type, std::size_t, std::size_t>)
+  {
+    storage_type s;
+    s.map = mapping_type(n, 1);  // sub-columns back to back, n elements each
+    for (std::size_t l = 0; l < leaf_count; ++l) {
+      auto const& info = reflect::leaf_table_v<value_type>[l];
+      std::string const what = "column " + std::to_string(l);
+      detail::check_user_pointer(columns[l], n, info.align, what.c_str());
+      s.blobs[mapping_type::blob_of(l)] = static_cast<std::byte*>(columns[l]);
+    }
+    return view(s, n);
+  }
+
+  // view<T const> from view<T>: a read-only view of the same elements.
+  template <class U>
+    requires(is_const && std::is_same_v<U, value_type>)
+  COALESCE_HOST_DEVICE view(view<U, Layout> const& writable) : storage_(writable.storage()), size_(writable.size()) {}
+
+  COALESCE_HOST_DEVICE std::size_t size() const { return size_; }
+  COALESCE_HOST_DEVICE bool empty() const { return size_ == 0; }
+  COALESCE_HOST_DEVICE storage_type const& storage() const { return storage_; }
+
+  COALESCE_HOST_DEVICE COALESCE_INLINE reference operator[](std::size_t i) const {
+    detail::check_index(i, size_);
+    return reference(storage_, i);
+  }
+  COALESCE_HOST_DEVICE iterator begin() const { return {*this, 0}; }
+  COALESCE_HOST_DEVICE iterator end() const { return {*this, size_}; }
+
+  // Leaf L as a 1-D column (sub-column j of a std::array leaf).
+  template <std::size_t L> COALESCE_HOST_DEVICE COALESCE_INLINE auto column(std::size_t j = 0) const {
+    using E = detail::maybe_const<is_const, typename reflect::leaf_t<value_type, L>::type>;
+    // An empty view may hold no memory: a member offset must not be applied to a null pointer.
+    constexpr std::size_t blob = mapping_type::blob_of(L);
+    E* first = storage_.blobs[blob] == nullptr ? nullptr : storage_.template leaf_address<L, E>(0, j);
+    return column_type<E, L>(first, size_);
+  }
+
+  // A leaf as a 1-D column, by a path of member pointers: v.column(&Particle::pos, &vec3::x).
+  template <class M0, class... Ms> auto column(M0 member, Ms... path) const {
+    static_assert(path_starts_at<value_type, M0, Ms...>(),
+                  "coalesce: column() needs a member path that starts at the element type and follows it: "
+                  "v.column(&Particle::pos, &vec3::x), each member pointer of the type the previous one names");
+    std::size_t offset = 0;
+    using E = decltype(leaf_type_of(member, path...));
+    offset_of_path(offset, member, path...);
+    static_assert(reflect::kind_v<E> == reflect::node_kind::leaf,
+                  "coalesce: column() needs a path that ends at a leaf (a number, enum or opaque member); "
+                  "for a std::array member use column<leaf index>(j)");
+    using CE = detail::maybe_const<is_const, E>;
+    return find_column<CE>(offset, std::make_index_sequence<leaf_count>{});
+  }
+
+ private:
+  template <class Class, class M> struct member_pointer_parts;
+  template <class Class, class C, class M> struct member_pointer_parts<Class, M C::*> {
+    static constexpr bool belongs = std::is_same_v<C, Class>;
+    using member = M;
+  };
+  // True when the first member pointer is a member of Class and each next one of the previous
+  // member's type.
+  template <class Class, class M0, class... Ms> static constexpr bool path_starts_at() {
+    using parts = member_pointer_parts<Class, M0>;
+    if constexpr (!parts::belongs) {
+      return false;
+    } else if constexpr (sizeof...(Ms) == 0) {
+      return true;
+    } else {
+      return path_starts_at<typename parts::member, Ms...>();
+    }
+  }
+
+  static std::size_t checked_size(std::size_t available, std::size_t wanted, char const* what) {
+    if (available < wanted) {
+      detail::throw_error(std::string("a view over user memory needs ") + std::to_string(wanted) + " elements of " + what +
+                          " but the memory holds " + std::to_string(available) + "; pass a smaller size or more memory");
+    }
+    return wanted;
+  }
+
+  template <class U, class M> static M leaf_type_of(M U::*);
+  template <class U, class M, class... Ms> static auto leaf_type_of(M U::*, Ms... rest) -> decltype(leaf_type_of(rest...));
+
+  static void offset_of_path(std::size_t&) {}
+  template <class U, class M, class... Ms> static void offset_of_path(std::size_t& offset, M U::*member, Ms... rest) {
+    offset += detail::member_offset(member);
+    offset_of_path(offset, rest...);
+  }
+
+  template <class CE, std::size_t... L> auto find_column(std::size_t offset, std::index_sequence<L...>) const {
+    using E = std::remove_const_t<CE>;
+    using result = decltype(column_of_type<CE>());
+    result out = column_of_type<CE>();
+    bool found = false;
+    (
+        [&]() COALESCE_INLINE_LAMBDA {
+          if constexpr (std::is_same_v<typename reflect::leaf_t<value_type, L>::type, E> &&
+                        reflect::leaf_t<value_type, L>::extent == 1) {
+            if (!found && reflect::leaf_t<value_type, L>::offset == offset) {
+              found = true;
+              if constexpr (std::is_same_v<result, decltype(column<L>())>) {
+                out = column<L>();
+              } else {
+                using CEL = detail::maybe_const<is_const, typename reflect::leaf_t<value_type, L>::type>;
+                CEL* first = storage_.blobs[mapping_type::blob_of(L)] == nullptr
+                                 ? nullptr
+                                 : storage_.template leaf_address<L, CEL>(0, 0);
+                out = result(first, storage_.map.place(L, 0), size_);
+              }
+            }
+          }
+        }(),
+        ...);
+    if (!found) detail::throw_error("column(): the member path does not lead to a leaf of this struct");
+    return out;
+  }
+  // Leaf L's column type, from the mapping's compile-time facts: contiguous (a raw pointer),
+  // strided, or blocked.
+  template <class E, std::size_t L> COALESCE_HOST_DEVICE COALESCE_INLINE static auto column_type(E* first, std::size_t n) {
+    constexpr column_place p = detail::static_place<mapping_type, L>();
+    if constexpr (p.block == 0 && p.stride == sizeof(E)) {
+      return contiguous_column<E>(first, n);
+    } else if constexpr (p.block == 0) {
+      return strided_column<E, p.stride>(first, n);
+    } else {
+      return blocked_column<E, p.block, p.block_stride>(first, n);
+    }
+  }
+  // One column type for every leaf of element type CE that a member path may name at run time:
+  // theirs when they all agree, else the general column (stride and blocks as values).
+  template <class CE, std::size_t... L> static constexpr bool same_column_kind(std::index_sequence<L...>) {
+    using E = std::remove_const_t<CE>;
+    bool same = true;
+    bool seen = false;
+    column_place first{};
+    (
+        [&]() COALESCE_INLINE_LAMBDA {
+          if constexpr (std::is_same_v<typename reflect::leaf_t<value_type, L>::type, E> &&
+                        reflect::leaf_t<value_type, L>::extent == 1) {
+            constexpr column_place p = detail::static_place<mapping_type, L>();
+            if (seen && (p.stride != first.stride || p.block != first.block || p.block_stride != first.block_stride)) same = false;
+            if (!seen) first = p;
+            seen = true;
+          }
+        }(),
+        ...);
+    return same;
+  }
+  template <class CE> auto column_of_type() const {
+    return column_of_type_in<CE>(std::make_index_sequence<leaf_count>{});
+  }
+  template <class CE, std::size_t... L> auto column_of_type_in(std::index_sequence<L...> leaves) const {
+    if constexpr (same_column_kind<CE>(leaves)) {
+      constexpr std::size_t first = [] {
+        std::size_t f = 0;
+        bool found = false;
+        ((!found && std::is_same_v<typename reflect::leaf_t<value_type, L>::type, std::remove_const_t<CE>> &&
+                  reflect::leaf_t<value_type, L>::extent == 1
+              ? (f = L, found = true)
+              : false),
+         ...);
+        return f;
+      }();
+      return column_type<CE, first>(nullptr, 0);
+    } else {
+      return general_column<CE>(nullptr, column_place{}, 0);
+    }
+  }
+  static std::size_t blob_alignment(std::size_t blob) {
+    std::size_t align = 1;
+    for (std::size_t l = 0; l < leaf_count; ++l) {
+      if (mapping_type::blob_of(l) == blob) align = std::max(align, reflect::leaf_table_v<value_type>[l].align);
+    }
+    return align;
+  }
+
+  storage_type storage_{};
+  std::size_t size_ = 0;
+};
+
+}  // namespace coalesce

@@ -1,0 +1,120 @@
+// Type-erased memory operations, compiled once into libcoalesce.a (src/memory_*.cpp|cu).
+// Everything that moves bulk data goes through here, so a user translation unit never
+// instantiates a copy kernel and can be plain C++ even when device memory is GPU memory.
+#pragma once
+#include <array>
+#include <cstddef>
+#include <utility>
+
+#include "../core/layout.hpp"
+#include "space.hpp"
+
+namespace coalesce::detail {
+
+enum class memory_kind : unsigned char { host, device };
+
+template <class S> inline constexpr memory_kind kind_of_space = std::is_same_v<S, device> ? memory_kind::device : memory_kind::host;
+
+// True when memory of this kind can be read by host code (always, unless it is GPU memory).
+constexpr bool host_accessible(memory_kind k) { return k == memory_kind::host || !device_is_gpu; }
+
+// True when pointers of kind a and of kind b can be used together by one loop or kernel: the
+// same kind, or both readable by host code (without CUDA, device memory is host memory).
+constexpr bool same_memory(memory_kind a, memory_kind b) { return a == b || (host_accessible(a) && host_accessible(b)); }
+
+// Throws coalesce::error when p (not null) is not memory of `kind`: GPU memory handed over as
+// host memory or the reverse (a list or span that names the wrong space). Managed memory passes
+// as both. Without CUDA both kinds are host memory and nothing is checked.
+void check_space(memory_kind kind, void const* p, char const* what);
+
+// 256-byte aligned; throws coalesce::error saying how much could not be had and why.
+void* allocate(memory_kind kind, std::size_t bytes);
+void deallocate(memory_kind kind, void* p) noexcept;
+// GPU memory allocated in a stream's order (cudaMallocAsync from the device's pool: no
+// device-wide wait, allowed inside a CUDA graph capture on that stream). Host memory, a null
+// stream or a device without memory pools get allocate(); `how` says which it was.
+struct stream_allocation {
+  bool ordered = false;     // cudaMallocAsync: free with deallocate_on_stream
+  bool in_capture = false;  // allocated while a graph capture on the stream was under way
+};
+void* allocate_on_stream(memory_kind kind, std::size_t bytes, void* stream, stream_allocation& how);
+// Frees stream-ordered memory after the work queued on `stream` (cudaFreeAsync); a null stream
+// waits for the whole device first, as cudaFree does.
+void deallocate_on_stream(void* p, void* stream) noexcept;
+// True while a CUDA graph capture is under way on `stream` (never without CUDA).
+bool stream_is_capturing(void* stream);
+// `stream` is a coalesce::stream's handle (null: the default stream). Copies queue on it and
+// wait for it only when host memory is on either side (the host may then read or reuse it).
+void copy_bytes(memory_kind dst_kind, void* dst, memory_kind src_kind, void const* src, std::size_t bytes,
+                void* stream = nullptr);
+void zero_bytes(memory_kind kind, void* p, std::size_t bytes, void* stream = nullptr);
+
+// One column of elements copied within one kind of memory: element i of dst from element i of src.
+struct column_copy {
+  column_ref dst;
+  column_ref src;
+  std::size_t width;  // bytes per element
+};
+void copy_columns(memory_kind kind, column_copy const* columns, std::size_t count, std::size_t n, void* stream = nullptr);
+
+// One column filled with a value (elements [first, first + n)).
+struct column_fill {
+  column_ref dst;
+  std::size_t width;
+  void const* value;  // host pointer to `width` bytes
+};
+void fill_columns(memory_kind kind, column_fill const* columns, std::size_t count, std::size_t first, std::size_t n,
+                  void* stream = nullptr);
+
+// Waits for queued device work; rethrows any asynchronous CUDA error as coalesce::error.
+void synchronize(memory_kind kind);
+
+// Owning, movable bytes of one kind of memory. Made on a stream, GPU memory is allocated in its
+// order and freed in the order of the stream named last (free_on): the stream must outlive it.
+class buffer {
+ public:
+  buffer() = default;
+  buffer(memory_kind kind, std::size_t bytes)
+      : kind_(kind), data_(bytes == 0 ? nullptr : static_cast<std::byte*>(allocate(kind, bytes))), bytes_(bytes) {}
+  buffer(memory_kind kind, std::size_t bytes, void* stream) : kind_(kind), bytes_(bytes), free_stream_(stream) {
+    if (bytes > 0) data_ = static_cast<std::byte*>(allocate_on_stream(kind, bytes, stream, how_));
+  }
+  buffer(buffer&& other) noexcept { swap(other); }
+  buffer& operator=(buffer&& other) noexcept {
+    buffer(std::move(other)).swap(*this);
+    return *this;
+  }
+  buffer(buffer const&) = delete;
+  buffer& operator=(buffer const&) = delete;
+  ~buffer() {
+    if (data_ == nullptr) return;
+    if (how_.ordered) {
+      deallocate_on_stream(data_, free_stream_);
+    } else {
+      deallocate(kind_, data_);
+    }
+  }
+  void swap(buffer& other) noexcept {
+    std::swap(kind_, other.kind_);
+    std::swap(data_, other.data_);
+    std::swap(bytes_, other.bytes_);
+    std::swap(how_, other.how_);
+    std::swap(free_stream_, other.free_stream_);
+  }
+  // Stream-ordered memory is freed after the work on `stream` (the last user's stream) instead;
+  // null: after all work. Nothing changes for memory that is not stream ordered.
+  void free_on(void* stream) { free_stream_ = stream; }
+  std::byte* data() const { return data_; }
+  std::size_t size() const { return bytes_; }
+  memory_kind kind() const { return kind_; }
+  bool allocated_in_capture() const { return how_.in_capture; }
+
+ private:
+  memory_kind kind_ = memory_kind::host;
+  std::byte* data_ = nullptr;
+  std::size_t bytes_ = 0;
+  stream_allocation how_{};
+  void* free_stream_ = nullptr;
+};
+
+}  // namespace coalesce::detail

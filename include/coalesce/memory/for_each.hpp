@@ -1,0 +1,183 @@
+// coalesce/memory/for_each.hpp - one loop for every layout and space.
+//
+//   auto v = d.view();
+//   coalesce::for_each_index(coalesce::device{}, v.size(), [=] COALESCE_HOST_DEVICE (std::size_t i) {
+//     v[i][&Particle::mass] *= 0.5f;
+//   });
+//   coalesce::synchronize(coalesce::device{});   // launches are asynchronous, like a kernel launch
+//   coalesce::for_each_index(coalesce::device{s}, v.size(), [=] COALESCE_HOST_DEVICE (std::size_t i) {
+//     v[i][&Particle::mass] *= 2.0f;
+//   });                                           // on the CUDA stream s (coalesce/memory/stream.hpp)
+//
+// host: a plain loop. device: one GPU thread per index (CUDA; the calling file must be compiled
+// by nvcc with --extended-lambda, which the coalesce target adds), or all CPU cores through
+// OpenMP when coalesce is built without CUDA.
+#pragma once
+#include <algorithm>
+#include <cstddef>
+#include <exception>
+#include <mutex>
+#include <string>
+#include <type_traits>
+
+#include "../core/config.hpp"
+#include "buffer.hpp"
+#include "../core/error.hpp"
+#include "space.hpp"
+#include "stream.hpp"
+
+#if !COALESCE_WITH_CUDA && defined(_OPENMP)
+#include <omp.h>
+#endif
+
+#if COALESCE_WITH_CUDA && COALESCE_DEVICE_COMPILER
+#include <cuda_runtime.h>
+#endif
+
+namespace coalesce {
+
+namespace detail {
+template <class> inline constexpr bool dependent_false = false;
+
+#if COALESCE_WITH_CUDA && COALESCE_DEVICE_COMPILER
+template <class F> __global__ void for_each_index_kernel(std::size_t n, F f) {
+  std::size_t const i = static_cast<std::size_t>(blockIdx.x) * blockDim.x + threadIdx.x;
+  if (i < n) f(i);
+}
+
+template <class F> void launch_for_each_index(cudaStream_t stream, std::size_t n, F const& f) {
+  constexpr unsigned threads = 256;
+  std::size_t const blocks = (n + threads - 1) / threads;
+  for_each_index_kernel<<<static_cast<unsigned>(blocks), threads, 0, stream>>>(n, f);
+  cudaError_t const status = cudaGetLastError();
+  if (status != cudaSuccess) {
+    throw_error(std::string("for_each_index: kernel launch failed: ") + cudaGetErrorName(status) + " (" +
+                cudaGetErrorString(status) + ")");
+  }
+}
+#endif
+
+// An exception must not leave an OpenMP region (that calls std::terminate): each iteration
+// catches, the lowest failing index is kept, and the loop's caller gets it after the loop. When
+// f cannot throw once inlined (bounds checks off), the handler is dead code and the loop still
+// vectorizes.
+class loop_exception {
+ public:
+  void record(std::size_t index) noexcept {
+    std::lock_guard<std::mutex> const lock(mutex_);
+    if (!first_ || index < index_) {
+      first_ = std::current_exception();
+      index_ = index;
+    }
+  }
+  void rethrow_if_any() const {
+    if (first_) std::rethrow_exception(first_);
+  }
+
+ private:
+  std::mutex mutex_;
+  std::exception_ptr first_;
+  std::size_t index_ = 0;
+};
+
+// g++ 12 does not inline a kernel whose proxies keep copies of the view's pointers in its stack
+// frame ("--param large-stack-frame-growth limit reached"): the loop then makes one call per
+// element and cannot vectorize (7x-100x the raw loop, docs/performance.md "CPU vectorization").
+// Once inlined, the proxies fold to plain loads and stores and that frame is gone. So the
+// functions that hold the loops are flattened: f and everything it calls are inlined into them,
+// whatever the inliner's size and frame heuristics say (a function the kernel calls that must
+// stay out of line can say so with __attribute__((noinline))).
+#if defined(__GNUC__)
+#define COALESCE_DETAIL_FLATTEN __attribute__((flatten))
+#else
+#define COALESCE_DETAIL_FLATTEN
+#endif
+
+template <class F> COALESCE_DETAIL_FLATTEN void for_each_index_serial(F& f, std::size_t n) {
+  for (std::size_t i = 0; i < n; ++i) f(i);
+}
+
+#if !COALESCE_WITH_CUDA
+// Indices [begin, end) of one thread. The kernel is copied first, so that its captures (the
+// view's pointers, dt ...) live in registers, where a store through a column cannot alias them.
+template <class F>
+COALESCE_DETAIL_FLATTEN void for_each_index_range(F const& shared, std::ptrdiff_t begin, std::ptrdiff_t end,
+                                                  loop_exception& failure) noexcept {
+  try {
+    F f = shared;
+    // simd: iterations are independent (the contract of for_each_index), which also tells the
+    // compiler that one index's stores do not feed another's loads, so the loop vectorizes.
+    // clang refuses a try statement inside an omp simd loop, so there the loop is left to its
+    // own vectorizer.
+#if !defined(__clang__)
+#pragma omp simd
+#endif
+    for (std::ptrdiff_t i = begin; i < end; ++i) {
+      try {
+        f(static_cast<std::size_t>(i));
+      } catch (...) {
+        failure.record(static_cast<std::size_t>(i));
+      }
+    }
+  } catch (...) {  // copying the kernel threw: no index of this thread ran
+    failure.record(static_cast<std::size_t>(begin));
+  }
+}
+
+// This thread's share of [0, count): contiguous, static, each boundary a multiple of 64 indices
+// (whole cache lines of 4-byte fields, whole blocks of aosoa<W> for W <= 64).
+inline void thread_share(std::ptrdiff_t count, std::ptrdiff_t& begin, std::ptrdiff_t& end) {
+#if defined(_OPENMP)
+  std::ptrdiff_t const threads = omp_get_num_threads();
+  std::ptrdiff_t const thread = omp_get_thread_num();
+#else
+  std::ptrdiff_t const threads = 1, thread = 0;
+#endif
+  constexpr std::ptrdiff_t grain = 64;
+  std::ptrdiff_t const share = ((count + threads - 1) / threads + grain - 1) / grain * grain;
+  begin = std::min(count, thread * share);
+  end = std::min(count, begin + share);
+}
+#endif
+}  // namespace detail
+
+template <class F> void for_each_index(host, std::size_t n, F&& f) { detail::for_each_index_serial(f, n); }
+
+// device{}: the default stream; device{s}: the stream s. Returns once the kernel is queued (CUDA;
+// synchronize to wait), or once the loop has run (OpenMP, where a stream means nothing).
+template <class F> void for_each_index(device on, std::size_t n, F f) {
+  if (n == 0) return;
+#if COALESCE_WITH_CUDA
+#if COALESCE_DEVICE_COMPILER
+  detail::launch_for_each_index(on.stream.native(), n, f);
+#else
+  static_assert(detail::dependent_false<F>,
+                "coalesce: for_each_index(device{}, ...) runs f on the GPU, so this file must be compiled "
+                "as CUDA (a .cu file, or set_source_files_properties(... LANGUAGE CUDA))");
+#endif
+#else
+  (void)on;
+  std::ptrdiff_t const count = static_cast<std::ptrdiff_t>(n);
+  detail::loop_exception failure;
+#pragma omp parallel
+  {
+    std::ptrdiff_t begin = 0, end = 0;
+    detail::thread_share(count, begin, end);
+    detail::for_each_index_range(f, begin, end, failure);
+  }
+  failure.rethrow_if_any();
+#endif
+}
+
+// Waits until device work queued so far has finished: all of it for device{}, the stream's for
+// device{s}; reports asynchronous errors as coalesce::error.
+inline void synchronize(device on) {
+  if (on.stream == stream{}) {
+    detail::synchronize(detail::memory_kind::device);
+  } else {
+    synchronize(on.stream);
+  }
+}
+inline void synchronize(host) {}
+
+}  // namespace coalesce

@@ -1,0 +1,346 @@
+// coalesce/memory/vector.hpp - the owning container.
+//
+//   coalesce::host_vector<Particle> h(n);                        // soa on the host, zero-filled
+//   coalesce::device_vector<Particle> d = h;                     // upload
+//   coalesce::device_vector<Particle, coalesce::aos> a = d;      // layout change on the GPU
+//   coalesce::host_vector<Particle> in(legacy);                  // AoS records in (any contiguous range)
+//   d.copy_to(std::span<Particle>(legacy_out));                  // and back out, as records
+//   h.push_back(p);  h.resize(m);  h.reserve(c);  h.clear();     // as std::vector (host only)
+//   auto v = d.view();                                           // for kernels, by value
+//   coalesce::device_vector<Particle> t(n, s);                   // allocated and zeroed on stream s
+//   // (with a value instead of a stream: t(n, Particle{}); t(n, {}) is ambiguous)
+//
+// One allocation per vector (columns of a soa vector are carved from it, each on a 256-byte
+// boundary). Without a stream it is cudaMalloc'd, as a std::vector would be. A device vector
+// constructed on a stream (or assigned on one when it must grow) is bound to that stream: it is
+// allocated there (cudaMallocAsync: no device-wide wait, allowed in a CUDA graph capture on that
+// stream), and its resize, reserve, copies without a stream of their own and its destruction are
+// queued there, so the stream must outlive the vector. As with any cudaMallocAsync memory, work
+// on other streams (a reorder_plan's on another stream included) must be ordered with that
+// stream (an event, cudaStreamSynchronize) before it uses the elements and before the vector is
+// resized or destroyed. A vector made before a graph capture cannot grow, be reassigned larger
+// or be destroyed inside it (reserve first). Copies, conversions and fills go through
+// libcoalesce (type-erased kernels), so a plain .cpp file can hold device vectors; only the
+// kernels a user writes need nvcc.
+#pragma once
+#include <algorithm>
+#include <cstddef>
+#include <ranges>
+#include <span>
+#include <string>
+#include <type_traits>
+#include <utility>
+
+#include "buffer.hpp"
+#include "transfer.hpp"
+#include "../core/error.hpp"
+#include "../core/layout.hpp"
+#include "../core/reflect.hpp"
+#include "space.hpp"
+#include "../core/view.hpp"
+#include "../core/layout_storage.hpp"
+
+namespace coalesce {
+
+template <class T, class Layout = soa, class Space = host> class vector;
+template <class V> struct is_vector : std::false_type {};
+template <class T, class L, class S> struct is_vector<vector<T, L, S>> : std::true_type {};
+
+template <class T, class Layout, class Space> class vector {
+  static_assert(!std::is_const_v<T>, "coalesce: vector<T const> is not allowed; use a const vector or view<T const>");
+  static_assert(space<Space>, "coalesce: the space must be coalesce::host or coalesce::device");
+  static constexpr detail::memory_kind kind = detail::kind_of_space<Space>;
+  using storage_type = layout_storage<T, Layout>;
+
+ public:
+  using value_type = T;
+  using layout_type = Layout;
+  using space_type = Space;
+  using size_type = std::size_t;
+  using view_type = coalesce::view<T, Layout>;
+  using const_view_type = coalesce::view<T const, Layout>;
+  using reference = typename view_type::reference;
+  using const_reference = typename const_view_type::reference;
+  using iterator = typename view_type::iterator;
+  using const_iterator = typename const_view_type::iterator;
+
+  vector() = default;
+
+  // n value-initialized (zero) elements.
+  explicit vector(std::size_t n) : vector(n, stream{}) {}
+  // The same allocated and zeroed on stream `on`; returns without waiting (work on `on` sees the
+  // zeros). On the default stream it is done when it returns.
+  vector(std::size_t n, stream on) : vector() {
+    reallocate_empty(n, on);
+    detail::zero_bytes(kind, memory_.data(), memory_.size(), on.handle());
+    size_ = n;
+  }
+  vector(std::size_t n, T const& value) : vector() {
+    reallocate_empty(n);
+    detail::fill_elements(storage(), kind, value, 0, n);
+    size_ = n;
+  }
+  // From AoS records in host memory (a legacy array, a std::vector<T>). Copies on `on`, and
+  // returns when the records have been read (the host may reuse them).
+  explicit vector(std::span<T const> records, stream on = {}) : vector() {
+    reallocate_empty(records.size(), on);
+    auto const source = coalesce::view<T const, aos>(records);
+    detail::copy_elements(storage(), kind, source.storage(), detail::memory_kind::host, records.size(), on.handle());
+    size_ = records.size();
+  }
+  // From any contiguous host range of records: host_vector<Particle> h(legacy_std_vector);
+  template <class R>
+    requires(!is_vector<std::remove_cvref_t<R>>::value) && std::ranges::contiguous_range<R const> &&
+            std::same_as<std::ranges::range_value_t<R>, T> && (!std::same_as<std::remove_cvref_t<R>, std::span<T const>>)
+  explicit vector(R const& records) : vector(std::span<T const>(std::ranges::data(records), std::ranges::size(records))) {}
+  vector(vector const& other) : vector() { assign_from(other); }
+  vector(vector&& other) noexcept { swap(other); }
+  // Between layouts and spaces: device_vector<T> d = h; device_vector<T, aos> a = d;
+  template <class L2, class S2> vector(vector<T, L2, S2> const& other) : vector() { assign_from(other); }
+  // The same on a stream: device_vector<T> d(h, s). Waits only when host memory is written
+  // (a copy into a host vector); GPU-to-GPU conversions stay queued on s.
+  template <class L2, class S2> vector(vector<T, L2, S2> const& other, stream on) : vector() { assign_from(other, on); }
+
+  // Replaces the contents with other's elements (any layout, any space), copied on `on`.
+  template <class L2, class S2> void assign(vector<T, L2, S2> const& other, stream on = {}) {
+    if (static_cast<void const*>(&other) != static_cast<void const*>(this)) assign_from(other, on);
+  }
+
+  vector& operator=(vector const& other) {
+    if (this != &other) assign_from(other);
+    return *this;
+  }
+  vector& operator=(vector&& other) noexcept {
+    vector(std::move(other)).swap(*this);
+    return *this;
+  }
+  template <class L2, class S2> vector& operator=(vector<T, L2, S2> const& other) {
+    assign_from(other);
+    return *this;
+  }
+
+  std::size_t size() const { return size_; }
+  bool empty() const { return size_ == 0; }
+  std::size_t capacity() const { return capacity_; }
+  // The most elements this layout can address without its byte count overflowing.
+  static constexpr std::size_t max_size() { return storage_type::max_capacity(); }
+  // Bytes of the one allocation behind the vector (columns padded to 256 bytes).
+  std::size_t allocated_bytes() const { return memory_.size(); }
+
+  void reserve(std::size_t new_capacity) {
+    if (new_capacity > capacity_) move_to_capacity(new_capacity);
+  }
+  void shrink_to_fit() {
+    if (capacity_ > size_) move_to_capacity(size_);
+  }
+  // New elements get `value` (T{}). A vector without a stream fills on the default stream and
+  // is done when this returns, so work on any stream of the caller's sees it; a vector bound to
+  // a stream queues the move and the fill on that stream and returns without waiting.
+  void resize(std::size_t n) { resize(n, T{}); }
+  void resize(std::size_t n, T const& value) {
+    if (n > capacity_) move_to_capacity(std::max(n, grown_capacity()));
+    if (n > size_) detail::fill_elements(storage(), kind, value, size_, n - size_, bound_.handle());
+    size_ = n;
+  }
+  // The stream the vector is bound to (made or grown on; the default stream when it never was):
+  // where its allocations, resize, reserve and free are queued.
+  stream allocation_stream() const { return bound_; }
+  void clear() noexcept { size_ = 0; }
+
+  void push_back(T const& value) {
+    static_assert(std::is_same_v<Space, host>,
+                  "coalesce: push_back on a device_vector would write GPU memory from the host one element "
+                  "at a time; fill a host_vector and copy it (device_vector<T> d = h), or resize and fill "
+                  "in a kernel");
+    if (size_ == capacity_) move_to_capacity(grown_capacity());
+    ++size_;
+    view()[size_ - 1] = value;
+  }
+  void pop_back() {
+    if (size_ == 0) detail::throw_error("pop_back on an empty vector");
+    --size_;
+  }
+
+  void swap(vector& other) noexcept {
+    memory_.swap(other.memory_);
+    std::swap(bound_, other.bound_);
+    std::swap(size_, other.size_);
+    std::swap(capacity_, other.capacity_);
+  }
+  friend void swap(vector& a, vector& b) noexcept { a.swap(b); }
+
+  // To AoS records in host memory; `out` must hold exactly size() records. Copies on `on` and
+  // returns when the records have arrived.
+  void copy_to(std::span<T> out, stream on = {}) const {
+    if (out.size() != size_) {
+      detail::throw_error("copy_to needs a span of exactly size() = " + std::to_string(size_) + " records, got " +
+                          std::to_string(out.size()) + "; resize the destination first");
+    }
+    auto const target = coalesce::view<T, aos>(out);
+    stream const use = on != stream{} ? on : bound_;  // after the work queued on the vector's stream
+    detail::copy_elements(target.storage(), detail::memory_kind::host, storage(), kind, size_, use.handle());
+  }
+
+  view_type view() { return view_type(storage(), size_); }
+  const_view_type view() const { return const_view_type(storage(), size_); }
+  const_view_type const_view() const { return view(); }
+
+  // Element access and iteration from host code: host vectors only (a device_vector is not a
+  // host range; use view() inside a kernel, or copy to a host_vector). operator[] checks bounds
+  // when COALESCE_CHECK_BOUNDS is on; at() always does.
+  reference operator[](std::size_t i) {
+    static_assert_host_access<Space>();
+    return view()[i];
+  }
+  const_reference operator[](std::size_t i) const {
+    static_assert_host_access<Space>();
+    return view()[i];
+  }
+  reference at(std::size_t i) {
+    static_assert_host_access<Space>();
+    if (i >= size_) detail::throw_out_of_range(i, size_);
+    return view()[i];
+  }
+  const_reference at(std::size_t i) const {
+    static_assert_host_access<Space>();
+    if (i >= size_) detail::throw_out_of_range(i, size_);
+    return view()[i];
+  }
+  reference front() { return at(0); }
+  const_reference front() const { return at(0); }
+  reference back() { return size_ == 0 ? at(0) : at(size_ - 1); }
+  const_reference back() const { return size_ == 0 ? at(0) : at(size_ - 1); }
+
+  // Removes elements [first, last) (indices), moving the later ones down, as std::vector::erase.
+  // Host vectors only; returns the index of the element after the removed ones.
+  std::size_t erase(std::size_t first, std::size_t last) {
+    static_assert_host_access<Space>();
+    if (first > last || last > size_) {
+      detail::throw_error("erase: the range [" + std::to_string(first) + ", " + std::to_string(last) +
+                          ") is not inside [0, size() = " + std::to_string(size_) + ")");
+    }
+    auto v = view();
+    for (std::size_t i = first; i + (last - first) < size_; ++i) v[i] = T(v[i + (last - first)]);
+    size_ -= last - first;
+    return first;
+  }
+  std::size_t erase(std::size_t i) { return erase(i, i + 1); }
+  iterator begin()
+    requires std::is_same_v<Space, host>
+  {
+    return view().begin();
+  }
+  iterator end()
+    requires std::is_same_v<Space, host>
+  {
+    return view().end();
+  }
+  const_iterator begin() const
+    requires std::is_same_v<Space, host>
+  {
+    return view().begin();
+  }
+  const_iterator end() const
+    requires std::is_same_v<Space, host>
+  {
+    return view().end();
+  }
+
+  // The layout's pointers, for code that drives columns itself (copies, reorders).
+  storage_type storage() const { return storage_type::over(memory_.data(), capacity_); }
+
+  // For algorithms that rebuild every element out of place (coalesce::sort_by_key): takes over
+  // `other`, an allocation of the same kind and allocated_bytes(), laid out for capacity()
+  // elements of which size() are valid, and hands the old allocation back in `other` so that
+  // the caller can reuse it next time (no copy back, no allocation).
+  void adopt_buffer(detail::buffer& other) {
+    if (other.size() != memory_.size() || (other.size() != 0 && other.kind() != kind)) {
+      detail::throw_error("adopt_buffer: the buffer has " + std::to_string(other.size()) +
+                          " bytes of another kind or size; it must match allocated_bytes() = " +
+                          std::to_string(memory_.size()));
+    }
+    memory_.swap(other);
+    memory_.free_on(bound_.handle());  // the vector's stream is where its later work goes
+  }
+
+ private:
+  template <class, class, class> friend class vector;
+
+  template <class S> static constexpr void static_assert_host_access() {
+    static_assert(std::is_same_v<S, host>,
+                  "coalesce: a device_vector's elements live in GPU memory, so host code cannot index them; "
+                  "inside a kernel use auto v = d.view(); ... v[i] (for_each_index), or copy to a host_vector "
+                  "(host_vector<T> h = d;) and index that");
+  }
+
+  std::size_t grown_capacity() const {
+    return capacity_ > max_size() / 2 ? max_size() : std::max<std::size_t>(2 * capacity_, 8);
+  }
+  static void check_capacity(std::size_t n) {
+    if (n > max_size()) {
+      detail::throw_error("a vector of " + std::to_string(n) + " elements is larger than max_size() = " +
+                          std::to_string(max_size()) + " for this element type and layout (its size in bytes would "
+                          "overflow); ask for fewer elements");
+    }
+  }
+
+  // Fresh, uninitialized storage for exactly `n` elements, allocated on `on`; old contents are
+  // dropped.
+  void reallocate_empty(std::size_t n, stream on = {}) {
+    check_capacity(n);
+    check_not_freeing_inside_capture();
+    memory_ = detail::buffer(kind, storage_type::bytes(n), on.handle());
+    bound_ = kind == detail::memory_kind::device ? on : stream{};  // host memory has no stream to keep
+    capacity_ = n;
+    size_ = 0;
+    detail::zero_gaps(storage(), kind, on.handle());  // padding inside records: zeroed once per allocation
+  }
+
+  // Storage allocated before a graph capture on the vector's stream cannot be freed inside it.
+  void check_not_freeing_inside_capture() const {
+    if (memory_.size() > 0 && !memory_.allocated_in_capture() && detail::stream_is_capturing(bound_.handle())) {
+      detail::throw_error("a vector made before the CUDA graph capture on its stream began cannot grow inside it (the "
+                          "capture cannot free its old storage); reserve() the capacity before capturing, or make "
+                          "the vector inside the capture");
+    }
+  }
+
+  // On the vector's stream (queued there; without one, done on return).
+  void move_to_capacity(std::size_t new_capacity) {
+    check_capacity(new_capacity);
+    void* const on = bound_.handle();
+    check_not_freeing_inside_capture();
+    detail::buffer fresh(kind, storage_type::bytes(new_capacity), on);
+    auto const target = storage_type::over(fresh.data(), new_capacity);
+    detail::zero_gaps(target, kind, on);
+    detail::copy_elements(target, kind, storage(), kind, size_, on);
+    memory_ = std::move(fresh);
+    capacity_ = new_capacity;
+  }
+
+  // Without a stream of the caller's, a vector bound to a stream copies (and grows) on it and
+  // waits for it, and a source bound to a stream is waited for first (its work there may still
+  // be queued): such calls are done when they return, as for vectors without streams.
+  template <class L2, class S2> void assign_from(vector<T, L2, S2> const& other, stream on = {}) {
+    bool const callers_stream = on != stream{};
+    stream const use = callers_stream ? on : bound_;
+    // A GPU source is written by work on its own stream (the default one when unbound).
+    if (!callers_stream && vector<T, L2, S2>::kind == detail::memory_kind::device && other.bound_ != use) {
+      coalesce::synchronize(other.bound_);
+    }
+    if (capacity_ < other.size_) reallocate_empty(other.size_, use);
+    detail::copy_elements(storage(), kind, other.storage(), vector<T, L2, S2>::kind, other.size_, use.handle());
+    if (!callers_stream && use != stream{}) coalesce::synchronize(use);
+    size_ = other.size_;
+  }
+
+  detail::buffer memory_;
+  stream bound_{};
+  std::size_t size_ = 0;
+  std::size_t capacity_ = 0;
+};
+
+template <class T, class Layout = soa> using host_vector = vector<T, Layout, host>;
+template <class T, class Layout = soa> using device_vector = vector<T, Layout, device>;
+
+}  // namespace coalesce

@@ -1,0 +1,495 @@
+// coalesce/mpi/migrate.hpp - particles over MPI ranks: a Cartesian decomposition of the box and the
+// migration of particles that left their rank's subdomain (target coalesce::mpi, CMake option
+// COALESCE_ENABLE_MPI=AUTO|ON|OFF; the core never needs MPI).
+//
+//   coalesce::mpi::decomposition const d(MPI_COMM_WORLD, box);    // MPI_Cart_create over the ranks
+//   d.owner(position);  d.subdomain();  d.neighbor(0, +1);        // who owns what, who is next
+//   auto moved = coalesce::mpi::migrate(d, particles, &Particle::pos, charges);  // leavers moved
+//   auto halo = coalesce::mpi::build_halo(d, particles, &Particle::pos, cutoff);  // ghosts (mpi_halo.hpp)
+//
+// migrate() moves every element whose position (or given destination rank) belongs to another
+// rank: the ranks exchange counts, each rank sends one message per destination holding all the
+// leavers' fields (records packed by one fused permutation of every column, extra arrays after
+// them), receivers append what arrives, and nothing is left as a hole. The order afterwards is
+// deterministic: the elements that stayed, in their order, then the arrivals by source rank
+// ascending, each in its sender's order. Extra arrays (std::vector<U> or coalesce::vector, one
+// element per particle) follow their particles.
+//
+// Bad input is agreed on collectively before any data moves: a destination outside the
+// communicator, or a position that is not finite (or outside a clamped box) on any rank makes
+// every rank throw the same coalesce::error naming the first such rank, element and value; no
+// rank is left waiting and nothing has moved.
+//
+// Memory: the particles and every extra array in one kind of memory, host or GPU (a
+// coalesce::device_vector and device arrays in CUDA builds). Finding the leavers, packing and
+// unpacking run where the data is (GPU kernels for GPU memory, on the decomposition's stream);
+// MPI gets GPU pointers when the decomposition's transport is device_pointers (a CUDA-aware MPI),
+// otherwise each message is staged through page-locked host memory. Every call waits for its
+// messages: the data is in place when it returns.
+#pragma once
+#include <mpi.h>
+
+#include <array>
+#include <cmath>
+#include <cstddef>
+#include <cstdint>
+#include <cstring>
+#include <memory>
+#include <numeric>
+#include <span>
+#include <string>
+#include <type_traits>
+#include <vector>
+
+#include "../memory/array.hpp"
+#include "../reorder/indexed_moves.hpp"
+#include "../core/error.hpp"
+#include "../reorder/keys.hpp"
+#include "../reorder/reorder.hpp"
+#include "../memory/stream.hpp"
+#include "../memory/vector.hpp"
+
+namespace coalesce::mpi {
+
+// How messages between ranks travel when the particles are in GPU memory: staged through
+// page-locked host buffers (works with any MPI), or as GPU pointers handed to MPI (needs a
+// CUDA-aware MPI; collectives never get GPU pointers). Host memory always goes as it is.
+enum class transport : unsigned char { staged, device_pointers };
+
+// The default transport: device_pointers when the environment variable
+// COALESCE_MPI_DEVICE_POINTERS is 1, or when the MPI says it is CUDA-aware (Open MPI's
+// MPIX_Query_cuda_support); staged otherwise, and always staged when set to 0.
+transport default_transport();
+
+namespace detail {
+// Message buffers kept between calls (grown, never shrunk), so a steady-state loop allocates
+// nothing: messages in the particles' memory, page-locked staging copies on the host.
+struct message_buffers {
+  coalesce::detail::buffer send, received;
+  struct pinned {
+    std::byte* data = nullptr;
+    std::size_t size = 0;
+    pinned() = default;
+    pinned(pinned const&) = delete;
+    pinned& operator=(pinned const&) = delete;
+    ~pinned() { clear(); }
+    void clear() noexcept {
+      coalesce::detail::deallocate_pinned(data);
+      data = nullptr;
+      size = 0;
+    }
+    std::byte* at_least(std::size_t bytes) {
+      if (bytes > size) {
+        clear();
+        data = static_cast<std::byte*>(coalesce::detail::allocate_pinned(bytes));
+        size = bytes;
+      }
+      return data;
+    }
+  };
+  pinned send_stage, received_stage;
+  // Kept between migrations too, so that a steady loop allocates (and page-faults) nothing: the
+  // plan of the grouping sort (its scratch pool ends up holding the particles' previous storage:
+  // one copy of the particles) and the destination ranks.
+  reorder_plan grouping{coalesce::stream{}, check_policy::off};
+  coalesce::detail::buffer destinations;
+  int* destinations_at_least(coalesce::detail::memory_kind kind, std::size_t n, void* stream) {
+    return reinterpret_cast<int*>(grow(destinations, kind, n * sizeof(int), stream));
+  }
+  // Gives all of it back (the next call allocates again).
+  void release() {
+    send = coalesce::detail::buffer();
+    received = coalesce::detail::buffer();
+    destinations = coalesce::detail::buffer();
+    send_stage.clear();
+    received_stage.clear();
+    grouping.release();
+  }
+  // `stream`: where the messages are packed (a new buffer is zeroed there first).
+  std::byte* send_at_least(coalesce::detail::memory_kind kind, std::size_t bytes, void* stream) {
+    return grow(send, kind, bytes, stream);
+  }
+  std::byte* received_at_least(coalesce::detail::memory_kind kind, std::size_t bytes, void* stream) {
+    return grow(received, kind, bytes, stream);
+  }
+
+ private:
+  // A new buffer is zeroed once: the padding between a message's segments is never written, and
+  // a whole message is copied (staged) or sent, so no byte of it is left uninitialised.
+  static std::byte* grow(coalesce::detail::buffer& b, coalesce::detail::memory_kind kind, std::size_t bytes, void* stream) {
+    if (b.kind() != kind || b.size() < bytes) {
+      b = coalesce::detail::buffer();
+      b = coalesce::detail::buffer(kind, bytes);
+      coalesce::detail::zero_bytes(kind, b.data(), bytes, stream);
+    }
+    return b.data();
+  }
+};
+}  // namespace detail
+
+// A regular Cartesian decomposition of a box over the ranks of a communicator (MPI_Cart_create
+// on a duplicate of it; periodic along every axis when the box is periodic). Move-only.
+class decomposition {
+ public:
+  // ranks_per_axis: 0 lets MPI_Dims_create choose; dims: 2 or 3 (a 2-D box ignores z).
+  decomposition(MPI_Comm comm, box const& global, unsigned dims = 3, std::array<int, 3> ranks_per_axis = {0, 0, 0});
+  ~decomposition();
+  decomposition(decomposition&& other) noexcept;
+  decomposition& operator=(decomposition&& other) noexcept;
+  decomposition(decomposition const&) = delete;
+  decomposition& operator=(decomposition const&) = delete;
+
+  MPI_Comm comm() const { return comm_; }
+  int rank() const { return rank_; }
+  int size() const { return size_; }
+  unsigned dims() const { return dims_; }
+  std::array<int, 3> ranks_per_axis() const { return ranks_; }
+  std::array<int, 3> coords() const { return coords_; }
+  box const& global() const { return global_; }
+  // This rank's part of the box: [lo, hi) per axis.
+  box subdomain() const;
+  // The rank owning a position (periodic boxes wrap it first), or -1 when it is not finite or
+  // lies outside a clamped box.
+  int owner(std::array<double, 3> const& position) const;
+  // The rank next to this one along `axis` in `direction` (+1 or -1); MPI_PROC_NULL past a clamped edge.
+  int neighbor(unsigned axis, int direction) const;
+
+  // The stream that migrate() and build_halo() (and the halo plans it builds) queue GPU work on.
+  void set_stream(coalesce::stream s) { stream_ = s; }
+  coalesce::stream stream() const { return stream_; }
+  void set_transport(mpi::transport t) { transport_ = t; }
+  mpi::transport transport() const { return transport_; }
+  // The grid as GPU kernels see it (owner() on the GPU).
+  coalesce::detail::owner_grid grid() const;
+  detail::message_buffers& buffers() const { return *buffers_; }
+  // Frees the memory kept between migrations (message and staging buffers, the grouping sort's
+  // scratch, which holds up to one copy of the particles); the next migrate() allocates again.
+  void release_memory() const {
+    if (buffers_) buffers_->release();  // a moved-from decomposition holds none
+  }
+
+ private:
+  MPI_Comm comm_ = MPI_COMM_NULL;
+  int rank_ = 0, size_ = 1;
+  unsigned dims_ = 3;
+  std::array<int, 3> ranks_{1, 1, 1};
+  std::array<int, 3> coords_{0, 0, 0};
+  box global_{};
+  coalesce::stream stream_{};
+  mpi::transport transport_ = default_transport();
+  std::unique_ptr<detail::message_buffers> buffers_ = std::make_unique<detail::message_buffers>();
+};
+
+struct migration_report {
+  std::size_t kept = 0;      // elements that stayed on this rank
+  std::size_t sent = 0;      // elements this rank sent away
+  std::size_t received = 0;  // elements that arrived
+};
+
+namespace detail {
+
+using coalesce::detail::index_map;
+using coalesce::detail::memory_kind;
+using coalesce::detail::throw_error;
+
+// Agrees on the first bad element over all ranks (local: this rank's first bad element or -1,
+// with its value in words); when any rank has one, every rank throws the same error.
+void agree_on_errors(MPI_Comm comm, long long local_bad, std::string const& local_value, char const* what);
+
+// The 1-D columns of per-particle arrays in the order they travel: a message of `count` elements
+// holds one segment per column (count elements of its width, each segment starting 16-byte
+// aligned), whatever the arrays' layouts, so sender and receiver need not share a layout.
+struct message_columns {
+  memory_kind kind = memory_kind::host;
+  bool kind_set = false;
+  std::vector<coalesce::column_ref> columns;
+  std::vector<std::size_t> widths;
+  std::vector<int> types;  // coalesce::detail::scalar_type per column, -1 when not summable
+  std::size_t bytes(std::size_t count) const;
+  std::size_t element_bytes() const;  // of one element, all columns
+  void add(memory_kind k, coalesce::column_ref c, std::size_t width, int type, char const* what);
+};
+// Elements from.at(k), k < count, of every column into a message; a message into elements to.at(k);
+// a message added into elements to.at(k) (distinct), column types permitting. Queued on `stream`.
+void pack(message_columns const& m, std::size_t count, index_map from, std::byte* message, void* stream);
+void unpack(message_columns const& m, std::size_t count, std::byte const* message, index_map to, void* stream);
+void unpack_sum(message_columns const& m, std::size_t count, std::byte const* message, index_map to, void* stream);
+
+// The messages of a migration: send_counts[r] elements of the columns `m` (packed by destination
+// in rank order, in memory of `kind`, after the work on `stream`) to rank r. Counts go first
+// (MPI_Alltoall on the host), then point-to-point messages. Returns the received messages,
+// packed by source rank, in memory of `kind` (inside `buffers`), and received_counts[r] from each rank.
+std::byte const* exchange(MPI_Comm comm, memory_kind kind, transport how, void* stream, message_columns const& m,
+                          std::byte const* send, std::vector<std::size_t> const& send_counts,
+                          std::vector<std::size_t>& received_counts, message_buffers& buffers);
+// One message of count[k] elements to to[k] and one from from[k] (MPI_PROC_NULL: none), for k
+// = 0 and 1 at once, counts first (messages 0 and 1 back to back in `send` and in the result,
+// distinct tags, so to[0] == to[1] is fine); returns the received messages in memory of `kind`
+// and their element counts. `expected` (a plan's replay): the counts to receive are known, so no
+// counts travel; a message of another size is an error.
+std::byte const* sendrecv_pair(MPI_Comm comm, memory_kind kind, transport how, void* stream, message_columns const& m,
+                               std::byte const* send, std::array<std::size_t, 2> count, std::array<int, 2> to,
+                               std::array<int, 2> from, std::array<std::size_t, 2> const* expected,
+                               std::array<std::size_t, 2>& received, message_buffers& buffers);
+
+// A position's coordinates read back to the host (error messages).
+std::array<double, 3> read_position(memory_kind kind, coalesce::detail::position_columns const& c, std::size_t i);
+
+// Per-leaf scalar types of U (for sums), -1 for a leaf that is not a float, double or 32/64-bit integer.
+template <class E> constexpr int scalar_code() {
+  if constexpr (std::is_arithmetic_v<E> && !std::is_same_v<E, bool> && (sizeof(E) == 4 || sizeof(E) == 8)) {
+    return static_cast<int>(coalesce::detail::scalar_type_of<E>());
+  } else {
+    return -1;
+  }
+}
+template <class U> constexpr auto leaf_scalar_codes() {
+  return []<std::size_t... L>(std::index_sequence<L...>) {
+    return std::array<int, sizeof...(L)>{scalar_code<typename reflect::leaf_t<U, L>::type>()...};
+  }(std::make_index_sequence<reflect::leaf_count_v<U>>{});
+}
+template <class U> constexpr bool summable() {
+  if constexpr (std::is_arithmetic_v<U>) {
+    return scalar_code<U>() >= 0;
+  } else {
+    for (int code : leaf_scalar_codes<U>()) {
+      if (code < 0) return false;
+    }
+    return true;
+  }
+}
+
+// The columns of one per-particle array: a coalesce::vector's leaf columns (any layout), or the
+// leaves of a std::vector's elements (host memory) as strided columns.
+template <class T, class L, class S> void add_columns(message_columns& m, vector<T, L, S>& v, char const* what) {
+  constexpr auto codes = leaf_scalar_codes<T>();
+  reflect::for_each_column<T>([&](std::size_t l, std::size_t j) {
+    m.add(coalesce::detail::kind_of_space<S>, v.storage().column(l, j), reflect::leaf_table_v<T>[l].size, codes[l], what);
+  });
+}
+template <class U, class A> void add_columns(message_columns& m, std::vector<U, A>& v, char const* what) {
+  static_assert(std::is_trivially_copyable_v<U>, "coalesce::mpi: per-particle arrays hold trivially copyable elements");
+  auto* base = reinterpret_cast<std::byte*>(v.data());
+  if constexpr (std::is_arithmetic_v<U>) {
+    m.add(memory_kind::host, coalesce::column_ref{base, sizeof(U)}, sizeof(U), scalar_code<U>(), what);
+  } else {
+    constexpr auto codes = leaf_scalar_codes<U>();
+    reflect::for_each_column<U>([&](std::size_t l, std::size_t j) {
+      auto const& leaf = reflect::leaf_table_v<U>[l];
+      m.add(memory_kind::host, coalesce::column_ref{base + leaf.offset + j * leaf.size, sizeof(U)}, leaf.size, codes[l], what);
+    });
+  }
+}
+template <class U, class S> void add_columns(message_columns& m, coalesce::array<U, S>& a, char const* what) {
+  static_assert(std::is_arithmetic_v<U> || reflect::reflectable<U>, "coalesce::mpi: array elements must be arithmetic or reflectable");
+  auto* base = reinterpret_cast<std::byte*>(a.data());
+  constexpr auto kind = coalesce::detail::kind_of_space<S>;
+  if constexpr (std::is_arithmetic_v<U>) {
+    m.add(kind, coalesce::column_ref{base, sizeof(U)}, sizeof(U), scalar_code<U>(), what);
+  } else {
+    constexpr auto codes = leaf_scalar_codes<U>();
+    reflect::for_each_column<U>([&](std::size_t l, std::size_t j) {
+      auto const& leaf = reflect::leaf_table_v<U>[l];
+      m.add(kind, coalesce::column_ref{base + leaf.offset + j * leaf.size, sizeof(U)}, leaf.size, codes[l], what);
+    });
+  }
+}
+template <class... Arrays> message_columns columns_of(char const* what, Arrays&... arrays) {
+  message_columns m;
+  (add_columns(m, arrays, what), ...);
+  return m;
+}
+
+template <class U, class A> U element_type_of(std::vector<U, A> const&);
+template <class U, class L, class S> U element_type_of(coalesce::vector<U, L, S> const&);
+template <class U, class S> U element_type_of(coalesce::array<U, S> const&);
+template <class Array> inline constexpr memory_kind kind_of_array = memory_kind::host;
+template <class U, class L, class S>
+inline constexpr memory_kind kind_of_array<coalesce::vector<U, L, S>> = coalesce::detail::kind_of_space<S>;
+template <class U, class S> inline constexpr memory_kind kind_of_array<coalesce::array<U, S>> = coalesce::detail::kind_of_space<S>;
+template <class T, class L, class S, class... Extra> constexpr void check_same_memory() {
+  static_assert(!device_is_gpu || ((kind_of_array<Extra> == coalesce::detail::kind_of_space<S>) && ...),
+                "coalesce::mpi: the extra arrays must be in the particles' memory (a device_vector's companions are "
+                "device_vectors; a std::vector is host memory)");
+}
+
+// True for GPU memory: the only memory whose work is queued on a stream. Host memory in a CUDA
+// build makes no CUDA call (a CUDA build must run on host memory where no GPU or driver exists).
+template <class S> inline constexpr bool on_gpu = device_is_gpu && std::is_same_v<S, coalesce::device>;
+template <class... Arrays> inline constexpr bool any_on_gpu = device_is_gpu && ((kind_of_array<Arrays> == memory_kind::device) || ...);
+
+template <class U, class A> std::size_t size_of(std::vector<U, A> const& a) { return a.size(); }
+template <class U, class L, class S> std::size_t size_of(coalesce::vector<U, L, S> const& a) { return a.size(); }
+template <class U, class S> std::size_t size_of(coalesce::array<U, S> const& a) { return a.size(); }
+template <class U, class S> void resize_to(coalesce::array<U, S>& a, std::size_t kept, std::size_t total) {
+  a.resize(kept);
+  a.resize(total);
+}
+template <class U, class A> void resize_to(std::vector<U, A>& a, std::size_t kept, std::size_t total) {
+  a.resize(kept);
+  a.resize(total);
+}
+template <class U, class L, class S> void resize_to(coalesce::vector<U, L, S>& a, std::size_t kept, std::size_t total) {
+  a.resize(kept);
+  a.resize(total);
+}
+
+// A vector made on a stream resizes on it (queued): wait for it as for the default stream.
+template <class A> void synchronize_allocation_stream(A const& a) {
+  if constexpr (requires { a.allocation_stream(); }) {
+    if (a.allocation_stream() != coalesce::stream{}) coalesce::synchronize(a.allocation_stream());
+  }
+}
+// Resizes per-particle storage outside any stream's work: the work queued on `s` first, the
+// resize's own copies and fills (the default stream) finished after. A fill left running on the
+// default stream would race with unpacks on a non-blocking stream of the user's and zero the
+// arrivals (found by distributed_md at 4 ranks on 2 GPUs).
+template <class... Arrays> void resize_in_order(coalesce::stream s, std::size_t kept, std::size_t total, Arrays&... arrays) {
+  if constexpr (any_on_gpu<Arrays...>) coalesce::synchronize(s);
+  (resize_to(arrays, kept, total), ...);
+  if constexpr (any_on_gpu<Arrays...>) {
+    coalesce::synchronize(coalesce::stream{});
+    (synchronize_allocation_stream(arrays), ...);  // vectors made on a stream fill on it
+  }
+}
+
+// The migration once the destinations (ints in the particles' memory) are known.
+// describe(i, destination) says in words why element i's destination is bad.
+template <class T, class L, class S, class Describe, class... Extra>
+migration_report migrate_to(decomposition const& d, vector<T, L, S>& particles, int const* destination, std::string size_error,
+                            Describe const& describe, Extra&... arrays) {
+  check_same_memory<T, L, S, Extra...>();
+  constexpr memory_kind kind = coalesce::detail::kind_of_space<S>;
+  std::size_t const n = particles.size();
+  void* const stream = d.stream().handle();
+  // Every element grouped by destination through one sort (stayers first, then by rank).
+  reorder_plan& plan = d.buffers().grouping;  // kept: its scratch is reused call after call
+  plan.set_stream(d.stream());
+  std::size_t first_bad = coalesce::detail::no_element;
+  int bad_destination = 0;
+  std::vector<std::size_t> count;
+  if (size_error.empty()) {
+    count = coalesce::detail::group_by_destination(plan, kind, destination, n, d.rank(), d.size(), first_bad, bad_destination);
+  }
+  long long bad = size_error.empty() ? -1 : 0;
+  if (first_bad != coalesce::detail::no_element) {
+    bad = static_cast<long long>(first_bad);
+    size_error = describe(first_bad, bad_destination);
+  }
+  agree_on_errors(d.comm(), bad, size_error, "migrate");
+
+  migration_report report;
+  report.kept = count[static_cast<std::size_t>(d.rank())];
+  report.sent = n - report.kept;
+  // GPU memory: one fused permutation of every column (and of the extra arrays), then the leavers
+  // are contiguous. Host memory: no permutation; the leavers are packed from where they are and
+  // the stayers compacted in place below (about half the bytes a permutation through scratch moves).
+  constexpr bool permute = on_gpu<S>;
+  std::uint32_t const* order = nullptr;  // the grouping's order (host memory): stayers, then leavers by rank
+  if (report.sent > 0) {
+    if constexpr (permute) {
+      coalesce::apply(plan, particles, arrays...);
+    } else {
+      order = coalesce::detail::permutation_in(plan, kind);
+    }
+  }
+  // One message per destination: each column's leavers, segment after segment.
+  message_columns const columns = columns_of("migrate", particles, arrays...);
+  std::vector<std::size_t> send_counts = count;
+  send_counts[static_cast<std::size_t>(d.rank())] = 0;
+  std::size_t total_send = 0;
+  for (std::size_t c : send_counts) total_send += columns.bytes(c);
+  std::byte* const send = d.buffers().send_at_least(kind, total_send, stream);
+  {
+    std::size_t first = report.kept, offset = 0;
+    for (std::size_t r = 0; r < count.size(); ++r) {
+      if (static_cast<int>(r) == d.rank()) continue;
+      pack(columns, count[r], order != nullptr ? index_map{order + first, 0} : index_map{nullptr, first}, send + offset, stream);
+      offset += columns.bytes(count[r]);
+      first += count[r];
+    }
+  }
+  if (order != nullptr) {
+    // Stayers to the front, in order, column by column: element k from element order[k] >= k, so
+    // an ascending pass never reads a slot it has already overwritten.
+    std::vector<coalesce::detail::column_copy> in_place;
+    for (std::size_t c = 0; c < columns.columns.size(); ++c) in_place.push_back({columns.columns[c], columns.columns[c], columns.widths[c]});
+    coalesce::detail::move_columns_indexed(kind, in_place.data(), in_place.size(), report.kept, index_map{order, 0},
+                                           index_map{nullptr, 0}, stream);
+  }
+  std::vector<std::size_t> arrived;
+  std::byte const* received = exchange(d.comm(), kind, d.transport(), stream, columns, send, send_counts, arrived, d.buffers());
+
+  // Keep the stayers, append the arrivals by source rank: no holes.
+  for (std::size_t c : arrived) report.received += c;
+  std::size_t const total = report.kept + report.received;
+  resize_in_order(d.stream(), report.kept, total, particles, arrays...);
+  message_columns const into = columns_of("migrate", particles, arrays...);
+  std::size_t first = report.kept;
+  std::size_t offset = 0;
+  for (std::size_t r = 0; r < arrived.size(); ++r) {
+    unpack(into, arrived[r], received + offset, index_map{nullptr, first}, stream);
+    offset += into.bytes(arrived[r]);
+    first += arrived[r];
+  }
+  if constexpr (on_gpu<S>) coalesce::synchronize(d.stream());  // host memory: nothing queued, no CUDA call
+  return report;
+}
+
+}  // namespace detail
+
+// Moves the elements whose destination rank (one int per element, host memory) is another rank.
+// Collective: every rank of the decomposition calls it.
+template <class T, class L, class S, class... Extra>
+migration_report migrate(decomposition const& d, vector<T, L, S>& particles, std::span<int const> destination,
+                         Extra&... arrays) {
+  constexpr auto kind = coalesce::detail::kind_of_space<S>;
+  std::size_t const n = particles.size();
+  std::string size_error;
+  if (destination.size() != n) {
+    size_error = "the destination list has " + std::to_string(destination.size()) + " entries for " + std::to_string(n) + " elements";
+  }
+  ((size_error.empty() && detail::size_of(arrays) != n
+        ? (void)(size_error = "an extra array has " + std::to_string(detail::size_of(arrays)) + " elements for " +
+                              std::to_string(n) + " particles")
+        : (void)0),
+   ...);
+  auto const describe = [&](std::size_t, int rank) {
+    return "destination rank " + std::to_string(rank) + ", outside [0, " + std::to_string(d.size()) + ")";
+  };
+  if (!size_error.empty() || !device_is_gpu || kind == coalesce::detail::memory_kind::host) {
+    return detail::migrate_to(d, particles, destination.data(), size_error, describe, arrays...);
+  }
+  int* const on_device = d.buffers().destinations_at_least(kind, n, d.stream().handle());
+  coalesce::detail::copy_bytes(kind, on_device, coalesce::detail::memory_kind::host, destination.data(), n * sizeof(int),
+                               d.stream().handle());
+  return detail::migrate_to(d, particles, on_device, size_error, describe, arrays...);
+}
+
+// The same with each element's destination the owner of its position (a member path, as for
+// keys: &Particle::pos, or member_path(&Atom::pos)), computed where the particles are. A position
+// that is not finite, or outside a clamped box, is an error on every rank.
+template <class T, class L, class S, class Pos, class... Extra>
+  requires(!std::is_convertible_v<Pos, std::span<int const>>)
+migration_report migrate(decomposition const& d, vector<T, L, S>& particles, Pos const& position, Extra&... arrays) {
+  constexpr auto kind = coalesce::detail::kind_of_space<S>;
+  std::size_t const n = particles.size();
+  std::string size_error;
+  ((size_error.empty() && detail::size_of(arrays) != n
+        ? (void)(size_error = "an extra array has " + std::to_string(detail::size_of(arrays)) + " elements for " +
+                              std::to_string(n) + " particles")
+        : (void)0),
+   ...);
+  auto const columns = coalesce::detail::position_columns_of(particles.storage(), position);
+  int* const dest = d.buffers().destinations_at_least(kind, n, d.stream().handle());
+  coalesce::detail::owners_of(kind, columns, n, d.grid(), dest, d.stream().handle());
+  auto const describe = [&](std::size_t i, int) {
+    auto const p = detail::read_position(kind, columns, i);
+    return "position (" + std::to_string(p[0]) + ", " + std::to_string(p[1]) + ", " + std::to_string(p[2]) +
+           "), which is not finite or lies outside the clamped box";
+  };
+  return detail::migrate_to(d, particles, dest, size_error, describe, arrays...);
+}
+
+}  // namespace coalesce::mpi
+

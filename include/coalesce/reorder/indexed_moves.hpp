@@ -1,0 +1,136 @@
+// Type-erased moves of elements between columns through index lists, compiled once into
+// libcoalesce.a (src/indexed_moves.cpp for host memory, src/indexed_moves_cuda.cu for GPU
+// memory). They are the pack and unpack of messages between MPI ranks (coalesce/mpi.hpp): a
+// message is a set of contiguous columns, filled from the particles' columns through the list of
+// elements that leave (a gather), emptied into the particles' columns at the receiver (a copy to
+// a range, or an indexed sum for forces on ghosts). Every call queues on `stream` (a
+// cudaStream_t, null: the default stream) and waits only where it says so.
+#pragma once
+#include <array>
+#include <cmath>
+#include <cstddef>
+#include <cstdint>
+#include <type_traits>
+#include <vector>
+
+#include "../memory/buffer.hpp"
+#include "reorder_ops.hpp"
+
+namespace coalesce::detail {
+
+// Which element of a column the k-th moved element is: index[k], or first + k when index is null.
+struct index_map {
+  std::uint32_t const* index = nullptr;
+  std::size_t first = 0;
+  COALESCE_HOST_DEVICE std::size_t at(std::size_t k) const { return index != nullptr ? index[k] : first + k; }
+};
+
+// For k in [0, n): element dst.at(k) of every destination column from element src.at(k) of its
+// source column, all columns in one pass. Index lists live in memory of `kind`.
+void move_columns_indexed(memory_kind kind, column_copy const* columns, std::size_t count, std::size_t n, index_map src,
+                          index_map dst, void* stream);
+
+// The arithmetic types a sum adds (the leaves of a force, a virial, a count).
+enum class scalar_type : unsigned char { f32, f64, i32, i64, u32, u64 };
+template <class E> constexpr scalar_type scalar_type_of() {
+  static_assert(std::is_arithmetic_v<E> && (sizeof(E) == 4 || sizeof(E) == 8),
+                "coalesce::mpi::reverse sums leaves of float, double and 32- or 64-bit integers");
+  if constexpr (std::is_floating_point_v<E>) return sizeof(E) == 4 ? scalar_type::f32 : scalar_type::f64;
+  if constexpr (std::is_signed_v<E>) return sizeof(E) == 4 ? scalar_type::i32 : scalar_type::i64;
+  return sizeof(E) == 4 ? scalar_type::u32 : scalar_type::u64;
+}
+struct column_sum {
+  column_ref dst;
+  column_ref src;
+  scalar_type type = scalar_type::f32;
+};
+// For k in [0, n): element dst.at(k) += element src.at(k), per column. The destination elements
+// of one call must be distinct (each is written by one k): no atomics, and the sums do not depend
+// on scheduling.
+void add_columns_indexed(memory_kind kind, column_sum const* columns, std::size_t count, std::size_t n, index_map src,
+                         index_map dst, void* stream);
+
+// Elements [first, first + n) of a float (width 4) or double (width 8) column: += shift.
+void shift_column(memory_kind kind, column_ref column, unsigned width, std::size_t first, std::size_t n, double shift,
+                  void* stream);
+
+// The indices i in [0, n), ascending, whose coordinate (a float or double column) is below
+// `threshold` (below = true) or at least `threshold` (below = false), written to out (room for n
+// in memory of `kind`). Returns how many (waits for the count).
+std::size_t select_near_face(memory_kind kind, column_ref column, unsigned width, std::size_t n, bool below, double threshold,
+                             std::uint32_t* out, void* stream);
+
+// A regular grid of ranks over a box, numbered row-major (the numbering of MPI_Cart_create
+// without reordering): the rank owning a position, -1 when it is not finite or outside a
+// clamped box. The same arithmetic on host and GPU, so both agree to the bit.
+struct owner_grid {
+  std::array<double, 3> lo{};
+  std::array<double, 3> hi{};
+  std::array<int, 3> ranks{1, 1, 1};
+  unsigned dims = 3;
+  bool periodic = true;
+};
+COALESCE_HOST_DEVICE inline int owner_rank(owner_grid const& g, double const* position) {
+  int rank = 0;
+  for (unsigned a = 0; a < 3; ++a) {
+    int coord = 0;
+    if (a < g.dims) {
+      double const extent = g.hi[a] - g.lo[a];
+      double t = position[a] - g.lo[a];
+      if (!(t - t == 0.0)) return -1;  // NaN or infinite
+      if (g.periodic) {
+        if (t < 0.0 || t >= extent) t -= floor(t / extent) * extent;
+      } else if (t < 0.0 || t > extent) {
+        return -1;
+      }
+      coord = static_cast<int>(t / extent * g.ranks[a]);
+      coord = coord < 0 ? 0 : coord >= g.ranks[a] ? g.ranks[a] - 1 : coord;  // t == extent (or rounding): the last rank
+    }
+    rank = rank * g.ranks[a] + coord;
+  }
+  return rank;
+}
+// A coordinate outside a periodic box's [lo, hi) along axis a, wrapped into it (the image inside
+// the box, as owner_rank sees it); inside, clamped or not finite: unchanged.
+COALESCE_HOST_DEVICE inline double wrapped_coordinate(owner_grid const& g, unsigned a, double x) {
+  double const extent = g.hi[a] - g.lo[a];
+  double t = x - g.lo[a];
+  if (!g.periodic || !(t - t == 0.0) || (t >= 0.0 && t < extent)) return x;
+  t -= floor(t / extent) * extent;
+  return g.lo[a] + t;
+}
+// The same as a column of `width` bytes stores it: a float image that rounds up to hi is wrapped
+// once more (to lo), so what is stored lies in [lo, hi) and a second migration moves nothing.
+COALESCE_HOST_DEVICE inline double wrapped_coordinate(owner_grid const& g, unsigned a, double x, unsigned width) {
+  double w = wrapped_coordinate(g, a, x);
+  if (width == 4 && w != x) w = static_cast<float>(wrapped_coordinate(g, a, static_cast<float>(w)));
+  return w;
+}
+// out[i] = owner_rank of element i's position. In a periodic box a position outside it is
+// wrapped in place into the box first: a particle migrates as its image inside its new owner's
+// subdomain, never as a point outside every subdomain (which the halo would not see).
+void owners_of(memory_kind kind, position_columns const& position, std::size_t n, owner_grid const& grid, int* out,
+               void* stream);
+
+// keys[i] = 0 when dest[i] == self, dest[i] + 1 for another rank in [0, ranks), ranks + 1 for a
+// destination outside (sorted last, found there).
+void destination_keys(memory_kind kind, int const* dest, std::size_t n, int self, int ranks, std::uint32_t* keys,
+                      void* stream);
+
+// Host memory that the GPU copies to and from at full speed (page-locked in CUDA builds): the
+// staging buffers of messages between ranks when MPI cannot take GPU pointers.
+void* allocate_pinned(std::size_t bytes);
+void deallocate_pinned(void* p) noexcept;
+
+// "No such element" in the results below.
+inline constexpr std::size_t no_element = static_cast<std::size_t>(-1);
+
+// Groups elements by destination rank through the plan's sort: afterwards the plan's permutation
+// lists the elements with dest == self first, then those for rank 0, 1, ... (self skipped), each
+// group in its original order. Returns the number of elements per rank (counts[self]: those that
+// stay). A destination outside [0, ranks) makes it return an empty vector and set first_bad to
+// the lowest such element index and bad_value to its destination (the plan then holds no order).
+std::vector<std::size_t> group_by_destination(reorder_plan& plan, memory_kind kind, int const* dest, std::size_t n, int self,
+                                              int ranks, std::size_t& first_bad, int& bad_value);
+
+}  // namespace coalesce::detail

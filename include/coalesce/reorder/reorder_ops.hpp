@@ -1,0 +1,106 @@
+// Type-erased reorder operations, compiled once into libcoalesce.a (src/reorder_*.cpp|cu,
+// src/keys_*.cpp|cu). The public templates in reorder.hpp and keys.hpp only describe columns
+// and index arrays (pointers, strides, widths) and call these, so a user translation unit never
+// instantiates a sort, a gather or a key kernel, and CUB/Thrust never reach user code.
+#pragma once
+#include <array>
+#include <cstddef>
+#include <cstdint>
+
+#include "../core/layout.hpp"
+#include "../memory/buffer.hpp"
+
+namespace coalesce {
+class reorder_plan;
+}
+
+namespace coalesce::detail {
+
+// The 2 or 3 leaves of a position (x, y[, z]), all float (width 4) or all double (width 8).
+struct position_columns {
+  std::array<column_ref, 3> axis{};
+  unsigned dims = 3;
+  unsigned width = 4;
+};
+
+enum class curve : unsigned char { cell, morton, hilbert };
+
+// What key to compute. grid[a] is the number of cells along axis a (cell keys), or 2^levels
+// (Morton and Hilbert keys, which quantize each axis to `levels` bits).
+struct key_spec {
+  curve kind = curve::morton;
+  unsigned key_bytes = 4;
+  unsigned dims = 3;
+  bool periodic = true;
+  std::array<double, 3> lo{};
+  std::array<double, 3> hi{};
+  std::array<std::uint64_t, 3> grid{1, 1, 1};  // 64 bits: 2-D 64-bit curves have 2^32 cells per axis
+  unsigned levels = 0;
+};
+
+// Keys the plan computed: where they are, and the generation that names this computation.
+// Generations are unique in the process (0 means "the caller's own keys"), so keys that a later
+// computation overwrote, or keys of another plan, are recognised before they are read.
+struct plan_keys {
+  void const* data = nullptr;
+  std::uint64_t generation = 0;
+};
+
+// Writes n keys into the plan's key buffer (memory of `kind`). Throws coalesce::error naming
+// the first bad position (NaN, infinite, or outside a clamped box).
+plan_keys compute_keys(reorder_plan& plan, memory_kind kind, key_spec const& spec, position_columns const& pos,
+                       std::size_t n);
+
+// Stable sort of (key, original index) pairs; afterwards the plan holds the permutation
+// (new -> old) and the sorted keys. Keys must have zero bits at and above end_bit (checked).
+// generation: 0 for the caller's keys, else what compute_keys returned (checked: still current).
+void sort_keys(reorder_plan& plan, memory_kind kind, void const* keys, unsigned key_bytes, std::size_t n, int begin_bit,
+               int end_bit, std::uint64_t generation);
+
+// The plan's permutation (new -> old) and inverse (old -> new) in memory of `kind` (mirrored
+// there once per sort when the sort ran in the other kind of memory).
+std::uint32_t const* permutation_in(reorder_plan& plan, memory_kind kind);
+std::uint32_t const* inverse_in(reorder_plan& plan, memory_kind kind);
+
+// A reused allocation of exactly `bytes` bytes of `kind`, owned by the plan (out-of-place targets).
+buffer& scratch(reorder_plan& plan, memory_kind kind, std::size_t bytes);
+
+// One fused gather of every column: element i of dst from element perm[i] of src, on the plan's stream.
+void permute_columns(reorder_plan& plan, memory_kind kind, column_copy const* columns, std::size_t count, std::size_t n,
+                     std::uint32_t const* perm);
+// A copy within memory of `kind` on the plan's stream.
+void copy_in_plan_stream(reorder_plan& plan, memory_kind kind, void* dst, void const* src, std::size_t bytes);
+
+// 32-bit index arrays (std::uint32_t or std::int32_t; signedness only changes error messages).
+struct index_array {
+  std::uint32_t* data = nullptr;
+  std::size_t size = 0;
+  bool is_signed = false;
+};
+
+enum class list_format : unsigned char { row_major, column_major, csr };
+
+// A neighbour list: for row_major / column_major, `particles` rows of `max_neighbors` slots
+// (entry k of particle i at i * max + k, or k * particles + i) of which counts[i] are used
+// (all when counts is null); for csr, row i is indices[offsets[i] .. offsets[i + 1]).
+struct neighbor_desc {
+  list_format format = list_format::row_major;
+  std::uint32_t* indices = nullptr;
+  std::uint32_t* counts = nullptr;   // fixed formats; may be null
+  std::uint32_t* offsets = nullptr;  // csr: particles + 1 entries
+  std::size_t particles = 0;
+  std::size_t max_neighbors = 0;
+  bool is_signed = false;
+};
+
+void remap_indices(reorder_plan& plan, memory_kind kind, index_array const& indices);
+// In place (through plan scratch), or into `into` (a list of the same shape in other memory:
+// nothing is copied back).
+void remap_neighbors(reorder_plan& plan, memory_kind kind, neighbor_desc const& list, neighbor_desc const* into = nullptr);
+// Mean |i - j| over the list's entries (j a neighbour of i); 0 for an empty list.
+double neighbor_locality(reorder_plan& plan, memory_kind kind, neighbor_desc const& list);
+// cells + 1 start offsets of each cell in the sorted order (memory of the sort's kind). The
+// plan's last sort must have sorted the cell keys of that generation, with no key computation since.
+std::uint32_t const* cell_offsets(reorder_plan& plan, std::uint64_t cells, std::uint64_t generation);
+
+}  // namespace coalesce::detail

@@ -1,0 +1,98 @@
+#!/usr/bin/env python3
+"""Fails on an include that runs up the layers, or on a cycle of includes.
+
+    python3 scripts/check_layers.py [repository root]
+
+The folders of include/coalesce/ and src/ are the layers, lowest first (docs/architecture.md):
+  core (reflect, mappings, storage, proxies, views) < memory (spaces, streams, buffers,
+  containers, loops) < reorder (keys, sort, permutations, remap) < neighbors (lists built by the
+  library) < analysis, mpi (two tops that do not include each other).
+A file may include its own layer and the layers below it; coalesce.hpp and mpi.hpp on top
+include anything. src/<layer>/ follows the same rule (it implements include/coalesce/<layer>/).
+A cycle (a file that reaches itself through includes) is a failure too: `#pragma once` hides
+one, and the file that happens to be read first then sees half of the other.
+"""
+import pathlib
+import re
+import sys
+
+RANK = {"core": 0, "detail": 0, "memory": 1, "reorder": 2, "neighbors": 3, "analysis": 4, "mpi": 4}
+INCLUDE = re.compile(r'^\s*#\s*include\s*([<"])([^>"]+)[>"]', re.M)
+
+
+def layer_of(path, root):
+    parts = path.relative_to(root).parts
+    if parts[0] == "include":
+        return parts[2] if len(parts) > 3 else "top"
+    if parts[0] == "src":
+        return parts[1] if len(parts) > 2 else "top"
+    return None
+
+
+def resolve(path, kind, target, root):
+    candidates = []
+    if kind == '"':
+        candidates.append(path.parent / target)
+    candidates.append(root / "include" / target)
+    for c in candidates:
+        c = pathlib.Path(*pathlib.Path(c).parts)
+        try:
+            c = c.resolve()
+        except OSError:
+            continue
+        if c.is_file():
+            return c
+    return None
+
+
+def main():
+    root = pathlib.Path(sys.argv[1] if len(sys.argv) > 1 else ".").resolve()
+    files = [p.resolve() for d in ("include/coalesce", "src") for p in (root / d).rglob("*")
+             if p.suffix in (".hpp", ".cpp", ".cu", ".cuh", ".h")]
+    graph, problems = {}, []
+    for f in files:
+        layer = layer_of(f, root)
+        graph[f] = []
+        for kind, target in INCLUDE.findall(f.read_text()):
+            to = resolve(f, kind, target, root)
+            if to is None or to not in set(files):
+                continue  # the standard library, CUDA, CCCL, MPI, a generated header
+            graph[f].append(to)
+            other = layer_of(to, root)
+            if layer == "top" or other == layer:
+                continue
+            if other == "top":
+                problems.append(f"{f.relative_to(root)} includes the umbrella {to.relative_to(root)}")
+            elif layer not in RANK or other not in RANK:
+                problems.append(f"{f.relative_to(root)} -> {to.relative_to(root)}: a folder that is no layer")
+            elif RANK[other] >= RANK[layer]:
+                problems.append(f"upward include: {f.relative_to(root)} ({layer}) includes {to.relative_to(root)} ({other})")
+    # cycles, by depth-first search
+    state, stack = {}, []
+
+    def visit(node):
+        state[node] = 1
+        stack.append(node)
+        for nxt in graph.get(node, []):
+            if state.get(nxt) == 1:
+                loop = stack[stack.index(nxt):] + [nxt]
+                problems.append("include cycle: " + " -> ".join(str(p.relative_to(root)) for p in loop))
+            elif nxt not in state:
+                visit(nxt)
+        stack.pop()
+        state[node] = 2
+
+    for f in sorted(graph):
+        if f not in state:
+            visit(f)
+    for p in problems:
+        print(p)
+    if problems:
+        print(f"FAILED: {len(problems)} include(s) break the layers (see docs/architecture.md)")
+        return 1
+    print(f"layers OK: {len(files)} files, no upward include, no cycle")
+    return 0
+
+
+if __name__ == "__main__":
+    sys.exit(main())

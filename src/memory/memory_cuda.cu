@@ -1,0 +1,576 @@
+// Device memory is GPU memory: allocation, transfers and the fused column-copy kernels.
+#include <algorithm>
+#include <cstdint>
+#include <cstring>
+#include <iterator>
+#include <string>
+
+#include "column_chunks.hpp"
+#include "column_moves.cuh"
+#include "../core/cuda_check.hpp"
+
+namespace coalesce::detail {
+
+// Stream-ordered allocation needs the device's memory pools (every GPU CUDA 13 supports has
+// them; the query keeps a device without them working, on cudaMalloc).
+static bool pools_supported() {
+  int device = 0, pools = 0;
+  return cudaGetDevice(&device) == cudaSuccess &&
+         cudaDeviceGetAttribute(&pools, cudaDevAttrMemoryPoolsSupported, device) == cudaSuccess && pools != 0;
+}
+
+[[noreturn]] static void allocation_failed(cudaError_t status, std::size_t bytes) {
+  cudaGetLastError();  // clear the sticky-free allocation error so later calls do not see it
+  if (status == cudaErrorNoDevice || status == cudaErrorInsufficientDriver) {
+    throw_error("could not allocate " + std::to_string(bytes) + " bytes of GPU memory: no GPU is visible (" +
+                cudaGetErrorString(status) + "). Run on a machine with an NVIDIA GPU and its driver, check "
+                "CUDA_VISIBLE_DEVICES, or build coalesce without CUDA (-DCOALESCE_ENABLE_CUDA=OFF) for the CPU");
+  }
+  if (status == cudaErrorStreamCaptureUnsupported || status == cudaErrorStreamCaptureInvalidated) {
+    throw_error("could not allocate " + std::to_string(bytes) + " bytes of GPU memory: " + cudaGetErrorString(status) +
+                " (a CUDA graph capture is under way and this allocation is not on the capturing stream; make the "
+                "vector on that stream, or allocate before capturing)");
+  }
+  std::size_t free_bytes = 0, total_bytes = 0;
+  cudaMemGetInfo(&free_bytes, &total_bytes);
+  throw_error("could not allocate " + std::to_string(bytes) + " bytes of GPU memory: " + cudaGetErrorString(status) +
+              " (" + std::to_string(free_bytes) + " of " + std::to_string(total_bytes) +
+              " bytes free); reduce the size or free device memory first");
+}
+
+void* allocate(memory_kind kind, std::size_t bytes) {
+  if (kind == memory_kind::host) return host_allocate(bytes);
+  void* p = nullptr;
+  cudaError_t const status = cudaMalloc(&p, bytes);
+  if (status != cudaSuccess) allocation_failed(status, bytes);
+  return p;
+}
+
+void deallocate(memory_kind kind, void* p) noexcept {
+  if (kind == memory_kind::host) {
+    host_deallocate(p);
+  } else {
+    cudaFree(p);  // errors here are reported by the next checked call; a destructor must not throw
+  }
+}
+
+bool stream_is_capturing(void* stream) {
+  cudaStreamCaptureStatus status = cudaStreamCaptureStatusNone;
+  if (stream == nullptr) return false;
+  if (cudaStreamIsCapturing(static_cast<cudaStream_t>(stream), &status) != cudaSuccess) {
+    cudaGetLastError();  // not left for an unrelated call to report
+    return false;
+  }
+  return status == cudaStreamCaptureStatusActive;
+}
+
+void* allocate_on_stream(memory_kind kind, std::size_t bytes, void* stream, stream_allocation& how) {
+  how = {};
+  if (kind == memory_kind::host || stream == nullptr || !pools_supported()) return allocate(kind, bytes);
+  void* p = nullptr;
+  cudaError_t const status = cudaMallocAsync(&p, bytes, static_cast<cudaStream_t>(stream));
+  if (status != cudaSuccess) allocation_failed(status, bytes);
+  how.ordered = true;
+  how.in_capture = stream_is_capturing(stream);
+  return p;
+}
+
+void deallocate_on_stream(void* p, void* stream) noexcept {
+  // No stream to order the free after: wait for all work, as cudaFree does. Errors (a free inside
+  // a capture of memory allocated outside it) are cleared, not left for an unrelated call.
+  if (stream == nullptr && cudaDeviceSynchronize() != cudaSuccess) cudaGetLastError();
+  if (cudaFreeAsync(p, static_cast<cudaStream_t>(stream)) != cudaSuccess) cudaGetLastError();
+}
+
+void copy_bytes(memory_kind dst_kind, void* dst, memory_kind src_kind, void const* src, std::size_t bytes, void* stream) {
+  if (bytes == 0) return;
+  if (dst_kind == memory_kind::host && src_kind == memory_kind::host) {
+    std::memcpy(dst, src, bytes);
+    return;
+  }
+  cudaMemcpyKind const direction = dst_kind == memory_kind::host   ? cudaMemcpyDeviceToHost
+                                   : src_kind == memory_kind::host ? cudaMemcpyHostToDevice
+                                                                   : cudaMemcpyDeviceToDevice;
+  cudaStream_t const on = static_cast<cudaStream_t>(stream);
+  if (on == nullptr && direction != cudaMemcpyDeviceToDevice) {
+    // The default stream: a plain cudaMemcpy, which waits as the host needs. (The same
+    // cudaMemcpyAsync + cudaStreamSynchronize is equivalent, but compute-sanitizer's initcheck
+    // then reports the copy's source as unwritten when the kernel writing it is still queued.)
+    COALESCE_CUDA_TRY(cudaMemcpy(dst, src, bytes, direction));
+    return;
+  }
+  COALESCE_CUDA_TRY(cudaMemcpyAsync(dst, src, bytes, direction, on));
+  // The host reads what arrives in host memory, and may reuse host memory it handed over, as soon
+  // as this returns; device-to-device copies stay queued.
+  if (direction != cudaMemcpyDeviceToDevice) COALESCE_CUDA_TRY(cudaStreamSynchronize(on));
+}
+
+// Zero-fills and fills without a stream of the caller's (constructors, resize) finish before
+// they return: a caller's next work may go to a non-blocking stream, which does not wait for the
+// default stream, and would race with a fill still queued there (distributed_md found forces
+// overwritten by a zero-fill of their array that ran after the force kernel).
+static void wait_if_default_stream(void* stream) {
+  if (stream == nullptr) COALESCE_CUDA_TRY(cudaStreamSynchronize(nullptr));
+}
+
+void zero_bytes(memory_kind kind, void* p, std::size_t bytes, void* stream) {
+  if (bytes == 0) return;
+  if (kind == memory_kind::host) {
+    std::memset(p, 0, bytes);
+  } else {
+    COALESCE_CUDA_TRY(cudaMemsetAsync(p, 0, bytes, static_cast<cudaStream_t>(stream)));
+    wait_if_default_stream(stream);
+  }
+}
+
+void check_space(memory_kind kind, void const* p, char const* what) {
+  if (p == nullptr) return;
+  cudaPointerAttributes attributes{};
+  if (cudaPointerGetAttributes(&attributes, p) != cudaSuccess) {
+    cudaGetLastError();  // no usable GPU: the call that needs one reports it
+    return;
+  }
+  bool const on_gpu = attributes.type == cudaMemoryTypeDevice;
+  bool const on_host = attributes.type == cudaMemoryTypeHost || attributes.type == cudaMemoryTypeUnregistered;
+  if (kind == memory_kind::device && on_host) {
+    throw_error(std::string(what) + " points to host memory but is declared in device memory (coalesce::device); "
+                "name coalesce::host as its space (e.g. host_neighbor_list, host_span), or copy it to the GPU");
+  }
+  if (kind == memory_kind::host && on_gpu) {
+    throw_error(std::string(what) + " points to GPU memory but is declared in host memory (coalesce::host, the "
+                "default); name coalesce::device as its space (e.g. device_neighbor_list, device_span)");
+  }
+}
+
+void synchronize(memory_kind kind) {
+  if (kind == memory_kind::device) COALESCE_CUDA_TRY(cudaDeviceSynchronize());
+}
+
+void synchronize_stream(void* stream) { COALESCE_CUDA_TRY(cudaStreamSynchronize(static_cast<cudaStream_t>(stream))); }
+
+namespace {
+
+// Columns travel as a __grid_constant__ kernel parameter, so a launch needs no extra transfer.
+constexpr int columns_per_launch = 64;
+constexpr int block_threads = 256;
+
+template <class Column> struct column_batch {
+  Column columns[columns_per_launch];
+  int count;
+  std::size_t first;
+  std::size_t n;
+};
+
+template <std::size_t W> struct word_of;
+template <> struct word_of<1> { using type = std::uint8_t; };
+template <> struct word_of<2> { using type = std::uint16_t; };
+template <> struct word_of<4> { using type = std::uint32_t; };
+template <> struct word_of<8> { using type = std::uint64_t; };
+template <> struct word_of<16> { using type = uint4; };
+
+// One thread per element (grid-stride), all columns of the element (move_element), so the
+// lanes of a warp together touch whole records of an aos side (the same pattern as a
+// hand-written record-per-thread conversion). Columns arrive grouped by word width, so the
+// width is a compile-time constant.
+
+// Group > 1: each item is Group consecutive elements moved as one Word (columns contiguous in
+// runs of at least Group elements on both sides, e.g. soa and aosoa<W>), item i starting at
+// element first + i * Group.
+template <class Word, std::size_t Group = 1, bool Unblocked = false>
+__global__ void copy_columns_kernel(__grid_constant__ column_batch<column_copy> const batch) {
+  std::size_t const threads = static_cast<std::size_t>(gridDim.x) * blockDim.x;
+  for (std::size_t item = static_cast<std::size_t>(blockIdx.x) * blockDim.x + threadIdx.x; item < batch.n; item += threads) {
+    std::size_t const i = batch.first + item * Group;
+    move_element<Word, Unblocked>(batch.columns, batch.count, i, i);
+  }
+}
+
+template <std::size_t W> __device__ void fill_one(column_fill const& c, std::size_t i, uint4 const& value) {
+  using word = typename word_of<W>::type;
+  word w;
+  memcpy(&w, &value, W);
+  *reinterpret_cast<word*>(c.dst.address(i)) = w;
+}
+
+struct fill_column_on_device {
+  column_fill column;  // column.value unused on the device
+  uint4 value;
+};
+
+__global__ void fill_columns_kernel(__grid_constant__ column_batch<fill_column_on_device> const batch) {
+  std::size_t const threads = static_cast<std::size_t>(gridDim.x) * blockDim.x;
+  for (std::size_t i = static_cast<std::size_t>(blockIdx.x) * blockDim.x + threadIdx.x; i < batch.n; i += threads) {
+    for (int c = 0; c < batch.count; ++c) {
+      auto const& col = batch.columns[c];
+      with_chunk_width(col.column.width, [&](auto w) { fill_one<decltype(w)::value>(col.column, batch.first + i, col.value); });
+    }
+  }
+}
+
+// One thread per work item, every block launched at once (the hardware schedules them as
+// others finish): measured faster on the H200 than a grid sized to the resident blocks that
+// loops over the items.
+unsigned grid_for(std::size_t work_items) {
+  std::size_t const wanted = (work_items + block_threads - 1) / block_threads;
+  return static_cast<unsigned>(std::max<std::size_t>(1, std::min<std::size_t>(wanted, 0x7fffffff)));
+}
+
+}  // namespace
+
+namespace {
+
+// An aos side (all columns unblocked, one record stride, inside one record window) is moved
+// through shared memory: a block copies a tile of whole records as contiguous 16-byte words,
+// and the column side is read or written coalesced from the tile. Writing an aos destination
+// column by column from registers scatters 4-byte stores at the record stride (measured at a
+// quarter of the copy ceiling); the tile keeps both sides of global memory traffic contiguous.
+constexpr std::size_t max_tiled_record_bytes = 128;
+constexpr std::size_t max_tile_bytes = 32 * 1024;  // under the 48 KB a block gets without opting in
+
+struct record_window {
+  std::byte* base = nullptr;  // the lowest column address of record 0
+  std::size_t stride = 0;     // record size
+  std::size_t span = 0;       // bytes of a record that columns cover, from base
+};
+
+struct tiled_batch {
+  column_ref other[columns_per_launch];     // the non-aos side of each column
+  unsigned offset[columns_per_launch];      // byte offset of the column inside the record window
+  int count;
+  record_window records;
+  std::size_t n;
+  std::size_t tile_records;  // records per tile: a multiple of the block size
+  bool preload;  // to aos: records are not fully covered by the columns, so read them first
+};
+
+// Copies `bytes` (a multiple of 4) between global memory and the tile, 16 bytes at a time where
+// both are 16-byte aligned.
+template <bool ToTile>
+__device__ void move_tile_bytes(std::byte* global, std::uint32_t* tile, std::size_t bytes) {
+  if ((reinterpret_cast<std::uintptr_t>(global) & 15) == 0) {
+    std::size_t const vectors = bytes / 16;
+    // Unrolled so that several 16-byte loads per thread are in flight before the first
+    // shared-memory store waits for its data.
+#pragma unroll 4
+    for (std::size_t v = threadIdx.x; v < vectors; v += blockDim.x) {
+      if constexpr (ToTile) {
+        reinterpret_cast<uint4*>(tile)[v] = reinterpret_cast<uint4 const*>(global)[v];
+      } else {
+        reinterpret_cast<uint4*>(global)[v] = reinterpret_cast<uint4 const*>(tile)[v];
+      }
+    }
+    for (std::size_t w = vectors * 4 + threadIdx.x; w < bytes / 4; w += blockDim.x) {
+      if constexpr (ToTile) {
+        tile[w] = reinterpret_cast<std::uint32_t const*>(global)[w];
+      } else {
+        reinterpret_cast<std::uint32_t*>(global)[w] = tile[w];
+      }
+    }
+  } else {
+    for (std::size_t w = threadIdx.x; w < bytes / 4; w += blockDim.x) {
+      if constexpr (ToTile) {
+        tile[w] = reinterpret_cast<std::uint32_t const*>(global)[w];
+      } else {
+        reinterpret_cast<std::uint32_t*>(global)[w] = tile[w];
+      }
+    }
+  }
+}
+
+// FromAos: records -> tile -> columns. Otherwise: columns -> tile -> records.
+template <bool FromAos> __global__ void tiled_copy_kernel(__grid_constant__ tiled_batch const batch) {
+  extern __shared__ uint4 tile_storage[];
+  auto* tile = reinterpret_cast<std::uint32_t*>(tile_storage);
+  record_window const& rec = batch.records;
+  std::size_t const tile_records = batch.tile_records;
+  for (std::size_t start = static_cast<std::size_t>(blockIdx.x) * tile_records; start < batch.n;
+       start += static_cast<std::size_t>(gridDim.x) * tile_records) {
+    std::size_t const count = min(tile_records, batch.n - start);
+    std::size_t const bytes = (count - 1) * rec.stride + rec.span;
+    std::byte* const global = rec.base + start * rec.stride;
+    if constexpr (FromAos) {
+      move_tile_bytes<true>(global, tile, bytes);
+      __syncthreads();
+      for (std::size_t e = threadIdx.x; e < count; e += blockDim.x) {
+        for (int c = 0; c < batch.count; ++c) {
+          *reinterpret_cast<std::uint32_t*>(batch.other[c].address(start + e)) = tile[(e * rec.stride + batch.offset[c]) / 4];
+        }
+      }
+    } else {
+      if (batch.preload) {
+        move_tile_bytes<true>(global, tile, bytes);  // keep the bytes no column writes
+        __syncthreads();
+      }
+      for (std::size_t e = threadIdx.x; e < count; e += blockDim.x) {
+        for (int c0 = 0; c0 < batch.count; c0 += columns_in_flight) {
+          std::uint32_t v[columns_in_flight];
+#pragma unroll
+          for (int k = 0; k < columns_in_flight; ++k) {
+            if (c0 + k < batch.count) v[k] = *reinterpret_cast<std::uint32_t const*>(batch.other[c0 + k].address(start + e));
+          }
+#pragma unroll
+          for (int k = 0; k < columns_in_flight; ++k) {
+            if (c0 + k < batch.count) tile[(e * rec.stride + batch.offset[c0 + k]) / 4] = v[k];
+          }
+        }
+      }
+      __syncthreads();
+      move_tile_bytes<false>(global, tile, bytes);
+    }
+    __syncthreads();
+  }
+}
+
+// The record window of one side of the columns, if that side is an aos layout that fits a tile.
+bool aos_window(std::vector<column_copy> const& parts, bool source, record_window& out) {
+  if (parts.empty() || parts.size() > static_cast<std::size_t>(columns_per_launch)) return false;
+  auto side = [&](column_copy const& c) -> column_ref const& { return source ? c.src : c.dst; };
+  std::size_t const stride = side(parts[0]).stride;
+  if (stride == 0 || stride % 4 != 0 || stride > max_tiled_record_bytes) return false;
+  std::byte* low = side(parts[0]).base;
+  std::byte* high = low;
+  for (auto const& part : parts) {
+    column_ref const& c = side(part);
+    if (part.width != 4 || c.block_shift != 63 || c.stride != stride) return false;
+    low = std::min(low, c.base);
+    high = std::max(high, c.base + 4);
+  }
+  if (static_cast<std::size_t>(high - low) > stride || reinterpret_cast<std::uintptr_t>(low) % 4 != 0) return false;
+  for (auto const& part : parts) {
+    if ((side(part).base - low) % 4 != 0) return false;
+  }
+  out = {low, stride, static_cast<std::size_t>(high - low)};
+  return true;
+}
+
+template <bool FromAos>
+void launch_tiled(cudaStream_t stream, std::vector<column_copy> const& parts, record_window const& records, std::size_t n) {
+  tiled_batch batch{};
+  batch.count = static_cast<int>(parts.size());
+  for (std::size_t c = 0; c < parts.size(); ++c) {
+    column_ref const& aos_side = FromAos ? parts[c].src : parts[c].dst;
+    batch.other[c] = FromAos ? parts[c].dst : parts[c].src;
+    batch.offset[c] = static_cast<unsigned>(aos_side.base - records.base);
+  }
+  batch.records = records;
+  batch.n = n;
+  // Writing whole records back would overwrite bytes that no column covers (padding, or members
+  // not being copied): unless the columns cover the records exactly, read the records first.
+  std::size_t covered = 0;
+  for (auto const& part : parts) covered += part.width;
+  batch.preload = !FromAos && !(covered == records.stride && records.span == records.stride);
+  // As many records per tile as fit 32 KB, in whole blocks of threads: more bytes in flight per
+  // barrier than one record per thread.
+  batch.tile_records = std::max<std::size_t>(1, max_tile_bytes / records.stride / block_threads) * block_threads;
+  std::size_t const shared = batch.tile_records * records.stride;
+  std::size_t const tiles = (n + batch.tile_records - 1) / batch.tile_records;
+  unsigned const grid = static_cast<unsigned>(std::min<std::size_t>(tiles, 0x7fffffff));
+  tiled_copy_kernel<FromAos><<<grid, block_threads, shared, stream>>>(batch);
+  COALESCE_CUDA_TRY(cudaGetLastError());
+}
+
+// Elements [first, first + items * Group) of every column, Group elements per Word.
+template <class Word, std::size_t Group = 1, bool Unblocked = false>
+void launch_copies(cudaStream_t stream, std::vector<column_copy> const& parts, std::size_t first, std::size_t items) {
+  if (items == 0) return;
+  unsigned const grid = grid_for(items);
+  for (std::size_t begin = 0; begin < parts.size(); begin += columns_per_launch) {
+    column_batch<column_copy> batch{};
+    batch.count = static_cast<int>(std::min<std::size_t>(columns_per_launch, parts.size() - begin));
+    std::copy_n(parts.data() + begin, batch.count, batch.columns);
+    batch.first = first;
+    batch.n = items;
+    copy_columns_kernel<Word, Group, Unblocked><<<grid, block_threads, 0, stream>>>(batch);
+    COALESCE_CUDA_TRY(cudaGetLastError());
+  }
+}
+
+// True when 4 consecutive elements (from a multiple of 4) of a 4-byte column are one aligned
+// 16-byte word: contiguous columns, or blocks of at least 4 elements.
+bool runs_of_four(column_ref const& c) {
+  bool const contiguous =
+      c.stride == 4 && (c.block_shift == 63 || (c.block_shift >= 2 && c.block_shift < 63 && c.block_stride % 16 == 0));
+  return contiguous && reinterpret_cast<std::uintptr_t>(c.base) % 16 == 0;
+}
+}  // namespace
+
+namespace {
+void copy_parts(cudaStream_t stream, std::vector<column_copy> const& parts, std::size_t n) {
+  // An aos destination goes through a shared-memory tile (column-wise 4-byte stores at the
+  // record stride measured at a quarter of the copy ceiling). An aos source into soa is read
+  // one record per thread with plain strided addresses, as a hand-written conversion does; into
+  // aosoa it goes through the tile as well.
+  bool const unblocked = std::all_of(parts.begin(), parts.end(), [](column_copy const& c) {
+    return c.src.block_shift == 63 && c.dst.block_shift == 63;
+  });
+  record_window records;
+  if (aos_window(parts, false, records)) return launch_tiled<false>(stream, parts, records, n);
+  if (!unblocked && aos_window(parts, true, records)) return launch_tiled<true>(stream, parts, records, n);
+  std::vector<column_copy> by_width[3];
+  for (auto const& part : parts) by_width[part.width == 4 ? 0 : part.width == 2 ? 1 : 2].push_back(part);
+  auto const& words = by_width[0];
+  if (std::all_of(words.begin(), words.end(), [](column_copy const& c) { return runs_of_four(c.src) && runs_of_four(c.dst); })) {
+    launch_copies<uint4, 4>(stream, words, 0, n / 4);  // 16-byte accesses, 4 elements each
+    launch_copies<std::uint32_t>(stream, words, n / 4 * 4, n % 4);
+  } else if (unblocked) {
+    launch_copies<std::uint32_t, 1, true>(stream, words, 0, n);
+  } else {
+    launch_copies<std::uint32_t>(stream, words, 0, n);
+  }
+  launch_copies<std::uint16_t>(stream, by_width[1], 0, n);
+  launch_copies<std::uint8_t>(stream, by_width[2], 0, n);
+}
+
+// The columns whose destination lies in one record blob (an aos-like group of a split layout):
+// the 4-byte parts with the first such part's stride, inside one record of it.
+std::vector<column_copy> take_destination_records(std::vector<column_copy>& parts) {
+  auto const record_like = [](column_copy const& c) {
+    return c.width == 4 && c.dst.block_shift == 63 && c.dst.stride > 4 && c.dst.stride % 4 == 0;
+  };
+  auto const first = std::find_if(parts.begin(), parts.end(), record_like);
+  if (first == parts.end()) return {};
+  column_ref const anchor = first->dst;
+  auto const same_record = [&](column_copy const& c) {
+    return record_like(c) && c.dst.stride == anchor.stride &&
+           (c.dst.base > anchor.base ? c.dst.base - anchor.base : anchor.base - c.dst.base) < static_cast<std::ptrdiff_t>(anchor.stride);
+  };
+  std::vector<column_copy> group;
+  std::copy_if(parts.begin(), parts.end(), std::back_inserter(group), same_record);
+  parts.erase(std::remove_if(parts.begin(), parts.end(), same_record), parts.end());
+  return group;
+}
+}  // namespace
+
+namespace {
+// A long run of 4-byte columns that is one 2-D block on both sides: element (i, j) at
+// src + i * src_i + j * src_j and dst + i * dst_i + j * dst_j, with one side unit-stride along
+// the columns j and the other along the elements i. That is a std::array<int, 4096> member
+// between an aos record and its 4096 sub-columns: copied column by column, each warp-wide load
+// of the aos side touches 32 records (32 sectors for 128 bytes, measured at 0.02-0.04 of the
+// copy ceiling). A tiled transpose reads and writes both sides along their unit stride.
+struct block_2d {
+  std::byte const* src;
+  std::byte* dst;
+  std::ptrdiff_t src_i, src_j, dst_i, dst_j;
+  std::size_t n, m;  // elements, columns
+};
+constexpr unsigned transpose_tile = 32, transpose_rows = 8;
+
+__global__ void transpose_block_kernel(block_2d const b) {
+  __shared__ std::uint32_t tile[transpose_tile][transpose_tile + 1];  // +1: no bank conflicts
+  std::size_t const i0 = static_cast<std::size_t>(blockIdx.x) * transpose_tile;
+  std::size_t const j0 = static_cast<std::size_t>(blockIdx.y) * transpose_tile;
+  unsigned const tx = threadIdx.x, ty = threadIdx.y;
+  bool const src_along_j = b.src_j == 4;  // else the source is unit-stride along i
+  for (unsigned r = ty; r < transpose_tile; r += transpose_rows) {
+    std::size_t const i = i0 + (src_along_j ? r : tx), j = j0 + (src_along_j ? tx : r);
+    if (i < b.n && j < b.m) {
+      std::uint32_t const v = *reinterpret_cast<std::uint32_t const*>(b.src + static_cast<std::ptrdiff_t>(i) * b.src_i +
+                                                                        static_cast<std::ptrdiff_t>(j) * b.src_j);
+      tile[i - i0][j - j0] = v;
+    }
+  }
+  __syncthreads();
+  bool const dst_along_j = b.dst_j == 4;
+  for (unsigned r = ty; r < transpose_tile; r += transpose_rows) {
+    std::size_t const i = i0 + (dst_along_j ? r : tx), j = j0 + (dst_along_j ? tx : r);
+    if (i < b.n && j < b.m) {
+      *reinterpret_cast<std::uint32_t*>(b.dst + static_cast<std::ptrdiff_t>(i) * b.dst_i + static_cast<std::ptrdiff_t>(j) * b.dst_j) =
+          tile[i - i0][j - j0];
+    }
+  }
+}
+
+// Takes the runs of at least 32 columns that form such blocks out of `parts`.
+std::vector<block_2d> take_transposed_blocks(std::vector<column_copy>& parts, std::size_t n) {
+  auto const plain = [](column_copy const& p) { return p.width == 4 && p.src.block_shift == 63 && p.dst.block_shift == 63; };
+  std::vector<block_2d> blocks;
+  std::vector<column_copy> rest;
+  std::size_t c = 0;
+  while (c < parts.size()) {
+    std::size_t e = c + 1;
+    if (plain(parts[c]) && e < parts.size() && plain(parts[e])) {
+      std::ptrdiff_t const src_j = parts[e].src.base - parts[c].src.base, dst_j = parts[e].dst.base - parts[c].dst.base;
+      while (e < parts.size() && plain(parts[e]) && parts[e].src.stride == parts[c].src.stride &&
+             parts[e].dst.stride == parts[c].dst.stride && parts[e].src.base - parts[e - 1].src.base == src_j &&
+             parts[e].dst.base - parts[e - 1].dst.base == dst_j) {
+        ++e;
+      }
+      auto const src_i = static_cast<std::ptrdiff_t>(parts[c].src.stride), dst_i = static_cast<std::ptrdiff_t>(parts[c].dst.stride);
+      bool const transposes = (src_j == 4 && dst_i == 4) || (src_i == 4 && dst_j == 4);
+      if (e - c >= transpose_tile && transposes) {
+        blocks.push_back({parts[c].src.base, parts[c].dst.base, src_i, src_j, dst_i, dst_j, n, e - c});
+        c = e;
+        continue;
+      }
+      if (e - c >= transpose_tile) {  // a long run that is not a transpose (soa -> soa): as before
+        rest.insert(rest.end(), parts.begin() + static_cast<std::ptrdiff_t>(c), parts.begin() + static_cast<std::ptrdiff_t>(e));
+        c = e;
+        continue;
+      }
+      // A short run may be a lone column followed by a block (id, then counts[0..]): retry from c + 1.
+    }
+    rest.push_back(parts[c]);
+    c = c + 1;
+  }
+  parts = std::move(rest);
+  return blocks;
+}
+
+void launch_transposes(cudaStream_t stream, std::vector<block_2d> const& blocks) {
+  for (auto const& b : blocks) {
+    dim3 const grid(static_cast<unsigned>(std::min<std::size_t>((b.n + transpose_tile - 1) / transpose_tile, 0x7fffffff)),
+                    static_cast<unsigned>((b.m + transpose_tile - 1) / transpose_tile));
+    if (grid.y > 65535) throw_error("copy: a block of more than 2 million columns");  // never a real record
+    transpose_block_kernel<<<grid, dim3(transpose_tile, transpose_rows), 0, stream>>>(b);
+    COALESCE_CUDA_TRY(cudaGetLastError());
+  }
+}
+}  // namespace
+
+void copy_columns(memory_kind kind, column_copy const* columns, std::size_t count, std::size_t n, void* native_stream) {
+  if (kind == memory_kind::host) return host_copy_columns(columns, count, n, false);
+  if (n == 0 || count == 0) return;
+  cudaStream_t const stream = static_cast<cudaStream_t>(native_stream);
+  // 4-byte words at most: every float, int or double column becomes 4-byte sub-columns, so one
+  // launch handles all of them; only 1- and 2-byte leaves need launches of their own.
+  auto parts = chunked(columns, count, 4);
+  launch_transposes(stream, take_transposed_blocks(parts, n));
+  if (parts.empty()) return;
+  record_window records;
+  if (!aos_window(parts, false, records)) {
+    // A split destination: each record blob (packed positions) through its own tile, so its
+    // stores stay whole records; the columns as before.
+    for (auto group = take_destination_records(parts); !group.empty(); group = take_destination_records(parts)) {
+      if (aos_window(group, false, records)) {
+        launch_tiled<false>(stream, group, records, n);
+      } else {
+        copy_parts(stream, group, n);
+      }
+    }
+  }
+  if (!parts.empty()) copy_parts(stream, parts, n);
+}
+
+void fill_columns(memory_kind kind, column_fill const* columns, std::size_t count, std::size_t first, std::size_t n,
+                  void* stream) {
+  if (kind == memory_kind::host) return host_fill_columns(columns, count, first, n, false);
+  if (n == 0 || count == 0) return;
+  auto const parts = chunked(columns, count);
+  unsigned const grid = grid_for(n);
+  for (std::size_t begin = 0; begin < parts.size(); begin += columns_per_launch) {
+    column_batch<fill_column_on_device> batch{};
+    batch.count = static_cast<int>(std::min<std::size_t>(columns_per_launch, parts.size() - begin));
+    for (int c = 0; c < batch.count; ++c) {
+      batch.columns[c].column = parts[begin + c];
+      std::memcpy(&batch.columns[c].value, parts[begin + c].value, parts[begin + c].width);
+    }
+    batch.first = first;
+    batch.n = n;
+    fill_columns_kernel<<<grid, block_threads, 0, static_cast<cudaStream_t>(stream)>>>(batch);
+    COALESCE_CUDA_TRY(cudaGetLastError());
+  }
+  wait_if_default_stream(stream);
+}
+
+}  // namespace coalesce::detail
