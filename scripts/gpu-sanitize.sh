@@ -19,7 +19,8 @@ cpu_tests=$build/tests/coalesce_tests
 # bytes of a soa allocation, padding between columns included, which initcheck rightly reports.
 small_samples=("$samples/particle_integrator/particle_integrator --n 100000 --runs 1"
                "$samples/neighbor_reorder/neighbor_reorder --layouts --n 100000 --runs 1"
-               "$samples/convert_legacy/convert_legacy --side 12 --steps 2")
+               "$samples/convert_legacy/convert_legacy --side 12 --steps 2"
+               "$samples/neighbor_build/neighbor_build --n 30000 --runs 1")
 check() {  # tool, seconds, command...
   local tool=$1 seconds=$2
   shift 2

@@ -28,4 +28,5 @@
 #include "memory/space.hpp"
 #include "core/split.hpp"
 #include "memory/vector.hpp"
+#include "neighbors/verlet_list.hpp"
 #include "core/view.hpp"

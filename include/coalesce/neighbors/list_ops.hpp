@@ -1,0 +1,57 @@
+// coalesce/neighbors/list_ops.hpp - the type-erased neighbour-list build, compiled once into
+// libcoalesce.a (src/neighbors/): verlet_list.hpp describes the positions (columns of any
+// layout) and calls these, so a user translation unit never instantiates a build kernel.
+#pragma once
+#include <array>
+#include <cstddef>
+#include <cstdint>
+
+#include "../memory/buffer.hpp"
+#include "../reorder/reorder_ops.hpp"
+
+namespace coalesce::detail {
+
+
+// Where the particles live and what counts as a neighbour: pairs closer than cutoff + skin
+// (the reach), with the minimum image along periodic axes.
+// list_format (reorder_ops.hpp): row_major and column_major are the padded formats, csr the packed one.
+struct list_geometry {
+  std::array<double, 3> lo{};
+  std::array<double, 3> hi{};
+  std::array<bool, 3> periodic{true, true, true};
+  unsigned dims = 3;
+  double cutoff = 0;
+  double skin = 0;
+  bool half = false;  // each pair once, in the row of its lower index
+  double reach() const { return cutoff + skin; }
+};
+
+// A built list and the scratch its rebuilds reuse (a steady-state rebuild allocates nothing).
+struct list_memory {
+  memory_kind kind = memory_kind::host;
+  list_format format = list_format::column_major;
+  std::size_t particles = 0;
+  std::size_t width = 0;     // padded formats: slots per row
+  std::size_t entries = 0;   // neighbours stored, all rows
+  std::size_t widest = 0;    // the longest row
+  std::uint64_t builds = 0;  // how many builds this memory has seen
+  buffer indices;            // padded: particles x width slots; csr: entries
+  buffer counts;             // uint32 per particle
+  buffer offsets;            // csr: particles + 1 (uint32)
+  buffer reference;          // positions at the last build (3 x double per particle)
+  // scratch of a build
+  buffer keys, ids, sorted_keys, sorted_ids, cell_points, own_points, cell_start, cell_end, temp, words;
+};
+
+// Builds the list of `n` particles whose positions are `position` into m (memory of m.kind,
+// work on `stream`; returns when the list is complete). Checks first, writes nothing on bad
+// input: coalesce::error naming the first particle that is not finite or lies outside an open
+// axis, or the geometry that is wrong.
+void build_list(list_memory& m, list_format format, position_columns const& position, std::size_t n, list_geometry const& g,
+                void* stream);
+
+// The largest distance (minimum image) any particle moved since the list was built.
+double max_displacement(list_memory const& m, position_columns const& position, std::size_t n, list_geometry const& g,
+                        void* stream);
+
+}  // namespace coalesce::detail

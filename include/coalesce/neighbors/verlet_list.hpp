@@ -1,0 +1,228 @@
+// coalesce/neighbors/verlet_list.hpp - neighbour lists built by the library from the particles'
+// cells, in a format chosen by one type like a layout, read by one traversal for every format.
+//
+//   // d: a coalesce::device_vector<Particle> (any layout)
+//   coalesce::box const domain{.lo = {0, 0, 0}, .hi = {L, L, L}};       // periodic (per axis: .periodic)
+//   coalesce::verlet_list<coalesce::padded_columns> list({.cutoff = 2.5, .skin = 0.3});
+//   list.build(d, &Particle::pos, domain);                               // cells, sort, rows
+//   auto nl = list.view();                                               // by value into kernels
+//   auto v = d.view();
+//   coalesce::for_each_index(coalesce::device{}, v.size(), [=] COALESCE_HOST_DEVICE (std::size_t i) {
+//     coalesce::for_each_neighbor(nl, i, [&](std::uint32_t j) { v[i][&Particle::mass] += 0 * j; });
+//   });
+//   if (list.needs_rebuild(d, &Particle::pos)) list.build(d, &Particle::pos, domain);  // moved > skin/2
+//
+// Formats (the list's bytes are a layout decision, like the particles'):
+//   padded_columns  entry k of particle i at indices[k * n + i]: a warp's loads of slot k coalesce
+//   padded_rows     entry k of particle i at indices[i * width + k]: one particle's row contiguous
+//   csr             the neighbours of i at indices[offsets[i], offsets[i + 1]): no padding
+// Padded lists are coalesce::neighbor_list descriptions too (as_neighbor_list()): remap, the
+// analysis and the advisor read them as they read a list of the user's.
+//
+// What is in a row: every particle j != i closer than cutoff + skin (the reach), with the
+// minimum image along periodic axes; a half list (.half = true) keeps each pair once, in the row
+// of its lower index (kernels that apply Newton's third law). Rows are in a fixed order (the 27
+// cells around i's own, then ascending index), so a force sum is the same run to run and host and
+// GPU memory hold the same list. A row is never truncated: a padded list grows its width when a
+// row outgrows it and fills again, and reports the widest row and its fill.
+//
+// Bad input writes nothing and throws coalesce::error: a position that is not finite or lies
+// outside an open axis (naming the particle), a cutoff that is not positive, a negative skin,
+// cutoff + skin over half a periodic box length. An empty set gives an empty list (a rank may own
+// no particle). GPU memory: the build runs on `stream` and returns when the list is complete.
+#pragma once
+#include <array>
+#include <cstddef>
+#include <cstdint>
+#include <type_traits>
+#include <vector>
+
+#include "../core/config.hpp"
+#include "../core/error.hpp"
+#include "../memory/index_arrays.hpp"
+#include "../memory/stream.hpp"
+#include "../memory/vector.hpp"
+#include "../reorder/keys.hpp"
+#include "list_ops.hpp"
+
+namespace coalesce {
+
+// The formats: a tag each, as aos and soa are for particles.
+struct padded_columns {
+  static constexpr detail::list_format format = detail::list_format::column_major;
+};
+struct padded_rows {
+  static constexpr detail::list_format format = detail::list_format::row_major;
+};
+struct csr {
+  static constexpr detail::list_format format = detail::list_format::csr;
+};
+
+// What a list holds: pairs closer than cutoff + skin; half: each pair once.
+struct list_params {
+  double cutoff = 0;
+  double skin = 0;
+  bool half = false;
+};
+
+// The handle kernels take by value (verlet_list::view()): count(i) neighbours of particle i,
+// neighbor(i, k) the k-th.
+template <class Format> struct verlet_list_ref;
+template <> struct verlet_list_ref<padded_columns> {
+  std::uint32_t const* indices = nullptr;
+  std::uint32_t const* counts = nullptr;
+  std::size_t particles = 0;
+  std::size_t width = 0;
+  COALESCE_HOST_DEVICE std::size_t size() const { return particles; }
+  COALESCE_HOST_DEVICE std::uint32_t count(std::size_t i) const { return counts[i]; }
+  COALESCE_HOST_DEVICE std::uint32_t neighbor(std::size_t i, std::uint32_t k) const { return indices[k * particles + i]; }
+};
+template <> struct verlet_list_ref<padded_rows> {
+  std::uint32_t const* indices = nullptr;
+  std::uint32_t const* counts = nullptr;
+  std::size_t particles = 0;
+  std::size_t width = 0;
+  COALESCE_HOST_DEVICE std::size_t size() const { return particles; }
+  COALESCE_HOST_DEVICE std::uint32_t count(std::size_t i) const { return counts[i]; }
+  COALESCE_HOST_DEVICE std::uint32_t neighbor(std::size_t i, std::uint32_t k) const { return indices[i * width + k]; }
+};
+template <> struct verlet_list_ref<csr> {
+  std::uint32_t const* indices = nullptr;
+  std::uint32_t const* offsets = nullptr;
+  std::size_t particles = 0;
+  COALESCE_HOST_DEVICE std::size_t size() const { return particles; }
+  COALESCE_HOST_DEVICE std::uint32_t count(std::size_t i) const { return offsets[i + 1] - offsets[i]; }
+  COALESCE_HOST_DEVICE std::uint32_t neighbor(std::size_t i, std::uint32_t k) const { return indices[offsets[i] + k]; }
+};
+
+// body(j) for every neighbour j of particle i, in the list's order: the one traversal a kernel
+// writes, whatever the format.
+template <class Format, class Body>
+COALESCE_HOST_DEVICE COALESCE_INLINE void for_each_neighbor(verlet_list_ref<Format> const& list, std::size_t i, Body&& body) {
+  std::uint32_t const n = list.count(i);
+  for (std::uint32_t k = 0; k < n; ++k) body(list.neighbor(i, k));
+}
+
+template <class Format, class Space = device> class verlet_list {
+  static_assert(std::is_same_v<Format, padded_columns> || std::is_same_v<Format, padded_rows> || std::is_same_v<Format, csr>,
+                "coalesce: a verlet_list's format is coalesce::padded_columns, padded_rows or csr");
+
+ public:
+  using format_type = Format;
+  using space_type = Space;
+  static constexpr detail::memory_kind kind = detail::kind_of_space<Space>;
+
+  explicit verlet_list(list_params params) : params_(params) { memory_.kind = kind; }
+
+  // Builds the list of `particles` (any layout) whose position is the member (path) `position`,
+  // in `domain` (periodic or clamped as its edges say; `periodic` overrides that per axis).
+  template <class T, class L, class Pos>
+  void build(vector<T, L, Space> const& particles, Pos const& position, box const& domain, stream on = {}) {
+    std::array<bool, 3> const periodic{domain.edges == boundary::periodic, domain.edges == boundary::periodic,
+                                       domain.edges == boundary::periodic};
+    build(particles, position, domain, periodic, on);
+  }
+  template <class T, class L, class Pos>
+  void build(vector<T, L, Space> const& particles, Pos const& position, box const& domain, std::array<bool, 3> periodic,
+             stream on = {}) {
+    auto const columns = detail::position_columns_of(particles.storage(), position);
+    geometry_ = detail::list_geometry{domain.lo, domain.hi, periodic, columns.dims, params_.cutoff, params_.skin, params_.half};
+    detail::build_list(memory_, Format::format, columns, particles.size(), geometry_, on.handle());
+    built_ = true;
+  }
+
+  // True when the list must be rebuilt before its next use: never built, another particle
+  // count, or some particle moved more than skin / 2 since the build (then a pair that was
+  // beyond cutoff + skin may have come within the cutoff). One fused pass, one read-back.
+  template <class T, class L, class Pos>
+  bool needs_rebuild(vector<T, L, Space> const& particles, Pos const& position, stream on = {}) const {
+    if (!built_ || particles.size() != memory_.particles) return true;
+    return max_displacement(particles, position, on) > 0.5 * params_.skin;
+  }
+  template <class T, class L, class Pos>
+  double max_displacement(vector<T, L, Space> const& particles, Pos const& position, stream on = {}) const {
+    if (!built_ || particles.size() != memory_.particles) {
+      detail::throw_error("verlet_list::max_displacement: the list was built for " + std::to_string(memory_.particles) +
+                          " particles (or never built), these are " + std::to_string(particles.size()) + "; build it first");
+    }
+    auto const columns = detail::position_columns_of(particles.storage(), position);
+    return detail::max_displacement(memory_, columns, particles.size(), geometry_, on.handle());
+  }
+
+  verlet_list_ref<Format> view() const {
+    verlet_list_ref<Format> r;
+    r.indices = reinterpret_cast<std::uint32_t const*>(memory_.indices.data());
+    r.particles = memory_.particles;
+    if constexpr (std::is_same_v<Format, csr>) {
+      r.offsets = reinterpret_cast<std::uint32_t const*>(memory_.offsets.data());
+    } else {
+      r.counts = reinterpret_cast<std::uint32_t const*>(memory_.counts.data());
+      r.width = memory_.width;
+    }
+    return r;
+  }
+
+  // A padded list as the description remap, the analysis and the advisor take.
+  neighbor_list<std::uint32_t, Space> as_neighbor_list() const
+    requires(!std::is_same_v<Format, csr>)
+  {
+    neighbor_list<std::uint32_t, Space> out{
+        .indices = reinterpret_cast<std::uint32_t*>(memory_.indices.data()),
+        .particles = memory_.particles,
+        .max_neighbors = memory_.width,
+        .order = std::is_same_v<Format, padded_columns> ? neighbor_order::column_major : neighbor_order::row_major,
+        .counts = reinterpret_cast<std::uint32_t*>(memory_.counts.data())};
+    return out;
+  }
+
+  // Every row, copied to the host (checks, output, a host-side traversal of a GPU list).
+  std::vector<std::vector<std::uint32_t>> rows_on_host() const {
+    std::size_t const n = memory_.particles;
+    std::vector<std::vector<std::uint32_t>> rows(n);
+    if (n == 0) return rows;
+    auto const read = [&](detail::buffer const& b, std::size_t count) {
+      std::vector<std::uint32_t> out(count);
+      if (count > 0) detail::copy_bytes(detail::memory_kind::host, out.data(), kind, b.data(), count * sizeof(std::uint32_t));
+      return out;
+    };
+    std::size_t const slots = std::is_same_v<Format, csr> ? memory_.entries : n * memory_.width;
+    auto const indices = read(memory_.indices, slots);
+    auto const counts = read(memory_.counts, n);
+    auto const offsets = std::is_same_v<Format, csr> ? read(memory_.offsets, n + 1) : std::vector<std::uint32_t>{};
+    for (std::size_t i = 0; i < n; ++i) {
+      std::size_t const c = std::is_same_v<Format, csr> ? offsets[i + 1] - offsets[i] : counts[i];
+      rows[i].resize(c);
+      for (std::size_t k = 0; k < c; ++k) {
+        rows[i][k] = std::is_same_v<Format, csr>            ? indices[offsets[i] + k]
+                     : std::is_same_v<Format, padded_rows> ? indices[i * memory_.width + k]
+                                                           : indices[k * n + i];
+      }
+    }
+    return rows;
+  }
+
+  std::size_t size() const { return memory_.particles; }
+  std::size_t entries() const { return memory_.entries; }  // neighbours stored, all rows
+  std::size_t widest() const { return memory_.widest; }    // the longest row
+  std::size_t width() const { return memory_.width; }      // padded: slots per row (0 for csr)
+  // Padded: the share of slots that hold a neighbour (1 for csr).
+  double fill() const {
+    if (std::is_same_v<Format, csr> || memory_.particles == 0 || memory_.width == 0) return 1.0;
+    return static_cast<double>(memory_.entries) / static_cast<double>(memory_.particles * memory_.width);
+  }
+  // Bytes of the list a traversal of every row reads (indices plus counts or offsets).
+  std::size_t bytes() const {
+    std::size_t const slots = std::is_same_v<Format, csr> ? memory_.entries : memory_.particles * memory_.width;
+    return slots * sizeof(std::uint32_t) + (memory_.particles + (std::is_same_v<Format, csr> ? 1 : 0)) * sizeof(std::uint32_t);
+  }
+  std::uint64_t builds() const { return memory_.builds; }
+  list_params const& params() const { return params_; }
+
+ private:
+  list_params params_;
+  detail::list_geometry geometry_{};
+  detail::list_memory memory_;
+  bool built_ = false;
+};
+
+}  // namespace coalesce

@@ -1,0 +1,360 @@
+// neighbor_build: the library's neighbour-list builds and force traversals against hand-written
+// ones, on a Lennard-Jones liquid (reduced density 0.8442, cutoff 2.5 sigma, skin 0.3 sigma: the
+// LAMMPS/HOOMD benchmark state), particles in Hilbert order. In the same run:
+//   - ceiling: cudaMemset of the padded column-major list's bytes (writing the list once)
+//   - hand-written build: cell of each particle, atomic counts per cell, CUB scan, scatter, then
+//     one thread per particle over its 27 cells writing a padded column-major list
+//   - hand-written force: one thread per particle over that list, positions as float4
+//   - the library: verlet_list<padded_columns | padded_rows | csr>, full lists, built and then
+//     traversed with for_each_neighbor over a split view (positions packed in 16-byte slots)
+// Each force is checked against a double-precision sum over the same pairs for 4096 particles:
+// the largest per-component error of every variant, beside the hand-written kernel's. Exit status
+// 1 when a list misses or adds a pair or a force is off by more than 2x the hand-written error.
+//   usage: neighbor_build [--n N] [--runs R]
+#include <coalesce/coalesce.hpp>
+
+#include <cub/device/device_scan.cuh>
+#include <cuda_runtime.h>
+
+#include <algorithm>
+#include <cmath>
+#include <cstdio>
+#include <cstdlib>
+#include <cstring>
+#include <random>
+#include <string>
+#include <vector>
+
+namespace {
+
+struct vec3 {
+  float x, y, z;
+};
+struct Atom {
+  vec3 pos;
+  vec3 force;
+};
+using atom_layout = coalesce::split<coalesce::fields<&Atom::pos>, coalesce::aos, coalesce::soa>;
+
+constexpr float cutoff = 2.5f, skin = 0.3f;
+
+#define CHECK_CUDA(call)                                                                   \
+  do {                                                                                     \
+    cudaError_t e = (call);                                                                \
+    if (e != cudaSuccess) {                                                                \
+      std::fprintf(stderr, "%s failed: %s\n", #call, cudaGetErrorString(e));               \
+      std::exit(2);                                                                        \
+    }                                                                                      \
+  } while (0)
+
+template <class F> double median_ms(int runs, F&& f) {
+  cudaEvent_t a, b;
+  CHECK_CUDA(cudaEventCreate(&a));
+  CHECK_CUDA(cudaEventCreate(&b));
+  f();  // warm-up
+  CHECK_CUDA(cudaDeviceSynchronize());
+  std::vector<double> t;
+  for (int r = 0; r < runs; ++r) {
+    CHECK_CUDA(cudaEventRecord(a));
+    f();
+    CHECK_CUDA(cudaEventRecord(b));
+    CHECK_CUDA(cudaEventSynchronize(b));
+    float ms = 0;
+    CHECK_CUDA(cudaEventElapsedTime(&ms, a, b));
+    t.push_back(ms);
+  }
+  std::sort(t.begin(), t.end());
+  return t[t.size() / 2];
+}
+
+// ---- hand-written build ----
+struct grid_info {
+  int cells;  // per axis
+  float length, cells_per_length;
+};
+__device__ int cell_of(grid_info g, float x) {
+  int c = static_cast<int>(x * g.cells_per_length);
+  return c < 0 ? 0 : c >= g.cells ? g.cells - 1 : c;
+}
+__global__ void count_cells(int n, float4 const* pos, grid_info g, int* cell, int* counts) {
+  int i = blockIdx.x * blockDim.x + threadIdx.x;
+  if (i >= n) return;
+  float4 p = pos[i];
+  int c = (cell_of(g, p.z) * g.cells + cell_of(g, p.y)) * g.cells + cell_of(g, p.x);
+  cell[i] = c;
+  atomicAdd(&counts[c], 1);
+}
+__global__ void scatter_cells(int n, int const* cell, int* cursor, int* members) {
+  int i = blockIdx.x * blockDim.x + threadIdx.x;
+  if (i >= n) return;
+  members[atomicAdd(&cursor[cell[i]], 1)] = i;
+}
+__global__ void build_padded(int n, float4 const* pos, grid_info g, int const* start, int const* counts, int const* members,
+                             float reach2, int width, unsigned* list, unsigned* nn) {
+  int i = blockIdx.x * blockDim.x + threadIdx.x;
+  if (i >= n) return;
+  float4 p = pos[i];
+  int cx = cell_of(g, p.x), cy = cell_of(g, p.y), cz = cell_of(g, p.z);
+  int k = 0;
+  for (int dz = -1; dz <= 1; ++dz)
+    for (int dy = -1; dy <= 1; ++dy)
+      for (int dx = -1; dx <= 1; ++dx) {
+        int x = cx + dx, y = cy + dy, z = cz + dz;
+        float sx = 0, sy = 0, sz = 0;
+        if (x < 0) { x += g.cells; sx = -g.length; } else if (x >= g.cells) { x -= g.cells; sx = g.length; }
+        if (y < 0) { y += g.cells; sy = -g.length; } else if (y >= g.cells) { y -= g.cells; sy = g.length; }
+        if (z < 0) { z += g.cells; sz = -g.length; } else if (z >= g.cells) { z -= g.cells; sz = g.length; }
+        int c = (z * g.cells + y) * g.cells + x;
+        for (int m = start[c], e = start[c] + counts[c]; m < e; ++m) {
+          int j = members[m];
+          if (j == i) continue;
+          float4 q = pos[j];
+          float ex = p.x - (q.x + sx), ey = p.y - (q.y + sy), ez = p.z - (q.z + sz);
+          if (ex * ex + ey * ey + ez * ez < reach2) {
+            if (k < width) list[static_cast<size_t>(k) * n + i] = j;
+            ++k;
+          }
+        }
+      }
+  nn[i] = k;
+}
+
+// ---- hand-written force ----
+__device__ inline float min_image(float d, float length) { return d - length * rintf(d / length); }
+__global__ void force_float4(int n, float4 const* pos, unsigned const* list, unsigned const* nn, float length, float rc2, float4* f) {
+  int i = blockIdx.x * blockDim.x + threadIdx.x;
+  if (i >= n) return;
+  float4 p = pos[i];
+  float fx = 0, fy = 0, fz = 0;
+  int count = nn[i];
+  for (int k = 0; k < count; ++k) {
+    float4 q = pos[list[static_cast<size_t>(k) * n + i]];
+    float dx = min_image(p.x - q.x, length), dy = min_image(p.y - q.y, length), dz = min_image(p.z - q.z, length);
+    float r2 = dx * dx + dy * dy + dz * dz;
+    if (r2 < rc2) {
+      float r2i = 1.0f / r2, r6i = r2i * r2i * r2i, s = 48.0f * r6i * (r6i - 0.5f) * r2i;
+      fx += s * dx;
+      fy += s * dy;
+      fz += s * dz;
+    }
+  }
+  f[i] = make_float4(fx, fy, fz, 0);
+}
+
+// The library's force kernel: written once, run on every format.
+template <class List, class View> void library_force(List nl, View v, float length, float rc2) {
+  coalesce::for_each_index(coalesce::device{}, v.size(), [=] __device__(std::size_t i) {
+    vec3 const p = v[i][&Atom::pos];
+    float fx = 0, fy = 0, fz = 0;
+    coalesce::for_each_neighbor(nl, i, [&](std::uint32_t j) {
+      vec3 const q = v[j][&Atom::pos];
+      float dx = min_image(p.x - q.x, length), dy = min_image(p.y - q.y, length), dz = min_image(p.z - q.z, length);
+      float r2 = dx * dx + dy * dy + dz * dz;
+      if (r2 < rc2) {
+        float r2i = 1.0f / r2, r6i = r2i * r2i * r2i, s = 48.0f * r6i * (r6i - 0.5f) * r2i;
+        fx += s * dx;
+        fy += s * dy;
+        fz += s * dz;
+      }
+    });
+    v[i][&Atom::force] = vec3{fx, fy, fz};
+  });
+}
+
+struct result {
+  std::string name;
+  double build_ms = 0, force_ms = 0, bytes = 0, fill = 1, error = 0;
+  std::size_t width = 0;
+};
+
+}  // namespace
+
+int main(int argc, char** argv) {
+  std::size_t n = 4194304;
+  int runs = 10;
+  for (int a = 1; a + 1 < argc; a += 2) {
+    if (!std::strcmp(argv[a], "--n")) n = std::strtoull(argv[a + 1], nullptr, 10);
+    if (!std::strcmp(argv[a], "--runs")) runs = std::atoi(argv[a + 1]);
+  }
+  int devices = 0;
+  if (cudaGetDeviceCount(&devices) != cudaSuccess || devices == 0) {
+    std::printf("SKIPPED: no GPU visible\n");
+    return 77;
+  }
+  // A jittered simple cubic lattice at density 0.8442 (no overlaps: finite forces).
+  int const side = static_cast<int>(std::ceil(std::cbrt(static_cast<double>(n))));
+  float const spacing = static_cast<float>(std::cbrt(1.0 / 0.8442));
+  float const length = side * spacing;
+  std::mt19937 rng(7);
+  std::uniform_real_distribution<float> jitter(-0.1f * spacing, 0.1f * spacing);
+  std::vector<Atom> atoms(n);
+  for (std::size_t i = 0; i < n; ++i) {
+    int const x = static_cast<int>(i % side), y = static_cast<int>((i / side) % side), z = static_cast<int>(i / (std::size_t(side) * side));
+    atoms[i].pos = {(x + 0.5f) * spacing + jitter(rng), (y + 0.5f) * spacing + jitter(rng), (z + 0.5f) * spacing + jitter(rng)};
+  }
+  std::shuffle(atoms.begin(), atoms.end(), rng);  // random order first, as a code that never sorted
+  coalesce::box const domain{.lo = {0, 0, 0}, .hi = {length, length, length}};
+  coalesce::device_vector<Atom, atom_layout> d(atoms);
+  {
+    coalesce::reorder_plan plan;
+    auto const keys = coalesce::hilbert_keys(d, &Atom::pos, domain, plan);
+    coalesce::sort_by_key(d, keys, plan);
+  }
+  d.copy_to(std::span<Atom>(atoms));
+  int const ni = static_cast<int>(n);
+  float const reach2 = (cutoff + skin) * (cutoff + skin), rc2 = cutoff * cutoff;
+
+  // Positions as float4 for the hand-written kernels.
+  std::vector<float4> p4(n);
+  for (std::size_t i = 0; i < n; ++i) p4[i] = make_float4(atoms[i].pos.x, atoms[i].pos.y, atoms[i].pos.z, 0);
+  float4 *pos = nullptr, *f4 = nullptr;
+  CHECK_CUDA(cudaMalloc(&pos, n * sizeof(float4)));
+  CHECK_CUDA(cudaMalloc(&f4, n * sizeof(float4)));
+  CHECK_CUDA(cudaMemcpy(pos, p4.data(), n * sizeof(float4), cudaMemcpyHostToDevice));
+
+  // The library's lists (built first: the hand-written list takes the padded list's width).
+  coalesce::verlet_list<coalesce::padded_columns> columns({.cutoff = cutoff, .skin = skin});
+  coalesce::verlet_list<coalesce::padded_rows> rows({.cutoff = cutoff, .skin = skin});
+  coalesce::verlet_list<coalesce::csr> packed({.cutoff = cutoff, .skin = skin});
+  std::vector<result> results;
+  auto v = d.view();
+  auto run_library = [&](auto& list, char const* name) {
+    result r;
+    r.name = name;
+    r.build_ms = median_ms(runs, [&] { list.build(d, &Atom::pos, domain); });
+    auto const nl = list.view();
+    r.force_ms = median_ms(runs, [&] { library_force(nl, v, length, rc2); });
+    r.bytes = static_cast<double>(list.bytes());
+    r.fill = list.fill();
+    r.width = list.width();
+    results.push_back(r);
+  };
+  run_library(columns, "library padded_columns");
+  int const width = static_cast<int>(columns.width());
+
+  // Hand-written build.
+  grid_info g{};
+  g.cells = std::max(3, static_cast<int>(length / (cutoff + skin)));
+  g.length = length;
+  g.cells_per_length = g.cells / length;
+  int const cell_count = g.cells * g.cells * g.cells;
+  int *cell = nullptr, *counts = nullptr, *start = nullptr, *cursor = nullptr, *members = nullptr;
+  unsigned *list = nullptr, *nn = nullptr;
+  CHECK_CUDA(cudaMalloc(&cell, n * sizeof(int)));
+  CHECK_CUDA(cudaMalloc(&members, n * sizeof(int)));
+  CHECK_CUDA(cudaMalloc(&counts, cell_count * sizeof(int)));
+  CHECK_CUDA(cudaMalloc(&start, cell_count * sizeof(int)));
+  CHECK_CUDA(cudaMalloc(&cursor, cell_count * sizeof(int)));
+  CHECK_CUDA(cudaMalloc(&list, n * width * sizeof(unsigned)));
+  CHECK_CUDA(cudaMalloc(&nn, n * sizeof(unsigned)));
+  void* temp = nullptr;
+  std::size_t temp_bytes = 0;
+  CHECK_CUDA(cub::DeviceScan::ExclusiveSum(nullptr, temp_bytes, counts, start, cell_count));
+  CHECK_CUDA(cudaMalloc(&temp, temp_bytes));
+  unsigned const blocks = static_cast<unsigned>((n + 255) / 256);
+  auto hand_build = [&] {
+    cudaMemsetAsync(counts, 0, cell_count * sizeof(int));
+    count_cells<<<blocks, 256>>>(ni, pos, g, cell, counts);
+    std::size_t tb = temp_bytes;
+    cub::DeviceScan::ExclusiveSum(temp, tb, counts, start, cell_count);
+    cudaMemcpyAsync(cursor, start, cell_count * sizeof(int), cudaMemcpyDeviceToDevice);
+    scatter_cells<<<blocks, 256>>>(ni, cell, cursor, members);
+    build_padded<<<blocks, 256>>>(ni, pos, g, start, counts, members, reach2, width, list, nn);
+  };
+  result hand;
+  hand.name = "hand-written (float4, padded columns)";
+  hand.build_ms = median_ms(runs, hand_build);
+  CHECK_CUDA(cudaGetLastError());
+  hand.force_ms = median_ms(runs, [&] { force_float4<<<blocks, 256>>>(ni, pos, list, nn, length, rc2, f4); });
+  hand.bytes = static_cast<double>(n) * width * 4 + n * 4.0;
+  hand.width = static_cast<std::size_t>(width);
+  double const write_floor = median_ms(runs, [&] { cudaMemsetAsync(list, 0xff, n * width * sizeof(unsigned)); });
+  hand_build();  // the list again (the memset above overwrote it)
+  CHECK_CUDA(cudaDeviceSynchronize());
+
+  // Accuracy: a double-precision sum over the same pairs for a sample of particles.
+  std::vector<unsigned> h_nn(n);
+  CHECK_CUDA(cudaMemcpy(h_nn.data(), nn, n * sizeof(unsigned), cudaMemcpyDeviceToHost));
+  std::vector<float4> h_f4(n);
+  force_float4<<<blocks, 256>>>(ni, pos, list, nn, length, rc2, f4);
+  CHECK_CUDA(cudaMemcpy(h_f4.data(), f4, n * sizeof(float4), cudaMemcpyDeviceToHost));
+  auto const reference_rows = columns.rows_on_host();
+  std::vector<std::size_t> sample;
+  for (std::size_t s = 0; s < 4096 && s < n; ++s) sample.push_back((s * 2654435761u) % n);
+  auto reference_force = [&](std::size_t i) {
+    double f[3] = {0, 0, 0};
+    for (auto j : reference_rows[i]) {
+      double d[3] = {double(atoms[i].pos.x) - atoms[j].pos.x, double(atoms[i].pos.y) - atoms[j].pos.y, double(atoms[i].pos.z) - atoms[j].pos.z};
+      for (double& c : d) c -= length * std::nearbyint(c / length);
+      double const r2 = d[0] * d[0] + d[1] * d[1] + d[2] * d[2];
+      if (r2 < double(rc2)) {
+        double const r2i = 1 / r2, r6i = r2i * r2i * r2i, s = 48 * r6i * (r6i - 0.5) * r2i;
+        for (int a = 0; a < 3; ++a) f[a] += s * d[a];
+      }
+    }
+    return std::array<double, 3>{f[0], f[1], f[2]};
+  };
+  std::vector<std::array<double, 3>> ref(sample.size());
+  for (std::size_t s = 0; s < sample.size(); ++s) ref[s] = reference_force(sample[s]);
+  auto max_error = [&](auto const& force_of) {
+    double e = 0;
+    for (std::size_t s = 0; s < sample.size(); ++s) {
+      auto const f = force_of(sample[s]);
+      for (int a = 0; a < 3; ++a) e = std::max(e, std::abs(f[a] - ref[s][a]));
+    }
+    return e;
+  };
+  hand.error = max_error([&](std::size_t i) { return std::array<double, 3>{h_f4[i].x, h_f4[i].y, h_f4[i].z}; });
+
+  run_library(rows, "library padded_rows");
+  run_library(packed, "library csr");
+  bool ok = true;
+  // Every library list holds the pairs the hand-written list holds (as sets per row).
+  {
+    std::vector<unsigned> h_list(n * width);
+    CHECK_CUDA(cudaMemcpy(h_list.data(), list, h_list.size() * 4, cudaMemcpyDeviceToHost));
+    for (auto const* other : {&reference_rows}) {
+      for (std::size_t s = 0; s < sample.size() && ok; ++s) {
+        std::size_t const i = sample[s];
+        std::vector<unsigned> a((*other)[i].begin(), (*other)[i].end()), b;
+        for (unsigned k = 0; k < h_nn[i]; ++k) b.push_back(h_list[std::size_t(k) * n + i]);
+        std::sort(a.begin(), a.end());
+        std::sort(b.begin(), b.end());
+        if (a != b) {
+          std::printf("DIFFERENT: particle %zu has %zu library neighbours, %zu hand-written\n", i, a.size(), b.size());
+          ok = false;
+        }
+      }
+    }
+    ok = ok && rows.rows_on_host() == reference_rows && packed.rows_on_host() == reference_rows;
+    if (!ok) std::printf("DIFFERENT: the formats hold different lists\n");
+  }
+  auto library_error = [&](auto& lst) {
+    library_force(lst.view(), v, length, rc2);
+    std::vector<Atom> out(n);
+    d.copy_to(std::span<Atom>(out));
+    return max_error([&](std::size_t i) { return std::array<double, 3>{out[i].force.x, out[i].force.y, out[i].force.z}; });
+  };
+  results[0].error = library_error(columns);
+  results[1].error = library_error(rows);
+  results[2].error = library_error(packed);
+  results.insert(results.begin(), hand);
+
+  std::printf("neighbor_build: %zu particles, density 0.8442, cutoff %.1f + skin %.1f, Hilbert order, %d runs (median)\n", n,
+              cutoff, skin, runs);
+  std::printf("ceiling: writing the padded list once (cudaMemset of %.1f MB): %.3f ms\n", double(n) * width * 4 / 1e6, write_floor);
+  std::printf("%-38s %9s %8s %8s %9s %8s %6s %6s %10s %8s\n", "list", "build ms", "x hand", "x floor", "force ms", "x hand", "width",
+              "fill", "B/particle", "error");
+  for (auto const& r : results) {
+    double const error_ratio = hand.error > 0 ? r.error / hand.error : 1.0;
+    std::printf("%-38s %9.3f %8.2f %8.2f %9.3f %8.2f %6zu %6.2f %10.1f %8.2e%s\n", r.name.c_str(), r.build_ms, r.build_ms / hand.build_ms,
+                r.build_ms / write_floor, r.force_ms, r.force_ms / hand.force_ms, r.width, r.fill, r.bytes / n, r.error,
+                error_ratio > 2.0 ? "  ERROR > 2x hand-written" : "");
+    ok = ok && error_ratio <= 2.0;
+  }
+  std::printf("entries per particle (full list): %.1f; widest row %zu\n", double(columns.entries()) / n, columns.widest());
+  cudaFree(pos), cudaFree(f4), cudaFree(cell), cudaFree(members), cudaFree(counts), cudaFree(start), cudaFree(cursor), cudaFree(list),
+      cudaFree(nn), cudaFree(temp);
+  std::printf("%s\n", ok ? "lists identical, forces within 2x the hand-written error" : "FAILED");
+  return ok ? 0 : 1;
+}

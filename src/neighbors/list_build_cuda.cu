@@ -1,0 +1,214 @@
+// The neighbour-list build in GPU memory: cells by one thread per particle, CUB's stable radix
+// sort of (cell, index) pairs, cell ranges from the sorted keys, then one thread per particle
+// over its 27 cells (list_kernels.hpp, the host's body) writing its row. Two read-backs per
+// build: the first bad particle (before anything is written) and the widest row / entry count.
+#include <algorithm>
+#include <cstdint>
+#include <cstring>
+
+#include <cub/device/device_radix_sort.cuh>
+#include <cub/device/device_scan.cuh>
+
+#include "../core/cuda_check.hpp"
+#include "list_backend.hpp"
+
+namespace coalesce::detail::cuda_lists {
+
+namespace {
+
+constexpr int threads = 256;
+unsigned blocks(std::size_t n) { return static_cast<unsigned>((n + threads - 1) / threads); }
+template <class U> U* as(buffer const& b) { return reinterpret_cast<U*>(b.data()); }
+
+// words: [0] first bad particle (min), [1] widest row (max), [2] entries (sum), [3] max displacement^2 bits.
+template <class Real>
+__global__ void assign_kernel(cell_grid<Real> g, position_columns p, unsigned dims, std::size_t n, std::uint32_t* keys,
+                              std::uint32_t* ids, point4<Real>* own, unsigned long long* words) {
+  std::size_t const i = static_cast<std::size_t>(blockIdx.x) * blockDim.x + threadIdx.x;
+  if (i >= n) return;
+  point4<Real> point;
+  std::uint32_t key = 0;
+  if (!place_point(g, p, dims, i, point, key)) {
+    atomicMin(&words[0], static_cast<unsigned long long>(i));
+    key = 0;
+  }
+  keys[i] = key;
+  ids[i] = static_cast<std::uint32_t>(i);
+  own[i] = point;
+}
+
+template <class Real>
+__global__ void ranges_kernel(std::size_t n, std::uint32_t const* sorted_keys, std::uint32_t const* sorted_ids,
+                              point4<Real> const* own, point4<Real>* cell_points, std::uint32_t* start, std::uint32_t* end) {
+  std::size_t const k = static_cast<std::size_t>(blockIdx.x) * blockDim.x + threadIdx.x;
+  if (k >= n) return;
+  std::uint32_t const key = sorted_keys[k];
+  if (k == 0 || sorted_keys[k - 1] != key) start[key] = static_cast<std::uint32_t>(k);
+  if (k + 1 == n || sorted_keys[k + 1] != key) end[key] = static_cast<std::uint32_t>(k + 1);
+  cell_points[k] = own[sorted_ids[k]];
+}
+
+template <class Real>
+__global__ void fill_kernel(cell_grid<Real> g, std::size_t n, point4<Real> const* own, std::uint32_t const* start,
+                            std::uint32_t const* end, point4<Real> const* cell_points, std::uint32_t const* sorted_ids,
+                            std::uint32_t* counts, std::uint32_t* indices, std::uint32_t const* offsets, std::size_t width,
+                            list_format format, bool count_only, unsigned long long* words) {
+  std::size_t const s = static_cast<std::size_t>(blockIdx.x) * blockDim.x + threadIdx.x;
+  std::uint32_t c = 0;
+  if (s < n) {
+    auto const i = static_cast<std::uint32_t>(s);
+    std::uint32_t const row = format == list_format::csr && !count_only ? offsets[i] : 0;
+    c = visit_neighbors(g, i, own[i], start, end, cell_points, sorted_ids, [&](std::uint32_t j, std::uint32_t k) {
+      if (count_only) return;
+      if (format == list_format::csr) {
+        indices[row + k] = j;
+      } else if (k < width) {
+        indices[format == list_format::column_major ? static_cast<std::size_t>(k) * n + i : static_cast<std::size_t>(i) * width + k] = j;
+      }
+    });
+    counts[i] = c;
+  }
+  // One atomic per warp for the widest row and the entry count.
+  unsigned const widest = __reduce_max_sync(0xffffffffu, c);
+  unsigned const sum = __reduce_add_sync(0xffffffffu, c);
+  if ((threadIdx.x & 31) == 0) {
+    atomicMax(&words[1], static_cast<unsigned long long>(widest));
+    atomicAdd(&words[2], static_cast<unsigned long long>(sum));
+  }
+}
+
+__global__ void reference_kernel(position_columns p, unsigned dims, std::size_t n, double* reference) {
+  std::size_t const i = static_cast<std::size_t>(blockIdx.x) * blockDim.x + threadIdx.x;
+  if (i >= n) return;
+  for (unsigned a = 0; a < 3; ++a) reference[3 * i + a] = a < dims ? coordinate_of(p.axis[a], p.width, i) : 0.0;
+}
+
+struct axes {
+  double length[3];
+  bool periodic[3];
+};
+__global__ void displacement_kernel(position_columns p, unsigned dims, std::size_t n, double const* reference, axes ax,
+                                    unsigned long long* word) {
+  std::size_t const i = static_cast<std::size_t>(blockIdx.x) * blockDim.x + threadIdx.x;
+  double const d2 = i < n ? displacement2(p, dims, reference, i, ax.length, ax.periodic) : 0.0;
+  // Non-negative doubles order as their bit patterns: a warp's maximum, then one atomic.
+  auto bits = static_cast<unsigned long long>(__double_as_longlong(d2));
+  for (int step = 16; step > 0; step /= 2) bits = max(bits, __shfl_down_sync(0xffffffffu, bits, step));
+  if ((threadIdx.x & 31) == 0) atomicMax(word, bits);
+}
+
+void ensure_words(list_memory& m, cudaStream_t s) {
+  ensure_bytes(m, m.words, 4 * sizeof(unsigned long long));
+  unsigned long long const initial[4] = {~0ull, 0, 0, 0};
+  COALESCE_CUDA_TRY(cudaMemcpyAsync(m.words.data(), initial, sizeof initial, cudaMemcpyHostToDevice, s));
+}
+
+}  // namespace
+
+template <class Real>
+std::size_t bin(list_memory& m, position_columns const& p, std::size_t n, unsigned dims, cell_grid<Real> const& g, std::size_t cell_count,
+                void* stream) {
+  auto const s = static_cast<cudaStream_t>(stream);
+  ensure_bytes(m, m.keys, n * sizeof(std::uint32_t));
+  ensure_bytes(m, m.ids, n * sizeof(std::uint32_t));
+  ensure_bytes(m, m.sorted_keys, n * sizeof(std::uint32_t));
+  ensure_bytes(m, m.sorted_ids, n * sizeof(std::uint32_t));
+  ensure_bytes(m, m.own_points, n * sizeof(point4<Real>));
+  ensure_bytes(m, m.cell_points, n * sizeof(point4<Real>));
+  ensure_bytes(m, m.cell_start, cell_count * sizeof(std::uint32_t));
+  ensure_bytes(m, m.cell_end, cell_count * sizeof(std::uint32_t));
+  ensure_words(m, s);
+  auto* words = as<unsigned long long>(m.words);
+  assign_kernel<Real><<<blocks(n), threads, 0, s>>>(g, p, dims, n, as<std::uint32_t>(m.keys), as<std::uint32_t>(m.ids),
+                                                     as<point4<Real>>(m.own_points), words);
+  COALESCE_CUDA_TRY(cudaGetLastError());
+  unsigned long long bad = 0;
+  COALESCE_CUDA_TRY(cudaMemcpyAsync(&bad, words, sizeof bad, cudaMemcpyDeviceToHost, s));
+  COALESCE_CUDA_TRY(cudaStreamSynchronize(s));
+  if (bad < n) return static_cast<std::size_t>(bad);
+
+  int end_bit = 1;
+  while (end_bit < 32 && (std::size_t{1} << end_bit) < cell_count) ++end_bit;
+  std::size_t temp_bytes = 0;
+  COALESCE_CUDA_TRY(cub::DeviceRadixSort::SortPairs(nullptr, temp_bytes, as<std::uint32_t>(m.keys), as<std::uint32_t>(m.sorted_keys),
+                                                    as<std::uint32_t>(m.ids), as<std::uint32_t>(m.sorted_ids), static_cast<int>(n), 0,
+                                                    end_bit, s));
+  std::size_t scan_bytes = 0;
+  COALESCE_CUDA_TRY(cub::DeviceScan::ExclusiveSum(nullptr, scan_bytes, as<std::uint32_t>(m.counts), as<std::uint32_t>(m.offsets),
+                                                  static_cast<int>(n + 1), s));
+  ensure_bytes(m, m.temp, std::max(temp_bytes, scan_bytes));
+  temp_bytes = m.temp.size();
+  COALESCE_CUDA_TRY(cub::DeviceRadixSort::SortPairs(m.temp.data(), temp_bytes, as<std::uint32_t>(m.keys), as<std::uint32_t>(m.sorted_keys),
+                                                    as<std::uint32_t>(m.ids), as<std::uint32_t>(m.sorted_ids), static_cast<int>(n), 0,
+                                                    end_bit, s));
+  COALESCE_CUDA_TRY(cudaMemsetAsync(m.cell_start.data(), 0, cell_count * sizeof(std::uint32_t), s));
+  COALESCE_CUDA_TRY(cudaMemsetAsync(m.cell_end.data(), 0, cell_count * sizeof(std::uint32_t), s));
+  ranges_kernel<Real><<<blocks(n), threads, 0, s>>>(n, as<std::uint32_t>(m.sorted_keys), as<std::uint32_t>(m.sorted_ids),
+                                                     as<point4<Real>>(m.own_points), as<point4<Real>>(m.cell_points),
+                                                     as<std::uint32_t>(m.cell_start), as<std::uint32_t>(m.cell_end));
+  COALESCE_CUDA_TRY(cudaGetLastError());
+  return n;
+}
+
+template <class Real> list_pass_result fill(list_memory& m, std::size_t n, cell_grid<Real> const& g, bool count_only, void* stream) {
+  auto const s = static_cast<cudaStream_t>(stream);
+  auto* words = as<unsigned long long>(m.words);
+  unsigned long long const zero[2] = {0, 0};
+  COALESCE_CUDA_TRY(cudaMemcpyAsync(words + 1, zero, sizeof zero, cudaMemcpyHostToDevice, s));
+  COALESCE_CUDA_TRY(cudaMemsetAsync(as<std::uint32_t>(m.counts) + n, 0, sizeof(std::uint32_t), s));
+  fill_kernel<Real><<<blocks(n), threads, 0, s>>>(g, n, as<point4<Real>>(m.own_points), as<std::uint32_t>(m.cell_start),
+                                                   as<std::uint32_t>(m.cell_end), as<point4<Real>>(m.cell_points),
+                                                   as<std::uint32_t>(m.sorted_ids), as<std::uint32_t>(m.counts),
+                                                   as<std::uint32_t>(m.indices), as<std::uint32_t>(m.offsets), m.width, m.format,
+                                                   count_only, words);
+  COALESCE_CUDA_TRY(cudaGetLastError());
+  unsigned long long got[2] = {0, 0};
+  COALESCE_CUDA_TRY(cudaMemcpyAsync(got, words + 1, sizeof got, cudaMemcpyDeviceToHost, s));
+  COALESCE_CUDA_TRY(cudaStreamSynchronize(s));
+  return {static_cast<std::size_t>(got[0]), static_cast<std::size_t>(got[1])};
+}
+
+std::size_t offsets_from_counts(list_memory& m, std::size_t n, void* stream) {
+  auto const s = static_cast<cudaStream_t>(stream);
+  std::size_t temp_bytes = m.temp.size();
+  COALESCE_CUDA_TRY(cub::DeviceScan::ExclusiveSum(m.temp.data(), temp_bytes, as<std::uint32_t>(m.counts), as<std::uint32_t>(m.offsets),
+                                                  static_cast<int>(n + 1), s));
+  return n;
+}
+
+void keep_reference(list_memory& m, position_columns const& p, std::size_t n, unsigned dims, void* stream) {
+  auto const s = static_cast<cudaStream_t>(stream);
+  ensure_bytes(m, m.reference, 3 * n * sizeof(double));
+  reference_kernel<<<blocks(n), threads, 0, s>>>(p, dims, n, as<double>(m.reference));
+  COALESCE_CUDA_TRY(cudaGetLastError());
+  COALESCE_CUDA_TRY(cudaStreamSynchronize(s));
+}
+
+double max_displacement(list_memory const& m, position_columns const& p, std::size_t n, unsigned dims, double const* length,
+                        bool const* periodic, void* stream) {
+  auto const s = static_cast<cudaStream_t>(stream);
+  auto* word = as<unsigned long long>(m.words) + 3;
+  COALESCE_CUDA_TRY(cudaMemsetAsync(word, 0, sizeof(unsigned long long), s));
+  axes ax{};
+  for (int a = 0; a < 3; ++a) {
+    ax.length[a] = length[a];
+    ax.periodic[a] = periodic[a];
+  }
+  displacement_kernel<<<blocks(n), threads, 0, s>>>(p, dims, n, as<double>(m.reference), ax, word);
+  COALESCE_CUDA_TRY(cudaGetLastError());
+  unsigned long long bits = 0;
+  COALESCE_CUDA_TRY(cudaMemcpyAsync(&bits, word, sizeof bits, cudaMemcpyDeviceToHost, s));
+  COALESCE_CUDA_TRY(cudaStreamSynchronize(s));
+  double d2 = 0;
+  static_assert(sizeof d2 == sizeof bits);
+  std::memcpy(&d2, &bits, sizeof d2);
+  return d2;
+}
+
+template std::size_t bin<float>(list_memory&, position_columns const&, std::size_t, unsigned, cell_grid<float> const&, std::size_t, void*);
+template std::size_t bin<double>(list_memory&, position_columns const&, std::size_t, unsigned, cell_grid<double> const&, std::size_t,
+                                 void*);
+template list_pass_result fill<float>(list_memory&, std::size_t, cell_grid<float> const&, bool, void*);
+template list_pass_result fill<double>(list_memory&, std::size_t, cell_grid<double> const&, bool, void*);
+
+}  // namespace coalesce::detail::cuda_lists

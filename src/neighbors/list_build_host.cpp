@@ -1,0 +1,124 @@
+// The neighbour-list build in host memory (and in device memory when the device is OpenMP): a
+// counting sort by cell (stable, so a cell's particles stay in index order), then one loop over
+// the particles (OpenMP threads where OpenMP is on) with the same body as the GPU kernels.
+#include <algorithm>
+#include <cstring>
+
+#include "list_backend.hpp"
+
+namespace coalesce::detail::host_lists {
+
+namespace {
+template <class U> U* as(buffer const& b) { return reinterpret_cast<U*>(b.data()); }
+}  // namespace
+
+template <class Real>
+std::size_t bin(list_memory& m, position_columns const& p, std::size_t n, unsigned dims, cell_grid<Real> const& g, std::size_t cell_count) {
+  ensure_bytes(m, m.keys, n * sizeof(std::uint32_t));
+  ensure_bytes(m, m.sorted_ids, n * sizeof(std::uint32_t));
+  ensure_bytes(m, m.own_points, n * sizeof(point4<Real>));
+  ensure_bytes(m, m.cell_points, n * sizeof(point4<Real>));
+  ensure_bytes(m, m.cell_start, cell_count * sizeof(std::uint32_t));
+  ensure_bytes(m, m.cell_end, cell_count * sizeof(std::uint32_t));
+  auto* keys = as<std::uint32_t>(m.keys);
+  auto* own = as<point4<Real>>(m.own_points);
+  std::size_t bad = n;
+  for (std::size_t i = 0; i < n; ++i) {
+    if (!place_point(g, p, dims, i, own[i], keys[i])) {
+      bad = i;
+      break;
+    }
+  }
+  if (bad < n) return bad;
+  auto* start = as<std::uint32_t>(m.cell_start);
+  auto* end = as<std::uint32_t>(m.cell_end);
+  std::fill(end, end + cell_count, 0u);
+  for (std::size_t i = 0; i < n; ++i) ++end[keys[i]];  // counts
+  std::uint32_t running = 0;
+  for (std::size_t c = 0; c < cell_count; ++c) {
+    start[c] = running;
+    running += end[c];
+    end[c] = start[c];  // the next free slot while scattering; the cell's end afterwards
+  }
+  auto* sorted = as<std::uint32_t>(m.sorted_ids);
+  auto* points = as<point4<Real>>(m.cell_points);
+  for (std::size_t i = 0; i < n; ++i) {
+    std::uint32_t const slot = end[keys[i]]++;
+    sorted[slot] = static_cast<std::uint32_t>(i);
+    points[slot] = own[i];
+  }
+  return n;
+}
+
+template <class Real> list_pass_result fill(list_memory& m, std::size_t n, cell_grid<Real> const& g, bool count_only) {
+  auto const* start = as<std::uint32_t const>(m.cell_start);
+  auto const* end = as<std::uint32_t const>(m.cell_end);
+  auto const* points = as<point4<Real> const>(m.cell_points);
+  auto const* sorted = as<std::uint32_t const>(m.sorted_ids);
+  auto const* own = as<point4<Real> const>(m.own_points);
+  auto* counts = as<std::uint32_t>(m.counts);
+  auto* indices = as<std::uint32_t>(m.indices);
+  auto const* offsets = as<std::uint32_t const>(m.offsets);
+  std::size_t const width = m.width;
+  list_format const format = m.format;
+  std::size_t widest = 0, entries = 0;
+  auto const n_signed = static_cast<std::ptrdiff_t>(n);
+#if defined(_OPENMP)
+#pragma omp parallel for schedule(static) reduction(max : widest) reduction(+ : entries)
+#endif
+  for (std::ptrdiff_t s = 0; s < n_signed; ++s) {
+    auto const i = static_cast<std::uint32_t>(s);
+    std::uint32_t const c = visit_neighbors(g, i, own[i], start, end, points, sorted, [&](std::uint32_t j, std::uint32_t k) {
+      if (count_only) return;
+      if (format == list_format::csr) {
+        indices[offsets[i] + k] = j;
+      } else if (k < width) {
+        indices[format == list_format::column_major ? k * n + i : i * width + k] = j;
+      }
+    });
+    counts[i] = c;
+    widest = std::max<std::size_t>(widest, c);
+    entries += c;
+  }
+  counts[n] = 0;
+  return {widest, entries};
+}
+
+void offsets_from_counts(list_memory& m, std::size_t n) {
+  auto const* counts = as<std::uint32_t const>(m.counts);
+  auto* offsets = as<std::uint32_t>(m.offsets);
+  std::uint32_t running = 0;
+  for (std::size_t i = 0; i <= n; ++i) {
+    offsets[i] = running;
+    running += i < n ? counts[i] : 0;
+  }
+}
+
+void keep_reference(list_memory& m, position_columns const& p, std::size_t n, unsigned dims) {
+  ensure_bytes(m, m.reference, 3 * n * sizeof(double));
+  auto* ref = as<double>(m.reference);
+  for (std::size_t i = 0; i < n; ++i) {
+    for (unsigned a = 0; a < 3; ++a) ref[3 * i + a] = a < dims ? coordinate_of(p.axis[a], p.width, i) : 0.0;
+  }
+}
+
+double max_displacement(list_memory const& m, position_columns const& p, std::size_t n, unsigned dims, double const* length,
+                        bool const* periodic) {
+  auto const* ref = as<double const>(m.reference);
+  double most = 0;
+  auto const n_signed = static_cast<std::ptrdiff_t>(n);
+#if defined(_OPENMP)
+#pragma omp parallel for schedule(static) reduction(max : most)
+#endif
+  for (std::ptrdiff_t i = 0; i < n_signed; ++i) {
+    most = std::max(most, displacement2(p, dims, ref, static_cast<std::size_t>(i), length, periodic));
+  }
+  return most;
+}
+
+template std::size_t bin<float>(list_memory&, position_columns const&, std::size_t, unsigned, cell_grid<float> const&, std::size_t);
+template std::size_t bin<double>(list_memory&, position_columns const&, std::size_t, unsigned, cell_grid<double> const&, std::size_t);
+template list_pass_result fill<float>(list_memory&, std::size_t, cell_grid<float> const&, bool);
+template list_pass_result fill<double>(list_memory&, std::size_t, cell_grid<double> const&, bool);
+
+}  // namespace coalesce::detail::host_lists

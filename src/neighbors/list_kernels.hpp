@@ -1,0 +1,132 @@
+// Internal to libcoalesce: the per-particle steps of a neighbour-list build, one body for the
+// host loops (list_build_host.cpp) and the CUDA kernels (list_build_cuda.cu), so that a list
+// built in host memory and one built on the GPU are the same list, entry for entry.
+#pragma once
+#include <cmath>
+#include <cstddef>
+#include <cstdint>
+
+#include <coalesce/core/config.hpp>
+#include <coalesce/neighbors/list_ops.hpp>
+
+namespace coalesce::detail {
+
+// A position as the build keeps it: x, y, z in the positions' precision (w unused), aligned so
+// that one vector load reads it.
+template <class Real> struct alignas(4 * sizeof(Real)) point4 {
+  Real x, y, z, w;
+};
+
+// The cell grid: cells at least `reach` wide along every axis, so the 27 cells around a
+// particle's own hold every neighbour.
+template <class Real> struct cell_grid {
+  Real lo[3];
+  Real length[3];
+  Real cells_per_length[3];
+  int cells[3];
+  bool periodic[3];
+  Real reach2;
+  bool half;
+};
+
+COALESCE_HOST_DEVICE inline double coordinate_of(column_ref const& c, unsigned width, std::size_t i) {
+  return width == 4 ? static_cast<double>(*reinterpret_cast<float const*>(c.address(i))) : *reinterpret_cast<double const*>(c.address(i));
+}
+
+// Position i wrapped into a periodic box (open axes as they are); false when a coordinate is not
+// finite or lies outside an open axis.
+template <class Real>
+COALESCE_HOST_DEVICE inline bool place_point(cell_grid<Real> const& g, position_columns const& p, unsigned dims, std::size_t i,
+                                             point4<Real>& out, std::uint32_t& cell) {
+  Real c[3] = {0, 0, 0};
+  int index[3] = {0, 0, 0};
+  for (unsigned a = 0; a < dims; ++a) {
+    Real x = static_cast<Real>(coordinate_of(p.axis[a], p.width, i));
+    Real t = x - g.lo[a];
+    if (!(t - t == Real(0))) return false;  // NaN or infinite
+    if (g.periodic[a]) {
+      if (t < Real(0) || t >= g.length[a]) {
+        t -= floor(t / g.length[a]) * g.length[a];
+        if (t >= g.length[a]) t = Real(0);  // rounding: the image of lo
+      }
+    } else if (t < Real(0) || t > g.length[a]) {
+      return false;
+    }
+    c[a] = g.lo[a] + t;
+    int k = static_cast<int>(t * g.cells_per_length[a]);
+    index[a] = k < 0 ? 0 : k >= g.cells[a] ? g.cells[a] - 1 : k;
+  }
+  out = {c[0], c[1], c[2], Real(0)};
+  cell = static_cast<std::uint32_t>((index[2] * g.cells[1] + index[1]) * g.cells[0] + index[0]);
+  return true;
+}
+
+// Calls emit(j, k) for the k-th neighbour j of particle i (k = 0, 1, ...) in a fixed order: the
+// 27 cells around i's own (z, then y, then x offsets, each -1, 0, +1; a periodic image where the
+// offset crosses the box), inside a cell by ascending particle index. Returns the count. Along a
+// periodic axis with fewer than three cells an offset reaches the same cell under another image;
+// the reach is at most half the box, so at most one image of j is within it: no pair twice.
+template <class Real, class Emit>
+COALESCE_HOST_DEVICE inline std::uint32_t visit_neighbors(cell_grid<Real> const& g, std::uint32_t i, point4<Real> xi,
+                                                          std::uint32_t const* cell_start, std::uint32_t const* cell_end,
+                                                          point4<Real> const* cell_points, std::uint32_t const* sorted_ids,
+                                                          Emit&& emit) {
+  int own[3];
+  for (int a = 0; a < 3; ++a) {
+    int k = static_cast<int>((( a == 0 ? xi.x : a == 1 ? xi.y : xi.z) - g.lo[a]) * g.cells_per_length[a]);
+    own[a] = k < 0 ? 0 : k >= g.cells[a] ? g.cells[a] - 1 : k;
+  }
+  std::uint32_t count = 0;
+  int const zr = g.cells[2] > 1 || g.periodic[2] ? 1 : 0;
+  for (int dz = -zr; dz <= zr; ++dz) {
+    int cz = own[2] + dz;
+    Real sz = 0;
+    if (cz < 0 || cz >= g.cells[2]) {
+      if (!g.periodic[2]) continue;
+      sz = cz < 0 ? -g.length[2] : g.length[2];
+      cz = cz < 0 ? cz + g.cells[2] : cz - g.cells[2];
+    }
+    for (int dy = -1; dy <= 1; ++dy) {
+      int cy = own[1] + dy;
+      Real sy = 0;
+      if (cy < 0 || cy >= g.cells[1]) {
+        if (!g.periodic[1]) continue;
+        sy = cy < 0 ? -g.length[1] : g.length[1];
+        cy = cy < 0 ? cy + g.cells[1] : cy - g.cells[1];
+      }
+      for (int dx = -1; dx <= 1; ++dx) {
+        int cx = own[0] + dx;
+        Real sx = 0;
+        if (cx < 0 || cx >= g.cells[0]) {
+          if (!g.periodic[0]) continue;
+          sx = cx < 0 ? -g.length[0] : g.length[0];
+          cx = cx < 0 ? cx + g.cells[0] : cx - g.cells[0];
+        }
+        std::uint32_t const cell = static_cast<std::uint32_t>((cz * g.cells[1] + cy) * g.cells[0] + cx);
+        std::uint32_t const end = cell_end[cell];
+        for (std::uint32_t k = cell_start[cell]; k < end; ++k) {
+          std::uint32_t const j = sorted_ids[k];
+          if (j == i || (g.half && j < i)) continue;
+          point4<Real> const q = cell_points[k];
+          Real const ex = xi.x - (q.x + sx), ey = xi.y - (q.y + sy), ez = xi.z - (q.z + sz);
+          if (ex * ex + ey * ey + ez * ez < g.reach2) emit(j, count++);
+        }
+      }
+    }
+  }
+  return count;
+}
+
+// The largest squared displacement of particle i since the reference (minimum image).
+COALESCE_HOST_DEVICE inline double displacement2(position_columns const& p, unsigned dims, double const* reference, std::size_t i,
+                                                 double const* length, bool const* periodic) {
+  double sum = 0;
+  for (unsigned a = 0; a < dims; ++a) {
+    double d = coordinate_of(p.axis[a], p.width, i) - reference[3 * i + a];
+    if (periodic[a]) d -= length[a] * nearbyint(d / length[a]);
+    sum += d * d;
+  }
+  return sum;
+}
+
+}  // namespace coalesce::detail

@@ -1,0 +1,291 @@
+// coalesce::verlet_list: every format holds exactly the pairs within cutoff + skin (against an
+// O(N^2) search with the same arithmetic), in a fixed order, on host and device memory (GPU
+// memory in CUDA builds), every layout of the positions; half lists hold each pair once; bad
+// input writes nothing; the displacement criterion; growth instead of truncation.
+#include <doctest/doctest.h>
+
+#include <algorithm>
+#include <cmath>
+#include <cstdint>
+#include <limits>
+#include <random>
+#include <set>
+#include <vector>
+
+#include <coalesce/coalesce.hpp>
+
+#include "test_types.hpp"
+
+using coalesce_test::Particle;
+using coalesce_test::vec3;
+
+namespace {
+
+using rows_t = std::vector<std::vector<std::uint32_t>>;
+
+// The pairs closer than `reach`, minimum image along periodic axes, computed as the build
+// computes them (float positions wrapped into the box, the image's shift added to j).
+rows_t brute_force(std::vector<Particle> const& p, coalesce::box const& b, std::array<bool, 3> periodic, double reach, bool half) {
+  std::size_t const n = p.size();
+  auto const wrapped = [&](Particle const& q) {
+    float c[3] = {q.pos.x, q.pos.y, q.pos.z};
+    for (int a = 0; a < 3; ++a) {
+      float const lo = static_cast<float>(b.lo[a]), length = static_cast<float>(b.hi[a] - b.lo[a]);
+      float t = c[a] - lo;
+      if (periodic[a] && (t < 0 || t >= length)) {
+        t -= std::floor(t / length) * length;
+        if (t >= length) t = 0;
+      }
+      c[a] = lo + t;
+    }
+    return std::array<float, 3>{c[0], c[1], c[2]};
+  };
+  float const reach2 = static_cast<float>(reach * reach);
+  rows_t rows(n);
+  for (std::size_t i = 0; i < n; ++i) {
+    auto const xi = wrapped(p[i]);
+    for (std::size_t j = 0; j < n; ++j) {
+      if (j == i || (half && j < i)) continue;
+      auto const xj = wrapped(p[j]);
+      float e[3];
+      for (int a = 0; a < 3; ++a) {
+        float const length = static_cast<float>(b.hi[a] - b.lo[a]);
+        float best = xi[a] - xj[a];
+        if (periodic[a]) {
+          for (float s : {-length, length}) {
+            float const d = xi[a] - (xj[a] + s);
+            if (std::abs(d) < std::abs(best)) best = d;
+          }
+        }
+        e[a] = best;
+      }
+      if (e[0] * e[0] + e[1] * e[1] + e[2] * e[2] < reach2) rows[i].push_back(static_cast<std::uint32_t>(j));
+    }
+  }
+  return rows;
+}
+
+rows_t sorted_rows(rows_t rows) {
+  for (auto& r : rows) std::sort(r.begin(), r.end());
+  return rows;
+}
+
+std::vector<Particle> random_particles(std::size_t n, float lo, float hi, unsigned seed) {
+  std::mt19937 rng(seed);
+  std::uniform_real_distribution<float> u(lo, hi);
+  std::vector<Particle> out(n);
+  for (std::size_t i = 0; i < n; ++i) out[i] = {{u(rng), u(rng), u(rng)}, {0, 0, 0}, 1.0f, static_cast<std::uint32_t>(i)};
+  return out;
+}
+
+// Clustered: a few tight balls (crowded cells beside empty ones), some particles exactly on faces.
+std::vector<Particle> clustered_particles(std::size_t n, float length, unsigned seed) {
+  std::mt19937 rng(seed);
+  std::normal_distribution<float> spread(0.0f, 0.3f);
+  std::uniform_real_distribution<float> u(0.0f, length);
+  std::vector<Particle> out(n);
+  float const centres[3][3] = {{1, 1, 1}, {length - 0.5f, 2, length - 0.2f}, {length / 2, length / 2, 0.1f}};
+  for (std::size_t i = 0; i < n; ++i) {
+    auto const& c = centres[i % 3];
+    vec3 pos{c[0] + spread(rng), c[1] + spread(rng), c[2] + spread(rng)};
+    if (i % 17 == 0) pos.x = 0.0f;         // on the lower face
+    if (i % 19 == 0) pos.y = length;       // on the upper face (the image of 0)
+    if (i % 23 == 0) pos.z = u(rng) - length;  // outside the periodic box: its image is used
+    out[i] = {pos, {0, 0, 0}, 1.0f, static_cast<std::uint32_t>(i)};
+  }
+  return out;
+}
+
+template <class Format, class Space, class Layout>
+rows_t build_rows(std::vector<Particle> const& p, coalesce::box const& b, std::array<bool, 3> periodic, coalesce::list_params params) {
+  coalesce::vector<Particle, Layout, Space> v(p);
+  coalesce::verlet_list<Format, Space> list(params);
+  list.build(v, &Particle::pos, b, periodic);
+  CHECK(list.size() == p.size());
+  auto const rows = list.rows_on_host();
+  std::size_t entries = 0, widest = 0;
+  for (auto const& r : rows) {
+    entries += r.size();
+    widest = std::max(widest, r.size());
+  }
+  CHECK(list.entries() == entries);
+  CHECK(list.widest() == widest);
+  if constexpr (!std::is_same_v<Format, coalesce::csr>) {
+    CHECK(list.width() >= widest);
+    CHECK(list.fill() <= 1.0);
+  }
+  return rows;
+}
+
+// The whole binary reports itself skipped in a CUDA build without a GPU (test_main.cpp), so
+// device memory is always usable here.
+template <class Space> constexpr bool space_usable() { return true; }
+
+template <class Format, class Space, class Layout> void check_case(char const* what, std::vector<Particle> const& p, coalesce::box const& b,
+                                                                   std::array<bool, 3> periodic, coalesce::list_params params) {
+  CAPTURE(what);
+  CAPTURE(params.half);
+  auto const expected = brute_force(p, b, periodic, params.cutoff + params.skin, params.half);
+  auto const got = build_rows<Format, Space, Layout>(p, b, periodic, params);
+  CHECK(sorted_rows(got) == expected);
+  // The fixed order: a second build gives the same rows, entry for entry.
+  CHECK(build_rows<Format, Space, Layout>(p, b, periodic, params) == got);
+}
+
+template <class Format, class Space, class Layout> void check_all_cases() {
+  if (!space_usable<Space>()) return;
+  coalesce::box const periodic_box{.lo = {0, 0, 0}, .hi = {6, 6, 6}};
+  std::array<bool, 3> const all{true, true, true}, none{false, false, false}, slab{false, true, true};
+  for (bool half : {false, true}) {
+    coalesce::list_params const params{.cutoff = 1.0, .skin = 0.2, .half = half};
+    check_case<Format, Space, Layout>("random, periodic", random_particles(700, 0.0f, 6.0f, 3), periodic_box, all, params);
+    check_case<Format, Space, Layout>("clustered, periodic, on and past every face", clustered_particles(500, 6.0f, 5), periodic_box, all,
+                                      params);
+    check_case<Format, Space, Layout>("random, open box", random_particles(400, 0.0f, 6.0f, 7), periodic_box, none, params);
+    check_case<Format, Space, Layout>("random, periodic in y and z only", random_particles(400, 0.0f, 6.0f, 9), periodic_box, slab,
+                                      params);
+    // Two cells per axis (cutoff + skin = half the box): offsets -1 and +1 reach one cell under two images.
+    coalesce::list_params const wide{.cutoff = 2.5, .skin = 0.5, .half = half};
+    check_case<Format, Space, Layout>("two cells per axis", random_particles(150, 0.0f, 6.0f, 11), periodic_box, all, wide);
+    // One cell: an open box smaller than the reach.
+    coalesce::box const small{.lo = {0, 0, 0}, .hi = {0.8, 0.8, 0.8}};
+    check_case<Format, Space, Layout>("one cell, open", random_particles(60, 0.0f, 0.8f, 13), small, none, params);
+    // Sparse: most cells empty.
+    coalesce::box const large{.lo = {0, 0, 0}, .hi = {40, 40, 40}};
+    check_case<Format, Space, Layout>("sparse, empty cells", random_particles(300, 0.0f, 40.0f, 15), large, all, params);
+    check_case<Format, Space, Layout>("one particle", random_particles(1, 0.0f, 6.0f, 17), periodic_box, all, params);
+  }
+}
+
+}  // namespace
+
+TEST_CASE_TEMPLATE("every list format holds exactly the pairs within cutoff + skin, in a fixed order, host and device memory", Format,
+                   coalesce::padded_columns, coalesce::padded_rows, coalesce::csr) {
+  check_all_cases<Format, coalesce::host, coalesce::soa>();
+  check_all_cases<Format, coalesce::device, coalesce::soa>();
+  check_all_cases<Format, coalesce::host, coalesce::aos>();
+  check_all_cases<Format, coalesce::device, coalesce_test::split_first>();
+  check_all_cases<Format, coalesce::device, coalesce::aosoa<8>>();
+}
+
+TEST_CASE("a half list holds each pair of the full list once; host and device builds are the same list") {
+  auto const p = random_particles(2000, 0.0f, 9.0f, 21);
+  coalesce::box const b{.lo = {0, 0, 0}, .hi = {9, 9, 9}};
+  std::array<bool, 3> const all{true, true, true};
+  auto const full = build_rows<coalesce::padded_columns, coalesce::host, coalesce::soa>(p, b, all, {.cutoff = 1.2, .skin = 0.3});
+  auto const half = build_rows<coalesce::csr, coalesce::host, coalesce::soa>(p, b, all, {.cutoff = 1.2, .skin = 0.3, .half = true});
+  std::set<std::pair<std::uint32_t, std::uint32_t>> from_full, from_half;
+  std::size_t half_entries = 0;
+  for (std::uint32_t i = 0; i < full.size(); ++i) {
+    for (auto j : full[i]) from_full.insert({std::min(i, j), std::max(i, j)});
+    for (auto j : half[i]) {
+      CHECK(j > i);
+      from_half.insert({i, j});
+      ++half_entries;
+    }
+  }
+  CHECK(half_entries == from_half.size());  // no pair twice
+  CHECK(from_full == from_half);
+  if (space_usable<coalesce::device>()) {
+    CHECK(build_rows<coalesce::padded_columns, coalesce::device, coalesce::soa>(p, b, all, {.cutoff = 1.2, .skin = 0.3}) == full);
+    CHECK(build_rows<coalesce::csr, coalesce::device, coalesce::aos>(p, b, all, {.cutoff = 1.2, .skin = 0.3, .half = true}) == half);
+  }
+}
+
+TEST_CASE("bad input is refused with a message and writes nothing") {
+  coalesce::box const b{.lo = {0, 0, 0}, .hi = {6, 6, 6}};
+  auto p = random_particles(100, 0.0f, 6.0f, 23);
+  coalesce::host_vector<Particle> v(p);
+  coalesce::verlet_list<coalesce::padded_rows, coalesce::host> list({.cutoff = 1.0, .skin = 0.2});
+  list.build(v, &Particle::pos, b);
+  auto const before = list.rows_on_host();
+  auto const refused = [&](std::vector<Particle> const& q, coalesce::box const& box, coalesce::list_params params, char const* words) {
+    coalesce::host_vector<Particle> w(q);
+    coalesce::verlet_list<coalesce::padded_rows, coalesce::host> other(params);
+    CHECK_THROWS_WITH_AS(other.build(w, &Particle::pos, box), doctest::Contains(words), coalesce::error);
+  };
+  auto nan = p;
+  nan[37].pos.y = std::numeric_limits<float>::quiet_NaN();
+  refused(nan, b, {.cutoff = 1.0}, "particle 37");
+  coalesce::box open = b;
+  open.edges = coalesce::boundary::clamped;
+  auto outside = p;
+  outside[5].pos.z = 6.5f;
+  refused(outside, open, {.cutoff = 1.0}, "particle 5 at");
+  refused(outside, open, {.cutoff = 1.0}, "outside the open box along axis 2");
+  refused(p, b, {.cutoff = 0.0}, "the cutoff must be positive");
+  refused(p, b, {.cutoff = 1.0, .skin = -0.1}, "the skin must be");
+  refused(p, b, {.cutoff = 2.9, .skin = 0.2}, "more than half the periodic box");
+  // A failed rebuild leaves the list as it was.
+  coalesce::host_vector<Particle> bad(nan);
+  CHECK_THROWS_AS(list.build(bad, &Particle::pos, b), coalesce::error);
+  CHECK(list.rows_on_host() == before);
+  // An empty set: an empty list.
+  coalesce::host_vector<Particle> none(std::size_t{0});
+  list.build(none, &Particle::pos, b);
+  CHECK(list.size() == 0);
+  CHECK(list.entries() == 0);
+}
+
+TEST_CASE("a padded list grows when a row outgrows it, never truncates; the displacement criterion") {
+  coalesce::box const b{.lo = {0, 0, 0}, .hi = {10, 10, 10}};
+  std::array<bool, 3> const all{true, true, true};
+  auto sparse = random_particles(400, 0.0f, 10.0f, 31);
+  coalesce::device_vector<Particle> v(sparse);
+  if (!space_usable<coalesce::device>()) return;
+  coalesce::verlet_list<coalesce::padded_columns> list({.cutoff = 1.0, .skin = 0.4});
+  CHECK(list.needs_rebuild(v, &Particle::pos));  // never built
+  list.build(v, &Particle::pos, b);
+  std::size_t const first_width = list.width();
+  // Crowd 60 particles around one point: the widest row grows past the width.
+  auto dense = sparse;
+  for (std::size_t i = 0; i < 60; ++i) dense[i].pos = {5.0f + 0.01f * static_cast<float>(i % 7), 5.0f + 0.01f * static_cast<float>(i % 5), 5.0f};
+  coalesce::device_vector<Particle> w(dense);
+  list.build(w, &Particle::pos, b);
+  CHECK(list.widest() >= 59);
+  CHECK(list.width() > first_width);
+  CHECK(sorted_rows(list.rows_on_host()) == brute_force(dense, b, all, 1.4, false));
+  // Displacement: nothing moved; then one particle moves 0.15 (< skin/2 = 0.2), then 0.25 (more).
+  CHECK_FALSE(list.needs_rebuild(w, &Particle::pos));
+  CHECK(list.max_displacement(w, &Particle::pos) == 0.0);
+  auto moved = dense;
+  moved[100].pos.x += 0.15f;
+  coalesce::device_vector<Particle> m1(moved);
+  CHECK_FALSE(list.needs_rebuild(m1, &Particle::pos));
+  CHECK(std::abs(list.max_displacement(m1, &Particle::pos) - 0.15) < 1e-5);
+  moved[200].pos.y -= 0.25f;
+  coalesce::device_vector<Particle> m2(moved);
+  CHECK(list.needs_rebuild(m2, &Particle::pos));
+  // Across the periodic boundary: 9.95 -> 0.05 is a move of 0.1, not 9.9.
+  auto across = dense;
+  across[300].pos.x = 9.95f;
+  coalesce::device_vector<Particle> a1(across);
+  list.build(a1, &Particle::pos, b);
+  across[300].pos.x = 0.05f;
+  coalesce::device_vector<Particle> a2(across);
+  CHECK(std::abs(list.max_displacement(a2, &Particle::pos) - 0.1) < 1e-5);
+  // Another particle count: rebuild.
+  coalesce::device_vector<Particle> fewer(std::vector<Particle>(dense.begin(), dense.begin() + 100));
+  CHECK(list.needs_rebuild(fewer, &Particle::pos));
+}
+
+TEST_CASE("a padded list is a neighbor_list description: remap and the traversal read it") {
+  coalesce::box const b{.lo = {0, 0, 0}, .hi = {8, 8, 8}};
+  auto const p = random_particles(500, 0.0f, 8.0f, 41);
+  coalesce::host_vector<Particle> v(p);
+  coalesce::verlet_list<coalesce::padded_rows, coalesce::host> list({.cutoff = 1.0, .skin = 0.3});
+  list.build(v, &Particle::pos, b);
+  auto const description = list.as_neighbor_list();
+  CHECK(description.particles == 500);
+  CHECK(description.max_neighbors == list.width());
+  // The one traversal, on the host: every neighbour once, in row order.
+  auto const nl = list.view();
+  auto const rows = list.rows_on_host();
+  bool same = true;
+  for (std::size_t i = 0; i < p.size(); ++i) {
+    std::vector<std::uint32_t> seen;
+    coalesce::for_each_neighbor(nl, i, [&](std::uint32_t j) { seen.push_back(j); });
+    same = same && seen == rows[i];
+  }
+  CHECK(same);
+}
