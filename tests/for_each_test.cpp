@@ -4,6 +4,9 @@
 #include <vector>
 
 #include <doctest/doctest.h>
+#if defined(_OPENMP)
+#include <omp.h>
+#endif
 
 #include <coalesce/coalesce.hpp>
 
@@ -69,5 +72,43 @@ TEST_CASE("an exception inside a device loop on the CPU reaches the caller as co
 #else
   (void)v;
 #endif
+}
+
+TEST_CASE("for_each_index inside an existing OpenMP parallel region shares the indices among its threads") {
+  // The shape of an OpenMP code whose time loop lives in one parallel region: every thread calls
+  // the loop. Each index must run exactly once (a nested region would run it once per thread).
+  std::vector<int> runs(100003, 0);
+  int* counter = runs.data();
+  int threads = 0;
+#pragma omp parallel num_threads(4)
+  {
+#pragma omp single
+    threads = omp_get_num_threads();
+    for (int step = 0; step < 3; ++step) {
+      coalesce::for_each_index(coalesce::device{}, runs.size(), [=](std::size_t i) { counter[i] += 1; });
+      // The barrier at the loop's end: every index of this step is done before any thread goes on.
+#pragma omp single
+      {
+        bool all = true;
+        for (int r : runs) all = all && r == step + 1;
+        CHECK(all);
+      }
+    }
+  }
+  CHECK(threads >= 1);
+  CHECK(std::all_of(runs.begin(), runs.end(), [](int r) { return r == 3; }));
+  // An exception is rethrown by the thread whose indices threw it, after the barrier.
+  int caught = 0;
+#pragma omp parallel num_threads(2) reduction(+ : caught)
+  {
+    try {
+      coalesce::for_each_index(coalesce::device{}, 1000, [](std::size_t i) {
+        if (i == 10) coalesce::detail::throw_error("bad element 10");
+      });
+    } catch (coalesce::error const&) {
+      caught += 1;
+    }
+  }
+  CHECK(caught == 1);
 }
 #endif

@@ -67,7 +67,7 @@ COALESCE_HOST_DEVICE inline bool place_point(cell_grid<Real> const& g, position_
 // periodic axis with fewer than three cells an offset reaches the same cell under another image;
 // the reach is at most half the box, so at most one image of j is within it: no pair twice.
 template <class Real, class Emit>
-COALESCE_HOST_DEVICE inline std::uint32_t visit_neighbors(cell_grid<Real> const& g, std::uint32_t i, point4<Real> xi,
+COALESCE_HOST_DEVICE inline std::uint32_t visit_neighbors(cell_grid<Real> const& g, std::uint32_t i, point4<Real> const& xi,
                                                           std::uint32_t const* cell_start, std::uint32_t const* cell_end,
                                                           point4<Real> const* cell_points, std::uint32_t const* sorted_ids,
                                                           Emit&& emit) {

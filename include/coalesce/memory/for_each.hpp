@@ -145,6 +145,10 @@ template <class F> void for_each_index(host, std::size_t n, F&& f) { detail::for
 
 // device{}: the default stream; device{s}: the stream s. Returns once the kernel is queued (CUDA;
 // synchronize to wait), or once the loop has run (OpenMP, where a stream means nothing).
+// OpenMP: called outside a parallel region, it opens one over all threads; called by every thread
+// of an existing region, it shares the indices among that region's threads as an orphaned
+// `omp for` does, with the barrier at its end (every thread of the team must call it, as for
+// `omp for`); an exception is rethrown by the thread whose indices threw it.
 template <class F> void for_each_index(device on, std::size_t n, F f) {
   if (n == 0) return;
 #if COALESCE_WITH_CUDA
@@ -158,6 +162,21 @@ template <class F> void for_each_index(device on, std::size_t n, F f) {
 #else
   (void)on;
   std::ptrdiff_t const count = static_cast<std::ptrdiff_t>(n);
+#if defined(_OPENMP)
+  if (omp_in_parallel()) {
+    // Called by every thread of an existing parallel region (a time loop inside one
+    // `#pragma omp parallel`): work-share like an orphaned `omp for`, each thread its part of
+    // the indices, then a barrier. A nested `omp parallel` here would give each thread a team of
+    // one that ran every index: each element updated once per thread.
+    std::ptrdiff_t begin = 0, end = 0;
+    detail::thread_share(count, begin, end);
+    detail::loop_exception failure;  // this thread's: it rethrows what its own indices threw
+    detail::for_each_index_range(f, begin, end, failure);
+#pragma omp barrier
+    failure.rethrow_if_any();
+    return;
+  }
+#endif
   detail::loop_exception failure;
 #pragma omp parallel
   {
