@@ -464,15 +464,21 @@ template <class L> void check_ghost_positions(coalesce::boundary edges) {
   std::string const after_member = bad_ghost(records(), halo.owned(), images, 0.25f, false, periodic, d.subdomain(), cutoff);
   CHECK_MESSAGE(after_member.empty(), "after forward(halo, particles, &Particle::pos): " << after_member);
 
-  // Whole records as a std::vector and as a coalesce::array (host memory / the test's space).
+  // Whole records as a std::vector (host memory only: a GPU halo refuses host arrays) and as a
+  // coalesce::array in the particles' memory.
   if constexpr (std::is_same_v<L, coalesce::soa>) {
     std::vector<Particle> plain(owned);
     for (auto& p : plain) p.pos.x += 0.25f;
-    cm::forward(halo, plain);
-    std::string const as_std = bad_ghost(plain, halo.owned(), images, 0.25f, false, periodic, d.subdomain(), cutoff);
-    CHECK_MESSAGE(as_std.empty(), "after forward(halo, std::vector<Particle>): " << as_std);
+    if constexpr (coalesce::detail::kind_of_space<test_space> == coalesce::detail::memory_kind::host || !coalesce::device_is_gpu) {
+      cm::forward(halo, plain);
+      std::string const as_std = bad_ghost(plain, halo.owned(), images, 0.25f, false, periodic, d.subdomain(), cutoff);
+      CHECK_MESSAGE(as_std.empty(), "after forward(halo, std::vector<Particle>): " << as_std);
+    } else {
+      std::vector<Particle> host_copy(plain);
+      CHECK_THROWS_WITH_AS(cm::forward(halo, host_copy), doctest::Contains("an array in host memory for a halo built on GPU memory"),
+                           coalesce::error);
+    }
     test_array<Particle> array(plain);
-    array.resize(halo.owned());
     cm::forward(halo, array);
     std::string const as_array = bad_ghost(to_host(array), halo.owned(), images, 0.25f, false, periodic, d.subdomain(), cutoff);
     CHECK_MESSAGE(as_array.empty(), "after forward(halo, coalesce::array<Particle>): " << as_array);

@@ -60,6 +60,8 @@ class halo_plan {
   mpi::transport transport() const { return transport_; }
   void set_transport(mpi::transport t) { transport_ = t; }
   MPI_Comm comm() const { return comm_; }
+  // Where the plan's send lists live: the memory of the particles it was built for.
+  coalesce::detail::memory_kind memory() const { return kind_; }
 
   struct stage {
     unsigned axis = 0;
@@ -94,6 +96,17 @@ class halo_plan {
 };
 
 namespace detail {
+
+// The plan's send lists live in the particles' memory: an array in the other memory (a
+// std::vector for a halo of GPU particles) would be packed through GPU indices on the host.
+template <class Array> void check_halo_memory(halo_plan const& h, char const* what) {
+  constexpr memory_kind kind = kind_of_array<Array>;
+  if (!coalesce::detail::same_memory(kind, h.memory())) {
+    throw_error(std::string(what) + ": an array in " + (kind == memory_kind::host ? "host" : "GPU") + " memory for a halo built on " +
+                (h.memory() == memory_kind::host ? "host" : "GPU") +
+                " memory; give it an array in the particles' memory (a device_array or device_vector for GPU particles)");
+  }
+}
 
 template <class Array> void check_halo_size(halo_plan const& h, Array const& a, char const* what) {
   if (size_of(a) != h.owned() && size_of(a) != h.owned() + h.ghosts()) {
@@ -301,6 +314,7 @@ void forward(halo_plan const& h, vector<T, L, S>& particles, Pos const& position
 // records of the particles' type (the particles themselves) arrive as build_halo left them: the
 // position of a ghost across a periodic boundary is its image, shifted by the box length.
 template <class Array> void forward(halo_plan const& h, Array& values) {
+  detail::check_halo_memory<Array>(h, "forward");
   detail::check_halo_size(h, values, "forward");
   if (detail::size_of(values) != h.owned() + h.ghosts()) {
     detail::resize_in_order(h.stream(), h.owned(), h.owned() + h.ghosts(), values);
@@ -323,6 +337,7 @@ template <class Array> void forward(halo_plan const& h, Array& values) {
 template <class Array> void reverse(halo_plan const& h, Array& values) {
   using U = decltype(detail::element_type_of(values));
   static_assert(detail::summable<U>(), "coalesce::mpi::reverse: the values must have float, double or 32/64-bit integer leaves only");
+  detail::check_halo_memory<Array>(h, "reverse");
   if (detail::size_of(values) != h.owned() + h.ghosts()) {
     detail::throw_error("reverse: an array of " + std::to_string(detail::size_of(values)) + " elements for a halo of " +
                         std::to_string(h.owned()) + " owned particles and " + std::to_string(h.ghosts()) +
