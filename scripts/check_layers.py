@@ -10,7 +10,8 @@ The folders of include/coalesce/ and src/ are the layers, lowest first (docs/arc
 A file may include its own layer and the layers below it; coalesce.hpp and mpi.hpp on top
 include anything. src/<layer>/ follows the same rule (it implements include/coalesce/<layer>/).
 A cycle (a file that reaches itself through includes) is a failure too: `#pragma once` hides
-one, and the file that happens to be read first then sees half of the other.
+one, and the file that happens to be read first then sees half of the other. So is an include of
+Boost in the library: its users need no Boost (Boost.PFR is the tests' oracle only).
 """
 import pathlib
 import re
@@ -54,6 +55,9 @@ def main():
         layer = layer_of(f, root)
         graph[f] = []
         for kind, target in INCLUDE.findall(f.read_text()):
+            if target.startswith("boost/"):
+                problems.append(f"{f.relative_to(root)} includes <{target}>: the library and its users need no Boost")
+                continue
             to = resolve(f, kind, target, root)
             if to is None or to not in set(files):
                 continue  # the standard library, CUDA, CCCL, MPI, a generated header

@@ -44,10 +44,3 @@ function(run_program)
     message(FATAL_ERROR "${ARGV0} failed (${status})")
   endif()
 endfunction()
-
-# stage_boost(<dir>): <dir>/boost links to Boost's headers, so that <dir> can be given with
-# -isystem as docs/building.md says (-isystem /usr/include itself breaks the C++ headers).
-function(stage_boost dir)
-  file(MAKE_DIRECTORY ${dir})
-  file(CREATE_LINK ${BOOST_INCLUDE}/boost ${dir}/boost SYMBOLIC)
-endfunction()

@@ -1,4 +1,4 @@
-# cmake -DCXX=... -DPREFIX=<install> -DWORK=... -DSOURCE_DIR=... -DBOOST_INCLUDE=... -DWITH_CUDA=0|1
+# cmake -DCXX=... -DPREFIX=<install> -DWORK=... -DSOURCE_DIR=... -DWITH_CUDA=0|1
 #       -DLIBRARY=<libcoalesce.a> "-DLINK_FLAGS=..." -P config_checks.cmake
 # Configurations that must be refused, each next to one that must be accepted:
 #   1. against the installed tree, a -DCOALESCE_WITH_CUDA that disagrees with how libcoalesce was
@@ -10,9 +10,8 @@
 #      needs (the build's own header links)
 include(${CMAKE_CURRENT_LIST_DIR}/common.cmake)
 file(REMOVE_RECURSE ${WORK})
-stage_boost(${WORK}/boost)
 set(probe ${SOURCE_DIR}/tests/consumer/plain/config_probe.cpp)
-set(compile ${CXX} -std=c++20 -isystem ${WORK}/boost)
+set(compile ${CXX} -std=c++20)
 if(WITH_CUDA)
   set(other 0)
   set(built "built with CUDA")

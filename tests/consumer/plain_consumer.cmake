@@ -1,15 +1,14 @@
-# cmake -DMODE=nvcc|cxx -DPREFIX=<install> -DWORK=... -DSOURCE_DIR=... -DBOOST_INCLUDE=...
+# cmake -DMODE=nvcc|cxx -DPREFIX=<install> -DWORK=... -DSOURCE_DIR=...
 #       [-DCUDA_ROOT=... -DARCHS=...] -P plain_consumer.cmake
 # Runs the command lines of docs/building.md exactly as written there (the fenced block after each
 # "<!-- tested: NAME" comment), against the installed tree, on tests/consumer/plain/:
-#   nvcc: the nvcc line and the Makefile. Each must build without a warning (Boost given with
-#         -isystem, as the page says, from a directory that is not a system one), ptxas must
+#   nvcc: the nvcc line and the Makefile. Each must build without a warning and without Boost
+#         (coalesce's reflection is its own), ptxas must
 #         compile a for_each_index kernel for sm_90 (no -DCOALESCE_WITH_CUDA on the line: the
 #         installed build_config.hpp says CUDA), and the programs run (skipped without a GPU).
 #   cxx:  the g++ -fopenmp line for a CPU build of coalesce, built without a warning and run.
 include(${CMAKE_CURRENT_LIST_DIR}/common.cmake)
 file(REMOVE_RECURSE ${WORK})
-stage_boost(${WORK}/boost)
 
 function(documented name out)
   file(READ ${SOURCE_DIR}/docs/building.md page)
@@ -41,7 +40,6 @@ function(must_have_kernel output arch)
 endfunction()
 
 set(ENV{PREFIX} ${PREFIX})
-set(ENV{BOOST_INCLUDE} ${WORK}/boost)
 set(plain ${SOURCE_DIR}/tests/consumer/plain)
 if(MODE STREQUAL "nvcc")
   if(NOT ARCHS MATCHES "^90(-real)?$")
@@ -71,7 +69,7 @@ if(MODE STREQUAL "nvcc")
   endforeach()
   documented(makefile makefile)
   file(WRITE ${WORK}/make/Makefile "${makefile}")
-  execute_process(COMMAND make PREFIX=${PREFIX} BOOST_INCLUDE=${WORK}/boost CUDA=${CUDA_ROOT} WORKING_DIRECTORY ${WORK}/make
+  execute_process(COMMAND make PREFIX=${PREFIX} CUDA=${CUDA_ROOT} WORKING_DIRECTORY ${WORK}/make
                   RESULT_VARIABLE status OUTPUT_VARIABLE out ERROR_VARIABLE err)
   if(NOT status EQUAL 0)
     message(FATAL_ERROR "the documented Makefile failed (${status}):\n${out}${err}")
