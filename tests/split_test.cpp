@@ -134,7 +134,9 @@ TEST_CASE("analysis: a split layout's table is computed from its mapping, withou
   std::vector<std::size_t> const pos = ca::leaves_of(&Particle::pos);
   auto const packed = ca::layout_table<Particle, packed_pos>(hopper, pos);
   auto const columns = ca::layout_table<Particle, coalesce::soa>(hopper, pos);
-  CHECK(packed.layout == "split<aos, soa>");
+  CHECK(packed.layout == "split<member_indices<0>, aos, soa>");
+  CHECK(coalesce::split<coalesce::fields<&Particle::vel, &Particle::mass>, coalesce::aos, coalesce::soa, coalesce::unpadded>::name() ==
+        "split<member_indices<1, 2>, aos, soa, unpadded>");
   // Leaf by leaf, a warp reading x, y and z touches 3 x 16 sectors packed (16-byte stride), 3 x 4
   // on soa: soa wins for streaming; the packed layout wins for gathers (docs/performance.md).
   CHECK(packed.total.sectors == 48 * packed.warps);

@@ -49,13 +49,15 @@ std::string describe(advice const& a) {
   layout_prediction const& best = a.best();
   o << "layout advice (" << a.model.name << " model: distinct " << a.model.sector_bytes
     << "-byte sectors each warp reads and writes, kernels weighted)\n";
-  o << "  " << std::string(60, ' ');
+  // The name column is as wide as the longest name: every printed type is whole (it compiles).
+  std::size_t width = 20;
+  for (auto const& p : a.ranking) width = std::max(width, short_type(p.cpp_type).size());
+  o << "  " << std::string(width, ' ');
   for (auto const& k : best.kernels) o << " " << std::string(std::max<int>(0, 12 - static_cast<int>(k.kernel.size())), ' ') << k.kernel;
   o << "   mix B/thread  x best\n";
   for (auto const& p : a.ranking) {
-    std::string name = short_type(p.cpp_type);
-    if (name.size() > 60) name = name.substr(0, 57) + "...";
-    o << "  " << name << std::string(60 - name.size(), ' ');
+    std::string const name = short_type(p.cpp_type);
+    o << "  " << name << std::string(width - name.size(), ' ');
     for (auto const& k : p.kernels) o << " " << std::string(std::max(0, 12 - static_cast<int>(fixed(k.bytes_per_thread(), 1).size())), ' ') << fixed(k.bytes_per_thread(), 1);
     o << "   " << std::string(std::max(0, 12 - static_cast<int>(fixed(p.weighted_bytes_per_thread, 1).size())), ' ')
       << fixed(p.weighted_bytes_per_thread, 1) << "  " << fixed(p.weighted_bytes_per_thread / best.weighted_bytes_per_thread) << "\n";
@@ -191,11 +193,23 @@ analysis::advice rank_layouts(analysis::device_model const& model, std::vector<a
   analysis::advice a;
   a.model = model;
   // Fewest bytes for the mix first; within 1 %, fewer L1 sectors (fewer, wider requests) first.
-  std::stable_sort(candidates.begin(), candidates.end(), [](auto const& x, auto const& y) {
-    double const bx = x.weighted_bytes_per_thread, by = y.weighted_bytes_per_thread;
-    if (std::abs(bx - by) > 0.01 * std::max(bx, by)) return bx < by;
-    return x.weighted_l1_sectors < y.weighted_l1_sectors;
-  });
+  // "Within 1 %" is not transitive, so it cannot be a sort's comparator (std::stable_sort needs a
+  // strict weak ordering): sort by bytes, then let a candidate move ahead of its predecessors
+  // while it is within 1 % of them in bytes and has fewer L1 sectors (an insertion pass, stable).
+  std::stable_sort(candidates.begin(), candidates.end(),
+                   [](auto const& x, auto const& y) { return x.weighted_bytes_per_thread < y.weighted_bytes_per_thread; });
+  auto const close = [](double a, double b) { return std::abs(a - b) <= 0.01 * std::max(a, b); };
+  for (std::size_t k = 1; k < candidates.size(); ++k) {
+    for (std::size_t m = k; m > 0; --m) {
+      auto& ahead = candidates[m - 1];
+      auto& here = candidates[m];
+      if (!close(ahead.weighted_bytes_per_thread, here.weighted_bytes_per_thread) ||
+          !(here.weighted_l1_sectors < ahead.weighted_l1_sectors)) {
+        break;
+      }
+      std::swap(ahead, here);
+    }
+  }
   a.ranking = std::move(candidates);
 
   // What each top-level member sees over the mix, for the reasons.

@@ -344,13 +344,17 @@ layout_prediction predict(std::span<kernel_use const> mix, device_model const& m
 }
 
 namespace advisor_detail {
-template <class T, std::size_t... K> std::string split_type(std::vector<std::string> const& names) {
+template <class T, std::size_t... K> std::string split_type(std::vector<std::string> const& names, bool unpadded = false) {
   std::vector<std::size_t> const members{K...};
-  return "coalesce::split<" + detail::member_list(members, names) + ", coalesce::aos, coalesce::soa>";
+  return "coalesce::split<" + detail::member_list(members, names) + ", coalesce::aos, coalesce::soa" +
+         (unpadded ? ", coalesce::unpadded>" : ">");
 }
+// One member packed, padded to the vector-load width and not (the unpadded group moves fewer
+// bytes in streaming kernels; the padded one gathers in one load).
 template <class T, std::size_t A> void add_single(std::vector<layout_prediction>& out, device_model const& model,
                                                   std::span<kernel_use const> mix, std::vector<std::string> const& names) {
   out.push_back(detail::predict_layout<T, split<member_indices<A>, aos, soa>>(model, mix, split_type<T, A>(names)));
+  out.push_back(detail::predict_layout<T, split<member_indices<A>, aos, soa, unpadded>>(model, mix, split_type<T, A>(names, true)));
 }
 template <class T, std::size_t A, std::size_t B>
 void add_pair(std::vector<layout_prediction>& out, device_model const& model, std::span<kernel_use const> mix,

@@ -177,13 +177,38 @@ template <class Shape, class Fields, bool In, class Padding> struct sub_shape {
   COALESCE_HOST_DEVICE COALESCE_INLINE static constexpr shape_leaf leaf(std::size_t l) { return element_of<leaves>(l); }
 };
 
+// "member_indices<0, 3>" for fields<...> or member_indices<...> alike.
+template <class Fields> struct fields_indices;
+template <auto... Members> struct fields_indices<fields<Members...>> {
+  static constexpr std::array<std::size_t, sizeof...(Members)> value{
+      member_index<typename member_pointer_class<decltype(Members)>::type, Members>()...};
+};
+template <std::size_t... Indices> struct fields_indices<member_indices<Indices...>> {
+  static constexpr std::array<std::size_t, sizeof...(Indices)> value{Indices...};
+};
+template <class Fields> std::string fields_name() {
+  std::string out = "member_indices<";
+  bool first = true;
+  for (std::size_t k : fields_indices<Fields>::value) {
+    out += (first ? "" : ", ") + std::to_string(k);
+    first = false;
+  }
+  return out + ">";
+}
+
 }  // namespace detail
 
 template <class Fields, class In, class Rest, class Padding = padded> struct split {
   static_assert(std::is_same_v<Padding, padded> || std::is_same_v<Padding, unpadded>,
                 "coalesce: split's fourth argument is coalesce::padded (the default) or coalesce::unpadded");
 
-  static std::string name() { return "split<" + detail::layout_name_of<In>() + ", " + detail::layout_name_of<Rest>() + ">"; }
+  // A name that compiles (with `using namespace coalesce`) and tells one split from another: the
+  // fields as member indices (fields<&P::pos> names member 0 of P the same way), the two
+  // mappings, and the padding when it is not the default.
+  static std::string name() {
+    return "split<" + detail::fields_name<Fields>() + ", " + detail::layout_name_of<In>() + ", " + detail::layout_name_of<Rest>() +
+           (std::is_same_v<Padding, unpadded> ? ", unpadded" : "") + ">";
+  }
 
   template <class Shape> struct mapping {
     using in_shape = detail::sub_shape<Shape, Fields, true, Padding>;
