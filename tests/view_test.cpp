@@ -231,3 +231,31 @@ TEST_CASE_TEMPLATE("an empty vector's columns are empty, with no member offset a
   CHECK(column.first() == nullptr);
   CHECK(empty.storage().column(6, 0).base == nullptr);
 }
+
+TEST_CASE_TEMPLATE("a member whose leaves share one type is indexed at run time: v[i][&Particle::pos][d]", Layout, COALESCE_ALL_LAYOUTS) {
+  std::vector<Particle> records(37);
+  for (std::size_t i = 0; i < records.size(); ++i) records[i] = make_particle(i);
+  coalesce::host_vector<Particle, Layout> h(records);
+  auto v = h.view();
+  for (std::size_t i = 0; i < v.size(); ++i) {
+    for (int d = 0; d < 3; ++d) v[i][&Particle::pos][d] += static_cast<float>(d + 1);  // member pointer, then index
+    auto [pos, vel, mass, id] = v[i];                                                  // structured binding, then index
+    for (std::size_t d = 0; d < 3; ++d) vel[d] = pos[d] * 2.0f;
+  }
+  std::vector<Particle> out(records.size());
+  h.copy_to(out);
+  bool same = true;
+  for (std::size_t i = 0; i < out.size(); ++i) {
+    Particle p = records[i];
+    p.pos.x += 1.0f;
+    p.pos.y += 2.0f;
+    p.pos.z += 3.0f;
+    p.vel = {p.pos.x * 2.0f, p.pos.y * 2.0f, p.pos.z * 2.0f};
+    same = same && std::memcmp(&p, &out[i], sizeof p) == 0;
+  }
+  CHECK(same);
+  static_assert(!requires { v[0][&Particle::mass][0]; }, "a scalar member has no run-time index");
+#if COALESCE_CHECK_BOUNDS
+  CHECK_THROWS_AS(v[0][&Particle::pos][3], coalesce::error);
+#endif
+}

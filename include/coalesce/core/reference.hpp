@@ -48,6 +48,19 @@ namespace detail {
 template <class Node> inline constexpr bool is_static_node = false;
 template <std::size_t F, std::size_t O> inline constexpr bool is_static_node<static_node<F, O>> = true;
 
+// True for a struct whose leaves are all one scalar type, none an array (vec3, float4, double2):
+// its members can be indexed at run time, p[d], as an array of that type.
+template <class U> constexpr bool uniform_leaves() {
+  if constexpr (!(std::is_class_v<U> && reflect::reflectable<U>) || reflect::kind_v<U> != reflect::node_kind::aggregate) {
+    return false;
+  } else {
+    return []<std::size_t... L>(std::index_sequence<L...>) {
+      using E = typename reflect::leaf_t<U, 0>::type;
+      return sizeof...(L) > 0 && ((std::is_same_v<typename reflect::leaf_t<U, L>::type, E> && reflect::leaf_t<U, L>::extent == 1) && ...);
+    }(std::make_index_sequence<reflect::leaf_count_v<U>>{});
+  }
+}
+
 template <bool Const, class U> using maybe_const = std::conditional_t<Const, U const, U>;
 
 // Byte offset of a data member, from its member pointer (an offset in the Itanium C++ ABI, which
@@ -305,6 +318,22 @@ template <class Root, class Layout, class U, class Node, bool Const> class refer
     }(std::make_index_sequence<info::count>{});
     if (!found) detail::fail_member_pointer();
     return (detail::member_access<Root, Layout, M, dynamic_node, Const>(storage_, index_, child));
+  }
+
+  // Member d of a struct whose leaves share one type, chosen at run time: v[i][&P::pos][d] for the
+  // x, y or z of a vec3 (a loop over dimensions, a communication buffer by component).
+  template <class I>
+    requires(std::is_integral_v<I> && detail::uniform_leaves<U>())
+  COALESCE_HOST_DEVICE COALESCE_INLINE auto& operator[](I d) const {
+    using E = detail::maybe_const<Const, typename reflect::leaf_t<U, 0>::type>;
+    detail::check_index(static_cast<std::size_t>(d), reflect::leaf_count_v<U>);
+    std::size_t first = 0;
+    if constexpr (detail::is_static_node<Node>) {
+      first = Node::first();
+    } else {
+      first = node_.first();
+    }
+    return *detail::leaf_pointer<Root, E>(storage_, index_, dynamic_node{first + static_cast<std::size_t>(d), 0}, 0);
   }
 
   friend COALESCE_HOST_DEVICE void swap(reference const& a, reference const& b)
