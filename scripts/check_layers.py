@@ -50,6 +50,9 @@ def main():
     root = pathlib.Path(sys.argv[1] if len(sys.argv) > 1 else ".").resolve()
     files = [p.resolve() for d in ("include/coalesce", "src") for p in (root / d).rglob("*")
              if p.suffix in (".hpp", ".cpp", ".cu", ".cuh", ".h")]
+    if not files:
+        print(f"FAILED: no headers or sources under {root}/include/coalesce and {root}/src (run from the repository root)")
+        return 1
     graph, problems = {}, []
     for f in files:
         layer = layer_of(f, root)

@@ -21,6 +21,7 @@
 #include "memory/for_each.hpp"
 #include "reorder/keys.hpp"
 #include "core/layout.hpp"
+#include "core/member_arrays.hpp"
 #include "memory/index_arrays.hpp"
 #include "core/reference.hpp"
 #include "core/reflect.hpp"

@@ -231,3 +231,39 @@ TEST_CASE_TEMPLATE("run-time member indexing in a kernel: v[i][&Particle::pos][d
   d.copy_to(on_gpu);
   CHECK(std::memcmp(on_host.data(), on_gpu.data(), n * sizeof(Particle)) == 0);
 }
+
+namespace {
+struct dvec3_gpu {
+  double x, y, z;
+};
+struct atom_gpu {
+  dvec3_gpu x;
+  dvec3_gpu f;
+  int type;
+};
+using legacy_gpu = coalesce::member_arrays<coalesce::member_stride<&atom_gpu::x, 32>, coalesce::member_stride<&atom_gpu::f, 32>>;
+}  // namespace
+
+TEST_CASE("member_arrays over the code's own padded GPU arrays: a kernel writes through them") {
+  std::size_t const n = 50001;
+  std::vector<double> x(4 * n), f(4 * n, 0.0);
+  std::vector<int> type(n);
+  for (std::size_t i = 0; i < n; ++i) {
+    for (int d = 0; d < 4; ++d) x[4 * i + d] = d == 3 ? -1.0 : static_cast<double>(i) + d;
+    type[i] = static_cast<int>(i % 5);
+  }
+  coalesce::device_array<double> dx(x), df(f);
+  coalesce::device_array<int> dtype(type);
+  auto atoms = coalesce::view<atom_gpu, legacy_gpu>::over_blobs(n, {dx.data(), df.data(), dtype.data()});
+  coalesce::for_each_index(coalesce::device{}, n, [=] __device__(std::size_t i) {
+    for (int d = 0; d < 3; ++d) atoms[i][&atom_gpu::f][d] = atoms[i][&atom_gpu::x][d] * atoms[i][&atom_gpu::type];
+  });
+  coalesce::synchronize(coalesce::device{});
+  auto const out = df.to_host();
+  bool same = true;
+  for (std::size_t i = 0; i < n; ++i) {
+    for (int d = 0; d < 3; ++d) same = same && out[4 * i + d] == x[4 * i + d] * type[i];
+    same = same && out[4 * i + 3] == 0.0;  // the padding slot untouched
+  }
+  CHECK(same);
+}
