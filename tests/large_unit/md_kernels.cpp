@@ -7,9 +7,14 @@
 // plain functions once a unit grows past `inline-unit-growth`; when that hit the access chain of
 // v[i][&T::m], every member access became a call (4.5x slower). check_calls.py reads this
 // program's machine code and fails on any call left in a kernel. Run, it also checks that every
-// layout computes the same trajectory (energies equal to 1e-9 relative), so it cannot pass as
-// dead code.
+// layout computes the trajectory of the hand-written code it replaces (separate padded double
+// arrays, in namespace raw: energies equal to 1e-9 relative), so it cannot pass as dead code,
+// and prints each layout's time (whole loop and force kernels) against that code's, measured in
+// the same run: the CPU benchmark of docs/performance.md
+//   (OMP_NUM_THREADS=2 build/rel/tests/large_unit/coalesce_large_unit 51 100: 132,651 atoms).
 #include <coalesce/coalesce.hpp>
+
+#include <omp.h>
 
 
 #include <algorithm>
@@ -262,6 +267,7 @@ half_list build_half_list(std::vector<Atom> const& atoms, double length, double 
 
 struct energies {
   double kinetic = 0, potential = 0;
+  double total_seconds = 0, force_seconds = 0;  // the time loop, and its force kernels (zero + LJ)
 };
 
 template <class Layout> energies run(std::vector<Atom> const& start, int steps) {
@@ -275,6 +281,8 @@ template <class Layout> energies run(std::vector<Atom> const& start, int steps) 
   energies e;
   double shared_ke = 0, shared_pe = 0, shared_max = 0;
   bool rebuild = false;
+  double force_seconds = 0;
+  double const started = omp_get_wtime();
 #pragma omp parallel
   {
     remember_positions(v, reference);
@@ -293,8 +301,13 @@ template <class Layout> energies run(std::vector<Atom> const& start, int steps) 
         }
         remember_positions(v, reference);
       }
+      double t0 = 0;
+#pragma omp master
+      t0 = omp_get_wtime();
       zero_forces(v);
-      lj_half_forces(v, nl, p, length);
+      lj_half_forces(v, nl, p, length);  // ends with the loop's barrier
+#pragma omp master
+      force_seconds += omp_get_wtime() - t0;
       final_integrate(v, dt);
     }
     remove_drift(v, dvec3{0, 0, 0});
@@ -306,11 +319,204 @@ template <class Layout> energies run(std::vector<Atom> const& start, int steps) 
       e.potential = pe;
     }
   }
+  e.total_seconds = omp_get_wtime() - started;
+  e.force_seconds = force_seconds;
   scale_types(v);
   (void)rebuild;
   return e;
 }
 
+
+// --- the hand-written code the kernels above replace: separate padded double arrays ---------
+// x[i * pad + d], v and f the same, type and mass dense; the same arithmetic, the same time loop.
+namespace raw {
+constexpr std::size_t pad = 4;
+struct arrays {
+  std::vector<double> x, v, f, mass;
+  std::vector<int> type;
+  std::size_t n = 0;
+};
+arrays from(std::vector<Atom> const& atoms) {
+  arrays a;
+  a.n = atoms.size();
+  a.x.assign(a.n * pad, 0.0), a.v.assign(a.n * pad, 0.0), a.f.assign(a.n * pad, 0.0);
+  a.mass.resize(a.n), a.type.resize(a.n);
+  for (std::size_t i = 0; i < a.n; ++i) {
+    double const* x = &atoms[i].x.x;
+    double const* v = &atoms[i].v.x;
+    for (std::size_t d = 0; d < 3; ++d) a.x[i * pad + d] = x[d], a.v[i * pad + d] = v[d];
+    a.mass[i] = atoms[i].mass, a.type[i] = atoms[i].type;
+  }
+  return a;
+}
+void zero_forces(double* f, std::size_t n) {
+#pragma omp for schedule(static)
+  for (std::size_t i = 0; i < n; ++i) f[i * pad] = f[i * pad + 1] = f[i * pad + 2] = 0.0;
+}
+void lj_half_forces(double const* x, double* f, std::size_t n, half_list const& nl, lj const& p, double length) {
+#pragma omp for schedule(static)
+  for (std::size_t i = 0; i < n; ++i) {
+    double const xi = x[i * pad], yi = x[i * pad + 1], zi = x[i * pad + 2];
+    double fx = 0, fy = 0, fz = 0;
+    for (int k = nl.offsets[i]; k < nl.offsets[i + 1]; ++k) {
+      std::size_t const j = static_cast<std::size_t>(nl.neighbors[static_cast<std::size_t>(k)]);
+      double const dx = minimum_image(xi - x[j * pad], length);
+      double const dy = minimum_image(yi - x[j * pad + 1], length);
+      double const dz = minimum_image(zi - x[j * pad + 2], length);
+      double const r2 = dx * dx + dy * dy + dz * dz;
+      if (r2 < p.cutoff2) {
+        double const r2i = 1.0 / r2, r6i = r2i * r2i * r2i * p.sigma6;
+        double const s = 48.0 * p.epsilon * r6i * (r6i - 0.5) * r2i;
+        fx += s * dx;
+        fy += s * dy;
+        fz += s * dz;
+#pragma omp atomic
+        f[j * pad] -= s * dx;
+#pragma omp atomic
+        f[j * pad + 1] -= s * dy;
+#pragma omp atomic
+        f[j * pad + 2] -= s * dz;
+      }
+    }
+#pragma omp atomic
+    f[i * pad] += fx;
+#pragma omp atomic
+    f[i * pad + 1] += fy;
+#pragma omp atomic
+    f[i * pad + 2] += fz;
+  }
+}
+void initial_integrate(double* x, double* v, double const* f, double const* mass, std::size_t n, double dt) {
+#pragma omp for schedule(static)
+  for (std::size_t i = 0; i < n; ++i) {
+    double const h = 0.5 * dt / mass[i];
+    for (std::size_t d = 0; d < 3; ++d) {
+      v[i * pad + d] += h * f[i * pad + d];
+      x[i * pad + d] += dt * v[i * pad + d];
+    }
+  }
+}
+void final_integrate(double* v, double const* f, double const* mass, std::size_t n, double dt) {
+#pragma omp for schedule(static)
+  for (std::size_t i = 0; i < n; ++i) {
+    double const h = 0.5 * dt / mass[i];
+    for (std::size_t d = 0; d < 3; ++d) v[i * pad + d] += h * f[i * pad + d];
+  }
+}
+void wrap_positions(double* x, std::size_t n, double length) {
+#pragma omp for schedule(static)
+  for (std::size_t i = 0; i < n; ++i) {
+    for (std::size_t d = 0; d < 3; ++d) x[i * pad + d] -= length * std::floor(x[i * pad + d] / length);
+  }
+}
+double max_displacement2(double const* x, std::vector<dvec3> const& reference, std::size_t n, double length, double& shared) {
+#pragma omp single
+  shared = 0;
+  double local = 0;
+#pragma omp for schedule(static)
+  for (std::size_t i = 0; i < n; ++i) {
+    double const dx = minimum_image(x[i * pad] - reference[i].x, length);
+    double const dy = minimum_image(x[i * pad + 1] - reference[i].y, length);
+    double const dz = minimum_image(x[i * pad + 2] - reference[i].z, length);
+    local = std::max(local, dx * dx + dy * dy + dz * dz);
+  }
+#pragma omp critical(raw_max)
+  shared = std::max(shared, local);
+#pragma omp barrier
+  return shared;
+}
+void remember_positions(double const* x, std::vector<dvec3>& reference, std::size_t n) {
+#pragma omp for schedule(static)
+  for (std::size_t i = 0; i < n; ++i) reference[i] = {x[i * pad], x[i * pad + 1], x[i * pad + 2]};
+}
+double kinetic_energy(double const* v, double const* mass, std::size_t n, double& shared) {
+#pragma omp single
+  shared = 0;
+  double local = 0;
+#pragma omp for schedule(static)
+  for (std::size_t i = 0; i < n; ++i) {
+    local += 0.5 * mass[i] * (v[i * pad] * v[i * pad] + v[i * pad + 1] * v[i * pad + 1] + v[i * pad + 2] * v[i * pad + 2]);
+  }
+#pragma omp atomic
+  shared += local;
+#pragma omp barrier
+  return shared;
+}
+double potential_energy(double const* x, std::size_t n, half_list const& nl, lj const& p, double length, double& shared) {
+#pragma omp single
+  shared = 0;
+  double local = 0;
+#pragma omp for schedule(static)
+  for (std::size_t i = 0; i < n; ++i) {
+    for (int k = nl.offsets[i]; k < nl.offsets[i + 1]; ++k) {
+      std::size_t const j = static_cast<std::size_t>(nl.neighbors[static_cast<std::size_t>(k)]);
+      double const dx = minimum_image(x[i * pad] - x[j * pad], length);
+      double const dy = minimum_image(x[i * pad + 1] - x[j * pad + 1], length);
+      double const dz = minimum_image(x[i * pad + 2] - x[j * pad + 2], length);
+      double const r2 = dx * dx + dy * dy + dz * dz;
+      if (r2 < p.cutoff2) {
+        double const r6i = p.sigma6 / (r2 * r2 * r2);
+        local += 4.0 * p.epsilon * r6i * (r6i - 1.0);
+      }
+    }
+  }
+#pragma omp atomic
+  shared += local;
+#pragma omp barrier
+  return shared;
+}
+
+energies run(std::vector<Atom> const& start, int steps) {
+  double const spacing = 1.2, length = spacing * std::cbrt(static_cast<double>(start.size()));
+  double const dt = 0.002, skin = 0.3;
+  lj const p;
+  arrays a = from(start);
+  std::size_t const n = a.n;
+  double *x = a.x.data(), *v = a.v.data(), *f = a.f.data(), *mass = a.mass.data();
+  half_list nl = build_half_list(start, length, std::sqrt(p.cutoff2) + skin);
+  std::vector<dvec3> reference(n);
+  energies e;
+  double shared_ke = 0, shared_pe = 0, shared_max = 0, force_seconds = 0;
+  double const started = omp_get_wtime();
+#pragma omp parallel
+  {
+    remember_positions(x, reference, n);
+    zero_forces(f, n);
+    lj_half_forces(x, f, n, nl, p, length);
+    for (int step = 0; step < steps; ++step) {
+      initial_integrate(x, v, f, mass, n, dt);
+      wrap_positions(x, n, length);
+      if (max_displacement2(x, reference, n, length, shared_max) > 0.25 * skin * skin) {
+#pragma omp single
+        {
+          std::vector<Atom> now(start);
+          for (std::size_t i = 0; i < n; ++i) now[i].x = {x[i * pad], x[i * pad + 1], x[i * pad + 2]};
+          nl = build_half_list(now, length, std::sqrt(p.cutoff2) + skin);
+        }
+        remember_positions(x, reference, n);
+      }
+      double t0 = 0;
+#pragma omp master
+      t0 = omp_get_wtime();
+      zero_forces(f, n);
+      lj_half_forces(x, f, n, nl, p, length);
+#pragma omp master
+      force_seconds += omp_get_wtime() - t0;
+      final_integrate(v, f, mass, n, dt);
+    }
+    double const ke = kinetic_energy(v, mass, n, shared_ke);
+    double const pe = potential_energy(x, n, nl, p, length, shared_pe);
+#pragma omp single
+    {
+      e.kinetic = ke;
+      e.potential = pe;
+    }
+  }
+  e.total_seconds = omp_get_wtime() - started;
+  e.force_seconds = force_seconds;
+  return e;
+}
+}  // namespace raw
 }  // namespace large_unit
 
 int main(int argc, char** argv) {
@@ -318,18 +524,29 @@ int main(int argc, char** argv) {
   int const per_side = argc > 1 ? std::atoi(argv[1]) : 12;
   int const steps = argc > 2 ? std::atoi(argv[2]) : 20;
   auto const start = lattice(per_side, 1.2);
-  energies const soa = run<coalesce::soa>(start, steps);
-  energies const results[] = {soa, run<coalesce::aos>(start, steps), run<coalesce::aosoa<8>>(start, steps),
-                              run<coalesce::split<coalesce::fields<&Atom::x, &Atom::type>, coalesce::aos, coalesce::soa>>(start, steps)};
-  char const* names[] = {"soa", "aos", "aosoa<8>", "split<fields<x, type>>"};
-  bool same = true;
-  for (int k = 0; k < 4; ++k) {
-    double const dk = std::abs(results[k].kinetic - soa.kinetic) / std::abs(soa.kinetic);
-    double const dp = std::abs(results[k].potential - soa.potential) / std::abs(soa.potential);
-    std::printf("%-24s kinetic %.12f potential %.12f (relative difference to soa %.1e, %.1e)\n", names[k], results[k].kinetic,
-                results[k].potential, dk, dp);
-    same = same && dk < 1e-9 && dp < 1e-9 && std::isfinite(results[k].kinetic) && soa.kinetic > 0;
+  // The hand-written code first, then every mapping (the member_arrays one is the hand-written
+  // code's own shape: x, v, f padded to 4 doubles, type and mass dense).
+  using legacy = coalesce::member_arrays<coalesce::member_stride<&Atom::x, 32>, coalesce::member_stride<&Atom::v, 32>,
+                                         coalesce::member_stride<&Atom::f, 32>>;
+  energies const hand = raw::run(start, steps);
+  energies const results[] = {run<coalesce::soa>(start, steps), run<coalesce::aos>(start, steps), run<coalesce::aosoa<8>>(start, steps),
+                              run<coalesce::split<coalesce::fields<&Atom::x, &Atom::type>, coalesce::aos, coalesce::soa>>(start, steps),
+                              run<legacy>(start, steps)};
+  char const* names[] = {"soa", "aos", "aosoa<8>", "split<fields<x, type>>", "member_arrays (x, v, f padded to 4)"};
+  std::printf("%zu atoms, %d steps, %d threads; time loop in one parallel region, half list with omp atomic\n", start.size(), steps,
+              omp_get_max_threads());
+  std::printf("%-38s %10s %10s %8s %8s %18s %18s\n", "code", "total s", "force s", "x hand", "x force", "kinetic", "potential");
+  std::printf("%-38s %10.4f %10.4f %8.2f %8.2f %18.12f %18.12f\n", "hand-written (padded double arrays)", hand.total_seconds,
+              hand.force_seconds, 1.0, 1.0, hand.kinetic, hand.potential);
+  bool same = std::isfinite(hand.kinetic) && hand.kinetic > 0;
+  for (int k = 0; k < 5; ++k) {
+    double const dk = std::abs(results[k].kinetic - hand.kinetic) / std::abs(hand.kinetic);
+    double const dp = std::abs(results[k].potential - hand.potential) / std::abs(hand.potential);
+    std::printf("%-38s %10.4f %10.4f %8.2f %8.2f %18.12f %18.12f\n", names[k], results[k].total_seconds, results[k].force_seconds,
+                results[k].total_seconds / hand.total_seconds, results[k].force_seconds / hand.force_seconds, results[k].kinetic,
+                results[k].potential);
+    same = same && dk < 1e-9 && dp < 1e-9;
   }
-  if (!same) std::printf("FAILED: the layouts disagree\n");
+  if (!same) std::printf("FAILED: a layout's energies differ from the hand-written code's by more than 1e-9 (relative)\n");
   return same ? 0 : 1;
 }
