@@ -77,31 +77,30 @@ COALESCE_HOST_DEVICE inline std::uint32_t visit_neighbors(cell_grid<Real> const&
     own[a] = k < 0 ? 0 : k >= g.cells[a] ? g.cells[a] - 1 : k;
   }
   std::uint32_t count = 0;
+  // The neighbour cell along axis a at offset d from i's own, and the image's shift; false past
+  // an open edge.
+  auto const step = [&](int a, int d, int& cell, Real& shift) {
+    cell = own[a] + d;
+    shift = Real(0);
+    if (cell >= 0 && cell < g.cells[a]) return true;
+    if (!g.periodic[a]) return false;
+    shift = cell < 0 ? -g.length[a] : g.length[a];
+    cell = cell < 0 ? cell + g.cells[a] : cell - g.cells[a];
+    return true;
+  };
   int const zr = g.cells[2] > 1 || g.periodic[2] ? 1 : 0;
   for (int dz = -zr; dz <= zr; ++dz) {
-    int cz = own[2] + dz;
-    Real sz = 0;
-    if (cz < 0 || cz >= g.cells[2]) {
-      if (!g.periodic[2]) continue;
-      sz = cz < 0 ? -g.length[2] : g.length[2];
-      cz = cz < 0 ? cz + g.cells[2] : cz - g.cells[2];
-    }
+    int cz;
+    Real sz;
+    if (!step(2, dz, cz, sz)) continue;
     for (int dy = -1; dy <= 1; ++dy) {
-      int cy = own[1] + dy;
-      Real sy = 0;
-      if (cy < 0 || cy >= g.cells[1]) {
-        if (!g.periodic[1]) continue;
-        sy = cy < 0 ? -g.length[1] : g.length[1];
-        cy = cy < 0 ? cy + g.cells[1] : cy - g.cells[1];
-      }
+      int cy;
+      Real sy;
+      if (!step(1, dy, cy, sy)) continue;
       for (int dx = -1; dx <= 1; ++dx) {
-        int cx = own[0] + dx;
-        Real sx = 0;
-        if (cx < 0 || cx >= g.cells[0]) {
-          if (!g.periodic[0]) continue;
-          sx = cx < 0 ? -g.length[0] : g.length[0];
-          cx = cx < 0 ? cx + g.cells[0] : cx - g.cells[0];
-        }
+        int cx;
+        Real sx;
+        if (!step(0, dx, cx, sx)) continue;
         std::uint32_t const cell = static_cast<std::uint32_t>((cz * g.cells[1] + cy) * g.cells[0] + cx);
         std::uint32_t const end = cell_end[cell];
         for (std::uint32_t k = cell_start[cell]; k < end; ++k) {

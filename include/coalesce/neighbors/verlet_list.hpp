@@ -68,24 +68,22 @@ struct list_params {
 // The handle kernels take by value (verlet_list::view()): count(i) neighbours of particle i,
 // neighbor(i, k) the k-th.
 template <class Format> struct verlet_list_ref;
-template <> struct verlet_list_ref<padded_columns> {
+namespace detail {
+// The padded formats' handle: slot k of row i at k * particles + i or i * width + k.
+template <bool ColumnMajor> struct padded_list_ref {
   std::uint32_t const* indices = nullptr;
   std::uint32_t const* counts = nullptr;
   std::size_t particles = 0;
   std::size_t width = 0;
   COALESCE_HOST_DEVICE std::size_t size() const { return particles; }
   COALESCE_HOST_DEVICE std::uint32_t count(std::size_t i) const { return counts[i]; }
-  COALESCE_HOST_DEVICE std::uint32_t neighbor(std::size_t i, std::uint32_t k) const { return indices[k * particles + i]; }
+  COALESCE_HOST_DEVICE std::uint32_t neighbor(std::size_t i, std::uint32_t k) const {
+    return ColumnMajor ? indices[k * particles + i] : indices[i * width + k];
+  }
 };
-template <> struct verlet_list_ref<padded_rows> {
-  std::uint32_t const* indices = nullptr;
-  std::uint32_t const* counts = nullptr;
-  std::size_t particles = 0;
-  std::size_t width = 0;
-  COALESCE_HOST_DEVICE std::size_t size() const { return particles; }
-  COALESCE_HOST_DEVICE std::uint32_t count(std::size_t i) const { return counts[i]; }
-  COALESCE_HOST_DEVICE std::uint32_t neighbor(std::size_t i, std::uint32_t k) const { return indices[i * width + k]; }
-};
+}  // namespace detail
+template <> struct verlet_list_ref<padded_columns> : detail::padded_list_ref<true> {};
+template <> struct verlet_list_ref<padded_rows> : detail::padded_list_ref<false> {};
 template <> struct verlet_list_ref<csr> {
   std::uint32_t const* indices = nullptr;
   std::uint32_t const* offsets = nullptr;
