@@ -212,19 +212,20 @@ TEST_CASE("records with long std::array members convert between every layout on 
   CHECK(same(got) == 0);
 }
 
+template <class Space, class View> void run_time_index_step(View v, std::size_t n) {
+  coalesce::for_each_index(Space{}, n, [=] __host__ __device__(std::size_t i) {
+    for (int k = 0; k < 3; ++k) v[i][&Particle::pos][k] += v[i][&Particle::vel][k] * static_cast<float>(k + 1);
+  });
+}
+
 TEST_CASE_TEMPLATE("run-time member indexing in a kernel: v[i][&Particle::pos][d]", Layout, GPU_LAYOUTS) {
   std::size_t const n = 100003;
   std::vector<Particle> records(n);
   for (std::size_t i = 0; i < n; ++i) records[i] = make_particle(i);
   coalesce::host_vector<Particle, Layout> h(records);
   coalesce::device_vector<Particle, Layout> d(records);
-  auto const step = [](auto v) {
-    return [=] __host__ __device__(std::size_t i) {
-      for (int k = 0; k < 3; ++k) v[i][&Particle::pos][k] += v[i][&Particle::vel][k] * static_cast<float>(k + 1);
-    };
-  };
-  coalesce::for_each_index(coalesce::host{}, n, step(h.view()));
-  coalesce::for_each_index(coalesce::device{}, n, step(d.view()));
+  run_time_index_step<coalesce::host>(h.view(), n);
+  run_time_index_step<coalesce::device>(d.view(), n);
   coalesce::synchronize(coalesce::device{});
   std::vector<Particle> on_host(n), on_gpu(n);
   h.copy_to(on_host);
