@@ -124,8 +124,9 @@ template <class Format, class Space = device> class verlet_list {
   void build(vector<T, L, Space> const& particles, Pos const& position, box const& domain, std::array<bool, 3> periodic,
              stream on = {}) {
     auto const columns = detail::position_columns_of(particles.storage(), position);
-    geometry_ = detail::list_geometry{domain.lo, domain.hi, periodic, columns.dims, params_.cutoff, params_.skin, params_.half};
-    detail::build_list(memory_, Format::format, columns, particles.size(), geometry_, on.handle());
+    detail::list_geometry const g{domain.lo, domain.hi, periodic, columns.dims, params_.cutoff, params_.skin, params_.half};
+    detail::build_list(memory_, Format::format, columns, particles.size(), g, on.handle());
+    geometry_ = g;  // after the build: a refused build leaves the list and its geometry as they were
     built_ = true;
   }
 
