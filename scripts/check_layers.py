@@ -12,6 +12,10 @@ include anything. src/<layer>/ follows the same rule (it implements include/coal
 A cycle (a file that reaches itself through includes) is a failure too: `#pragma once` hides
 one, and the file that happens to be read first then sees half of the other. So is an include of
 Boost in the library: its users need no Boost (Boost.PFR is the tests' oracle only).
+
+Two more rules of the house: the library's internals live in one namespace, coalesce::detail
+(backends in src/ may nest theirs inside it: detail::cuda_moves), never in mpi::detail or an
+advisor_detail; and examples/ uses the public API only (no detail::), as a user's code would.
 """
 import pathlib
 import re
@@ -46,6 +50,44 @@ def resolve(path, kind, target, root):
     return None
 
 
+NAMESPACE_OPEN = re.compile(r"^\s*namespace\s*([\w:]*)\s*\{", re.M)
+
+
+def detail_namespace_problems(files, root):
+    """A detail namespace anywhere but directly in coalesce (nested in coalesce::detail is fine)."""
+    problems = []
+    for f in files:
+        open_names = []  # the namespaces open at each point, by the project's "}  // namespace X" closers
+        for line in f.read_text().splitlines():
+            m = NAMESPACE_OPEN.match(line)
+            if m:
+                name = m.group(1)
+                full = "::".join(open_names + [name]) if name else "::".join(open_names + ["(anonymous)"])
+                last = full.split("::")[-1]
+                if (last == "detail" or last.endswith("_detail")) and full != "coalesce::detail":
+                    problems.append(f"{f.relative_to(root)}: namespace {full}: internals belong in coalesce::detail")
+                open_names.extend((name or "(anonymous)").split("::"))
+                if line.rstrip().endswith("}"):  # namespace x {} on one line
+                    del open_names[-len((name or "(anonymous)").split("::")):]
+                continue
+            c = re.match(r"^\s*\}\s*//\s*namespace\s*([\w:]*)", line)
+            if c and open_names:
+                del open_names[-len((c.group(1) or "(anonymous)").split("::")):]
+    return problems
+
+
+def example_problems(root):
+    """examples/ is what a user's code looks like: the public API, no coalesce::detail."""
+    problems = []
+    for p in sorted((root / "examples").rglob("*")):
+        if p.suffix not in (".hpp", ".cpp", ".cu", ".cuh", ".h"):
+            continue
+        for number, line in enumerate(p.read_text().splitlines(), 1):
+            if re.search(r"\bdetail::", line.split("//")[0]):
+                problems.append(f"{p.relative_to(root)}:{number}: examples use the public API only, not detail::")
+    return problems
+
+
 def main():
     root = pathlib.Path(sys.argv[1] if len(sys.argv) > 1 else ".").resolve()
     files = [p.resolve() for d in ("include/coalesce", "src") for p in (root / d).rglob("*")
@@ -74,6 +116,8 @@ def main():
                 problems.append(f"{f.relative_to(root)} -> {to.relative_to(root)}: a folder that is no layer")
             elif RANK[other] >= RANK[layer]:
                 problems.append(f"upward include: {f.relative_to(root)} ({layer}) includes {to.relative_to(root)} ({other})")
+    problems += detail_namespace_problems(files, root)
+    problems += example_problems(root)
     # cycles, by depth-first search
     state, stack = {}, []
 
@@ -95,7 +139,7 @@ def main():
     for p in problems:
         print(p)
     if problems:
-        print(f"FAILED: {len(problems)} include(s) break the layers (see docs/architecture.md)")
+        print(f"FAILED: {len(problems)} problem(s) with the layers, namespaces or examples (see docs/architecture.md)")
         return 1
     print(f"layers OK: {len(files)} files, no upward include, no cycle")
     return 0

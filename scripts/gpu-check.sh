@@ -24,23 +24,23 @@ if wants sanitize; then
   scripts/gpu-sanitize.sh build-gpu "$out" || status=1
 fi
 if wants bench; then
-  samples=build-gpu/samples
+  benchmarks=build-gpu/benchmarks examples=build-gpu/examples
   bench=$out/bench.txt
   : > "$bench"
   run_sample() { echo "=== $*" >> "$bench"; "$@" >> "$bench" 2>&1 || { echo "FAILED: $*" >> "$bench"; status=1; }; }
-  run_sample $samples/particle_integrator/particle_integrator --json "$out/integrator.json"
-  run_sample $samples/neighbor_reorder/neighbor_reorder --layouts --json "$out/layouts.json"
-  run_sample $samples/convert_legacy/convert_legacy
-  run_sample $samples/neighbor_reorder/neighbor_reorder
-  run_sample $samples/neighbor_reorder/neighbor_reorder --bench
-  run_sample $samples/reorder_streams/reorder_streams --json "$out/streams.json"
-  run_sample $samples/neighbor_build/neighbor_build
+  run_sample $benchmarks/particle_integrator/particle_integrator --json "$out/integrator.json"
+  run_sample $benchmarks/neighbor_reorder/neighbor_reorder --layouts --json "$out/layouts.json"
+  run_sample $examples/convert_legacy/convert_legacy
+  run_sample $benchmarks/neighbor_reorder/neighbor_reorder
+  run_sample $benchmarks/neighbor_reorder/neighbor_reorder --bench
+  run_sample $benchmarks/reorder_streams/reorder_streams --json "$out/streams.json"
+  run_sample $benchmarks/neighbor_build/neighbor_build
   grep -E "^(step|drift_x|convert|ceiling) |^(random|hilbert) order|FAILED|DIFFERENT|x hand-written|x bare|x one alone|x eager|x sum|^library |^hand-written \\(|^ceiling: writing|lists identical" "$bench"
 fi
 if wants ncu; then
   # Nsight Compute's sector counts against coalesce::analysis's predictions (docs/analysis.md).
   export PATH=$PATH:$(ls -d /opt/nvidia/nsight-compute/*/ 2>/dev/null | tail -1)
-  samples/explore/ncu_compare.sh build-gpu > "$out/ncu.txt" 2>&1 || status=1
+  examples/explore/ncu_compare.sh build-gpu > "$out/ncu.txt" 2>&1 || status=1
   cat "$out/ncu.txt"
 fi
 exit $status

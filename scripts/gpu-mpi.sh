@@ -2,9 +2,9 @@
 # The 2-GPU batch (device kind nvidia-h200-x2; also runs on one GPU, ranks sharing it): builds as
 # scripts/gpu-check.sh does, then coalesce::mpi on GPU memory: the MPI tests and the distributed
 # sample through ctest (staged transport), the GPU-memory MPI tests again with GPU pointers handed
-# to MPI, and samples/halo_exchange at 2 ranks with both transports. GPU pointers need UCX's CUDA
+# to MPI, and benchmarks/halo_exchange at 2 ranks with both transports. GPU pointers need UCX's CUDA
 # transports: run ../shared/tools/stage-mpi here first and carry .mpi with .deps (without .mpi only
-# the staged runs happen, and the log says so). Then weak scaling of samples/distributed_md over 1
+# the staged runs happen, and the log says so). Then weak scaling of examples/distributed_md over 1
 # and 2 GPUs, both transports, overlapped and not. Logs under $OUT: mpi.txt (summary, with every
 # sample run's own lines), mpi-ctest.log.
 #   usage: scripts/gpu-mpi.sh
@@ -19,7 +19,7 @@ status=0
 (cd $b && ctest -R "mpi_|distributed|consumer.mpi" --output-on-failure --timeout 300) > "$out/mpi-ctest.log" 2>&1 || status=1
 tail -15 "$out/mpi-ctest.log" >> "$summary"
 run() { echo "=== $*" >> "$summary"; "$@" >> "$summary" 2>&1 || { echo "FAILED: $*" >> "$summary"; status=1; }; }
-run mpirun -np 2 $b/samples/halo_exchange/halo_exchange --transport staged
+run mpirun -np 2 $b/benchmarks/halo_exchange/halo_exchange --transport staged
 # Weak scaling of the distributed sample, one GPU per rank, the forward overlapped with the
 # interior forces and not (the scaling tables go to the summary, each run's own lines to the log).
 weak() {
@@ -39,8 +39,8 @@ if [[ -f .mpi/ucx-cu13/lib/libucp.so.0 ]]; then
   for ranks in 1 2; do
     run env COALESCE_MPI_DEVICE_POINTERS=1 mpirun -np $ranks $b/tests/mpi/coalesce_mpi_gpu_tests
   done
-  run mpirun -np 2 $b/samples/halo_exchange/halo_exchange --transport both
-  run env COALESCE_MPI_DEVICE_POINTERS=1 mpirun -np 2 $b/samples/distributed_md/distributed_md --n-per-rank 20000 --steps 6 --rebuild-every 3 --check
+  run mpirun -np 2 $b/benchmarks/halo_exchange/halo_exchange --transport both
+  run env COALESCE_MPI_DEVICE_POINTERS=1 mpirun -np 2 $b/examples/distributed_md/distributed_md --n-per-rank 20000 --steps 6 --rebuild-every 3 --check
   export COALESCE_MPI_DEVICE_POINTERS=1
   weak
   weak --no-overlap

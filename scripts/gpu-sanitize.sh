@@ -12,15 +12,15 @@ sanitizer=$(command -v compute-sanitizer || ls /usr/local/cuda/bin/compute-sanit
 log=$out/sanitize.log
 : > "$log"
 status=0
-samples=$build/samples
+benchmarks=$build/benchmarks examples=$build/examples
 gpu_tests=$build/tests/gpu/coalesce_gpu_tests
 cpu_tests=$build/tests/coalesce_tests
 # neighbor_reorder in its --layouts mode: its default mode measures a ceiling by copying the raw
 # bytes of a soa allocation, padding between columns included, which initcheck rightly reports.
-small_samples=("$samples/particle_integrator/particle_integrator --n 100000 --runs 1"
-               "$samples/neighbor_reorder/neighbor_reorder --layouts --n 100000 --runs 1"
-               "$samples/convert_legacy/convert_legacy --side 12 --steps 2"
-               "$samples/neighbor_build/neighbor_build --n 30000 --runs 1")
+small_samples=("$benchmarks/particle_integrator/particle_integrator --n 100000 --runs 1"
+               "$benchmarks/neighbor_reorder/neighbor_reorder --layouts --n 100000 --runs 1"
+               "$examples/convert_legacy/convert_legacy --side 12 --steps 2"
+               "$benchmarks/neighbor_build/neighbor_build --n 30000 --runs 1")
 check() {  # tool, seconds, command...
   local tool=$1 seconds=$2
   shift 2

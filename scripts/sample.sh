@@ -11,7 +11,7 @@ mkdir -p build  # a fresh clone has none yet; the configure log goes there
 cmake -S . -B build/sample -G Ninja -DCMAKE_BUILD_TYPE=Release -DCOALESCE_ENABLE_CUDA=$cuda \
   -DCOALESCE_BUILD_TESTS=OFF >build/sample.configure.log 2>&1 || { cat build/sample.configure.log; exit 1; }
 cmake --build build/sample --target particle_integrator -j "$(nproc)"
-build/sample/samples/particle_integrator/particle_integrator --json build/sample/integrator.json "$@"
+build/sample/benchmarks/particle_integrator/particle_integrator --json build/sample/integrator.json "$@"
 python=python3
 if ! $python -c 'import matplotlib' 2>/dev/null; then
   if [[ -x /usr/bin/python3 ]] && /usr/bin/python3 -c 'import matplotlib' 2>/dev/null; then
@@ -23,4 +23,4 @@ if ! $python -c 'import matplotlib' 2>/dev/null; then
     exit 0
   fi
 fi
-$python samples/particle_integrator/plot.py build/sample/integrator.json build/sample/integrator.png
+$python benchmarks/particle_integrator/plot.py build/sample/integrator.json build/sample/integrator.png

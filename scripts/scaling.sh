@@ -1,5 +1,5 @@
 #!/usr/bin/env bash
-# Weak and strong scaling of samples/distributed_md over MPI ranks (docs/distributed.md).
+# Weak and strong scaling of examples/distributed_md over MPI ranks (docs/distributed.md).
 #   usage: scripts/scaling.sh <build dir> [ranks...]      (default ranks: 1 2 4 8)
 #   env: WEAK_PER_RANK (default 50000), STRONG_TOTAL (default 200000; 0: no strong scaling), STEPS
 #   (20), REBUILD_EVERY (5), SAMPLE_ARGS (more options for the sample, e.g. --no-overlap)
@@ -11,7 +11,7 @@ build=$1
 shift
 ranks=("${@:-1 2 4 8}")
 read -r -a ranks <<< "${ranks[*]}"
-sample=$build/samples/distributed_md/distributed_md
+sample=$build/examples/distributed_md/distributed_md
 [[ -x $sample ]] || { echo "scaling: $sample not found (configure with MPI: COALESCE_ENABLE_MPI=ON)"; exit 1; }
 export OMPI_MCA_rmaps_base_oversubscribe=${OMPI_MCA_rmaps_base_oversubscribe:-1} OMP_NUM_THREADS=${OMP_NUM_THREADS:-1}
 weak=${WEAK_PER_RANK:-50000}

@@ -194,7 +194,7 @@ TEST_CASE("a mix of a gather kernel and streaming kernels weighs both") {
 }
 
 namespace {
-// convert_legacy's four kernel bodies as steps 3 and 4 write them (samples/convert_legacy/steps:
+// convert_legacy's four kernel bodies as steps 3 and 4 write them (examples/convert_legacy/steps:
 // the sample keeps them inline, since its point is the line diff between steps), over a counting view.
 struct legacy_kernels {
   legacy::world const& w;

@@ -2,6 +2,7 @@
 // offsets, locality and the policy, on every layout and space. Property tests over random
 // sizes and keys with many duplicates prove nothing is lost and the order is stable; bad input
 // must throw naming the element and leave everything as it was.
+#include <list>
 #include <algorithm>
 #include <cmath>
 #include <cstdint>
@@ -275,6 +276,29 @@ TEST_CASE_TEMPLATE("NaN positions and positions outside a clamped box throw nami
   auto const k = coalesce::morton_keys(w, &Particle::pos, box, plan);
   coalesce::sort_by_key(w, k, plan);
   CHECK(plan.size() == 500);
+}
+
+TEST_CASE("the four per-particle array shapes answer one set of traits; other types are not arrays") {
+  static_assert(coalesce::particle_array<coalesce::vector<Particle, coalesce::aosoa<8>, coalesce::device>>);
+  static_assert(coalesce::particle_array<coalesce::device_array<float> const&>);
+  static_assert(coalesce::particle_array<coalesce::device_span<std::uint32_t>>);
+  static_assert(coalesce::particle_array<std::vector<double>&>);
+  static_assert(!coalesce::particle_array<std::list<float>>);
+  static_assert(!coalesce::particle_array<float*>);
+  static_assert(!coalesce::particle_array<std::span<float>>);  // a std::span cannot say where its memory lives
+  using span_traits = coalesce::particle_array_traits<coalesce::device_span<float>>;
+  static_assert(!span_traits::resizable && !span_traits::owned && span_traits::contiguous);
+  static_assert(std::is_same_v<span_traits::space, coalesce::device>);
+  static_assert(!coalesce::particle_array_traits<coalesce::host_vector<Particle>>::contiguous);
+  std::vector<double> values(5);
+  coalesce::host_array<float> charges(7);
+  coalesce::host_vector<Particle, coalesce::aos> records(3);
+  CHECK(coalesce::particle_array_traits<std::vector<double>>::size(values) == 5);
+  CHECK(coalesce::particle_array_traits<coalesce::host_array<float>>::size(charges) == 7);
+  CHECK(coalesce::particle_array_traits<coalesce::host_vector<Particle, coalesce::aos>>::size(records) == 3);
+  CHECK(span_traits::size(coalesce::device_span<float>{nullptr, 9}) == 9);
+  coalesce::particle_array_traits<coalesce::host_array<float>>::resize(charges, 2);
+  CHECK(charges.size() == 2);
 }
 
 TEST_CASE_TEMPLATE("apply permutes other vectors, device arrays and host std::vectors the same way", S, coalesce::host,

@@ -23,6 +23,7 @@
 #include "core/layout.hpp"
 #include "core/member_arrays.hpp"
 #include "memory/index_arrays.hpp"
+#include "memory/particle_array.hpp"
 #include "core/reference.hpp"
 #include "core/reflect.hpp"
 #include "reorder/reorder.hpp"

@@ -25,9 +25,12 @@ transport default_transport() {
   return transport::staged;
 }
 
+}  // namespace coalesce::mpi
+
+namespace coalesce::detail {
 namespace {
 
-void check(int status, char const* call) {
+void check_mpi(int status, char const* call) {
   if (status != MPI_SUCCESS) {
     char text[MPI_MAX_ERROR_STRING];
     int length = 0;
@@ -40,17 +43,20 @@ void check(int status, char const* call) {
 // plan), still lets every request it left pending finish before throwing. Throwing at once would
 // free message buffers that a send in flight still reads (a use-after-free in the MPI library when
 // the peer's receive arrives later: seen with UCX's rendezvous on GPU memory).
-void wait_all(int count, MPI_Request* requests, MPI_Status* statuses) {
+void wait_all_mpi(int count, MPI_Request* requests, MPI_Status* statuses) {
   int const status = MPI_Waitall(count, requests, statuses);
   if (status != MPI_SUCCESS) {
     for (int i = 0; i < count; ++i) {
       if (requests[i] != MPI_REQUEST_NULL) (void)MPI_Wait(&requests[i], MPI_STATUS_IGNORE);
     }
   }
-  check(status, "MPI_Waitall");
+  check_mpi(status, "MPI_Waitall");
 }
 
 }  // namespace
+}  // namespace coalesce::detail
+
+namespace coalesce::mpi {
 
 decomposition::decomposition(MPI_Comm comm, box const& global, unsigned dims, std::array<int, 3> ranks_per_axis)
     : dims_(dims), global_(global) {
@@ -61,7 +67,7 @@ decomposition::decomposition(MPI_Comm comm, box const& global, unsigned dims, st
     }
   }
   int size = 0;
-  check(MPI_Comm_size(comm, &size), "MPI_Comm_size");
+  detail::check_mpi(MPI_Comm_size(comm, &size), "MPI_Comm_size");
   std::array<int, 3> ranks = ranks_per_axis;
   if (dims == 2) ranks[2] = 1;
   // MPI_Dims_create aborts the job when the given counts cannot make `size`: say it ourselves.
@@ -75,7 +81,7 @@ decomposition::decomposition(MPI_Comm comm, box const& global, unsigned dims, st
                         std::to_string(ranks[2]) + " ranks per axis do not divide the communicator's " + std::to_string(size) +
                         " ranks (0 lets MPI choose an axis)");
   }
-  check(MPI_Dims_create(size, static_cast<int>(dims), ranks.data()), "MPI_Dims_create");
+  detail::check_mpi(MPI_Dims_create(size, static_cast<int>(dims), ranks.data()), "MPI_Dims_create");
   if (ranks[0] * ranks[1] * ranks[2] != size) {
     detail::throw_error("decomposition: " + std::to_string(ranks[0]) + " x " + std::to_string(ranks[1]) + " x " +
                         std::to_string(ranks[2]) + " ranks per axis do not make the communicator's " + std::to_string(size) +
@@ -83,13 +89,13 @@ decomposition::decomposition(MPI_Comm comm, box const& global, unsigned dims, st
   }
   int const periodic[3] = {global.edges == boundary::periodic, global.edges == boundary::periodic,
                            global.edges == boundary::periodic};
-  check(MPI_Cart_create(comm, static_cast<int>(dims), ranks.data(), periodic, 0, &comm_), "MPI_Cart_create");
+  detail::check_mpi(MPI_Cart_create(comm, static_cast<int>(dims), ranks.data(), periodic, 0, &comm_), "MPI_Cart_create");
   // Errors come back as codes (and leave as coalesce::error naming the call), not as an abort.
-  check(MPI_Comm_set_errhandler(comm_, MPI_ERRORS_RETURN), "MPI_Comm_set_errhandler");
-  check(MPI_Comm_rank(comm_, &rank_), "MPI_Comm_rank");
+  detail::check_mpi(MPI_Comm_set_errhandler(comm_, MPI_ERRORS_RETURN), "MPI_Comm_set_errhandler");
+  detail::check_mpi(MPI_Comm_rank(comm_, &rank_), "MPI_Comm_rank");
   size_ = size;
   ranks_ = ranks;
-  check(MPI_Cart_coords(comm_, rank_, static_cast<int>(dims), coords_.data()), "MPI_Cart_coords");
+  detail::check_mpi(MPI_Cart_coords(comm_, rank_, static_cast<int>(dims), coords_.data()), "MPI_Cart_coords");
   // owner() numbers ranks row-major, as MPI_Cart_create without reordering does: make sure.
   int const row_major = (coords_[0] * ranks_[1] + coords_[1]) * ranks_[2] + coords_[2];
   if (row_major != rank_) {
@@ -147,11 +153,13 @@ int decomposition::neighbor(unsigned axis, int direction) const {
                         " (axis < dims, direction +1 or -1)");
   }
   int source = 0, destination = 0;
-  check(MPI_Cart_shift(comm_, static_cast<int>(axis), direction, &source, &destination), "MPI_Cart_shift");
+  detail::check_mpi(MPI_Cart_shift(comm_, static_cast<int>(axis), direction, &source, &destination), "MPI_Cart_shift");
   return destination;
 }
 
-namespace detail {
+}  // namespace coalesce::mpi
+
+namespace coalesce::detail {
 
 void agree_on_errors(MPI_Comm comm, long long local_bad, std::string const& local_value, char const* what) {
   int size = 0, rank = 0;
@@ -159,16 +167,16 @@ void agree_on_errors(MPI_Comm comm, long long local_bad, std::string const& loca
   MPI_Comm_rank(comm, &rank);
   // Everybody learns every rank's first bad element; the lowest failing rank is reported by all.
   std::vector<long long> bad(static_cast<std::size_t>(size));
-  check(MPI_Allgather(&local_bad, 1, MPI_LONG_LONG, bad.data(), 1, MPI_LONG_LONG, comm), "MPI_Allgather");
+  check_mpi(MPI_Allgather(&local_bad, 1, MPI_LONG_LONG, bad.data(), 1, MPI_LONG_LONG, comm), "MPI_Allgather");
   auto const first = std::find_if(bad.begin(), bad.end(), [](long long b) { return b >= 0; });
   if (first == bad.end()) return;
   int const culprit = static_cast<int>(first - bad.begin());
   // The culprit's description travels to everybody, so all ranks throw the same words.
   int length = rank == culprit ? static_cast<int>(local_value.size()) : 0;
-  check(MPI_Bcast(&length, 1, MPI_INT, culprit, comm), "MPI_Bcast");
+  check_mpi(MPI_Bcast(&length, 1, MPI_INT, culprit, comm), "MPI_Bcast");
   std::string value(static_cast<std::size_t>(length), ' ');
   if (rank == culprit) value = local_value;
-  check(MPI_Bcast(value.data(), length, MPI_CHAR, culprit, comm), "MPI_Bcast");
+  check_mpi(MPI_Bcast(value.data(), length, MPI_CHAR, culprit, comm), "MPI_Bcast");
   int failing = 0;
   for (long long b : bad) failing += b >= 0;
   throw_error(std::string(what) + ": rank " + std::to_string(culprit) + ", element " + std::to_string(*first) + ": " + value +
@@ -194,10 +202,10 @@ bool on_gpu(memory_kind kind) { return kind == memory_kind::device && device_is_
 // Where MPI reads a message from: the message itself (host memory, or GPU memory with a
 // CUDA-aware MPI) or its staged copy in page-locked host memory. Waits for the stream's work
 // (the packing) first: MPI reads the bytes as soon as it is called.
-std::byte const* outgoing(memory_kind kind, transport how, void* stream, std::byte const* send, std::size_t bytes,
+std::byte const* outgoing(memory_kind kind, mpi::transport how, void* stream, std::byte const* send, std::size_t bytes,
                           message_buffers& buffers) {
   if (!on_gpu(kind)) return send;
-  if (how == transport::device_pointers) {
+  if (how == mpi::transport::device_pointers) {
     coalesce::detail::synchronize_stream(stream);
     return send;
   }
@@ -207,13 +215,13 @@ std::byte const* outgoing(memory_kind kind, transport how, void* stream, std::by
 }
 
 // Where MPI writes a message to, and the copy to its final place after it arrived.
-std::byte* incoming(memory_kind kind, transport how, void* stream, std::size_t bytes, message_buffers& buffers) {
+std::byte* incoming(memory_kind kind, mpi::transport how, void* stream, std::size_t bytes, message_buffers& buffers) {
   std::byte* received = buffers.received_at_least(kind, bytes, stream);
-  if (!on_gpu(kind) || how == transport::device_pointers) return received;
+  if (!on_gpu(kind) || how == mpi::transport::device_pointers) return received;
   return buffers.received_stage.at_least(bytes);
 }
-void arrived(memory_kind kind, transport how, void* stream, std::size_t bytes, message_buffers& buffers) {
-  if (!on_gpu(kind) || how == transport::device_pointers || bytes == 0) return;
+void arrived(memory_kind kind, mpi::transport how, void* stream, std::size_t bytes, message_buffers& buffers) {
+  if (!on_gpu(kind) || how == mpi::transport::device_pointers || bytes == 0) return;
   coalesce::detail::copy_bytes(kind, buffers.received.data(), memory_kind::host, buffers.received_stage.data, bytes, stream);
 }
 
@@ -303,7 +311,7 @@ void check_element_size(unsigned long long theirs, std::size_t ours, char const*
 }
 }  // namespace
 
-std::byte const* exchange(MPI_Comm comm, memory_kind kind, transport how, void* stream, message_columns const& m,
+std::byte const* exchange(MPI_Comm comm, memory_kind kind, mpi::transport how, void* stream, message_columns const& m,
                           std::byte const* send, std::vector<std::size_t> const& send_counts,
                           std::vector<std::size_t>& received_counts, message_buffers& buffers) {
   int size = 0;
@@ -314,7 +322,7 @@ std::byte const* exchange(MPI_Comm comm, memory_kind kind, transport how, void* 
     out[2 * r] = send_counts[r];
     out[2 * r + 1] = m.element_bytes();
   }
-  check(MPI_Alltoall(out.data(), 2, MPI_UNSIGNED_LONG_LONG, in.data(), 2, MPI_UNSIGNED_LONG_LONG, comm), "MPI_Alltoall");
+  check_mpi(MPI_Alltoall(out.data(), 2, MPI_UNSIGNED_LONG_LONG, in.data(), 2, MPI_UNSIGNED_LONG_LONG, comm), "MPI_Alltoall");
   received_counts.assign(ranks, 0);
   std::size_t total_in = 0, total_out = 0;
   for (std::size_t r = 0; r < ranks; ++r) {
@@ -332,7 +340,7 @@ std::byte const* exchange(MPI_Comm comm, memory_kind kind, transport how, void* 
     std::size_t const b = m.bytes(received_counts[r]);
     if (b > 0) {
       requests.emplace_back();
-      check(MPI_Irecv(into + offset, message_count(b, "migrate"), MPI_BYTE, static_cast<int>(r), tag, comm, &requests.back()),
+      check_mpi(MPI_Irecv(into + offset, message_count(b, "migrate"), MPI_BYTE, static_cast<int>(r), tag, comm, &requests.back()),
             "MPI_Irecv");
     }
     offset += b;
@@ -342,17 +350,17 @@ std::byte const* exchange(MPI_Comm comm, memory_kind kind, transport how, void* 
     std::size_t const b = m.bytes(send_counts[r]);
     if (b > 0) {
       requests.emplace_back();
-      check(MPI_Isend(from + offset, message_count(b, "migrate"), MPI_BYTE, static_cast<int>(r), tag, comm, &requests.back()),
+      check_mpi(MPI_Isend(from + offset, message_count(b, "migrate"), MPI_BYTE, static_cast<int>(r), tag, comm, &requests.back()),
             "MPI_Isend");
     }
     offset += b;
   }
-  wait_all(static_cast<int>(requests.size()), requests.data(), MPI_STATUSES_IGNORE);
+  wait_all_mpi(static_cast<int>(requests.size()), requests.data(), MPI_STATUSES_IGNORE);
   arrived(kind, how, stream, total_in, buffers);
   return buffers.received.data();
 }
 
-std::byte const* sendrecv_pair(MPI_Comm comm, memory_kind kind, transport how, void* stream, message_columns const& m,
+std::byte const* sendrecv_pair(MPI_Comm comm, memory_kind kind, mpi::transport how, void* stream, message_columns const& m,
                                std::byte const* send, std::array<std::size_t, 2> count, std::array<int, 2> to,
                                std::array<int, 2> from, std::array<std::size_t, 2> const* expected,
                                std::array<std::size_t, 2>& received, message_buffers& buffers) {
@@ -374,10 +382,10 @@ std::byte const* sendrecv_pair(MPI_Comm comm, memory_kind kind, transport how, v
     }
   } else {
     for (int k = 0; k < 2; ++k) {
-      check(MPI_Irecv(in[k], 2, MPI_UNSIGNED_LONG_LONG, from[k], tag + k, comm, &requests[2 * k]), "MPI_Irecv");
-      check(MPI_Isend(out[k], 2, MPI_UNSIGNED_LONG_LONG, to[k], tag + k, comm, &requests[2 * k + 1]), "MPI_Isend");
+      check_mpi(MPI_Irecv(in[k], 2, MPI_UNSIGNED_LONG_LONG, from[k], tag + k, comm, &requests[2 * k]), "MPI_Irecv");
+      check_mpi(MPI_Isend(out[k], 2, MPI_UNSIGNED_LONG_LONG, to[k], tag + k, comm, &requests[2 * k + 1]), "MPI_Isend");
     }
-    wait_all(4, requests, MPI_STATUSES_IGNORE);
+    wait_all_mpi(4, requests, MPI_STATUSES_IGNORE);
   }
   std::size_t out_bytes[2], in_bytes[2];
   for (int k = 0; k < 2; ++k) {
@@ -390,15 +398,15 @@ std::byte const* sendrecv_pair(MPI_Comm comm, memory_kind kind, transport how, v
   std::byte const* message = outgoing(kind, how, stream, send, out_bytes[0] + out_bytes[1], buffers);
   std::byte* into = incoming(kind, how, stream, in_bytes[0] + in_bytes[1], buffers);
   for (int k = 0; k < 2; ++k) {
-    check(MPI_Irecv(into + (k == 0 ? 0 : in_bytes[0]), message_count(in_bytes[k], "halo"), MPI_BYTE, from[k], tag + 2 + k, comm,
+    check_mpi(MPI_Irecv(into + (k == 0 ? 0 : in_bytes[0]), message_count(in_bytes[k], "halo"), MPI_BYTE, from[k], tag + 2 + k, comm,
                     &requests[2 * k]),
           "MPI_Irecv");
-    check(MPI_Isend(message + (k == 0 ? 0 : out_bytes[0]), message_count(out_bytes[k], "halo"), MPI_BYTE, to[k], tag + 2 + k, comm,
+    check_mpi(MPI_Isend(message + (k == 0 ? 0 : out_bytes[0]), message_count(out_bytes[k], "halo"), MPI_BYTE, to[k], tag + 2 + k, comm,
                     &requests[2 * k + 1]),
           "MPI_Isend");
   }
   MPI_Status statuses[4];
-  wait_all(4, requests, statuses);
+  wait_all_mpi(4, requests, statuses);
   for (int k = 0; k < 2 && expected != nullptr; ++k) {
     int got = 0;
     MPI_Get_count(&statuses[2 * k], MPI_BYTE, &got);
@@ -411,5 +419,7 @@ std::byte const* sendrecv_pair(MPI_Comm comm, memory_kind kind, transport how, v
   return buffers.received.data();
 }
 
-}  // namespace detail
+}  // namespace coalesce::detail
+
+namespace coalesce::mpi {
 }  // namespace coalesce::mpi

@@ -8,6 +8,8 @@
 #include <utility>
 #include <vector>
 
+#include <string>
+#include <coalesce/core/error.hpp>
 #include <coalesce/memory/buffer.hpp>
 #include <coalesce/reorder/reorder_ops.hpp>
 #include <coalesce/reorder/reorder_plan.hpp>
@@ -91,5 +93,22 @@ struct reorder_state {
 
 // Waits for the plan's stream and throws what deferred checks recorded (reorder_plan::check).
 void report_deferred(reorder_state& s);
+
+// One value from the plan's memory, read on the plan's stream (waits for it).
+template <class U> U read_one(reorder_state const& s, memory_kind kind, U const* p) {
+  U value{};
+  copy_bytes(memory_kind::host, &value, kind, p, sizeof(U), s.stream);
+  return value;
+}
+
+// Permutations are 32-bit: refuses element counts a reorder cannot index.
+inline void check_element_count(std::size_t n, char const* what) {
+  if (n > 0xffffffffull) {
+    throw_error(std::string(what) + ": " + std::to_string(n) + " elements; a reorder handles at most 2^32 - 1");
+  }
+}
+
+// What a backend's "first element that ..." search leaves in its word when nothing matched.
+constexpr std::uint64_t nothing_found = ~std::uint64_t{0};
 
 }  // namespace coalesce::detail

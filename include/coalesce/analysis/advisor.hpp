@@ -343,7 +343,9 @@ layout_prediction predict(std::span<kernel_use const> mix, device_model const& m
   return detail::predict_layout<T, Layout>(model, mix, layout_name<Layout>());
 }
 
-namespace advisor_detail {
+}  // namespace coalesce::analysis
+
+namespace coalesce::detail {
 template <class T, std::size_t... K> std::string split_type(std::vector<std::string> const& names, bool unpadded = false) {
   std::vector<std::size_t> const members{K...};
   return "coalesce::split<" + detail::member_list(members, names) + ", coalesce::aos, coalesce::soa" +
@@ -351,26 +353,28 @@ template <class T, std::size_t... K> std::string split_type(std::vector<std::str
 }
 // One member packed, padded to the vector-load width and not (the unpadded group moves fewer
 // bytes in streaming kernels; the padded one gathers in one load).
-template <class T, std::size_t A> void add_single(std::vector<layout_prediction>& out, device_model const& model,
-                                                  std::span<kernel_use const> mix, std::vector<std::string> const& names) {
+template <class T, std::size_t A> void add_single(std::vector<analysis::layout_prediction>& out, analysis::device_model const& model,
+                                                  std::span<analysis::kernel_use const> mix, std::vector<std::string> const& names) {
   out.push_back(detail::predict_layout<T, split<member_indices<A>, aos, soa>>(model, mix, split_type<T, A>(names)));
   out.push_back(detail::predict_layout<T, split<member_indices<A>, aos, soa, unpadded>>(model, mix, split_type<T, A>(names, true)));
 }
 template <class T, std::size_t A, std::size_t B>
-void add_pair(std::vector<layout_prediction>& out, device_model const& model, std::span<kernel_use const> mix,
+void add_pair(std::vector<analysis::layout_prediction>& out, analysis::device_model const& model, std::span<analysis::kernel_use const> mix,
               std::vector<std::string> const& names) {
   if constexpr (A < B) {
     out.push_back(detail::predict_layout<T, split<member_indices<A, B>, aos, soa>>(model, mix, split_type<T, A, B>(names)));
   }
 }
 template <class T, std::size_t A, std::size_t Members>
-void add_pairs(std::vector<layout_prediction>& out, device_model const& model, std::span<kernel_use const> mix,
+void add_pairs(std::vector<analysis::layout_prediction>& out, analysis::device_model const& model, std::span<analysis::kernel_use const> mix,
                std::vector<std::string> const& names) {
   [&]<std::size_t... B>(std::index_sequence<B...>) {
     (add_pair<T, A, B>(out, model, mix, names), ...);
   }(std::make_index_sequence<Members>{});
 }
-}  // namespace advisor_detail
+}  // namespace coalesce::detail
+
+namespace coalesce::analysis {
 
 // Predicts every candidate (aos, soa, aosoa<8>, aosoa<32>, splits packing one or two top-level
 // members, and Extra...) for the weighted mix and ranks them, best first, with the reasons.
@@ -399,8 +403,8 @@ advice advise(std::span<kernel_use const> mix, std::vector<std::string> member_n
   candidates.push_back(detail::predict_layout<T, aosoa<32>>(model, mix, "coalesce::aosoa<32>"));
   if constexpr (members > 1) {
     [&]<std::size_t... A>(std::index_sequence<A...>) {
-      (advisor_detail::add_single<T, A>(candidates, model, mix, member_names), ...);
-      if constexpr (members <= 8) (advisor_detail::add_pairs<T, A, members>(candidates, model, mix, member_names), ...);
+      (detail::add_single<T, A>(candidates, model, mix, member_names), ...);
+      if constexpr (members <= 8) (detail::add_pairs<T, A, members>(candidates, model, mix, member_names), ...);
     }(std::make_index_sequence<members>{});
   }
   (candidates.push_back(detail::predict_layout<T, Extra>(model, mix, layout_name<Extra>())), ...);

@@ -95,11 +95,13 @@ class halo_plan {
   std::unique_ptr<detail::message_buffers> buffers_ = std::make_unique<detail::message_buffers>();
 };
 
-namespace detail {
+}  // namespace coalesce::mpi
+
+namespace coalesce::detail {
 
 // The plan's send lists live in the particles' memory: an array in the other memory (a
 // std::vector for a halo of GPU particles) would be packed through GPU indices on the host.
-template <class Array> void check_halo_memory(halo_plan const& h, char const* what) {
+template <class Array> void check_halo_memory(mpi::halo_plan const& h, char const* what) {
   constexpr memory_kind kind = kind_of_array<Array>;
   if (!coalesce::detail::same_memory(kind, h.memory())) {
     throw_error(std::string(what) + ": an array in " + (kind == memory_kind::host ? "host" : "GPU") + " memory for a halo built on " +
@@ -108,7 +110,7 @@ template <class Array> void check_halo_memory(halo_plan const& h, char const* wh
   }
 }
 
-template <class Array> void check_halo_size(halo_plan const& h, Array const& a, char const* what) {
+template <class Array> void check_halo_size(mpi::halo_plan const& h, Array const& a, char const* what) {
   if (size_of(a) != h.owned() && size_of(a) != h.owned() + h.ghosts()) {
     throw_error(std::string(what) + ": an array of " + std::to_string(size_of(a)) + " elements for a halo of " +
                 std::to_string(h.owned()) + " owned particles and " + std::to_string(h.ghosts()) +
@@ -136,11 +138,11 @@ inline message_columns position_message(memory_kind kind, coalesce::detail::posi
 // forwarded carry the position, which must be shifted to the periodic image as build_halo did.
 // Arrays of anything else (charges, forces) hold no position: nothing to shift.
 template <class T, class L, class S>
-std::optional<coalesce::detail::position_columns> image_columns(halo_plan const& h, vector<T, L, S>& values) {
+std::optional<coalesce::detail::position_columns> image_columns(mpi::halo_plan const& h, vector<T, L, S>& values) {
   if (typeid(T) != h.particle_type()) return std::nullopt;
   return coalesce::detail::position_columns_at(values.storage(), h.position());
 }
-template <class Array> std::optional<coalesce::detail::position_columns> image_columns(halo_plan const& h, Array& values) {
+template <class Array> std::optional<coalesce::detail::position_columns> image_columns(mpi::halo_plan const& h, Array& values) {
   using U = decltype(element_type_of(values));
   if (typeid(U) != h.particle_type() || size_of(values) == 0) return std::nullopt;
   coalesce::detail::position_columns out;
@@ -159,7 +161,7 @@ struct axis_messages {
   std::array<std::byte const*, 2> at{};
   std::array<std::size_t, 2> count{};
 };
-inline axis_messages exchange_axis(halo_plan const& h, message_columns const& m, std::array<std::size_t, 2> count,
+inline axis_messages exchange_axis(mpi::halo_plan const& h, message_columns const& m, std::array<std::size_t, 2> count,
                                    std::array<index_map, 2> from, std::array<int, 2> to, std::array<int, 2> source,
                                    std::array<std::size_t, 2> const* expected = nullptr) {
   memory_kind const kind = m.kind_set ? m.kind : memory_kind::host;
@@ -178,13 +180,13 @@ inline axis_messages exchange_axis(halo_plan const& h, message_columns const& m,
 // forward() and reverse() return with the values in place: the last stage's unpacks (and
 // shifts) queued on the plan's stream are waited for, so work the caller queues next on another
 // stream reads them (a non-blocking stream waits for nothing else). Host memory: no CUDA call.
-inline void wait_for_unpacks(halo_plan const& h, message_columns const& m) {
+inline void wait_for_unpacks(mpi::halo_plan const& h, message_columns const& m) {
   if (device_is_gpu && m.kind_set && m.kind == memory_kind::device) coalesce::synchronize(h.stream());
 }
 
 // forward() over every axis in order: owners' values (the columns of m) to their ghosts, then
 // after_unpack(stage) for each stage (a periodic shift).
-template <class After> void for_each_axis(halo_plan const& h, message_columns const& m, After&& after_unpack) {
+template <class After> void for_each_axis(mpi::halo_plan const& h, message_columns const& m, After&& after_unpack) {
   auto const& stages = h.stages();
   for (std::size_t a = 0; a < stages.size() / 2; ++a) {
     auto const* st = stages.data() + 2 * a;
@@ -201,7 +203,9 @@ template <class After> void for_each_axis(halo_plan const& h, message_columns co
   wait_for_unpacks(h, m);
 }
 
-}  // namespace detail
+}  // namespace coalesce::detail
+
+namespace coalesce::mpi {
 
 // Finds the ghosts, exchanges them stage by stage, appends them to `particles` (whole records)
 // and returns the plan. `particles` holds owned particles only when called (a previous halo's

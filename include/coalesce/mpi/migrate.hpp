@@ -42,6 +42,7 @@
 #include <vector>
 
 #include "../memory/array.hpp"
+#include "../memory/particle_array.hpp"
 #include "../reorder/indexed_moves.hpp"
 #include "../core/error.hpp"
 #include "../reorder/keys.hpp"
@@ -61,7 +62,9 @@ enum class transport : unsigned char { staged, device_pointers };
 // MPIX_Query_cuda_support); staged otherwise, and always staged when set to 0.
 transport default_transport();
 
-namespace detail {
+}  // namespace coalesce::mpi
+
+namespace coalesce::detail {
 // Message buffers kept between calls (grown, never shrunk), so a steady-state loop allocates
 // nothing: messages in the particles' memory, page-locked staging copies on the host.
 struct message_buffers {
@@ -125,7 +128,9 @@ struct message_buffers {
     return b.data();
   }
 };
-}  // namespace detail
+}  // namespace coalesce::detail
+
+namespace coalesce::mpi {
 
 // A regular Cartesian decomposition of a box over the ranks of a communicator (MPI_Cart_create
 // on a duplicate of it; periodic along every axis when the box is periodic). Move-only.
@@ -186,7 +191,9 @@ struct migration_report {
   std::size_t received = 0;  // elements that arrived
 };
 
-namespace detail {
+}  // namespace coalesce::mpi
+
+namespace coalesce::detail {
 
 using coalesce::detail::index_map;
 using coalesce::detail::memory_kind;
@@ -219,7 +226,7 @@ void unpack_sum(message_columns const& m, std::size_t count, std::byte const* me
 // in rank order, in memory of `kind`, after the work on `stream`) to rank r. Counts go first
 // (MPI_Alltoall on the host), then point-to-point messages. Returns the received messages,
 // packed by source rank, in memory of `kind` (inside `buffers`), and received_counts[r] from each rank.
-std::byte const* exchange(MPI_Comm comm, memory_kind kind, transport how, void* stream, message_columns const& m,
+std::byte const* exchange(MPI_Comm comm, memory_kind kind, mpi::transport how, void* stream, message_columns const& m,
                           std::byte const* send, std::vector<std::size_t> const& send_counts,
                           std::vector<std::size_t>& received_counts, message_buffers& buffers);
 // One message of count[k] elements to to[k] and one from from[k] (MPI_PROC_NULL: none), for k
@@ -227,7 +234,7 @@ std::byte const* exchange(MPI_Comm comm, memory_kind kind, transport how, void* 
 // distinct tags, so to[0] == to[1] is fine); returns the received messages in memory of `kind`
 // and their element counts. `expected` (a plan's replay): the counts to receive are known, so no
 // counts travel; a message of another size is an error.
-std::byte const* sendrecv_pair(MPI_Comm comm, memory_kind kind, transport how, void* stream, message_columns const& m,
+std::byte const* sendrecv_pair(MPI_Comm comm, memory_kind kind, mpi::transport how, void* stream, message_columns const& m,
                                std::byte const* send, std::array<std::size_t, 2> count, std::array<int, 2> to,
                                std::array<int, 2> from, std::array<std::size_t, 2> const* expected,
                                std::array<std::size_t, 2>& received, message_buffers& buffers);
@@ -267,23 +274,14 @@ template <class T, class L, class S> void add_columns(message_columns& m, vector
     m.add(coalesce::detail::kind_of_space<S>, v.storage().column(l, j), reflect::leaf_table_v<T>[l].size, codes[l], what);
   });
 }
-template <class U, class A> void add_columns(message_columns& m, std::vector<U, A>& v, char const* what) {
+// coalesce::array, std::vector, span_in: contiguous elements, a column per leaf of the element.
+template <class A> requires coalesce::detail::array_traits<A>::contiguous
+void add_columns(message_columns& m, A& a, char const* what) {
+  using U = typename coalesce::detail::array_traits<A>::element_type;
   static_assert(std::is_trivially_copyable_v<U>, "coalesce::mpi: per-particle arrays hold trivially copyable elements");
-  auto* base = reinterpret_cast<std::byte*>(v.data());
-  if constexpr (std::is_arithmetic_v<U>) {
-    m.add(memory_kind::host, coalesce::column_ref{base, sizeof(U)}, sizeof(U), scalar_code<U>(), what);
-  } else {
-    constexpr auto codes = leaf_scalar_codes<U>();
-    reflect::for_each_column<U>([&](std::size_t l, std::size_t j) {
-      auto const& leaf = reflect::leaf_table_v<U>[l];
-      m.add(memory_kind::host, coalesce::column_ref{base + leaf.offset + j * leaf.size, sizeof(U)}, leaf.size, codes[l], what);
-    });
-  }
-}
-template <class U, class S> void add_columns(message_columns& m, coalesce::array<U, S>& a, char const* what) {
   static_assert(std::is_arithmetic_v<U> || reflect::reflectable<U>, "coalesce::mpi: array elements must be arithmetic or reflectable");
-  auto* base = reinterpret_cast<std::byte*>(a.data());
-  constexpr auto kind = coalesce::detail::kind_of_space<S>;
+  auto* base = reinterpret_cast<std::byte*>(coalesce::detail::array_traits<A>::data(a));
+  constexpr auto kind = coalesce::detail::memory_of_array<A>;
   if constexpr (std::is_arithmetic_v<U>) {
     m.add(kind, coalesce::column_ref{base, sizeof(U)}, sizeof(U), scalar_code<U>(), what);
   } else {
@@ -300,13 +298,8 @@ template <class... Arrays> message_columns columns_of(char const* what, Arrays&.
   return m;
 }
 
-template <class U, class A> U element_type_of(std::vector<U, A> const&);
-template <class U, class L, class S> U element_type_of(coalesce::vector<U, L, S> const&);
-template <class U, class S> U element_type_of(coalesce::array<U, S> const&);
-template <class Array> inline constexpr memory_kind kind_of_array = memory_kind::host;
-template <class U, class L, class S>
-inline constexpr memory_kind kind_of_array<coalesce::vector<U, L, S>> = coalesce::detail::kind_of_space<S>;
-template <class U, class S> inline constexpr memory_kind kind_of_array<coalesce::array<U, S>> = coalesce::detail::kind_of_space<S>;
+template <class A> typename coalesce::detail::array_traits<A>::element_type element_type_of(A const&);
+template <class A> inline constexpr memory_kind kind_of_array = coalesce::detail::memory_of_array<A>;
 template <class T, class L, class S, class... Extra> constexpr void check_same_memory() {
   static_assert(!device_is_gpu || ((kind_of_array<Extra> == coalesce::detail::kind_of_space<S>) && ...),
                 "coalesce::mpi: the extra arrays must be in the particles' memory (a device_vector's companions are "
@@ -318,20 +311,17 @@ template <class T, class L, class S, class... Extra> constexpr void check_same_m
 template <class S> inline constexpr bool on_gpu = device_is_gpu && std::is_same_v<S, coalesce::device>;
 template <class... Arrays> inline constexpr bool any_on_gpu = device_is_gpu && ((kind_of_array<Arrays> == memory_kind::device) || ...);
 
-template <class U, class A> std::size_t size_of(std::vector<U, A> const& a) { return a.size(); }
-template <class U, class L, class S> std::size_t size_of(coalesce::vector<U, L, S> const& a) { return a.size(); }
-template <class U, class S> std::size_t size_of(coalesce::array<U, S> const& a) { return a.size(); }
-template <class U, class S> void resize_to(coalesce::array<U, S>& a, std::size_t kept, std::size_t total) {
-  a.resize(kept);
-  a.resize(total);
+template <class A> std::size_t size_of(A const& a) {
+  coalesce::detail::check_particle_array<A>();
+  return coalesce::detail::array_traits<A>::size(a);
 }
-template <class U, class A> void resize_to(std::vector<U, A>& a, std::size_t kept, std::size_t total) {
-  a.resize(kept);
-  a.resize(total);
-}
-template <class U, class L, class S> void resize_to(coalesce::vector<U, L, S>& a, std::size_t kept, std::size_t total) {
-  a.resize(kept);
-  a.resize(total);
+// Keeps the first `kept` elements and grows to `total` (the arrivals are unpacked behind them).
+template <class A> void resize_to(A& a, std::size_t kept, std::size_t total) {
+  static_assert(coalesce::detail::array_traits<A>::resizable,
+                "coalesce::mpi: migrate changes the number of particles, so its arrays must grow: a span_in over your "
+                "memory cannot; pass a coalesce::array or coalesce::vector");
+  coalesce::detail::array_traits<A>::resize(a, kept);
+  coalesce::detail::array_traits<A>::resize(a, total);
 }
 
 // A vector made on a stream resizes on it (queued): wait for it as for the default stream.
@@ -356,7 +346,7 @@ template <class... Arrays> void resize_in_order(coalesce::stream s, std::size_t 
 // The migration once the destinations (ints in the particles' memory) are known.
 // describe(i, destination) says in words why element i's destination is bad.
 template <class T, class L, class S, class Describe, class... Extra>
-migration_report migrate_to(decomposition const& d, vector<T, L, S>& particles, int const* destination, std::string size_error,
+mpi::migration_report migrate_to(mpi::decomposition const& d, vector<T, L, S>& particles, int const* destination, std::string size_error,
                             Describe const& describe, Extra&... arrays) {
   check_same_memory<T, L, S, Extra...>();
   constexpr memory_kind kind = coalesce::detail::kind_of_space<S>;
@@ -378,7 +368,7 @@ migration_report migrate_to(decomposition const& d, vector<T, L, S>& particles, 
   }
   agree_on_errors(d.comm(), bad, size_error, "migrate");
 
-  migration_report report;
+  mpi::migration_report report;
   report.kept = count[static_cast<std::size_t>(d.rank())];
   report.sent = n - report.kept;
   // GPU memory: one fused permutation of every column (and of the extra arrays), then the leavers
@@ -436,7 +426,9 @@ migration_report migrate_to(decomposition const& d, vector<T, L, S>& particles, 
   return report;
 }
 
-}  // namespace detail
+}  // namespace coalesce::detail
+
+namespace coalesce::mpi {
 
 // Moves the elements whose destination rank (one int per element, host memory) is another rank.
 // Collective: every rank of the decomposition calls it.

@@ -55,6 +55,7 @@
 #include "keys.hpp"
 #include "../core/layout.hpp"
 #include "../memory/index_arrays.hpp"
+#include "../memory/particle_array.hpp"
 #include "../core/reflect.hpp"
 #include "../memory/space.hpp"
 #include "../memory/vector.hpp"
@@ -121,10 +122,10 @@ inline std::uint32_t const* order_in(reorder_plan& plan, memory_kind kind, direc
   return d == direction::sorted ? permutation_in(plan, kind) : inverse_in(plan, kind);
 }
 
-template <class T, class L, class S> std::size_t size_to_permute(vector<T, L, S> const& v) { return v.size(); }
-template <class U, class S> std::size_t size_to_permute(array<U, S> const& a) { return a.size(); }
-template <class U, class S> std::size_t size_to_permute(span_in<U, S> const& s) { return s.size; }
-template <class U, class A> std::size_t size_to_permute(std::vector<U, A> const& s) { return s.size(); }
+template <class A> std::size_t size_to_permute(A const& a) {
+  check_particle_array<A>();
+  return array_traits<A>::size(a);
+}
 
 template <class T, class L, class S> void permute_one(reorder_plan& plan, direction d, vector<T, L, S>& v) {
   constexpr memory_kind kind = kind_of_space<S>;
@@ -164,15 +165,12 @@ template <class U> void permute_array(reorder_plan& plan, direction d, memory_ki
   permute_columns(plan, kind, &column, 1, n, order_in(plan, kind, d));
   copy_in_plan_stream(plan, kind, data, target.data(), n * sizeof(U));
 }
-template <class U, class S> void permute_one(reorder_plan& plan, direction d, span_in<U, S> s) {
-  check_space(kind_of_space<S>, s.data, "apply: a span_in");
-  permute_array(plan, d, kind_of_space<S>, s.data, s.size);
-}
-template <class U, class S> void permute_one(reorder_plan& plan, direction d, array<U, S>& a) {
-  permute_array(plan, d, kind_of_space<S>, a.data(), a.size());
-}
-template <class U, class A> void permute_one(reorder_plan& plan, direction d, std::vector<U, A>& s) {
-  permute_array(plan, d, memory_kind::host, s.data(), s.size());
+// coalesce::array, std::vector and span_in: contiguous elements, one column.
+template <class A> requires array_traits<A>::contiguous void permute_one(reorder_plan& plan, direction d, A&& a) {
+  using traits = array_traits<A>;
+  auto* const data = traits::data(a);
+  if constexpr (!traits::owned) check_space(memory_of_array<A>, data, "apply: a span_in");
+  permute_array(plan, d, memory_of_array<A>, data, traits::size(a));
 }
 
 template <class Index, class S> neighbor_desc describe(neighbor_list<Index, S> const& list) {

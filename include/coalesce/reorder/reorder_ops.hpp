@@ -12,7 +12,7 @@
 
 namespace coalesce {
 class reorder_plan;
-}
+}  // namespace coalesce
 
 namespace coalesce::detail {
 

@@ -17,8 +17,8 @@
 #include <string>
 #include <vector>
 
-#include "../common/bench_timer.hpp"
-#include "../common/kernel_timer.hpp"
+#include "common/bench_timer.hpp"
+#include "common/kernel_timer.hpp"
 #include "line_diff.hpp"
 #include "steps/step0_legacy.hpp"
 #include "steps/step1_wrap_aos_view.hpp"

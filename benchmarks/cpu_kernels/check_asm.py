@@ -2,7 +2,7 @@
 """Reads the machine code of cpu_kernels and says, for every kernel, whether its loop is inlined,
 vectorized and free of gathers/scatters, next to its hand-written baseline.
 
-    python3 samples/cpu_kernels/check_asm.py build/h-cpu/samples/cpu_kernels/cpu_kernels [--strict]
+    python3 benchmarks/cpu_kernels/check_asm.py build/h-cpu/benchmarks/cpu_kernels/cpu_kernels [--strict]
 
 A kernel's code is every function whose (demangled) name carries the kernel's lambda or baseline:
 the OpenMP outlined body, the per-thread range of for_each_index, and the lambda's operator()

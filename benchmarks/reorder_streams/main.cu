@@ -31,18 +31,12 @@
 #include <coalesce/coalesce.hpp>
 
 #include "common/bench_timer.hpp"
+#include "common/particle.hpp"
 
 namespace {
 
-struct vec3 {
-  float x, y, z;
-};
-struct Particle {
-  vec3 pos;
-  vec3 vel;
-  float mass;
-  std::uint32_t id;
-};
+using bench::Particle;
+using bench::vec3;
 
 constexpr float box_side = 64.0f;
 coalesce::box const box{.lo = {0, 0, 0}, .hi = {box_side, box_side, box_side}};

@@ -8,7 +8,7 @@
 
 #include <coalesce/coalesce.hpp>
 
-#include "../common/kernel_timer.hpp"
+#include "common/kernel_timer.hpp"
 #include "particle.hpp"
 
 namespace legacy {

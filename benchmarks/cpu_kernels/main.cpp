@@ -12,7 +12,7 @@
 // coalesce, raw, ...) so both see the same machine, and the ratio of medians is reported with the
 // interquartile range of the per-run ratios (the noise of this run) and the ratio of the fastest
 // runs (on a shared machine the least disturbed run of each is the steadier estimate).
-// samples/cpu_kernels/check_asm.py reads the binary and says which loops are inlined, vectorized
+// benchmarks/cpu_kernels/check_asm.py reads the binary and says which loops are inlined, vectorized
 // and free of gathers.
 #include <omp.h>
 

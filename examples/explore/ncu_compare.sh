@@ -2,7 +2,7 @@
 # Compares coalesce::analysis's predicted L1 sectors per request with Nsight Compute's counts,
 # kernel by kernel, for the deterministic patterns of coalesce_ncu_patterns.
 #
-#   samples/explore/ncu_compare.sh [BUILD_DIR]     # default build-gpu; run from the repo root
+#   examples/explore/ncu_compare.sh [BUILD_DIR]     # default build-gpu; run from the repo root
 #
 # Needs: a CUDA build (COALESCE_ENABLE_CUDA=ON) with samples, `ncu` on PATH, permission to read
 # GPU performance counters. Prints a table and exits 0 when every kernel agrees within 1%, 1 when
@@ -10,8 +10,8 @@
 set -euo pipefail
 
 build=${1:-build-gpu}
-patterns=$build/samples/explore/coalesce_ncu_patterns
-explore=$build/samples/explore/coalesce-explore
+patterns=$build/examples/explore/coalesce_ncu_patterns
+explore=$build/examples/explore/coalesce-explore
 for exe in "$patterns" "$explore"; do
   if [[ ! -x $exe ]]; then
     echo "ncu_compare: $exe not found; build with -DCOALESCE_ENABLE_CUDA=ON into $build first" >&2

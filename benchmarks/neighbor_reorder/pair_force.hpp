@@ -9,17 +9,12 @@
 
 #include <coalesce/coalesce.hpp>
 
-namespace neighbor_reorder {  // named: reflection needs types with linkage
+#include "common/particle.hpp"
 
-struct vec3 {
-  float x, y, z;
-};
-struct Particle {
-  vec3 pos;
-  vec3 vel;
-  float mass;
-  std::uint32_t id;
-};
+namespace neighbor_reorder {
+
+using bench::Particle;
+using bench::vec3;
 
 COALESCE_HOST_DEVICE inline float wrap(float d, float box) { return d - box * ::nearbyintf(d / box); }  // minimum image
 

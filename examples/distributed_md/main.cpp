@@ -1,4 +1,4 @@
-// distributed_md: the neighbour-list Lennard-Jones step of samples/neighbor_reorder over MPI ranks
+// distributed_md: the neighbour-list Lennard-Jones step of benchmarks/neighbor_reorder over MPI ranks
 // with coalesce::mpi, in device memory (one GPU per rank in CUDA builds, OpenMP on the host
 // otherwise).
 //   mpiexec -n R distributed_md [--n-per-rank N] [--steps S] [--rebuild-every K] [--check] [--no-overlap]

@@ -133,14 +133,14 @@ int main(int argc, char** argv) {
     while (stage < halo.stages().size() && halo.stages()[stage].sent_count == 0) ++stage;
     if (stage < halo.stages().size()) {
       auto const& st = halo.stages()[stage];
-      auto m = coalesce::mpi::detail::columns_of("bench", payload);
+      auto m = coalesce::detail::columns_of("bench", payload);
       std::size_t const count = st.sent_count, bytes = m.bytes(count);
       coalesce::detail::buffer message(coalesce::detail::memory_kind::device, bytes), copy(coalesce::detail::memory_kind::device, bytes);
       double const pack = bench::median_ms([&] {
-        coalesce::mpi::detail::pack(m, count, coalesce::detail::index_map{st.sent_indices(), 0}, message.data(), nullptr);
+        coalesce::detail::pack(m, count, coalesce::detail::index_map{st.sent_indices(), 0}, message.data(), nullptr);
       }, reps, 1);
       double const unpack = bench::median_ms([&] {
-        coalesce::mpi::detail::unpack(m, count, message.data(), coalesce::detail::index_map{nullptr, halo.owned()}, nullptr);
+        coalesce::detail::unpack(m, count, message.data(), coalesce::detail::index_map{nullptr, halo.owned()}, nullptr);
       }, reps, 1);
       double const copy_ms = bench::median_ms([&] { CHECK_CUDA(cudaMemcpyAsync(copy.data(), message.data(), bytes, cudaMemcpyDeviceToDevice)); }, reps, 1);
       double const ratio = 2 * copy_ms / (pack + unpack);
