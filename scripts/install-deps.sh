@@ -1,6 +1,7 @@
 #!/usr/bin/env bash
 # Installs what building coalesce needs, from Debian's packages, where it is missing:
-# CMake, Ninja, a C++20 compiler, Boost.PFR (libboost1.81-dev), doctest and Open MPI. The CUDA toolkit
+# CMake, Ninja, a C++20 compiler, Boost.PFR (libboost1.81-dev, the tests' oracle), doctest, Open MPI
+# and clang-format. The CUDA toolkit
 # (nvcc, CCCL) is used from /usr/local/cuda when present; nothing is downloaded at build time.
 set -euo pipefail
 need=()
@@ -12,6 +13,8 @@ command -v g++ >/dev/null || need+=(g++)
 # Open MPI for coalesce::mpi and its tests at 1, 2 and 4 ranks (COALESCE_ENABLE_MPI=AUTO finds it).
 command -v mpicxx >/dev/null || need+=(libopenmpi-dev)
 command -v mpiexec >/dev/null || need+=(openmpi-bin)
+# The format check (scripts/check_format.sh): the version of .clang-format's comment.
+command -v clang-format-14 >/dev/null || command -v clang-format >/dev/null || need+=(clang-format)
 for extra in "$@"; do need+=("$extra"); done
 if ((${#need[@]} > 0)); then
   echo "installing: ${need[*]}"

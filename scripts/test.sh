@@ -10,6 +10,8 @@ cd "$(dirname "$0")/.."
 scripts/install-deps.sh
 # The folders are the layers: no include runs up them, none goes round in a circle.
 python3 scripts/check_layers.py
+# One style (.clang-format): a file the formatter would change fails here.
+scripts/check_format.sh
 jobs=$(nproc)
 run_suite() {  # name, cmake options...
   local dir=build/$1

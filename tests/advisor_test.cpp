@@ -37,7 +37,8 @@ std::map<std::string, double> measured(std::string const& file, std::string cons
   std::ifstream in(std::string(COALESCE_TEST_DATA_DIR) + "/" + file);
   REQUIRE_MESSAGE(in.good(), "missing measured data " << file);
   std::map<std::string, double> out;
-  std::regex const row("\"" + group_key + "\": \"([^\"]*)\", \"" + name_key + "\": \"([^\"]*)\", \"ms\": ([0-9.eE+-]+)");
+  std::regex const row("\"" + group_key + "\": \"([^\"]*)\", \"" + name_key +
+                       "\": \"([^\"]*)\", \"ms\": ([0-9.eE+-]+)");
   std::string line;
   while (std::getline(in, line)) {
     std::smatch m;
@@ -48,7 +49,8 @@ std::map<std::string, double> measured(std::string const& file, std::string cons
 
 // Every pair of layouts whose predicted traffic differs by more than 10 % must be measured in the
 // same order; returns the pairs compared.
-int check_ranking(std::vector<std::pair<std::string, double>> const& predicted, std::map<std::string, double> const& times) {
+int check_ranking(std::vector<std::pair<std::string, double>> const& predicted,
+                  std::map<std::string, double> const& times) {
   int compared = 0;
   for (auto const& [a, pa] : predicted) {
     for (auto const& [b, pb] : predicted) {
@@ -74,11 +76,11 @@ template <class T, class L> double bytes_of(ca::access_trace const& trace) {
 TEST_CASE("counting records each column's reads and writes, and which went through an index") {
   std::vector<Body> sample(64, Body{{1, 2, 3}, 4, {5, 6}});
   auto const trace = ca::count_accesses<Body>("mixed", sample, [](auto v, std::size_t i) {
-    sample::vec3 const p = v[i][&Body::pos];                    // 3 reads of element i
-    v[i][&Body::mass] += p.x;                                   // a read and a write
-    auto [pos, mass, charge] = v[(i + 1) % v.size()];           // structured bindings, another element
-    float const q = charge[1];                                  // a gathered read of charge[1]
-    Body const whole = v[i];                                    // a whole record: 6 reads
+    sample::vec3 const p = v[i][&Body::pos];                      // 3 reads of element i
+    v[i][&Body::mass] += p.x;                                     // a read and a write
+    auto [pos, mass, charge] = v[(i + 1) % v.size()];             // structured bindings, another element
+    float const q = charge[1];                                    // a gathered read of charge[1]
+    Body const whole = v[i];                                      // a whole record: 6 reads
     pos = sample::vec3{q, whole.mass, static_cast<float>(mass)};  // a gathered read of mass, 3 gathered writes
   });
   REQUIRE(trace.columns.size() == 6);  // x, y, z, mass, charge[0], charge[1]
@@ -99,22 +101,28 @@ TEST_CASE("counting records each column's reads and writes, and which went throu
 
 TEST_CASE("bad input to counting and advice is an error that says what to do") {
   std::vector<Body> sample(10);
-  CHECK_THROWS_WITH_AS(ca::count_accesses<Body>("gather", sample, [](auto v, std::size_t i) { (void)static_cast<float>(v[i + 5][&Body::mass]); }),
-                       doctest::Contains("thread 5 touched element 10 of a sample of 10 elements"), coalesce::error);
+  CHECK_THROWS_WITH_AS(
+      ca::count_accesses<Body>("gather", sample,
+                               [](auto v, std::size_t i) { (void)static_cast<float>(v[i + 5][&Body::mass]); }),
+      doctest::Contains("thread 5 touched element 10 of a sample of 10 elements"), coalesce::error);
   CHECK_THROWS_WITH_AS(ca::count_accesses<Body>("empty", std::vector<Body>{}, [](auto, std::size_t) {}),
                        doctest::Contains("the sample is empty"), coalesce::error);
-  auto const trace = ca::count_accesses<Body>("read", sample, [](auto v, std::size_t i) { (void)static_cast<float>(v[i][&Body::mass]); });
+  auto const trace = ca::count_accesses<Body>(
+      "read", sample, [](auto v, std::size_t i) { (void)static_cast<float>(v[i][&Body::mass]); });
   CHECK_THROWS_WITH_AS(ca::advise<Body>({{trace, 0.0}}), doctest::Contains("weights sum to zero"), coalesce::error);
   CHECK_THROWS_WITH_AS(ca::advise<Body>({{trace, -1.0}}), doctest::Contains("negative"), coalesce::error);
-  CHECK_THROWS_WITH_AS(ca::advise<Body>({{trace, 1.0}}, {"Body::pos"}), doctest::Contains("1 member names for a struct of 3"),
-                       coalesce::error);
-  CHECK_THROWS_WITH_AS(ca::count_accesses<Body>("array", sample, [](auto v, std::size_t i) { (void)static_cast<float>(v[i][&Body::charge][2]); }),
-                       doctest::Contains("index 2 of a std::array member of 2 elements"), coalesce::error);
+  CHECK_THROWS_WITH_AS(ca::advise<Body>({{trace, 1.0}}, {"Body::pos"}),
+                       doctest::Contains("1 member names for a struct of 3"), coalesce::error);
+  CHECK_THROWS_WITH_AS(
+      ca::count_accesses<Body>("array", sample,
+                               [](auto v, std::size_t i) { (void)static_cast<float>(v[i][&Body::charge][2]); }),
+      doctest::Contains("index 2 of a std::array member of 2 elements"), coalesce::error);
 }
 
 TEST_CASE("predicted traffic of drift_x on a 64-byte record: 12 bytes per thread in columns, 64 as records") {
   std::vector<sample::fat_particle> particles(1024);
-  auto const trace = ca::count_accesses<sample::fat_particle>("drift_x", particles, [](auto v, std::size_t i) { sample::drift_x_one(v, i, 0.01f); });
+  auto const trace = ca::count_accesses<sample::fat_particle>(
+      "drift_x", particles, [](auto v, std::size_t i) { sample::drift_x_one(v, i, 0.01f); });
   // Columns: x and vel.x read, x written, 4 bytes each. Records: both in the first sector of
   // each 64-byte record, read and written whole sectors: 2 x 32 bytes.
   CHECK(bytes_of<sample::fat_particle, coalesce::soa>(trace) == doctest::Approx(12.0));
@@ -123,7 +131,8 @@ TEST_CASE("predicted traffic of drift_x on a 64-byte record: 12 bytes per thread
 
 TEST_CASE("the advisor ranks the integrator's layouts as the H200 measured them (step, drift_x)") {
   std::vector<sample::particle> particles(4096);
-  auto const step = ca::count_accesses<sample::particle>("step", particles, [](auto v, std::size_t i) { sample::step_one(v, i, 0.01f); });
+  auto const step = ca::count_accesses<sample::particle>("step", particles,
+                                                         [](auto v, std::size_t i) { sample::step_one(v, i, 0.01f); });
   using split_pos = coalesce::split<coalesce::member_indices<0>, coalesce::aos, coalesce::soa>;
   std::vector<std::pair<std::string, double>> const step_predicted = {
       {"coalesce soa", bytes_of<sample::particle, coalesce::soa>(step)},
@@ -136,7 +145,8 @@ TEST_CASE("the advisor ranks the integrator's layouts as the H200 measured them 
   CHECK(check_ranking(step_predicted, step_times) >= 4);
 
   std::vector<sample::fat_particle> fat(4096);
-  auto const drift = ca::count_accesses<sample::fat_particle>("drift_x", fat, [](auto v, std::size_t i) { sample::drift_x_one(v, i, 0.01f); });
+  auto const drift = ca::count_accesses<sample::fat_particle>(
+      "drift_x", fat, [](auto v, std::size_t i) { sample::drift_x_one(v, i, 0.01f); });
   using fat_split = coalesce::split<coalesce::member_indices<0>, coalesce::aos, coalesce::soa>;
   std::vector<std::pair<std::string, double>> const drift_predicted = {
       {"coalesce soa", bytes_of<sample::fat_particle, coalesce::soa>(drift)},
@@ -169,8 +179,10 @@ TEST_CASE("the advisor ranks the neighbour-force kernel's layouts as the H200 me
   auto const times = measured("h200_neighbor_layouts_2026-11-30.json", "phase", "random order", "layout");
   CHECK(check_ranking(predicted, times) >= 7);
   // And the advice itself: pos and mass packed, with the reason in words.
-  auto const a = ca::advise<Particle>({{forces, 1.0}}, {"Particle::pos", "Particle::vel", "Particle::mass", "Particle::id"});
-  CHECK(a.best().cpp_type == "coalesce::split<coalesce::fields<&Particle::pos, &Particle::mass>, coalesce::aos, coalesce::soa>");
+  auto const a =
+      ca::advise<Particle>({{forces, 1.0}}, {"Particle::pos", "Particle::vel", "Particle::mass", "Particle::id"});
+  CHECK(a.best().cpp_type ==
+        "coalesce::split<coalesce::fields<&Particle::pos, &Particle::mass>, coalesce::aos, coalesce::soa>");
   CHECK(ca::describe(a).find("pack pos:") != std::string::npos);
   CHECK(ca::to_json(a).find("\"recommended\"") != std::string::npos);
 }
@@ -183,8 +195,8 @@ TEST_CASE("a mix of a gather kernel and streaming kernels weighs both") {
   auto const forces = ca::count_accesses<Particle>("forces", s.particles, [&](auto v, std::size_t i) {
     (void)neighbor_reorder::pair_force(v, list, counts, s.n, s.box, i);
   });
-  auto const integrate = ca::count_accesses<Particle>("integrate", s.particles,
-                                                     [](auto v, std::size_t i) { neighbor_reorder::integrate_one(v, i, 0.01f); });
+  auto const integrate = ca::count_accesses<Particle>(
+      "integrate", s.particles, [](auto v, std::size_t i) { neighbor_reorder::integrate_one(v, i, 0.01f); });
   // Integration alone wants columns; with the forces in the mix, packing pos and mass wins.
   auto const alone = ca::advise<Particle>({{integrate, 1.0}});
   CHECK((alone.best().layout == "soa" || alone.best().layout.find("aosoa") == 0));
@@ -249,16 +261,22 @@ TEST_CASE("the advisor orders aos and soa for convert_legacy's four kernels as t
   legacy_kernels const kernels{w, w.box, 0.001f, w.neighbors.data(), w.per_particle};
   using legacy::Particle;
   std::vector<ca::access_trace> traces;
-  traces.push_back(ca::count_accesses<Particle>("forces (gather)", w.particles, [&](auto v, std::size_t i) { kernels.forces(v, i); }));
-  traces.push_back(ca::count_accesses<Particle>("integrate", w.particles, [&](auto v, std::size_t i) { kernels.integrate(v, i); }));
-  traces.push_back(ca::count_accesses<Particle>("boundary", w.particles, [&](auto v, std::size_t i) { kernels.boundary(v, i); }));
-  traces.push_back(ca::count_accesses<Particle>("kinetic energy", w.particles, [&](auto v, std::size_t i) { (void)kernels.kinetic(v, i); }));
+  traces.push_back(ca::count_accesses<Particle>("forces (gather)", w.particles,
+                                                [&](auto v, std::size_t i) { kernels.forces(v, i); }));
+  traces.push_back(
+      ca::count_accesses<Particle>("integrate", w.particles, [&](auto v, std::size_t i) { kernels.integrate(v, i); }));
+  traces.push_back(
+      ca::count_accesses<Particle>("boundary", w.particles, [&](auto v, std::size_t i) { kernels.boundary(v, i); }));
+  traces.push_back(ca::count_accesses<Particle>("kinetic energy", w.particles,
+                                                [&](auto v, std::size_t i) { (void)kernels.kinetic(v, i); }));
   // Measured: step 3 (aos) and step 4 (soa) columns of the sample's table.
   std::ifstream in(std::string(COALESCE_TEST_DATA_DIR) + "/h200_convert_legacy_2026-11-30.txt");
   REQUIRE(in.good());
   std::map<std::string, std::pair<double, double>> aos_soa_ms;
   std::string line;
-  std::regex const row("^([a-z ()]+?)\\s+([0-9.]+) \\([ 0-9.]+\\)\\s+([0-9.]+) \\([ 0-9.]+\\)\\s+([0-9.]+) \\([ 0-9.]+\\)\\s+([0-9.]+) \\([ 0-9.]+\\)\\s+([0-9.]+) \\(");
+  std::regex const row(
+      "^([a-z ()]+?)\\s+([0-9.]+) \\([ 0-9.]+\\)\\s+([0-9.]+) \\([ 0-9.]+\\)\\s+([0-9.]+) \\([ 0-9.]+\\)\\s+([0-9.]+) "
+      "\\([ 0-9.]+\\)\\s+([0-9.]+) \\(");
   while (std::getline(in, line)) {
     std::smatch m;
     if (std::regex_search(line, m, row)) aos_soa_ms[m[1]] = {std::stod(m[5]), std::stod(m[6])};
@@ -267,7 +285,8 @@ TEST_CASE("the advisor orders aos and soa for convert_legacy's four kernels as t
   for (auto const& trace : traces) {
     double const aos = bytes_of<Particle, coalesce::aos>(trace), soa = bytes_of<Particle, coalesce::soa>(trace);
     auto const [aos_ms, soa_ms] = aos_soa_ms.at(trace.kernel);
-    INFO(trace.kernel << ": predicted aos " << aos << ", soa " << soa << " B/thread; measured aos " << aos_ms << ", soa " << soa_ms << " ms");
+    INFO(trace.kernel << ": predicted aos " << aos << ", soa " << soa << " B/thread; measured aos " << aos_ms
+                      << ", soa " << soa_ms << " ms");
     CHECK((aos < soa) == (aos_ms < soa_ms));
   }
 }

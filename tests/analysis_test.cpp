@@ -210,9 +210,9 @@ TEST_CASE("a Particle's x under aos, soa and aosoa") {
   CHECK(a.rows[0].stats.sectors_per_request() == 32.0);  // 32-byte records: one sector per lane
   CHECK(a.rows[0].stats.efficiency() == doctest::Approx(0.125));
 
-  for (auto const& r : {ca::layout_table<Particle, coalesce::soa>(hopper, x),
-                        ca::layout_table<Particle, coalesce::aosoa<8>>(hopper, x),
-                        ca::layout_table<Particle, coalesce::aosoa<32>>(hopper, x)}) {
+  for (auto const& r :
+       {ca::layout_table<Particle, coalesce::soa>(hopper, x), ca::layout_table<Particle, coalesce::aosoa<8>>(hopper, x),
+        ca::layout_table<Particle, coalesce::aosoa<32>>(hopper, x)}) {
     CAPTURE(r.layout);
     CHECK(r.rows[0].stats.sectors_per_request() == 4.0);
     CHECK(r.rows[0].stats.efficiency() == 1.0);
@@ -251,7 +251,7 @@ TEST_CASE("std::array leaves, opaque leaves and odd widths in a table") {
   CHECK(t.rows[0].stats.sectors_per_request() == 1.0);  // 32 bytes, one sector
   CHECK(t.rows[3].path == "6");
   CHECK(t.rows[3].bytes == 12);
-  CHECK(t.rows[3].stats.requests == 3 * t.warps);      // 12 bytes: three 4-byte loads
+  CHECK(t.rows[3].stats.requests == 3 * t.warps);  // 12 bytes: three 4-byte loads
   CHECK(t.rows[3].stats.sectors_per_request() == 12.0);
   // In aos the 1-byte kind of a 72-byte record: every lane its own sector.
   static_assert(sizeof(Mixed) == 72);
@@ -305,7 +305,7 @@ TEST_CASE("gather: u64 indices, partial last warp, wide elements") {
   CHECK(r.data.warps == 2);
   CHECK(r.data.lanes == 40);
   CHECK(r.data.sectors == 4 + 1);
-  CHECK(r.index_loads.sectors == 8 + 2);  // 8-byte indices
+  CHECK(r.index_loads.sectors == 8 + 2);               // 8-byte indices
   ca::report const rec = ca::gather(hopper, idx, 24);  // whole 24-byte records: 3 loads each
   CHECK(rec.data.requests == 6);
   CHECK(rec.data.instruction_bytes == 8);
@@ -327,7 +327,7 @@ TEST_CASE("gather through a neighbour list, row-major vs column-major") {
   ca::report const c = ca::gather(hopper, ca::neighbor_list_ref{col, k, coalesce::neighbor_order::column_major}, 4);
   CHECK(r.data.sectors == c.data.sectors);  // same gathers, in the same order
   CHECK(r.data.requests == (n / 32) * k);
-  CHECK(r.data.sectors_per_request() <= 6.0);  // neighbours of nearby particles are nearby
+  CHECK(r.data.sectors_per_request() <= 6.0);          // neighbours of nearby particles are nearby
   CHECK(r.index_loads.sectors_per_request() == 32.0);  // row-major: lanes 32 bytes apart
   CHECK(c.index_loads.sectors_per_request() == 4.0);   // column-major: contiguous
   CHECK(r.what.find("row-major") != std::string::npos);
@@ -441,9 +441,21 @@ TEST_CASE("bad input throws coalesce::error naming the parameter") {
   check_error([&] { ca::gather(hopper, some, -1); }, "element_size");
   std::vector<std::uint64_t> const huge{top / 2};
   check_error([&] { ca::gather(hopper, huge, 4); }, "idx");
-  check_error([&] { ca::gather(hopper, ca::neighbor_list_ref{none, 4, coalesce::neighbor_order::row_major}, 4); }, "indices are empty");
-  check_error([&] { ca::gather(hopper, ca::neighbor_list_ref{some, 0, coalesce::neighbor_order::row_major}, 4); }, "max_neighbors");
-  check_error([&] { ca::gather(hopper, ca::neighbor_list_ref{some, 2, coalesce::neighbor_order::row_major}, 4); }, "max_neighbors");
+  check_error(
+      [&] {
+        ca::gather(hopper, ca::neighbor_list_ref{none, 4, coalesce::neighbor_order::row_major}, 4);
+      },
+      "indices are empty");
+  check_error(
+      [&] {
+        ca::gather(hopper, ca::neighbor_list_ref{some, 0, coalesce::neighbor_order::row_major}, 4);
+      },
+      "max_neighbors");
+  check_error(
+      [&] {
+        ca::gather(hopper, ca::neighbor_list_ref{some, 2, coalesce::neighbor_order::row_major}, 4);
+      },
+      "max_neighbors");
 
   check_error([] { ca::parse_indices({}, ca::index_width::u32); }, "empty");
   std::vector<std::byte> five(5);
@@ -462,7 +474,8 @@ TEST_CASE("bad input throws coalesce::error naming the parameter") {
   check_error([] { ca::bank_conflicts(ca::strided_pattern{3, 3}); }, "width");
   check_error([] { ca::bank_conflicts(std::vector<std::uint64_t>{2}, 4); }, "aligned");
   check_error([] { ca::bank_conflicts(ca::tile_access{.row_elements = 0}, 0); }, "row_elements");
-  check_error([] { ca::bank_conflicts(ca::tile_access{.row_elements = 32, .col0 = 1, .col_step = 1}, 0); }, "col0/col_step");
+  check_error([] { ca::bank_conflicts(ca::tile_access{.row_elements = 32, .col0 = 1, .col_step = 1}, 0); },
+              "col0/col_step");
   check_error([] { ca::bank_conflicts(ca::tile_access{.row_elements = 32}, -1); }, "padding");
   check_error([] { ca::best_padding(ca::tile_access{}, -1); }, "max_padding");
   ca::bank_model bad_banks;

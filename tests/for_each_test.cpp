@@ -65,10 +65,11 @@ TEST_CASE("an exception inside a device loop on the CPU reaches the caller as co
     });
   };
   CHECK_THROWS_WITH_AS(throwing(), "coalesce: bad element 500", coalesce::error);  // the lowest failing index
-  CHECK(std::count(visited.begin(), visited.end(), 1) == 1000);         // every other iteration ran
+  CHECK(std::count(visited.begin(), visited.end(), 1) == 1000);                    // every other iteration ran
 #if COALESCE_CHECK_BOUNDS
-  CHECK_THROWS_WITH_AS(coalesce::for_each_index(coalesce::device{}, 1001, [=](std::size_t i) { v[i][&Particle::mass] = 1.0f; }),
-                       doctest::Contains("1000"), coalesce::error);
+  CHECK_THROWS_WITH_AS(
+      coalesce::for_each_index(coalesce::device{}, 1001, [=](std::size_t i) { v[i][&Particle::mass] = 1.0f; }),
+      doctest::Contains("1000"), coalesce::error);
 #else
   (void)v;
 #endif

@@ -32,12 +32,14 @@ TEST_CASE_TEMPLATE("keys overwritten by a later key computation on the same plan
   coalesce::reorder_plan plan;
   auto const morton = coalesce::morton_keys(v, &Particle::pos, box10, plan);
   auto const hilbert = coalesce::hilbert_keys<std::uint64_t>(v, &Particle::pos, box10, plan);  // reallocates the keys
-  CHECK_THROWS_WITH_AS(coalesce::sort_by_key(v, morton, plan), doctest::Contains("these keys are gone"), coalesce::error);
-  CHECK(plan.size() == 0);  // nothing was sorted
+  CHECK_THROWS_WITH_AS(coalesce::sort_by_key(v, morton, plan), doctest::Contains("these keys are gone"),
+                       coalesce::error);
+  CHECK(plan.size() == 0);                  // nothing was sorted
   coalesce::sort_by_key(v, hilbert, plan);  // the newest keys are fine
   CHECK(plan.size() == 1000);
   // A sort consumes the keys: sorting them again would sort already-sorted contents.
-  CHECK_THROWS_WITH_AS(coalesce::sort_by_key(v, hilbert, plan), doctest::Contains("these keys are gone"), coalesce::error);
+  CHECK_THROWS_WITH_AS(coalesce::sort_by_key(v, hilbert, plan), doctest::Contains("these keys are gone"),
+                       coalesce::error);
   // Keys of one plan are not keys of another.
   coalesce::reorder_plan other;
   auto const mine = coalesce::morton_keys(v, &Particle::pos, box10, other);
@@ -56,7 +58,8 @@ TEST_CASE_TEMPLATE("keys overwritten by a later key computation on the same plan
   CHECK(std::count(seen.begin(), seen.end(), 1u) == 1000);  // still a permutation
 }
 
-TEST_CASE_TEMPLATE("cell offsets need the sorted cell keys of the plan's last sort", S, coalesce::host, coalesce::device) {
+TEST_CASE_TEMPLATE("cell offsets need the sorted cell keys of the plan's last sort", S, coalesce::host,
+                   coalesce::device) {
   auto const records = scattered(500);
   coalesce::vector<Particle, coalesce::soa, S> v{std::span<Particle const>(records)};
   coalesce::reorder_plan plan;
@@ -67,7 +70,8 @@ TEST_CASE_TEMPLATE("cell offsets need the sorted cell keys of the plan's last so
   // A later key computation overwrites the sorted keys that cell_offsets reads: refused.
   auto const morton = coalesce::morton_keys(v, &Particle::pos, box10, plan);
   (void)morton;
-  CHECK_THROWS_WITH_AS((void)coalesce::cell_offsets(plan, cells), doctest::Contains("overwrote the sorted keys"), coalesce::error);
+  CHECK_THROWS_WITH_AS((void)coalesce::cell_offsets(plan, cells), doctest::Contains("overwrote the sorted keys"),
+                       coalesce::error);
   // Cell keys of another plan, or the caller's own keys dressed up as cell keys, are not the plan's sort.
   coalesce::reorder_plan other;
   auto const other_cells = coalesce::cell_keys(v, &Particle::pos, box10, 2.5, other);
@@ -94,18 +98,20 @@ TEST_CASE("2-D 64-bit curves use all 32 levels per axis; 3-D 64-bit ones 21") {
   auto const h = coalesce::hilbert_keys<std::uint64_t>(v, &body::p, unit, plan, 32);
   CHECK(h.end_bit == 64);
   CHECK((h.data[1] >> 62) != 0);  // 32 levels: the far corner lies in the top quarter of the curve
-  CHECK_THROWS_WITH_AS((void)coalesce::morton_keys<std::uint64_t>(v, &body::p, unit, plan, 33), doctest::Contains("do not fit"),
-                       coalesce::error);
+  CHECK_THROWS_WITH_AS((void)coalesce::morton_keys<std::uint64_t>(v, &body::p, unit, plan, 33),
+                       doctest::Contains("do not fit"), coalesce::error);
 }
 
-TEST_CASE_TEMPLATE("an empty bit range orders nothing: the stable sort is the identity", S, coalesce::host, coalesce::device) {
+TEST_CASE_TEMPLATE("an empty bit range orders nothing: the stable sort is the identity", S, coalesce::host,
+                   coalesce::device) {
   auto const records = scattered(300);
   coalesce::vector<Particle, coalesce::soa, S> v{std::span<Particle const>(records)};
   std::vector<std::uint32_t> keys(300);
   for (std::size_t i = 0; i < keys.size(); ++i) keys[i] = static_cast<std::uint32_t>(299 - i);
   constexpr auto kind = coalesce::detail::kind_of_space<S>;
   coalesce::detail::buffer device_keys(kind, keys.size() * 4);
-  coalesce::detail::copy_bytes(kind, device_keys.data(), coalesce::detail::memory_kind::host, keys.data(), keys.size() * 4);
+  coalesce::detail::copy_bytes(kind, device_keys.data(), coalesce::detail::memory_kind::host, keys.data(),
+                               keys.size() * 4);
   coalesce::reorder_plan plan;
   auto const* data = reinterpret_cast<std::uint32_t const*>(device_keys.data());
   coalesce::sort_by_key(v, coalesce::key_array<std::uint32_t, S>{data, 300, 32, 32}, plan);
@@ -116,8 +122,8 @@ TEST_CASE_TEMPLATE("an empty bit range orders nothing: the stable sort is the id
   CHECK(identity);
 }
 
-TEST_CASE_TEMPLATE("positions stored as 4-member structs (float4: x, y, z and a type in w) give 3-D keys", S, coalesce::host,
-                   coalesce::device) {
+TEST_CASE_TEMPLATE("positions stored as 4-member structs (float4: x, y, z and a type in w) give 3-D keys", S,
+                   coalesce::host, coalesce::device) {
   struct float4_like {
     float x, y, z, w;
   };
@@ -162,7 +168,8 @@ std::vector<user_atom> user_atoms(std::size_t n) {
   std::mt19937 rng(11);
   std::uniform_real_distribution<float> u(0.0f, 10.0f);
   std::vector<user_atom> out(n);
-  for (std::size_t i = 0; i < n; ++i) out[i] = {{u(rng), u(rng), u(rng), float(i % 5)}, -float(i), static_cast<std::uint32_t>(i)};
+  for (std::size_t i = 0; i < n; ++i)
+    out[i] = {{u(rng), u(rng), u(rng), float(i % 5)}, -float(i), static_cast<std::uint32_t>(i)};
   return out;
 }
 }  // namespace
@@ -188,7 +195,8 @@ TEST_CASE_TEMPLATE("keys and sort_by_key on views over user memory give the vect
   std::vector<user_atom> want(n);
   owned.copy_to(want);
   auto const same_atom = [](user_atom const& a, user_atom const& b) {
-    return a.pos.x == b.pos.x && a.pos.y == b.pos.y && a.pos.z == b.pos.z && a.pos.w == b.pos.w && a.charge == b.charge && a.id == b.id;
+    return a.pos.x == b.pos.x && a.pos.y == b.pos.y && a.pos.z == b.pos.z && a.pos.w == b.pos.w &&
+           a.charge == b.charge && a.id == b.id;
   };
 
   SUBCASE("split view: the user's quads as they are, charges and ids as columns") {
@@ -230,7 +238,8 @@ TEST_CASE_TEMPLATE("keys and sort_by_key on views over user memory give the vect
     coalesce::view<user_atom, coalesce::aos> fewer(mine.data(), n - 1);
     coalesce::reorder_plan plan;
     auto const keys = coalesce::hilbert_keys(S{}, atoms, &user_atom::pos, box10, plan);
-    CHECK_THROWS_WITH_AS(coalesce::sort_by_key(S{}, fewer, keys, plan), doctest::Contains("the key array has 997"), coalesce::error);
+    CHECK_THROWS_WITH_AS(coalesce::sort_by_key(S{}, fewer, keys, plan), doctest::Contains("the key array has 997"),
+                         coalesce::error);
     if constexpr (coalesce::device_is_gpu && std::is_same_v<S, coalesce::device>) {
       std::vector<user_atom> on_host = records;
       coalesce::view<user_atom, coalesce::aos> wrong(on_host.data(), n);
@@ -259,11 +268,13 @@ TEST_CASE_TEMPLATE("sort_by_key on a view of the first n elements leaves the slo
   coalesce::vector<binned, L> all{std::span<binned const>(records)};
   coalesce::view<binned, L> first(all.storage(), n);
   coalesce::reorder_plan plan;
-  coalesce::sort_by_key(coalesce::host{}, first, coalesce::morton_keys(coalesce::host{}, first, &binned::pos, box10, plan), plan);
+  coalesce::sort_by_key(coalesce::host{}, first,
+                        coalesce::morton_keys(coalesce::host{}, first, &binned::pos, box10, plan), plan);
   std::vector<binned> after(capacity);
   all.copy_to(after);
   bool tail_kept = true;
-  for (std::size_t i = n; i < capacity; ++i) tail_kept = tail_kept && after[i].bins == records[i].bins && after[i].pos.x == records[i].pos.x;
+  for (std::size_t i = n; i < capacity; ++i)
+    tail_kept = tail_kept && after[i].bins == records[i].bins && after[i].pos.x == records[i].pos.x;
   CHECK(tail_kept);
   auto const order = plan.permutation_on_host();
   bool moved = true;

@@ -36,7 +36,7 @@ TEST_CASE("member_arrays adopts separate padded per-member arrays without a copy
     type[i] = static_cast<int>(i % 3);
   }
   auto atoms = coalesce::view<Atom, legacy>::over_blobs(n, {x.data(), v.data(), f.data(), type.data()},
-                                                         {x.size() * 8, v.size() * 8, f.size() * 8, type.size() * 4});
+                                                        {x.size() * 8, v.size() * 8, f.size() * 8, type.size() * 4});
   // Member pointers, run-time index, structured bindings and whole-record loads read the arrays.
   CHECK(atoms[10][&Atom::x][&dvec3::y] == x[10 * PAD + 1]);
   CHECK(atoms[10][&Atom::x][2] == x[10 * PAD + 2]);
@@ -56,9 +56,10 @@ TEST_CASE("member_arrays adopts separate padded per-member arrays without a copy
   }
   CHECK(same);
   // Too little memory for the strides is refused.
-  CHECK_THROWS_WITH_AS((coalesce::view<Atom, legacy>::over_blobs(n, {x.data(), v.data(), f.data(), type.data()},
-                                                                  {n * 24, v.size() * 8, f.size() * 8, type.size() * 4})),
-                       doctest::Contains("blob 0"), coalesce::error);
+  CHECK_THROWS_WITH_AS(
+      (coalesce::view<Atom, legacy>::over_blobs(n, {x.data(), v.data(), f.data(), type.data()},
+                                                {n * 24, v.size() * 8, f.size() * 8, type.size() * 4})),
+      doctest::Contains("blob 0"), coalesce::error);
 }
 
 TEST_CASE("member_arrays is a mapping like the others: vectors, conversions, names") {
@@ -76,8 +77,8 @@ TEST_CASE("member_arrays is a mapping like the others: vectors, conversions, nam
   for (std::size_t i = 0; i < out.size(); ++i) {
     auto const& a = out[i];
     auto const& b = records[i];
-    same = same && a.x.x == b.x.x && a.x.y == b.x.y && a.x.z == b.x.z && a.v.x == b.v.x && a.v.y == b.v.y && a.v.z == b.v.z &&
-           a.f.x == b.f.x && a.f.y == b.f.y && a.f.z == b.f.z && a.type == b.type;
+    same = same && a.x.x == b.x.x && a.x.y == b.x.y && a.x.z == b.x.z && a.v.x == b.v.x && a.v.y == b.v.y &&
+           a.v.z == b.v.z && a.f.x == b.f.x && a.f.y == b.f.y && a.f.z == b.f.z && a.type == b.type;
   }
   CHECK(same);
   CHECK(legacy::name() == "member_arrays<stride 32, stride 32, stride 32>");

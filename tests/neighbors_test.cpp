@@ -25,7 +25,8 @@ using rows_t = std::vector<std::vector<std::uint32_t>>;
 
 // The pairs closer than `reach`, minimum image along periodic axes, computed as the build
 // computes them (float positions wrapped into the box, the image's shift added to j).
-rows_t brute_force(std::vector<Particle> const& p, coalesce::box const& b, std::array<bool, 3> periodic, double reach, bool half) {
+rows_t brute_force(std::vector<Particle> const& p, coalesce::box const& b, std::array<bool, 3> periodic, double reach,
+                   bool half) {
   std::size_t const n = p.size();
   auto const wrapped = [&](Particle const& q) {
     float c[3] = {q.pos.x, q.pos.y, q.pos.z};
@@ -74,7 +75,8 @@ std::vector<Particle> random_particles(std::size_t n, float lo, float hi, unsign
   std::mt19937 rng(seed);
   std::uniform_real_distribution<float> u(lo, hi);
   std::vector<Particle> out(n);
-  for (std::size_t i = 0; i < n; ++i) out[i] = {{u(rng), u(rng), u(rng)}, {0, 0, 0}, 1.0f, static_cast<std::uint32_t>(i)};
+  for (std::size_t i = 0; i < n; ++i)
+    out[i] = {{u(rng), u(rng), u(rng)}, {0, 0, 0}, 1.0f, static_cast<std::uint32_t>(i)};
   return out;
 }
 
@@ -88,8 +90,8 @@ std::vector<Particle> clustered_particles(std::size_t n, float length, unsigned 
   for (std::size_t i = 0; i < n; ++i) {
     auto const& c = centres[i % 3];
     vec3 pos{c[0] + spread(rng), c[1] + spread(rng), c[2] + spread(rng)};
-    if (i % 17 == 0) pos.x = 0.0f;         // on the lower face
-    if (i % 19 == 0) pos.y = length;       // on the upper face (the image of 0)
+    if (i % 17 == 0) pos.x = 0.0f;             // on the lower face
+    if (i % 19 == 0) pos.y = length;           // on the upper face (the image of 0)
     if (i % 23 == 0) pos.z = u(rng) - length;  // outside the periodic box: its image is used
     out[i] = {pos, {0, 0, 0}, 1.0f, static_cast<std::uint32_t>(i)};
   }
@@ -97,7 +99,8 @@ std::vector<Particle> clustered_particles(std::size_t n, float length, unsigned 
 }
 
 template <class Format, class Space, class Layout>
-rows_t build_rows(std::vector<Particle> const& p, coalesce::box const& b, std::array<bool, 3> periodic, coalesce::list_params params) {
+rows_t build_rows(std::vector<Particle> const& p, coalesce::box const& b, std::array<bool, 3> periodic,
+                  coalesce::list_params params) {
   coalesce::vector<Particle, Layout, Space> v(p);
   coalesce::verlet_list<Format, Space> list(params);
   list.build(v, &Particle::pos, b, periodic);
@@ -121,8 +124,9 @@ rows_t build_rows(std::vector<Particle> const& p, coalesce::box const& b, std::a
 // device memory is always usable here.
 template <class Space> constexpr bool space_usable() { return true; }
 
-template <class Format, class Space, class Layout> void check_case(char const* what, std::vector<Particle> const& p, coalesce::box const& b,
-                                                                   std::array<bool, 3> periodic, coalesce::list_params params) {
+template <class Format, class Space, class Layout> void check_case(char const* what, std::vector<Particle> const& p,
+                                                                   coalesce::box const& b, std::array<bool, 3> periodic,
+                                                                   coalesce::list_params params) {
   CAPTURE(what);
   CAPTURE(params.half);
   auto const expected = brute_force(p, b, periodic, params.cutoff + params.skin, params.half);
@@ -138,29 +142,34 @@ template <class Format, class Space, class Layout> void check_all_cases() {
   std::array<bool, 3> const all{true, true, true}, none{false, false, false}, slab{false, true, true};
   for (bool half : {false, true}) {
     coalesce::list_params const params{.cutoff = 1.0, .skin = 0.2, .half = half};
-    check_case<Format, Space, Layout>("random, periodic", random_particles(700, 0.0f, 6.0f, 3), periodic_box, all, params);
-    check_case<Format, Space, Layout>("clustered, periodic, on and past every face", clustered_particles(500, 6.0f, 5), periodic_box, all,
+    check_case<Format, Space, Layout>("random, periodic", random_particles(700, 0.0f, 6.0f, 3), periodic_box, all,
                                       params);
-    check_case<Format, Space, Layout>("random, open box", random_particles(400, 0.0f, 6.0f, 7), periodic_box, none, params);
-    check_case<Format, Space, Layout>("random, periodic in y and z only", random_particles(400, 0.0f, 6.0f, 9), periodic_box, slab,
+    check_case<Format, Space, Layout>("clustered, periodic, on and past every face", clustered_particles(500, 6.0f, 5),
+                                      periodic_box, all, params);
+    check_case<Format, Space, Layout>("random, open box", random_particles(400, 0.0f, 6.0f, 7), periodic_box, none,
                                       params);
+    check_case<Format, Space, Layout>("random, periodic in y and z only", random_particles(400, 0.0f, 6.0f, 9),
+                                      periodic_box, slab, params);
     // Two cells per axis (cutoff + skin = half the box): offsets -1 and +1 reach one cell under two images.
     coalesce::list_params const wide{.cutoff = 2.5, .skin = 0.5, .half = half};
-    check_case<Format, Space, Layout>("two cells per axis", random_particles(150, 0.0f, 6.0f, 11), periodic_box, all, wide);
+    check_case<Format, Space, Layout>("two cells per axis", random_particles(150, 0.0f, 6.0f, 11), periodic_box, all,
+                                      wide);
     // One cell: an open box smaller than the reach.
     coalesce::box const small{.lo = {0, 0, 0}, .hi = {0.8, 0.8, 0.8}};
     check_case<Format, Space, Layout>("one cell, open", random_particles(60, 0.0f, 0.8f, 13), small, none, params);
     // Sparse: most cells empty.
     coalesce::box const large{.lo = {0, 0, 0}, .hi = {40, 40, 40}};
-    check_case<Format, Space, Layout>("sparse, empty cells", random_particles(300, 0.0f, 40.0f, 15), large, all, params);
+    check_case<Format, Space, Layout>("sparse, empty cells", random_particles(300, 0.0f, 40.0f, 15), large, all,
+                                      params);
     check_case<Format, Space, Layout>("one particle", random_particles(1, 0.0f, 6.0f, 17), periodic_box, all, params);
   }
 }
 
 }  // namespace
 
-TEST_CASE_TEMPLATE("every list format holds exactly the pairs within cutoff + skin, in a fixed order, host and device memory", Format,
-                   coalesce::padded_columns, coalesce::padded_rows, coalesce::csr) {
+TEST_CASE_TEMPLATE(
+    "every list format holds exactly the pairs within cutoff + skin, in a fixed order, host and device memory", Format,
+    coalesce::padded_columns, coalesce::padded_rows, coalesce::csr) {
   check_all_cases<Format, coalesce::host, coalesce::soa>();
   check_all_cases<Format, coalesce::device, coalesce::soa>();
   check_all_cases<Format, coalesce::host, coalesce::aos>();
@@ -172,8 +181,10 @@ TEST_CASE("a half list holds each pair of the full list once; host and device bu
   auto const p = random_particles(2000, 0.0f, 9.0f, 21);
   coalesce::box const b{.lo = {0, 0, 0}, .hi = {9, 9, 9}};
   std::array<bool, 3> const all{true, true, true};
-  auto const full = build_rows<coalesce::padded_columns, coalesce::host, coalesce::soa>(p, b, all, {.cutoff = 1.2, .skin = 0.3});
-  auto const half = build_rows<coalesce::csr, coalesce::host, coalesce::soa>(p, b, all, {.cutoff = 1.2, .skin = 0.3, .half = true});
+  auto const full =
+      build_rows<coalesce::padded_columns, coalesce::host, coalesce::soa>(p, b, all, {.cutoff = 1.2, .skin = 0.3});
+  auto const half =
+      build_rows<coalesce::csr, coalesce::host, coalesce::soa>(p, b, all, {.cutoff = 1.2, .skin = 0.3, .half = true});
   std::set<std::pair<std::uint32_t, std::uint32_t>> from_full, from_half;
   std::size_t half_entries = 0;
   for (std::uint32_t i = 0; i < full.size(); ++i) {
@@ -187,8 +198,10 @@ TEST_CASE("a half list holds each pair of the full list once; host and device bu
   CHECK(half_entries == from_half.size());  // no pair twice
   CHECK(from_full == from_half);
   if (space_usable<coalesce::device>()) {
-    CHECK(build_rows<coalesce::padded_columns, coalesce::device, coalesce::soa>(p, b, all, {.cutoff = 1.2, .skin = 0.3}) == full);
-    CHECK(build_rows<coalesce::csr, coalesce::device, coalesce::aos>(p, b, all, {.cutoff = 1.2, .skin = 0.3, .half = true}) == half);
+    CHECK(build_rows<coalesce::padded_columns, coalesce::device, coalesce::soa>(p, b, all,
+                                                                                {.cutoff = 1.2, .skin = 0.3}) == full);
+    CHECK(build_rows<coalesce::csr, coalesce::device, coalesce::aos>(
+              p, b, all, {.cutoff = 1.2, .skin = 0.3, .half = true}) == half);
   }
 }
 
@@ -199,7 +212,8 @@ TEST_CASE("bad input is refused with a message and writes nothing") {
   coalesce::verlet_list<coalesce::padded_rows, coalesce::host> list({.cutoff = 1.0, .skin = 0.2});
   list.build(v, &Particle::pos, b);
   auto const before = list.rows_on_host();
-  auto const refused = [&](std::vector<Particle> const& q, coalesce::box const& box, coalesce::list_params params, char const* words) {
+  auto const refused = [&](std::vector<Particle> const& q, coalesce::box const& box, coalesce::list_params params,
+                           char const* words) {
     coalesce::host_vector<Particle> w(q);
     coalesce::verlet_list<coalesce::padded_rows, coalesce::host> other(params);
     CHECK_THROWS_WITH_AS(other.build(w, &Particle::pos, box), doctest::Contains(words), coalesce::error);
@@ -239,7 +253,8 @@ TEST_CASE("a padded list grows when a row outgrows it, never truncates; the disp
   std::size_t const first_width = list.width();
   // Crowd 60 particles around one point: the widest row grows past the width.
   auto dense = sparse;
-  for (std::size_t i = 0; i < 60; ++i) dense[i].pos = {5.0f + 0.01f * static_cast<float>(i % 7), 5.0f + 0.01f * static_cast<float>(i % 5), 5.0f};
+  for (std::size_t i = 0; i < 60; ++i)
+    dense[i].pos = {5.0f + 0.01f * static_cast<float>(i % 7), 5.0f + 0.01f * static_cast<float>(i % 5), 5.0f};
   coalesce::device_vector<Particle> w(dense);
   list.build(w, &Particle::pos, b);
   CHECK(list.widest() >= 59);

@@ -53,13 +53,14 @@ template <class T> void agrees_with_pfr() {
       CAPTURE(k);
       CHECK(ours::offsets[k] == pfr_offsets[k]);
     }
-  }(std::make_index_sequence<(ours::count == count ? count : 0)>{});
+  }
+  (std::make_index_sequence<(ours::count == count ? count : 0)>{});
 }
 
 }  // namespace
 
-TEST_CASE_TEMPLATE("coalesce's reflection agrees with Boost.PFR on member counts, types and offsets", T, coalesce_test::vec3,
-                   coalesce_test::Particle, coalesce_test::Mixed, coalesce_test::Padded, coalesce_test::Big, one_member,
-                   nested_arrays, over_aligned, with_padding) {
+TEST_CASE_TEMPLATE("coalesce's reflection agrees with Boost.PFR on member counts, types and offsets", T,
+                   coalesce_test::vec3, coalesce_test::Particle, coalesce_test::Mixed, coalesce_test::Padded,
+                   coalesce_test::Big, one_member, nested_arrays, over_aligned, with_padding) {
   agrees_with_pfr<T>();
 }

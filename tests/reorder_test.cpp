@@ -27,14 +27,13 @@ template <class L, class S> struct config {
   using layout = L;
   using space = S;
 };
-#define REORDER_CONFIGS                                                                                \
-  config<coalesce::aos, coalesce::host>, config<coalesce::soa, coalesce::host>,                        \
-      config<coalesce::aosoa<8>, coalesce::host>, config<coalesce::aosoa<6>, coalesce::host>,          \
-      config<split_first, coalesce::host>, config<split_nested, coalesce::host>,                       \
-      config<reversed_columns, coalesce::host>, config<coalesce::aos, coalesce::device>,               \
-      config<coalesce::soa, coalesce::device>, config<coalesce::aosoa<8>, coalesce::device>,           \
+#define REORDER_CONFIGS                                                                       \
+  config<coalesce::aos, coalesce::host>, config<coalesce::soa, coalesce::host>,               \
+      config<coalesce::aosoa<8>, coalesce::host>, config<coalesce::aosoa<6>, coalesce::host>, \
+      config<split_first, coalesce::host>, config<split_nested, coalesce::host>,              \
+      config<reversed_columns, coalesce::host>, config<coalesce::aos, coalesce::device>,      \
+      config<coalesce::soa, coalesce::device>, config<coalesce::aosoa<8>, coalesce::device>,  \
       config<split_first, coalesce::device>, config<reversed_columns, coalesce::device>
-
 
 template <class U, class S> std::vector<U> read_span(std::span<U const> s) {
   std::vector<U> out(s.size());
@@ -76,7 +75,8 @@ template <class T> bool same_records(std::vector<T> const& a, std::vector<T> con
 
 }  // namespace
 
-TEST_CASE_TEMPLATE("sort_by_key is a stable permutation of every record, for random sizes and keys", C, REORDER_CONFIGS) {
+TEST_CASE_TEMPLATE("sort_by_key is a stable permutation of every record, for random sizes and keys", C,
+                   REORDER_CONFIGS) {
   using S = typename C::space;
   using L = typename C::layout;
   std::mt19937 rng(1234);
@@ -216,8 +216,10 @@ TEST_CASE("morton, hilbert and cell keys match a direct computation, in 2-D and 
     CHECK(m.data[i] == want);
   }
   // 3-D cell keys in a periodic box: row-major, x fastest, positions wrapped.
-  std::vector<Particle> ps = {{{0.5f, 0.5f, 0.5f}, {}, 0, 0}, {{3.5f, 0.5f, 0.5f}, {}, 0, 1},
-                              {{0.5f, 2.5f, 0.5f}, {}, 0, 2}, {{0.5f, 0.5f, 1.5f}, {}, 0, 3},
+  std::vector<Particle> ps = {{{0.5f, 0.5f, 0.5f}, {}, 0, 0},
+                              {{3.5f, 0.5f, 0.5f}, {}, 0, 1},
+                              {{0.5f, 2.5f, 0.5f}, {}, 0, 2},
+                              {{0.5f, 0.5f, 1.5f}, {}, 0, 3},
                               {{-0.5f, 10.5f, 2.2f}, {}, 0, 4}};
   coalesce::host_vector<Particle> v3(ps);
   coalesce::box const box3{.lo = {0, 0, 0}, .hi = {4, 3, 2}, .edges = coalesce::boundary::periodic};
@@ -262,16 +264,18 @@ TEST_CASE_TEMPLATE("NaN positions and positions outside a clamped box throw nami
   std::iota(ids.begin(), ids.end(), 0u);
   space_array<std::uint32_t, S> keys(ids);
   coalesce::sort_by_key(v, std::span<std::uint32_t const>(keys.data(), 500), plan);  // identity, a plan to keep
-  CHECK_THROWS_WITH_AS((void)coalesce::hilbert_keys(v, &Particle::pos, box, plan), doctest::Contains("element 321 has position"),
+  CHECK_THROWS_WITH_AS((void)coalesce::hilbert_keys(v, &Particle::pos, box, plan),
+                       doctest::Contains("element 321 has position"), coalesce::error);
+  CHECK_THROWS_WITH_AS((void)coalesce::cell_keys(v, &Particle::pos, box, 1.0, plan), doctest::Contains("nan"),
                        coalesce::error);
-  CHECK_THROWS_WITH_AS((void)coalesce::cell_keys(v, &Particle::pos, box, 1.0, plan), doctest::Contains("nan"), coalesce::error);
   records[321].pos.y = 1.0f;
   records[400].pos.z = 10.25f;
   coalesce::vector<Particle, coalesce::soa, S> w{std::span<Particle const>(records)};
   box.edges = coalesce::boundary::clamped;
-  CHECK_THROWS_WITH_AS((void)coalesce::morton_keys(w, &Particle::pos, box, plan), doctest::Contains("element 400"), coalesce::error);
+  CHECK_THROWS_WITH_AS((void)coalesce::morton_keys(w, &Particle::pos, box, plan), doctest::Contains("element 400"),
+                       coalesce::error);
   CHECK(same_records(records_of<Particle>(w), records));
-  CHECK(plan.size() == 500);  // the previous permutation is still there
+  CHECK(plan.size() == 500);                 // the previous permutation is still there
   box.edges = coalesce::boundary::periodic;  // wraps 10.25 to 0.25
   auto const k = coalesce::morton_keys(w, &Particle::pos, box, plan);
   coalesce::sort_by_key(w, k, plan);
@@ -344,9 +348,10 @@ TEST_CASE_TEMPLATE("apply permutes other vectors, device arrays and host std::ve
 
 namespace {
 // A neighbour list as per-particle sets of neighbour ids: what must survive a reorder + remap.
-std::vector<std::set<std::uint32_t>> neighbor_ids(std::vector<std::uint32_t> const& idx, std::vector<std::uint32_t> const& counts,
-                                                  std::vector<std::uint32_t> const& offsets, std::size_t max, bool row_major,
-                                                  std::vector<std::uint32_t> const& id_of, bool csr) {
+std::vector<std::set<std::uint32_t>> neighbor_ids(std::vector<std::uint32_t> const& idx,
+                                                  std::vector<std::uint32_t> const& counts,
+                                                  std::vector<std::uint32_t> const& offsets, std::size_t max,
+                                                  bool row_major, std::vector<std::uint32_t> const& id_of, bool csr) {
   std::size_t const n = id_of.size();
   std::vector<std::set<std::uint32_t>> out(n);
   for (std::size_t i = 0; i < n; ++i) {
@@ -360,7 +365,8 @@ std::vector<std::set<std::uint32_t>> neighbor_ids(std::vector<std::uint32_t> con
 }
 }  // namespace
 
-TEST_CASE_TEMPLATE("remap keeps neighbour lists valid: row-major, column-major and CSR", S, coalesce::host, coalesce::device) {
+TEST_CASE_TEMPLATE("remap keeps neighbour lists valid: row-major, column-major and CSR", S, coalesce::host,
+                   coalesce::device) {
   std::mt19937 rng(99);
   for (std::size_t n : {1u, 9u, 333u}) {
     std::size_t const max = 6;
@@ -383,9 +389,11 @@ TEST_CASE_TEMPLATE("remap keeps neighbour lists valid: row-major, column-major a
     CHECK(neighbor_ids(csr, counts, offsets, max, false, ids, true) == want);
 
     coalesce::vector<Particle, coalesce::soa, S> v{std::span<Particle const>(records)};
-    space_array<std::uint32_t, S> d_counts(counts), d_counts2(counts), d_row(row), d_col(col), d_off(offsets), d_csr(csr);
+    space_array<std::uint32_t, S> d_counts(counts), d_counts2(counts), d_row(row), d_col(col), d_off(offsets),
+        d_csr(csr);
     coalesce::reorder_plan plan;
-    coalesce::neighbor_list<std::uint32_t, S> row_list{d_row.data(), n, max, coalesce::neighbor_order::row_major, d_counts.data()};
+    coalesce::neighbor_list<std::uint32_t, S> row_list{d_row.data(), n, max, coalesce::neighbor_order::row_major,
+                                                       d_counts.data()};
     coalesce::neighbor_list<std::uint32_t, S> col_list{d_col.data(), n, max, coalesce::neighbor_order::column_major,
                                                        d_counts2.data()};
     coalesce::csr_neighbor_list<std::uint32_t, S> csr_list{d_csr.data(), d_off.data(), n};
@@ -439,7 +447,8 @@ TEST_CASE_TEMPLATE("remap rejects bad index arrays and changes nothing", S, coal
   std::vector<std::uint32_t> counts(n, 2), idx(n * 2, 1);
   counts[17] = 3;
   space_array<std::uint32_t, S> d_counts(counts), d_idx(idx);
-  coalesce::neighbor_list<std::uint32_t, S> list{d_idx.data(), n, 2, coalesce::neighbor_order::row_major, d_counts.data()};
+  coalesce::neighbor_list<std::uint32_t, S> list{d_idx.data(), n, 2, coalesce::neighbor_order::row_major,
+                                                 d_counts.data()};
   CHECK_THROWS_WITH_AS(coalesce::remap(list, plan), doctest::Contains("count 17 is 3"), coalesce::error);
   counts[17] = 1;
   idx[17 * 2 + 1] = 50;  // unused slot: may hold anything
@@ -457,7 +466,8 @@ TEST_CASE_TEMPLATE("remap rejects bad index arrays and changes nothing", S, coal
   std::vector<std::uint32_t> entries(n, 0);
   space_array<std::uint32_t, S> d_off(offsets), d_entries(entries);
   coalesce::csr_neighbor_list<std::uint32_t, S> csr{d_entries.data(), d_off.data(), n};
-  CHECK_THROWS_WITH_AS(coalesce::remap(csr, plan), doctest::Contains("CSR offset 20 is 5, below offset 19 = 19"), coalesce::error);
+  CHECK_THROWS_WITH_AS(coalesce::remap(csr, plan), doctest::Contains("CSR offset 20 is 5, below offset 19 = 19"),
+                       coalesce::error);
   CHECK(d_off.read() == offsets);
 }
 
@@ -471,10 +481,19 @@ TEST_CASE("the reorder policy: every N steps, or when locality degrades") {
   CHECK(degrade.due(0));
   degrade.reordered(0, 10.0);
   int measured = 0;
-  CHECK_FALSE(degrade.due(3, [&] { ++measured; return 100.0; }));
+  CHECK_FALSE(degrade.due(3, [&] {
+    ++measured;
+    return 100.0;
+  }));
   CHECK(measured == 0);  // not a checking step
-  CHECK_FALSE(degrade.due(5, [&] { ++measured; return 14.0; }));
-  CHECK(degrade.due(10, [&] { ++measured; return 16.0; }));
+  CHECK_FALSE(degrade.due(5, [&] {
+    ++measured;
+    return 14.0;
+  }));
+  CHECK(degrade.due(10, [&] {
+    ++measured;
+    return 16.0;
+  }));
   CHECK(measured == 2);
   degrade.reordered(10, 4.0);
   CHECK(degrade.baseline() == 4.0);

@@ -31,7 +31,8 @@ template <class T> bool all_same(std::vector<T> const& a, std::vector<T> const& 
   }
   return true;
 }
-using unpadded_pos = coalesce::split<coalesce::fields<&Particle::pos>, coalesce::aos, coalesce::soa, coalesce::unpadded>;
+using unpadded_pos =
+    coalesce::split<coalesce::fields<&Particle::pos>, coalesce::aos, coalesce::soa, coalesce::unpadded>;
 using pos_and_id = coalesce::split<coalesce::fields<&Particle::id, &Particle::pos>, coalesce::aos, coalesce::soa>;
 }  // namespace
 
@@ -55,7 +56,8 @@ TEST_CASE("a packed vec3 is padded to 16 bytes and stored whole; unpadded keeps 
   CHECK(both.blob_bytes(0) == 160);
 }
 
-TEST_CASE_TEMPLATE("split vectors: values, nested proxies, member pointers and conversions", S, coalesce::host, coalesce::device) {
+TEST_CASE_TEMPLATE("split vectors: values, nested proxies, member pointers and conversions", S, coalesce::host,
+                   coalesce::device) {
   std::vector<Particle> records(1001);
   for (std::size_t i = 0; i < records.size(); ++i) records[i] = make_particle(i);
   coalesce::vector<Particle, packed_pos, S> packed{std::span<Particle const>(records)};
@@ -135,8 +137,8 @@ TEST_CASE("analysis: a split layout's table is computed from its mapping, withou
   auto const packed = ca::layout_table<Particle, packed_pos>(hopper, pos);
   auto const columns = ca::layout_table<Particle, coalesce::soa>(hopper, pos);
   CHECK(packed.layout == "split<member_indices<0>, aos, soa>");
-  CHECK(coalesce::split<coalesce::fields<&Particle::vel, &Particle::mass>, coalesce::aos, coalesce::soa, coalesce::unpadded>::name() ==
-        "split<member_indices<1, 2>, aos, soa, unpadded>");
+  CHECK(coalesce::split<coalesce::fields<&Particle::vel, &Particle::mass>, coalesce::aos, coalesce::soa,
+                        coalesce::unpadded>::name() == "split<member_indices<1, 2>, aos, soa, unpadded>");
   // Leaf by leaf, a warp reading x, y and z touches 3 x 16 sectors packed (16-byte stride), 3 x 4
   // on soa: soa wins for streaming; the packed layout wins for gathers (docs/performance.md).
   CHECK(packed.total.sectors == 48 * packed.warps);
@@ -147,7 +149,9 @@ TEST_CASE("analysis: a split layout's table is computed from its mapping, withou
 }
 
 namespace {
-template <class T> std::size_t reflect_extent(std::size_t leaf) { return coalesce::reflect::leaf_table_v<T>[leaf].extent; }
+template <class T> std::size_t reflect_extent(std::size_t leaf) {
+  return coalesce::reflect::leaf_table_v<T>[leaf].extent;
+}
 }  // namespace
 
 TEST_CASE("padding inside records and blocks is zeroed when storage is allocated; plain columns are not touched") {
@@ -157,7 +161,7 @@ TEST_CASE("padding inside records and blocks is zeroed when storage is allocated
   CHECK(!padded_storage::blob_has_gaps(m, 1));  // the vel.x column
   using particles = coalesce::layout_storage<Particle, coalesce::aos>;
   using padded_records = coalesce::layout_storage<Padded, coalesce::aos>;
-  CHECK(!particles::blob_has_gaps(particles::mapping_type(10), 0));         // 32 bytes, all members
+  CHECK(!particles::blob_has_gaps(particles::mapping_type(10), 0));           // 32 bytes, all members
   CHECK(padded_records::blob_has_gaps(padded_records::mapping_type(10), 0));  // float, double, float: gaps
   // aosoa: the slots past size() in a partly filled last block lie between used bytes, which a
   // copy of the blob's used range reads (initcheck saw them in a device -> host copy of 16 of 32).

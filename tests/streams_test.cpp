@@ -18,11 +18,11 @@ using coalesce::detail::memory_kind;
 
 namespace {
 
-
 std::vector<Particle> some_particles(std::size_t n, std::mt19937& rng) {
   std::uniform_real_distribution<float> u(0.0f, 10.0f);
   std::vector<Particle> out(n);
-  for (std::size_t i = 0; i < n; ++i) out[i] = {{u(rng), u(rng), u(rng)}, {u(rng), u(rng), 1.0f}, u(rng), static_cast<std::uint32_t>(i)};
+  for (std::size_t i = 0; i < n; ++i)
+    out[i] = {{u(rng), u(rng), u(rng)}, {u(rng), u(rng), 1.0f}, u(rng), static_cast<std::uint32_t>(i)};
   return out;
 }
 
@@ -54,7 +54,8 @@ TEST_CASE_TEMPLATE("remap into a second list gives what remap in place gives, an
 
   for (auto order : {coalesce::neighbor_order::row_major, coalesce::neighbor_order::column_major}) {
     space_array<std::uint32_t, S> in_place(entries), in_place_counts(counts), source(entries), source_counts(counts);
-    space_array<std::uint32_t, S> target(std::vector<std::uint32_t>(n * max, 7)), target_counts(std::vector<std::uint32_t>(n, 7));
+    space_array<std::uint32_t, S> target(std::vector<std::uint32_t>(n * max, 7)),
+        target_counts(std::vector<std::uint32_t>(n, 7));
     coalesce::neighbor_list<std::uint32_t, S> const a{in_place.data(), n, max, order, in_place_counts.data()};
     coalesce::neighbor_list<std::uint32_t, S> const from{source.data(), n, max, order, source_counts.data()};
     coalesce::neighbor_list<std::uint32_t, S> const to{target.data(), n, max, order, target_counts.data()};
@@ -66,11 +67,13 @@ TEST_CASE_TEMPLATE("remap into a second list gives what remap in place gives, an
     CHECK(source_counts.read() == counts);
     // The destination must have the source's shape, and other memory.
     coalesce::neighbor_list<std::uint32_t, S> const no_counts{target.data(), n, max, order};
-    CHECK_THROWS_WITH_AS(coalesce::remap(from, no_counts, plan), doctest::Contains("the source's order, max_neighbors and counts"), coalesce::error);
+    CHECK_THROWS_WITH_AS(coalesce::remap(from, no_counts, plan),
+                         doctest::Contains("the source's order, max_neighbors and counts"), coalesce::error);
     CHECK_THROWS_WITH_AS(coalesce::remap(from, from, plan), doctest::Contains("shares memory"), coalesce::error);
   }
   space_array<std::uint32_t, S> in_place(csr), in_place_offsets(offsets), source(csr), source_offsets(offsets);
-  space_array<std::uint32_t, S> target(std::vector<std::uint32_t>(csr.size(), 7)), target_offsets(std::vector<std::uint32_t>(n + 1, 7));
+  space_array<std::uint32_t, S> target(std::vector<std::uint32_t>(csr.size(), 7)),
+      target_offsets(std::vector<std::uint32_t>(n + 1, 7));
   coalesce::remap(coalesce::csr_neighbor_list<std::uint32_t, S>{in_place.data(), in_place_offsets.data(), n}, plan);
   coalesce::remap(coalesce::csr_neighbor_list<std::uint32_t, S>{source.data(), source_offsets.data(), n},
                   coalesce::csr_neighbor_list<std::uint32_t, S>{target.data(), target_offsets.data(), n}, plan);
@@ -106,7 +109,8 @@ TEST_CASE_TEMPLATE("deferred checks report at plan.check(); checks off report no
   entries = random_indices(n * max, n, rng);
   entries[7] = 0xffffffffu;
   space_array<std::uint32_t, S> unchecked(entries);
-  coalesce::remap(coalesce::neighbor_list<std::uint32_t, S>{unchecked.data(), n, max, coalesce::neighbor_order::row_major}, plan);
+  coalesce::remap(
+      coalesce::neighbor_list<std::uint32_t, S>{unchecked.data(), n, max, coalesce::neighbor_order::row_major}, plan);
   plan.check();
   auto const after = unchecked.read();
   CHECK(std::count(after.begin(), after.end(), 0xffffffffu) == 1);
@@ -142,7 +146,8 @@ TEST_CASE_TEMPLATE("a steady-state loop over eight arrays of eight sizes allocat
   auto const list_entries = random_indices(n * 6, n, rng);
   space_array<std::uint32_t, S> list(list_entries), counts(std::vector<std::uint32_t>(n, 4));
   space_array<std::uint32_t, S> bonds(random_indices(2 * 301, n, rng));
-  coalesce::neighbor_list<std::uint32_t, S> const nbr{list.data(), n, 6, coalesce::neighbor_order::column_major, counts.data()};
+  coalesce::neighbor_list<std::uint32_t, S> const nbr{list.data(), n, 6, coalesce::neighbor_order::column_major,
+                                                      counts.data()};
   coalesce::reorder_plan plan;
   std::size_t allocations = 0;
   for (int step = 0; step < 5; ++step) {
@@ -193,7 +198,8 @@ TEST_CASE("a plan keeps its stream and policy through release(); loops and copie
 
 // Made on a stream (the default one here; a real one in tests/gpu/streams_test.cu): zeroed,
 // grown with its contents kept, and reporting the stream its storage is queued on.
-TEST_CASE_TEMPLATE("a vector made on a stream is zeroed, grows and keeps its elements", S, coalesce::host, coalesce::device) {
+TEST_CASE_TEMPLATE("a vector made on a stream is zeroed, grows and keeps its elements", S, coalesce::host,
+                   coalesce::device) {
   coalesce::stream const s{};
   coalesce::vector<Particle, coalesce::aosoa<8>, S> v(13, s);
   CHECK(v.size() == 13);
@@ -215,8 +221,8 @@ TEST_CASE_TEMPLATE("a vector made on a stream is zeroed, grows and keeps its ele
 // The _async forms (coalesce/reorder/async.hpp) on a plan that checks before writing: the same results
 // as the waiting calls, the plan's policy unchanged afterwards, and bad input reported by the
 // next check() instead of a throw from the call.
-TEST_CASE_TEMPLATE("_async forms give what the waiting calls give and report bad input at plan.check()", S, coalesce::host,
-                   coalesce::device) {
+TEST_CASE_TEMPLATE("_async forms give what the waiting calls give and report bad input at plan.check()", S,
+                   coalesce::host, coalesce::device) {
   std::mt19937 rng(12);
   std::size_t const n = 301, max = 4;
   auto const records = some_particles(n, rng);
@@ -229,11 +235,15 @@ TEST_CASE_TEMPLATE("_async forms give what the waiting calls give and report bad
   coalesce::reorder_plan waiting, not_waiting;
 
   coalesce::sort_by_key(waited, coalesce::hilbert_keys(waited, &Particle::pos, box10, waiting), waiting);
-  coalesce::remap(coalesce::neighbor_list<std::uint32_t, S>{waited_list.data(), n, max, coalesce::neighbor_order::column_major}, waiting);
+  coalesce::remap(
+      coalesce::neighbor_list<std::uint32_t, S>{waited_list.data(), n, max, coalesce::neighbor_order::column_major},
+      waiting);
   coalesce::apply(waiting, waited_extra.span());
-  coalesce::sort_by_key_async(queued, coalesce::hilbert_keys_async(queued, &Particle::pos, box10, not_waiting), not_waiting);
-  coalesce::remap_async(coalesce::neighbor_list<std::uint32_t, S>{queued_list.data(), n, max, coalesce::neighbor_order::column_major},
-                        not_waiting);
+  coalesce::sort_by_key_async(queued, coalesce::hilbert_keys_async(queued, &Particle::pos, box10, not_waiting),
+                              not_waiting);
+  coalesce::remap_async(
+      coalesce::neighbor_list<std::uint32_t, S>{queued_list.data(), n, max, coalesce::neighbor_order::column_major},
+      not_waiting);
   coalesce::apply_async(not_waiting, queued_extra.span());
   coalesce::apply_inverse_async(not_waiting, queued_extra.span());
   coalesce::apply_async(not_waiting, queued_extra.span());
@@ -250,25 +260,28 @@ TEST_CASE_TEMPLATE("_async forms give what the waiting calls give and report bad
   space_array<std::uint32_t, S> bonds(std::vector<std::uint32_t>{1, 2, 3, 900, 4});
   CHECK_NOTHROW(coalesce::remap_async(bonds.span(), not_waiting));
   CHECK_THROWS_WITH_AS(not_waiting.check(), doctest::Contains("slot 3"), coalesce::error);
-  CHECK_THROWS_WITH_AS(coalesce::remap(bonds.span(), not_waiting), doctest::Contains("entry 3 is 900"), coalesce::error);
+  CHECK_THROWS_WITH_AS(coalesce::remap(bonds.span(), not_waiting), doctest::Contains("entry 3 is 900"),
+                       coalesce::error);
 }
 
 // An _async call's findings on a plan that checks before writing are reported once: by the next
 // call that waits (before it does anything) or by check(), never lost and never blamed on a
 // later call's good input.
-TEST_CASE_TEMPLATE("what an _async call found is reported by the next waiting call, once", S, coalesce::host, coalesce::device) {
+TEST_CASE_TEMPLATE("what an _async call found is reported by the next waiting call, once", S, coalesce::host,
+                   coalesce::device) {
   std::mt19937 rng(14);
   std::size_t const n = 50;
   auto const records = some_particles(n, rng);
   coalesce::vector<Particle, coalesce::soa, S> v{std::span<Particle const>(records)};
   coalesce::reorder_plan plan;
   coalesce::sort_by_key(v, coalesce::morton_keys(v, &Particle::pos, box10, plan), plan);
-  space_array<std::uint32_t, S> bad(std::vector<std::uint32_t>{1, 2, 700, 4}), good(std::vector<std::uint32_t>{1, 2, 3, 4});
+  space_array<std::uint32_t, S> bad(std::vector<std::uint32_t>{1, 2, 700, 4}),
+      good(std::vector<std::uint32_t>{1, 2, 3, 4});
 
   coalesce::remap_async(bad.span(), plan);
   CHECK_THROWS_WITH_AS(coalesce::remap(good.span(), plan), doctest::Contains("slot 2"), coalesce::error);
   CHECK(good.read() == std::vector<std::uint32_t>{1, 2, 3, 4});  // the waiting call stopped before writing
-  CHECK_NOTHROW(plan.check());                                    // reported once
+  CHECK_NOTHROW(plan.check());                                   // reported once
 
   coalesce::remap_async(good.span(), plan);
   CHECK_THROWS_WITH_AS(coalesce::remap(bad.span(), plan), doctest::Contains("entry 2 is 700"), coalesce::error);

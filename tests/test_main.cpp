@@ -10,8 +10,9 @@
 
 int main(int argc, char** argv) {
   if (coalesce_test::needs_gpu_but_has_none()) {
-    std::fprintf(stderr, "SKIPPED: coalesce was built with CUDA and no CUDA GPU is visible; these tests "
-                         "need one (build with -DCOALESCE_ENABLE_CUDA=OFF to run them on the CPU)\n");
+    std::fprintf(stderr,
+                 "SKIPPED: coalesce was built with CUDA and no CUDA GPU is visible; these tests "
+                 "need one (build with -DCOALESCE_ENABLE_CUDA=OFF to run them on the CPU)\n");
     return 77;
   }
   doctest::Context context(argc, argv);

@@ -54,7 +54,9 @@ struct Big {
   std::int32_t id;
 };
 
-inline Padded make_padded(std::size_t i) { return {static_cast<float>(i) * 3.0f, -1.0 / (1.0 + static_cast<double>(i)), 0.25f}; }
+inline Padded make_padded(std::size_t i) {
+  return {static_cast<float>(i) * 3.0f, -1.0 / (1.0 + static_cast<double>(i)), 0.25f};
+}
 inline Big make_big(std::size_t i) {
   Big b{};
   for (std::size_t k = 0; k < b.samples.size(); ++k) b.samples[k] = static_cast<float>(i * 40 + k);
@@ -76,7 +78,10 @@ template <class T> bool same_bytes(T const& a, T const& b) {
 
 inline Particle make_particle(std::size_t i) {
   float const f = static_cast<float>(i);
-  return {{f, 2 * f + 0.5f, -f}, {0.25f * f, 1.0f, -0.5f * f}, 1.0f + f / 7.0f, static_cast<std::uint32_t>(i * 2654435761u)};
+  return {{f, 2 * f + 0.5f, -f},
+          {0.25f * f, 1.0f, -0.5f * f},
+          1.0f + f / 7.0f,
+          static_cast<std::uint32_t>(i * 2654435761u)};
 }
 
 inline Mixed make_mixed(std::size_t i) {
@@ -131,8 +136,8 @@ using split_nested = coalesce::split<coalesce::member_indices<0, 1>,
                                      coalesce::aos, coalesce::unpadded>;
 
 // Every layout the suites run on.
-#define COALESCE_ALL_LAYOUTS                                                                           \
-  coalesce::aos, coalesce::soa, coalesce::aosoa<8>, coalesce::aosoa<6>, coalesce_test::split_first,  \
+#define COALESCE_ALL_LAYOUTS                                                                        \
+  coalesce::aos, coalesce::soa, coalesce::aosoa<8>, coalesce::aosoa<6>, coalesce_test::split_first, \
       coalesce_test::split_nested, coalesce_test::reversed_columns
 
 // An array in the memory of Space, filled from / read back to the host (index lists, extra
@@ -143,7 +148,8 @@ template <class U, class S> struct space_array {
   std::size_t n = 0;
   explicit space_array(std::vector<U> const& values)
       : memory(kind, std::max<std::size_t>(values.size(), 1) * sizeof(U)), n(values.size()) {
-    coalesce::detail::copy_bytes(kind, memory.data(), coalesce::detail::memory_kind::host, values.data(), n * sizeof(U));
+    coalesce::detail::copy_bytes(kind, memory.data(), coalesce::detail::memory_kind::host, values.data(),
+                                 n * sizeof(U));
   }
   U* data() { return reinterpret_cast<U*>(memory.data()); }
   coalesce::span_in<U, S> span() { return {data(), n}; }

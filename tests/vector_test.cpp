@@ -15,12 +15,12 @@ template <class L, class S> struct config {
   using layout = L;
   using space = S;
 };
-#define COALESCE_TEST_CONFIGS                                                                          \
-  config<coalesce::aos, coalesce::host>, config<coalesce::soa, coalesce::host>,                        \
-      config<coalesce::aosoa<8>, coalesce::host>, config<coalesce::aosoa<6>, coalesce::host>,          \
-      config<split_first, coalesce::host>, config<split_nested, coalesce::host>,                       \
-      config<reversed_columns, coalesce::host>, config<coalesce::aos, coalesce::device>,               \
-      config<coalesce::soa, coalesce::device>, config<coalesce::aosoa<32>, coalesce::device>,          \
+#define COALESCE_TEST_CONFIGS                                                                 \
+  config<coalesce::aos, coalesce::host>, config<coalesce::soa, coalesce::host>,               \
+      config<coalesce::aosoa<8>, coalesce::host>, config<coalesce::aosoa<6>, coalesce::host>, \
+      config<split_first, coalesce::host>, config<split_nested, coalesce::host>,              \
+      config<reversed_columns, coalesce::host>, config<coalesce::aos, coalesce::device>,      \
+      config<coalesce::soa, coalesce::device>, config<coalesce::aosoa<32>, coalesce::device>, \
       config<split_nested, coalesce::device>
 
 template <class T, class V> std::vector<T> records_of(V const& v) {
@@ -138,8 +138,7 @@ TEST_CASE("columns of a soa vector start on 256-byte boundaries") {
 }
 
 // Round trips: AoS records -> layout A in space S -> layout B in space S' -> AoS records, bit-exact.
-template <class T, class LA, class SA, class LB, class SB>
-void round_trip(std::vector<T> const& records) {
+template <class T, class LA, class SA, class LB, class SB> void round_trip(std::vector<T> const& records) {
   coalesce::vector<T, LA, SA> a{std::span<T const>(records)};
   coalesce::vector<T, LB, SB> b = a;
   coalesce::vector<T, LA, SA> back;

@@ -217,10 +217,11 @@ TEST_CASE("views over user memory that is too small are rejected before any acce
   std::vector<float> f(8);
   std::vector<std::uint32_t> u(8);
   std::vector<float> short_column(7);
-  CHECK_THROWS_WITH_AS((coalesce::view<Particle, coalesce::soa>::over_columns(
-                           8, {f.data(), f.data(), f.data(), f.data(), f.data(), short_column.data(), f.data(), u.data()},
-                           {8, 8, 8, 8, 8, short_column.size(), 8, 8})),
-                       doctest::Contains("column 5"), coalesce::error);
+  CHECK_THROWS_WITH_AS(
+      (coalesce::view<Particle, coalesce::soa>::over_columns(
+          8, {f.data(), f.data(), f.data(), f.data(), f.data(), short_column.data(), f.data(), u.data()},
+          {8, 8, 8, 8, 8, short_column.size(), 8, 8})),
+      doctest::Contains("column 5"), coalesce::error);
 }
 
 TEST_CASE_TEMPLATE("an empty vector's columns are empty, with no member offset applied to a null pointer", Layout,
@@ -232,7 +233,8 @@ TEST_CASE_TEMPLATE("an empty vector's columns are empty, with no member offset a
   CHECK(empty.storage().column(6, 0).base == nullptr);
 }
 
-TEST_CASE_TEMPLATE("a member whose leaves share one type is indexed at run time: v[i][&Particle::pos][d]", Layout, COALESCE_ALL_LAYOUTS) {
+TEST_CASE_TEMPLATE("a member whose leaves share one type is indexed at run time: v[i][&Particle::pos][d]", Layout,
+                   COALESCE_ALL_LAYOUTS) {
   std::vector<Particle> records(37);
   for (std::size_t i = 0; i < records.size(); ++i) records[i] = make_particle(i);
   coalesce::host_vector<Particle, Layout> h(records);
@@ -254,7 +256,8 @@ TEST_CASE_TEMPLATE("a member whose leaves share one type is indexed at run time:
     same = same && std::memcmp(&p, &out[i], sizeof p) == 0;
   }
   CHECK(same);
-  static_assert(!requires { v[0][&Particle::mass][0]; }, "a scalar member has no run-time index");
+  static_assert(
+      !requires { v[0][&Particle::mass][0]; }, "a scalar member has no run-time index");
 #if COALESCE_CHECK_BOUNDS
   CHECK_THROWS_AS(v[0][&Particle::pos][3], coalesce::error);
 #endif

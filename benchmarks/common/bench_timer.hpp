@@ -65,8 +65,9 @@ inline bool gpu_missing() {
 #if COALESCE_WITH_CUDA
   int count = 0;
   if (cudaGetDeviceCount(&count) != cudaSuccess || count == 0) {
-    std::fprintf(stderr, "SKIPPED: this build of coalesce uses CUDA and no CUDA GPU is visible; run it on a GPU "
-                         "machine, or build with -DCOALESCE_ENABLE_CUDA=OFF to run on the CPU\n");
+    std::fprintf(stderr,
+                 "SKIPPED: this build of coalesce uses CUDA and no CUDA GPU is visible; run it on a GPU "
+                 "machine, or build with -DCOALESCE_ENABLE_CUDA=OFF to run on the CPU\n");
     return true;
   }
 #endif

@@ -12,9 +12,7 @@ namespace bench {
 
 class kernel_timer {
  public:
-  template <class F> void time(std::string const& kernel, F&& f) {
-    times_[kernel].push_back(median_ms(f, 1, 0));
-  }
+  template <class F> void time(std::string const& kernel, F&& f) { times_[kernel].push_back(median_ms(f, 1, 0)); }
   double median(std::string const& kernel) const {
     auto it = times_.find(kernel);
     if (it == times_.end() || it->second.empty()) return 0.0;

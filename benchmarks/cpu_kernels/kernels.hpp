@@ -68,9 +68,8 @@ template <class View> void drift_bindings(View v, float dt) {
 
 template <class View> void drift_members(View v, float dt) {
   using T = typename View::value_type;
-  coalesce::for_each_index(coalesce::device{}, v.size(), [=](std::size_t i) {
-    v[i][&T::pos][&vec3::x] += v[i][&T::vel][&vec3::x] * dt;
-  });
+  coalesce::for_each_index(coalesce::device{}, v.size(),
+                           [=](std::size_t i) { v[i][&T::pos][&vec3::x] += v[i][&T::vel][&vec3::x] * dt; });
 }
 
 }  // namespace cpu_kernels

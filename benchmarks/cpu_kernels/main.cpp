@@ -45,8 +45,9 @@ struct options {
 };
 
 [[noreturn]] void usage() {
-  std::fprintf(stderr, "usage: cpu_kernels [--n particles] [--runs r (>= 1; figures want >= 7)] [--only text] "
-                       "[--json file]\n");
+  std::fprintf(stderr,
+               "usage: cpu_kernels [--n particles] [--runs r (>= 1; figures want >= 7)] [--only text] "
+               "[--json file]\n");
   std::exit(2);
 }
 
@@ -93,33 +94,47 @@ template <class L, class Raw> struct layout_and_raw {
   using raw = Raw;
 };
 template <class L> char const* layout_name() {
-  if constexpr (std::is_same_v<L, coalesce::aos>) return "aos";
-  else if constexpr (std::is_same_v<L, coalesce::soa>) return "soa";
-  else if constexpr (std::is_same_v<L, coalesce::aosoa<8>>) return "aosoa<8>";
-  else if constexpr (std::is_same_v<L, coalesce::aosoa<32>>) return "aosoa<32>";
-  else return "split<pos>";
+  if constexpr (std::is_same_v<L, coalesce::aos>)
+    return "aos";
+  else if constexpr (std::is_same_v<L, coalesce::soa>)
+    return "soa";
+  else if constexpr (std::is_same_v<L, coalesce::aosoa<8>>)
+    return "aosoa<8>";
+  else if constexpr (std::is_same_v<L, coalesce::aosoa<32>>)
+    return "aosoa<32>";
+  else
+    return "split<pos>";
 }
 
 // One kernel in one form: the coalesce version and the baseline it is held against.
 enum class kernel { step, drift };
 enum class form { load_store, bindings, members };
 char const* kernel_name(kernel k) { return k == kernel::step ? "step" : "drift_x"; }
-char const* form_name(form f) { return f == form::load_store ? "load/store" : f == form::bindings ? "bindings" : "member ptr"; }
+char const* form_name(form f) {
+  return f == form::load_store ? "load/store" : f == form::bindings ? "bindings" : "member ptr";
+}
 
 template <class View> void run_coalesce(kernel k, form f, View v) {
   if (k == kernel::step) {
-    if (f == form::load_store) step_load_store(v, dt);
-    else if (f == form::bindings) step_bindings(v, dt);
-    else step_members(v, dt);
+    if (f == form::load_store)
+      step_load_store(v, dt);
+    else if (f == form::bindings)
+      step_bindings(v, dt);
+    else
+      step_members(v, dt);
   } else if constexpr (std::is_same_v<typename View::value_type, particle16>) {  // drift_x: the 16-field record
-    if (f == form::bindings) drift_bindings(v, dt);
-    else drift_members(v, dt);
+    if (f == form::bindings)
+      drift_bindings(v, dt);
+    else
+      drift_members(v, dt);
   }
 }
 template <class T, class Raw> void run_raw(kernel k, form f, Raw& r) {
   if (k == kernel::step) {
-    if (f == form::load_store) raw::step_load_store(r, dt);
-    else raw::step(r, dt);
+    if (f == form::load_store)
+      raw::step_load_store(r, dt);
+    else
+      raw::step(r, dt);
   } else if constexpr (std::is_same_v<T, particle16>) {
     raw::drift(r, dt);
   }
@@ -153,8 +168,8 @@ template <class T, class Pair> void run_layout(options const& o, kernel k, std::
   using L = typename Pair::layout;
   using Raw = typename Pair::raw;
   for (form f : forms) {
-    std::string const label = std::string(record_name<T>()) + " " + kernel_name(k) + " " + form_name(f) + " " +
-                              layout_name<L>();
+    std::string const label =
+        std::string(record_name<T>()) + " " + kernel_name(k) + " " + form_name(f) + " " + layout_name<L>();
     if (!o.only.empty() && label.find(o.only) == std::string::npos) continue;
 
     // Correctness first, on a size that leaves a partial last block.
@@ -212,8 +227,8 @@ template <class T, class Pair> void run_layout(options const& o, kernel k, std::
     out.ratio_min = quantile(ratios, 0.0);
     out.ratio_max = quantile(ratios, 1.0);
     std::printf("%-10s %-8s %-11s %-10s %9.3f %12.3f %7.2fx   %5.2f-%-5.2f %7.2fx\n", out.record.c_str(),
-                out.kernel.c_str(), out.form.c_str(), out.layout.c_str(), out.raw_ms, out.lib_ms, out.ratio(), out.ratio_q1,
-                out.ratio_q3, out.lib_min_ms / out.raw_min_ms);
+                out.kernel.c_str(), out.form.c_str(), out.layout.c_str(), out.raw_ms, out.lib_ms, out.ratio(),
+                out.ratio_q1, out.ratio_q3, out.lib_min_ms / out.raw_min_ms);
     std::fflush(stdout);
     rows.push_back(out);
   }
@@ -249,9 +264,10 @@ void write_json(options const& o) {
 
 int main(int argc, char** argv) {
   options const o = parse(argc, argv);
-  std::printf("cpu_kernels: %zu particles, %d OpenMP threads, %d timed runs per kernel (alternating with its "
-              "baseline), %s\n\n",
-              o.n, omp_get_max_threads(), o.runs, __VERSION__);
+  std::printf(
+      "cpu_kernels: %zu particles, %d OpenMP threads, %d timed runs per kernel (alternating with its "
+      "baseline), %s\n\n",
+      o.n, omp_get_max_threads(), o.runs, __VERSION__);
   std::printf("%-10s %-8s %-11s %-10s %9s %12s %8s   %-11s %8s\n", "record", "kernel", "form", "layout", "raw ms",
               "coalesce ms", "ratio", "ratio IQR", "min/min");
   try {
@@ -263,9 +279,10 @@ int main(int argc, char** argv) {
     std::fprintf(stderr, "%s\n", e.what());
     return 1;
   }
-  std::printf("\nraw: the same kernel by hand over plain arrays of the same shape, `omp parallel for simd` (aosoa:\n"
-              "`parallel for` over blocks, `simd` over lanes); ratio = median coalesce time / median raw time;\n"
-              "min/min = fastest coalesce run / fastest raw run.\n");
+  std::printf(
+      "\nraw: the same kernel by hand over plain arrays of the same shape, `omp parallel for simd` (aosoa:\n"
+      "`parallel for` over blocks, `simd` over lanes); ratio = median coalesce time / median raw time;\n"
+      "min/min = fastest coalesce run / fastest raw run.\n");
   write_json(o);
   if (failures != 0) {
     std::printf("FAILED: %d kernels differ from their baseline\n", failures);

@@ -1,7 +1,7 @@
 // The baselines of cpu_kernels: the same kernels written by hand over plain arrays of the same
 // shape (an array of records; one restrict column per field; 16-byte position slots plus
-// columns; an array of blocks of W lanes per field), each an OpenMP `parallel for simd` loop (aosoa: `parallel for` over blocks, `simd`
-// over the W lanes of a block). No coalesce here: this is what the library is held against.
+// columns; an array of blocks of W lanes per field), each an OpenMP `parallel for simd` loop
+// (aosoa: `parallel for` over blocks, `simd` over the W lanes of a block). No coalesce here: this is what the library is held against.
 //
 // aos is the exception: `parallel for` without `simd`. g++ 12 does not vectorize these strided
 // loops, and under `simd` it keeps the record copy `T r = p[i]` in a stack slot (the per-lane
@@ -218,9 +218,7 @@ template <class T> void drift(split_arrays<T>& a, float dt) {
 }
 
 // ---------------------------------------------------------------------------------- aosoa<W>
-template <int F, std::size_t W> struct block {
-  float f[F][W];
-};
+template <int F, std::size_t W> struct block { float f[F][W]; };
 
 template <class T, std::size_t W> struct aosoa_arrays {
   static constexpr int F = fields_of<T>;
@@ -230,7 +228,8 @@ template <class T, std::size_t W> struct aosoa_arrays {
   std::size_t n = 0;
   explicit aosoa_arrays(std::span<T const> records)
       : memory(allocate((records.size() + W - 1) / W * sizeof(block_type))),
-        b(reinterpret_cast<block_type*>(memory.get())), n(records.size()) {
+        b(reinterpret_cast<block_type*>(memory.get())),
+        n(records.size()) {
     for (std::size_t i = 0; i < n; ++i)
       for (int k = 0; k < F; ++k) b[i / W].f[k][i % W] = field(records[i], k);
   }
@@ -251,7 +250,8 @@ template <int F, std::size_t W> CPU_KERNELS_LANES void step_lanes(block<F, W>& k
     k.f[2][l] += k.f[5][l] * dt;
   }
 }
-template <int F, std::size_t W> CPU_KERNELS_LANES void step_load_store_lanes(block<F, W>& k, std::size_t count, float dt) {
+template <int F, std::size_t W>
+CPU_KERNELS_LANES void step_load_store_lanes(block<F, W>& k, std::size_t count, float dt) {
 #pragma omp simd
   for (std::size_t l = 0; l < count; ++l) {
     float f[F];
@@ -270,11 +270,10 @@ template <int F, std::size_t W> CPU_KERNELS_LANES void drift_lanes(block<F, W>& 
 }
 
 // Full blocks in parallel with a compile-time lane count, then the partial last block.
-#define CPU_KERNELS_BLOCK_LOOP(lanes_fn)                                     \
-  std::ptrdiff_t const full = static_cast<std::ptrdiff_t>(a.n / W);         \
-  auto* const blocks = a.b;                                                 \
-  _Pragma("omp parallel for schedule(static)")                              \
-  for (std::ptrdiff_t j = 0; j < full; ++j) lanes_fn(blocks[j], W, dt);     \
+#define CPU_KERNELS_BLOCK_LOOP(lanes_fn)                                                                             \
+  std::ptrdiff_t const full = static_cast<std::ptrdiff_t>(a.n / W);                                                  \
+  auto* const blocks = a.b;                                                                                          \
+  _Pragma("omp parallel for schedule(static)") for (std::ptrdiff_t j = 0; j < full; ++j) lanes_fn(blocks[j], W, dt); \
   if (a.n % W != 0) lanes_fn(blocks[full], a.n % W, dt)
 
 template <class T, std::size_t W> void step(aosoa_arrays<T, W>& a, float dt) { CPU_KERNELS_BLOCK_LOOP(step_lanes); }

@@ -50,9 +50,7 @@ struct soa_particles {
   std::vector<float> x, y, z, vx, vy, vz, mass;
   std::vector<std::uint32_t> id;
   std::size_t size() const { return id.size(); }
-  template <class F> void each_field(F&& f) {
-    f(x), f(y), f(z), f(vx), f(vy), f(vz), f(mass), f(id);
-  }
+  template <class F> void each_field(F&& f) { f(x), f(y), f(z), f(vx), f(vy), f(vz), f(mass), f(id); }
 };
 
 soa_particles to_soa(std::vector<Particle> const& r) {
@@ -72,7 +70,8 @@ void hand_migrate(soa_particles& s, std::vector<int> const& dest, int rank, int 
   std::vector<std::size_t> count(static_cast<std::size_t>(size), 0);
   for (std::size_t i = 0; i < n; ++i) count[static_cast<std::size_t>(dest[i])] += dest[i] != rank;
   std::vector<std::size_t> start(static_cast<std::size_t>(size) + 1, 0);
-  for (int r = 0; r < size; ++r) start[static_cast<std::size_t>(r) + 1] = start[static_cast<std::size_t>(r)] + count[static_cast<std::size_t>(r)];
+  for (int r = 0; r < size; ++r)
+    start[static_cast<std::size_t>(r) + 1] = start[static_cast<std::size_t>(r)] + count[static_cast<std::size_t>(r)];
   std::size_t const leaving = start.back();
   std::vector<std::byte> send(leaving * sizeof(Particle)), received;
   std::vector<unsigned long long> out(static_cast<std::size_t>(size)), in(static_cast<std::size_t>(size));
@@ -88,7 +87,8 @@ void hand_migrate(soa_particles& s, std::vector<int> const& dest, int rank, int 
         int const r = dest[i];
         if (r == rank) continue;
         std::size_t const k = cursor[static_cast<std::size_t>(r)]++;
-        std::size_t const base = start[static_cast<std::size_t>(r)] * sizeof(Particle) + field_offset * count[static_cast<std::size_t>(r)];
+        std::size_t const base =
+            start[static_cast<std::size_t>(r)] * sizeof(Particle) + field_offset * count[static_cast<std::size_t>(r)];
         std::memcpy(send.data() + base + (k - start[static_cast<std::size_t>(r)]) * sizeof(U), &column[i], sizeof(U));
       }
       field_offset += sizeof(U);
@@ -105,7 +105,8 @@ void hand_migrate(soa_particles& s, std::vector<int> const& dest, int rank, int 
     auto const c = in[static_cast<std::size_t>(r)];
     if (c > 0) {
       requests.emplace_back();
-      MPI_Irecv(received.data() + offset, static_cast<int>(c * sizeof(Particle)), MPI_BYTE, r, 5, MPI_COMM_WORLD, &requests.back());
+      MPI_Irecv(received.data() + offset, static_cast<int>(c * sizeof(Particle)), MPI_BYTE, r, 5, MPI_COMM_WORLD,
+                &requests.back());
     }
     offset += c * sizeof(Particle);
   }
@@ -113,8 +114,8 @@ void hand_migrate(soa_particles& s, std::vector<int> const& dest, int rank, int 
     auto const c = count[static_cast<std::size_t>(r)];
     if (c > 0) {
       requests.emplace_back();
-      MPI_Isend(send.data() + start[static_cast<std::size_t>(r)] * sizeof(Particle), static_cast<int>(c * sizeof(Particle)), MPI_BYTE, r, 5,
-                MPI_COMM_WORLD, &requests.back());
+      MPI_Isend(send.data() + start[static_cast<std::size_t>(r)] * sizeof(Particle),
+                static_cast<int>(c * sizeof(Particle)), MPI_BYTE, r, 5, MPI_COMM_WORLD, &requests.back());
     }
   }
   MPI_Waitall(static_cast<int>(requests.size()), requests.data(), MPI_STATUSES_IGNORE);
@@ -149,8 +150,10 @@ int main(int argc, char** argv) {
   int reps = 10;
   for (int i = 1; i + 1 < argc; i += 2) {
     std::string const a = argv[i];
-    if (a == "--n-per-rank") n = std::stoull(argv[i + 1]);
-    else if (a == "--reps") reps = std::stoi(argv[i + 1]);
+    if (a == "--n-per-rank")
+      n = std::stoull(argv[i + 1]);
+    else if (a == "--reps")
+      reps = std::stoi(argv[i + 1]);
   }
   {
     // Slabs 20 wide in a clamped box (no periodic images: every ghost comes from a neighbour
@@ -163,7 +166,8 @@ int main(int argc, char** argv) {
     std::uniform_real_distribution<float> ux(static_cast<float>(sub.lo[0]), static_cast<float>(sub.hi[0]) - 1e-3f),
         u(0.0f, static_cast<float>(width) - 1e-3f);
     std::vector<Particle> records(n);
-    for (std::size_t i = 0; i < n; ++i) records[i] = {{ux(rng), u(rng), u(rng)}, {1, 2, 3}, 1.0f, static_cast<std::uint32_t>(rank * n + i)};
+    for (std::size_t i = 0; i < n; ++i)
+      records[i] = {{ux(rng), u(rng), u(rng)}, {1, 2, 3}, 1.0f, static_cast<std::uint32_t>(rank * n + i)};
     std::vector<int> stay(n, rank), some_leave(n, rank);
     std::bernoulli_distribution leave(0.1);
     for (auto& r : some_leave) r = leave(rng) ? (rank + 1) % size : rank;
@@ -174,13 +178,15 @@ int main(int argc, char** argv) {
       particles = coalesce::host_vector<Particle>(records);
       hand = to_soa(records);
     };
-    double const lib_none = median_ms(reps, [&] { (void)coalesce::mpi::migrate(d, particles, std::span<int const>(stay)); });
+    double const lib_none =
+        median_ms(reps, [&] { (void)coalesce::mpi::migrate(d, particles, std::span<int const>(stay)); });
     double const hand_none = median_ms(reps, [&] { hand_migrate(hand, stay, rank, size); });
     // 10% leaving: every repetition starts from the same particles (the reset is not timed).
     std::vector<double> lib_t, hand_t;
     for (int r = 0; r < reps; ++r) {
       reset();
-      lib_t.push_back(median_ms(0, [&] { (void)coalesce::mpi::migrate(d, particles, std::span<int const>(some_leave)); }));
+      lib_t.push_back(
+          median_ms(0, [&] { (void)coalesce::mpi::migrate(d, particles, std::span<int const>(some_leave)); }));
       hand_t.push_back(median_ms(0, [&] { hand_migrate(hand, some_leave, rank, size); }));
     }
     std::sort(lib_t.begin(), lib_t.end());
@@ -190,7 +196,8 @@ int main(int argc, char** argv) {
     std::vector<Particle> after(particles.size());
     particles.copy_to(after);
     bool same = after.size() == hand.size();
-    for (std::size_t i = 0; same && i < after.size(); ++i) same = after[i].id == hand.id[i] && after[i].pos.x == hand.x[i];
+    for (std::size_t i = 0; same && i < after.size(); ++i)
+      same = after[i].id == hand.id[i] && after[i].pos.x == hand.x[i];
 
     // Halo: whole records forward, a vec3 reverse; hand-written: gather, Sendrecv, write / add.
     reset();
@@ -224,8 +231,8 @@ int main(int argc, char** argv) {
         int sent = static_cast<int>(out.size()), got = 0;
         MPI_Sendrecv(&sent, 1, MPI_INT, to, 1, &got, 1, MPI_INT, from, 1, MPI_COMM_WORLD, MPI_STATUS_IGNORE);
         in.resize(static_cast<std::size_t>(got));
-        MPI_Sendrecv(out.data(), sent * static_cast<int>(sizeof(Particle)), MPI_BYTE, to, 2, in.data(), got * static_cast<int>(sizeof(Particle)),
-                     MPI_BYTE, from, 2, MPI_COMM_WORLD, MPI_STATUS_IGNORE);
+        MPI_Sendrecv(out.data(), sent * static_cast<int>(sizeof(Particle)), MPI_BYTE, to, 2, in.data(),
+                     got * static_cast<int>(sizeof(Particle)), MPI_BYTE, from, 2, MPI_COMM_WORLD, MPI_STATUS_IGNORE);
         ghosts_in[k] = in.size();
         ghosts.each_field([&](auto& column) { column.resize(written + in.size()); });
         for (std::size_t j = 0; j < in.size(); ++j) {
@@ -242,12 +249,13 @@ int main(int argc, char** argv) {
     auto hand_reverse = [&] {
       for (int k = 0; k < 2; ++k) {
         std::size_t const base = hand.size() + (k == 0 ? 0 : ghosts_in[0]);
-        fout.assign(hforce.begin() + static_cast<std::ptrdiff_t>(base), hforce.begin() + static_cast<std::ptrdiff_t>(base + ghosts_in[k]));
+        fout.assign(hforce.begin() + static_cast<std::ptrdiff_t>(base),
+                    hforce.begin() + static_cast<std::ptrdiff_t>(base + ghosts_in[k]));
         auto const& list = lists[static_cast<std::size_t>(k)];
         fin.resize(list.size());
         int const to = k == 0 ? above : below, from = k == 0 ? below : above;
-        MPI_Sendrecv(fout.data(), static_cast<int>(fout.size() * sizeof(vec3)), MPI_BYTE, to, 3, fin.data(), static_cast<int>(fin.size() * sizeof(vec3)),
-                     MPI_BYTE, from, 3, MPI_COMM_WORLD, MPI_STATUS_IGNORE);
+        MPI_Sendrecv(fout.data(), static_cast<int>(fout.size() * sizeof(vec3)), MPI_BYTE, to, 3, fin.data(),
+                     static_cast<int>(fin.size() * sizeof(vec3)), MPI_BYTE, from, 3, MPI_COMM_WORLD, MPI_STATUS_IGNORE);
         for (std::size_t j = 0; j < list.size(); ++j) {
           auto& f = hforce[list[j]];
           f.x += fin[j].x, f.y += fin[j].y, f.z += fin[j].z;
@@ -256,14 +264,18 @@ int main(int argc, char** argv) {
     };
     double const hand_reverse_ms = median_ms(reps, hand_reverse);
     if (rank == 0) {
-      std::printf("migrate_bench: %d ranks, %zu particles per rank (32 B), %zu ghosts on rank 0\n", size, n, halo.ghosts());
-      std::printf("migrate, none leaving   coalesce %8.3f ms   hand-written %8.3f ms   %.2f x\n", lib_none, hand_none, lib_none / hand_none);
-      std::printf("migrate, 10%% leaving    coalesce %8.3f ms   hand-written %8.3f ms   %.2f x   (same particles, same order: %s)\n",
-                  lib_ten, hand_ten, lib_ten / hand_ten, same ? "yes" : "NO");
-      std::printf("halo forward (records)  coalesce %8.3f ms   hand-written %8.3f ms   %.2f x\n", lib_forward, hand_forward_ms,
-                  lib_forward / hand_forward_ms);
-      std::printf("halo reverse (vec3)     coalesce %8.3f ms   hand-written %8.3f ms   %.2f x\n", lib_reverse, hand_reverse_ms,
-                  lib_reverse / hand_reverse_ms);
+      std::printf("migrate_bench: %d ranks, %zu particles per rank (32 B), %zu ghosts on rank 0\n", size, n,
+                  halo.ghosts());
+      std::printf("migrate, none leaving   coalesce %8.3f ms   hand-written %8.3f ms   %.2f x\n", lib_none, hand_none,
+                  lib_none / hand_none);
+      std::printf(
+          "migrate, 10%% leaving    coalesce %8.3f ms   hand-written %8.3f ms   %.2f x   (same particles, same order: "
+          "%s)\n",
+          lib_ten, hand_ten, lib_ten / hand_ten, same ? "yes" : "NO");
+      std::printf("halo forward (records)  coalesce %8.3f ms   hand-written %8.3f ms   %.2f x\n", lib_forward,
+                  hand_forward_ms, lib_forward / hand_forward_ms);
+      std::printf("halo reverse (vec3)     coalesce %8.3f ms   hand-written %8.3f ms   %.2f x\n", lib_reverse,
+                  hand_reverse_ms, lib_reverse / hand_reverse_ms);
     }
     if (!same) MPI_Abort(MPI_COMM_WORLD, 1);
   }

@@ -38,13 +38,13 @@ using atom_layout = coalesce::split<coalesce::fields<&Atom::pos>, coalesce::aos,
 
 constexpr float cutoff = 2.5f, skin = 0.3f;
 
-#define CHECK_CUDA(call)                                                                   \
-  do {                                                                                     \
-    cudaError_t e = (call);                                                                \
-    if (e != cudaSuccess) {                                                                \
-      std::fprintf(stderr, "%s failed: %s\n", #call, cudaGetErrorString(e));               \
-      std::exit(2);                                                                        \
-    }                                                                                      \
+#define CHECK_CUDA(call)                                                     \
+  do {                                                                       \
+    cudaError_t e = (call);                                                  \
+    if (e != cudaSuccess) {                                                  \
+      std::fprintf(stderr, "%s failed: %s\n", #call, cudaGetErrorString(e)); \
+      std::exit(2);                                                          \
+    }                                                                        \
   } while (0)
 
 template <class F> double median_ms(int runs, F&& f) {
@@ -89,8 +89,8 @@ __global__ void scatter_cells(int n, int const* cell, int* cursor, int* members)
   if (i >= n) return;
   members[atomicAdd(&cursor[cell[i]], 1)] = i;
 }
-__global__ void build_padded(int n, float4 const* pos, grid_info g, int const* start, int const* counts, int const* members,
-                             float reach2, int width, unsigned* list, unsigned* nn) {
+__global__ void build_padded(int n, float4 const* pos, grid_info g, int const* start, int const* counts,
+                             int const* members, float reach2, int width, unsigned* list, unsigned* nn) {
   int i = blockIdx.x * blockDim.x + threadIdx.x;
   if (i >= n) return;
   float4 p = pos[i];
@@ -101,9 +101,27 @@ __global__ void build_padded(int n, float4 const* pos, grid_info g, int const* s
       for (int dx = -1; dx <= 1; ++dx) {
         int x = cx + dx, y = cy + dy, z = cz + dz;
         float sx = 0, sy = 0, sz = 0;
-        if (x < 0) { x += g.cells; sx = -g.length; } else if (x >= g.cells) { x -= g.cells; sx = g.length; }
-        if (y < 0) { y += g.cells; sy = -g.length; } else if (y >= g.cells) { y -= g.cells; sy = g.length; }
-        if (z < 0) { z += g.cells; sz = -g.length; } else if (z >= g.cells) { z -= g.cells; sz = g.length; }
+        if (x < 0) {
+          x += g.cells;
+          sx = -g.length;
+        } else if (x >= g.cells) {
+          x -= g.cells;
+          sx = g.length;
+        }
+        if (y < 0) {
+          y += g.cells;
+          sy = -g.length;
+        } else if (y >= g.cells) {
+          y -= g.cells;
+          sy = g.length;
+        }
+        if (z < 0) {
+          z += g.cells;
+          sz = -g.length;
+        } else if (z >= g.cells) {
+          z -= g.cells;
+          sz = g.length;
+        }
         int c = (z * g.cells + y) * g.cells + x;
         for (int m = start[c], e = start[c] + counts[c]; m < e; ++m) {
           int j = members[m];
@@ -121,7 +139,8 @@ __global__ void build_padded(int n, float4 const* pos, grid_info g, int const* s
 
 // ---- hand-written force ----
 __device__ inline float min_image(float d, float length) { return d - length * rintf(d / length); }
-__global__ void force_float4(int n, float4 const* pos, unsigned const* list, unsigned const* nn, float length, float rc2, float4* f) {
+__global__ void force_float4(int n, float4 const* pos, unsigned const* list, unsigned const* nn, float length,
+                             float rc2, float4* f) {
   int i = blockIdx.x * blockDim.x + threadIdx.x;
   if (i >= n) return;
   float4 p = pos[i];
@@ -189,8 +208,10 @@ int main(int argc, char** argv) {
   std::uniform_real_distribution<float> jitter(-0.1f * spacing, 0.1f * spacing);
   std::vector<Atom> atoms(n);
   for (std::size_t i = 0; i < n; ++i) {
-    int const x = static_cast<int>(i % side), y = static_cast<int>((i / side) % side), z = static_cast<int>(i / (std::size_t(side) * side));
-    atoms[i].pos = {(x + 0.5f) * spacing + jitter(rng), (y + 0.5f) * spacing + jitter(rng), (z + 0.5f) * spacing + jitter(rng)};
+    int const x = static_cast<int>(i % side), y = static_cast<int>((i / side) % side),
+              z = static_cast<int>(i / (std::size_t(side) * side));
+    atoms[i].pos = {(x + 0.5f) * spacing + jitter(rng), (y + 0.5f) * spacing + jitter(rng),
+                    (z + 0.5f) * spacing + jitter(rng)};
   }
   std::shuffle(atoms.begin(), atoms.end(), rng);  // random order first, as a code that never sorted
   coalesce::box const domain{.lo = {0, 0, 0}, .hi = {length, length, length}};
@@ -284,7 +305,8 @@ int main(int argc, char** argv) {
   auto reference_force = [&](std::size_t i) {
     double f[3] = {0, 0, 0};
     for (auto j : reference_rows[i]) {
-      double d[3] = {double(atoms[i].pos.x) - atoms[j].pos.x, double(atoms[i].pos.y) - atoms[j].pos.y, double(atoms[i].pos.z) - atoms[j].pos.z};
+      double d[3] = {double(atoms[i].pos.x) - atoms[j].pos.x, double(atoms[i].pos.y) - atoms[j].pos.y,
+                     double(atoms[i].pos.z) - atoms[j].pos.z};
       for (double& c : d) c -= length * std::nearbyint(c / length);
       double const r2 = d[0] * d[0] + d[1] * d[1] + d[2] * d[2];
       if (r2 < double(rc2)) {
@@ -333,28 +355,33 @@ int main(int argc, char** argv) {
     library_force(lst.view(), v, length, rc2);
     std::vector<Atom> out(n);
     d.copy_to(std::span<Atom>(out));
-    return max_error([&](std::size_t i) { return std::array<double, 3>{out[i].force.x, out[i].force.y, out[i].force.z}; });
+    return max_error([&](std::size_t i) {
+      return std::array<double, 3>{out[i].force.x, out[i].force.y, out[i].force.z};
+    });
   };
   results[0].error = library_error(columns);
   results[1].error = library_error(rows);
   results[2].error = library_error(packed);
   results.insert(results.begin(), hand);
 
-  std::printf("neighbor_build: %zu particles, density 0.8442, cutoff %.1f + skin %.1f, Hilbert order, %d runs (median)\n", n,
-              cutoff, skin, runs);
-  std::printf("ceiling: writing the padded list once (cudaMemset of %.1f MB): %.3f ms\n", double(n) * width * 4 / 1e6, write_floor);
-  std::printf("%-38s %9s %8s %8s %9s %8s %6s %6s %10s %8s\n", "list", "build ms", "x hand", "x floor", "force ms", "x hand", "width",
-              "fill", "B/particle", "error");
+  std::printf(
+      "neighbor_build: %zu particles, density 0.8442, cutoff %.1f + skin %.1f, Hilbert order, %d runs (median)\n", n,
+      cutoff, skin, runs);
+  std::printf("ceiling: writing the padded list once (cudaMemset of %.1f MB): %.3f ms\n", double(n) * width * 4 / 1e6,
+              write_floor);
+  std::printf("%-38s %9s %8s %8s %9s %8s %6s %6s %10s %8s\n", "list", "build ms", "x hand", "x floor", "force ms",
+              "x hand", "width", "fill", "B/particle", "error");
   for (auto const& r : results) {
     double const error_ratio = hand.error > 0 ? r.error / hand.error : 1.0;
-    std::printf("%-38s %9.3f %8.2f %8.2f %9.3f %8.2f %6zu %6.2f %10.1f %8.2e%s\n", r.name.c_str(), r.build_ms, r.build_ms / hand.build_ms,
-                r.build_ms / write_floor, r.force_ms, r.force_ms / hand.force_ms, r.width, r.fill, r.bytes / n, r.error,
-                error_ratio > 2.0 ? "  ERROR > 2x hand-written" : "");
+    std::printf("%-38s %9.3f %8.2f %8.2f %9.3f %8.2f %6zu %6.2f %10.1f %8.2e%s\n", r.name.c_str(), r.build_ms,
+                r.build_ms / hand.build_ms, r.build_ms / write_floor, r.force_ms, r.force_ms / hand.force_ms, r.width,
+                r.fill, r.bytes / n, r.error, error_ratio > 2.0 ? "  ERROR > 2x hand-written" : "");
     ok = ok && error_ratio <= 2.0;
   }
-  std::printf("entries per particle (full list): %.1f; widest row %zu\n", double(columns.entries()) / n, columns.widest());
-  cudaFree(pos), cudaFree(f4), cudaFree(cell), cudaFree(members), cudaFree(counts), cudaFree(start), cudaFree(cursor), cudaFree(list),
-      cudaFree(nn), cudaFree(temp);
+  std::printf("entries per particle (full list): %.1f; widest row %zu\n", double(columns.entries()) / n,
+              columns.widest());
+  cudaFree(pos), cudaFree(f4), cudaFree(cell), cudaFree(members), cudaFree(counts), cudaFree(start), cudaFree(cursor),
+      cudaFree(list), cudaFree(nn), cudaFree(temp);
   std::printf("%s\n", ok ? "lists identical, forces within 2x the hand-written error" : "FAILED");
   return ok ? 0 : 1;
 }

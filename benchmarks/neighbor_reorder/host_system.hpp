@@ -30,13 +30,15 @@ inline host_system make_host_system(std::size_t n, unsigned seed = 12) {
   s.box = static_cast<float>(std::cbrt(static_cast<double>(n) / 5.0));
   std::mt19937 rng(seed);
   std::uniform_real_distribution<float> u(0.0f, s.box);
-  for (std::size_t i = 0; i < n; ++i) s.particles.push_back({{u(rng), u(rng), u(rng)}, {0, 0, 0}, 1.0f, static_cast<std::uint32_t>(i)});
+  for (std::size_t i = 0; i < n; ++i)
+    s.particles.push_back({{u(rng), u(rng), u(rng)}, {0, 0, 0}, 1.0f, static_cast<std::uint32_t>(i)});
   int const g = std::max(1, static_cast<int>(s.box));  // cells at least 1 wide
   std::vector<std::vector<std::uint32_t>> cells(static_cast<std::size_t>(g) * g * g);
   auto cell_of = [&](float x) { return std::min(g - 1, static_cast<int>(x / s.box * static_cast<float>(g))); };
   for (std::size_t i = 0; i < n; ++i) {
     auto const& p = s.particles[i].pos;
-    cells[static_cast<std::size_t>((cell_of(p.z) * g + cell_of(p.y)) * g + cell_of(p.x))].push_back(static_cast<std::uint32_t>(i));
+    cells[static_cast<std::size_t>((cell_of(p.z) * g + cell_of(p.y)) * g + cell_of(p.x))].push_back(
+        static_cast<std::uint32_t>(i));
   }
   s.list.assign(host_system::slots * n, 0);
   s.counts.assign(n, 0);
@@ -78,7 +80,8 @@ inline host_system hilbert_ordered(host_system s) {
   coalesce::reorder_plan plan;
   coalesce::box const box{.lo = {0, 0, 0}, .hi = {s.box, s.box, s.box}};
   coalesce::sort_by_key(v, coalesce::hilbert_keys(v, &Particle::pos, box, plan), plan);
-  coalesce::remap(coalesce::host_neighbor_list<std::uint32_t>{.indices = s.list.data(), .particles = s.n,
+  coalesce::remap(coalesce::host_neighbor_list<std::uint32_t>{.indices = s.list.data(),
+                                                              .particles = s.n,
                                                               .max_neighbors = host_system::slots,
                                                               .order = coalesce::neighbor_order::column_major,
                                                               .counts = s.counts.data()},

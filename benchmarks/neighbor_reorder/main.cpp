@@ -83,7 +83,6 @@ struct world {
 
 std::uint32_t* raw(index_array& v) { return v.data(); }
 
-
 // Cell list (cell keys sorted without moving the particles) -> neighbour list, on the device.
 void build_neighbors(world& w) {
   coalesce::reorder_plan plan;
@@ -94,7 +93,8 @@ void build_neighbors(world& w) {
   std::uint32_t const* order = plan.permutation().data();
   auto const g = keys.grid;
   if (g[0] < 3) {
-    std::fprintf(stderr, "neighbor_reorder: need at least 3 cells per axis (n >= %d)\n", static_cast<int>(27 * density) + 1);
+    std::fprintf(stderr, "neighbor_reorder: need at least 3 cells per axis (n >= %d)\n",
+                 static_cast<int>(27 * density) + 1);
     std::exit(2);
   }
   auto const v = w.particles.const_view();
@@ -139,7 +139,8 @@ void build_neighbors(world& w) {
 
 // Lennard-Jones-like force over the neighbour list; one thread per particle. The same source
 // for the particles in any layout.
-template <class Particles> void pair_kernel_on(Particles const& particles, world& w, coalesce::device_vector<vec3>& force) {
+template <class Particles>
+void pair_kernel_on(Particles const& particles, world& w, coalesce::device_vector<vec3>& force) {
   auto const v = particles.const_view();
   auto f = force.view();
   std::uint32_t const* nbr = raw(w.neighbors);
@@ -185,7 +186,8 @@ std::vector<Particle> make_particles(std::size_t n, float box) {
   std::uniform_real_distribution<float> u(0.0f, box);
   std::normal_distribution<float> g(0.0f, 1.0f);
   std::vector<Particle> out(n);
-  for (std::size_t i = 0; i < n; ++i) out[i] = {{u(rng), u(rng), u(rng)}, {g(rng), g(rng), g(rng)}, 1.0f, static_cast<std::uint32_t>(i)};
+  for (std::size_t i = 0; i < n; ++i)
+    out[i] = {{u(rng), u(rng), u(rng)}, {g(rng), g(rng), g(rng)}, 1.0f, static_cast<std::uint32_t>(i)};
   return out;  // generated independently: storage order is random with respect to space
 }
 
@@ -201,7 +203,8 @@ struct size_report {
   double pair_before_ms, copy_ms, locality_before;
   std::vector<result> orders;
   // --bench (GPU)
-  double cub_sort_ms = -1, raw_gather_ms = -1, column_gather_ms = -1, library_sort_by_key_ms = -1, library_permute_ms = -1;
+  double cub_sort_ms = -1, raw_gather_ms = -1, column_gather_ms = -1, library_sort_by_key_ms = -1,
+         library_permute_ms = -1;
 };
 
 template <class Vec> std::vector<vec3> forces_by_id(Vec const& force, world const& w) {
@@ -219,7 +222,8 @@ bool same_forces(std::vector<vec3> const& a, std::vector<vec3> const& b) {
 
 #if COALESCE_WITH_CUDA
 // The hand-written equivalent of the fused permutation: 8 raw SoA columns, one kernel.
-void raw_gather(std::uint32_t const* perm, std::size_t n, std::array<float const*, 8> const& src, std::array<float*, 8> const& dst) {
+void raw_gather(std::uint32_t const* perm, std::size_t n, std::array<float const*, 8> const& src,
+                std::array<float*, 8> const& dst) {
   coalesce::for_each_index(coalesce::device{}, n, [=] __device__(std::size_t i) {
     std::uint32_t const p = perm[i];
 #pragma unroll
@@ -236,8 +240,8 @@ size_report run_size(std::size_t n, options const& opt) {
   world w{n, box, coalesce::device_vector<Particle>(records), index_array(n * max_neighbors), index_array(n)};
   build_neighbors(w);
   coalesce::device_vector<vec3> force(n);
-  coalesce::device_neighbor_list<std::uint32_t> list{raw(w.neighbors), n, max_neighbors, coalesce::neighbor_order::column_major,
-                                              raw(w.counts)};
+  coalesce::device_neighbor_list<std::uint32_t> list{raw(w.neighbors), n, max_neighbors,
+                                                     coalesce::neighbor_order::column_major, raw(w.counts)};
   coalesce::reorder_plan plan;
   rep.locality_before = coalesce::neighbor_locality(list, plan);
   rep.pair_before_ms = bench::median_ms([&] { pair_kernel(w, force); }, opt.runs, 2);
@@ -247,10 +251,12 @@ size_report run_size(std::size_t n, options const& opt) {
   coalesce::device_vector<Particle> backup = w.particles;
   index_array neighbors_backup = w.neighbors, counts_backup = w.counts;
   std::size_t const particle_bytes = n * sizeof(Particle);
-  rep.copy_ms = bench::median_ms([&] {
-    coalesce::detail::copy_bytes(coalesce::detail::memory_kind::device, w.particles.storage().base(),
-                                 coalesce::detail::memory_kind::device, backup.storage().base(), particle_bytes);
-  }, opt.runs, 2);
+  rep.copy_ms = bench::median_ms(
+      [&] {
+        coalesce::detail::copy_bytes(coalesce::detail::memory_kind::device, w.particles.storage().base(),
+                                     coalesce::detail::memory_kind::device, backup.storage().base(), particle_bytes);
+      },
+      opt.runs, 2);
 
   auto const restore = [&] {
     w.particles = backup;
@@ -270,9 +276,21 @@ size_report run_size(std::size_t n, options const& opt) {
     };
     coalesce::key_array<std::uint32_t, coalesce::device> k;
     r.keys_ms = timed(opt.runs, restore, [&] { k = keys(); });
-    r.sort_ms = timed(opt.runs, [&] { restore(); k = keys(); }, [&] { coalesce::sort_by_key(w.particles, k, plan); });
-    r.remap_ms = timed(opt.runs, [&] { restore(); k = keys(); coalesce::sort_by_key(w.particles, k, plan); },
-                       [&] { coalesce::remap(list, plan); });
+    r.sort_ms = timed(
+        opt.runs,
+        [&] {
+          restore();
+          k = keys();
+        },
+        [&] { coalesce::sort_by_key(w.particles, k, plan); });
+    r.remap_ms = timed(
+        opt.runs,
+        [&] {
+          restore();
+          k = keys();
+          coalesce::sort_by_key(w.particles, k, plan);
+        },
+        [&] { coalesce::remap(list, plan); });
     r.total_ms = timed(opt.runs, restore, [&] {
       k = keys();
       coalesce::sort_by_key(w.particles, k, plan);
@@ -291,20 +309,25 @@ size_report run_size(std::size_t n, options const& opt) {
     restore();
     auto const k = coalesce::hilbert_keys(w.particles, &Particle::pos, space, plan);
     index_array keys_in(n), keys_out(n), vals_in(n), vals_out(n);
-    coalesce::detail::copy_bytes(coalesce::detail::memory_kind::device, raw(keys_in), coalesce::detail::memory_kind::device,
-                                 k.data, n * 4);
+    coalesce::detail::copy_bytes(coalesce::detail::memory_kind::device, raw(keys_in),
+                                 coalesce::detail::memory_kind::device, k.data, n * 4);
     std::uint32_t* vin = raw(vals_in);
-    coalesce::for_each_index(coalesce::device{}, n, [=] __device__(std::size_t i) { vin[i] = static_cast<std::uint32_t>(i); });
+    coalesce::for_each_index(coalesce::device{}, n,
+                             [=] __device__(std::size_t i) { vin[i] = static_cast<std::uint32_t>(i); });
     std::size_t temp_bytes = 0;
     auto const count = static_cast<std::uint32_t>(n);
     bench::check_cuda(cub::DeviceRadixSort::SortPairs(nullptr, temp_bytes, raw(keys_in), raw(keys_out), raw(vals_in),
-                                                      raw(vals_out), count, k.begin_bit, k.end_bit), "SortPairs");
+                                                      raw(vals_out), count, k.begin_bit, k.end_bit),
+                      "SortPairs");
     void* temp = nullptr;
     bench::check_cuda(cudaMalloc(&temp, temp_bytes), "cudaMalloc");
-    rep.cub_sort_ms = bench::median_ms([&] {
-      bench::check_cuda(cub::DeviceRadixSort::SortPairs(temp, temp_bytes, raw(keys_in), raw(keys_out), raw(vals_in),
-                                                        raw(vals_out), count, k.begin_bit, k.end_bit), "SortPairs");
-    }, opt.runs, 2);
+    rep.cub_sort_ms = bench::median_ms(
+        [&] {
+          bench::check_cuda(cub::DeviceRadixSort::SortPairs(temp, temp_bytes, raw(keys_in), raw(keys_out), raw(vals_in),
+                                                            raw(vals_out), count, k.begin_bit, k.end_bit),
+                            "SortPairs");
+        },
+        opt.runs, 2);
     std::uint32_t const* perm = raw(vals_out);
     coalesce::device_vector<Particle> target(n);
     std::array<float const*, 8> src{};
@@ -314,15 +337,20 @@ size_report run_size(std::size_t n, options const& opt) {
       dst[c] = reinterpret_cast<float*>(target.storage().blobs[c]);
     }
     rep.raw_gather_ms = bench::median_ms([&] { raw_gather(perm, n, src, dst); }, opt.runs, 2);
-    rep.column_gather_ms = bench::median_ms([&] {
-      for (int c = 0; c < 8; ++c) thrust::gather(thrust::device, perm, perm + n, src[c], dst[c]);
-    }, opt.runs, 2);
+    rep.column_gather_ms = bench::median_ms(
+        [&] {
+          for (int c = 0; c < 8; ++c) thrust::gather(thrust::device, perm, perm + n, src[c], dst[c]);
+        },
+        opt.runs, 2);
     // The library on the same keys: sort_by_key (sort + fused permutation), and the permutation alone.
     coalesce::key_array<std::uint32_t, coalesce::device> fresh;
-    rep.library_sort_by_key_ms = timed(opt.runs, [&] {
-      restore();
-      fresh = coalesce::hilbert_keys(w.particles, &Particle::pos, space, plan);
-    }, [&] { coalesce::sort_by_key(w.particles, fresh, plan); });
+    rep.library_sort_by_key_ms = timed(
+        opt.runs,
+        [&] {
+          restore();
+          fresh = coalesce::hilbert_keys(w.particles, &Particle::pos, space, plan);
+        },
+        [&] { coalesce::sort_by_key(w.particles, fresh, plan); });
     rep.library_permute_ms = timed(opt.runs, restore, [&] { coalesce::apply(plan, w.particles); });
     bench::check_cuda(cudaFree(temp), "cudaFree");
   }
@@ -338,9 +366,10 @@ void print(size_report const& r, bool bench_mode) {
               "pair ms", "speedup", "cost/pair", "cost/copy", "pays off", "forces");
   for (auto const& o : r.orders) {
     double const gain = r.pair_before_ms - o.pair_after_ms;
-    std::printf("  %-8s %9.3f %9.3f %9.3f %9.3f %9.3f %8.1fx %9.2f %9.2f %8s %s\n", o.ordering.c_str(), o.keys_ms, o.sort_ms,
-                o.remap_ms, o.total_ms, o.pair_after_ms, r.pair_before_ms / o.pair_after_ms, o.total_ms / r.pair_before_ms,
-                o.total_ms / r.copy_ms, gain > 0 ? std::to_string(static_cast<long>(std::ceil(o.total_ms / gain))).c_str() : "never",
+    std::printf("  %-8s %9.3f %9.3f %9.3f %9.3f %9.3f %8.1fx %9.2f %9.2f %8s %s\n", o.ordering.c_str(), o.keys_ms,
+                o.sort_ms, o.remap_ms, o.total_ms, o.pair_after_ms, r.pair_before_ms / o.pair_after_ms,
+                o.total_ms / r.pair_before_ms, o.total_ms / r.copy_ms,
+                gain > 0 ? std::to_string(static_cast<long>(std::ceil(o.total_ms / gain))).c_str() : "never",
                 o.identical ? "identical" : "DIFFERENT");
   }
   auto const best = std::min_element(r.orders.begin(), r.orders.end(),
@@ -352,10 +381,11 @@ void print(size_report const& r, bool bench_mode) {
                 r.raw_gather_ms, bare);
     std::printf("         sort_by_key %.3f ms -> %.2fx of bare (target <= 1.2);  with keys + remap (hilbert) %.2fx\n",
                 r.library_sort_by_key_ms, r.library_sort_by_key_ms / bare, r.orders[2].total_ms / bare);
-    std::printf("         fused permutation %.3f ms vs column-by-column thrust::gather %.3f ms (%.2fx faster), vs "
-                "hand-written %.2fx;  copy ceiling %.3f ms (permutation = %.2f copies)\n",
-                r.library_permute_ms, r.column_gather_ms, r.column_gather_ms / r.library_permute_ms,
-                r.library_permute_ms / r.raw_gather_ms, r.copy_ms, r.library_permute_ms / r.copy_ms);
+    std::printf(
+        "         fused permutation %.3f ms vs column-by-column thrust::gather %.3f ms (%.2fx faster), vs "
+        "hand-written %.2fx;  copy ceiling %.3f ms (permutation = %.2f copies)\n",
+        r.library_permute_ms, r.column_gather_ms, r.column_gather_ms / r.library_permute_ms,
+        r.library_permute_ms / r.raw_gather_ms, r.copy_ms, r.library_permute_ms / r.copy_ms);
   }
 }
 
@@ -372,8 +402,8 @@ void write_json(std::string const& file, std::vector<size_report> const& reports
                  "    {\"n\": %zu, \"pair_before_ms\": %.6f, \"copy_ms\": %.6f, \"locality_before\": %.3f, "
                  "\"cub_sort_ms\": %.6f, \"raw_gather_ms\": %.6f, \"column_gather_ms\": %.6f, "
                  "\"library_sort_by_key_ms\": %.6f, \"library_permute_ms\": %.6f, \"orders\": [\n",
-                 r.n, r.pair_before_ms, r.copy_ms, r.locality_before, r.cub_sort_ms, r.raw_gather_ms, r.column_gather_ms,
-                 r.library_sort_by_key_ms, r.library_permute_ms);
+                 r.n, r.pair_before_ms, r.copy_ms, r.locality_before, r.cub_sort_ms, r.raw_gather_ms,
+                 r.column_gather_ms, r.library_sort_by_key_ms, r.library_permute_ms);
     for (std::size_t o = 0; o < r.orders.size(); ++o) {
       auto const& x = r.orders[o];
       std::fprintf(f,
@@ -412,7 +442,8 @@ std::vector<layout_row> layout_bench(std::size_t n, options const& opt) {
   world w{n, box, coalesce::device_vector<Particle>(records), index_array(n * max_neighbors), index_array(n)};
   build_neighbors(w);
   std::vector<float4_t> host4(n);
-  for (std::size_t i = 0; i < n; ++i) host4[i] = {records[i].pos.x, records[i].pos.y, records[i].pos.z, records[i].mass};
+  for (std::size_t i = 0; i < n; ++i)
+    host4[i] = {records[i].pos.x, records[i].pos.y, records[i].pos.z, records[i].mass};
   coalesce::device_array<float4_t> pos4(host4);
   coalesce::device_vector<vec3> force(n);
   std::vector<layout_row> rows;
@@ -437,7 +468,8 @@ std::vector<layout_row> layout_bench(std::size_t n, options const& opt) {
       coalesce::reorder_plan plan;
       coalesce::box const space{.lo = {0, 0, 0}, .hi = {box, box, box}};
       coalesce::sort_by_key(w.particles, coalesce::hilbert_keys(w.particles, &Particle::pos, space, plan), plan);
-      coalesce::remap(coalesce::device_neighbor_list<std::uint32_t>{.indices = raw(w.neighbors), .particles = n,
+      coalesce::remap(coalesce::device_neighbor_list<std::uint32_t>{.indices = raw(w.neighbors),
+                                                                    .particles = n,
                                                                     .max_neighbors = max_neighbors,
                                                                     .order = coalesce::neighbor_order::column_major,
                                                                     .counts = raw(w.counts)},
@@ -445,9 +477,10 @@ std::vector<layout_row> layout_bench(std::size_t n, options const& opt) {
       coalesce::apply(plan, pos4);  // the hand-written code's positions, reordered by the same plan
     }
   }
-  std::printf("\npair kernel by layout, %zu particles, %zu slots (column-major), medians of %d runs; ratio = time / "
-              "hand-written float4 of the same phase\n",
-              n, max_neighbors, opt.runs);
+  std::printf(
+      "\npair kernel by layout, %zu particles, %zu slots (column-major), medians of %d runs; ratio = time / "
+      "hand-written float4 of the same phase\n",
+      n, max_neighbors, opt.runs);
   std::printf("%-14s %-36s %10s %8s %s\n", "phase", "layout", "ms", "ratio", "forces");
   for (auto const& r : rows) {
     std::printf("%-14s %-36s %10.4f %8.3f %s\n", r.phase.c_str(), r.layout.c_str(), r.ms, r.ratio,
@@ -462,9 +495,11 @@ void write_layout_json(std::string const& path, std::size_t n, std::vector<layou
   std::fprintf(f, "{\n  \"device\": \"%s\",\n  \"particles\": %zu,\n  \"rows\": [\n", bench::device_name(), n);
   for (std::size_t i = 0; i < rows.size(); ++i) {
     auto const& r = rows[i];
-    std::fprintf(f, "    {\"phase\": \"%s\", \"layout\": \"%s\", \"ms\": %.6f, \"ratio_to_float4\": %.4f, \"identical\": %s}%s\n",
-                 r.phase.c_str(), r.layout.c_str(), r.ms, r.ratio, r.identical ? "true" : "false",
-                 i + 1 < rows.size() ? "," : "");
+    std::fprintf(
+        f,
+        "    {\"phase\": \"%s\", \"layout\": \"%s\", \"ms\": %.6f, \"ratio_to_float4\": %.4f, \"identical\": %s}%s\n",
+        r.phase.c_str(), r.layout.c_str(), r.ms, r.ratio, r.identical ? "true" : "false",
+        i + 1 < rows.size() ? "," : "");
   }
   std::fprintf(f, "  ]\n}\n");
   std::fclose(f);
@@ -513,7 +548,9 @@ int main(int argc, char** argv) {
     for (auto const& o : reports.back().orders) ok = ok && o.identical;
   }
   if (!opt.json.empty()) write_json(opt.json, reports);
-  std::printf("\nforces after every reordering: %s (compared per particle id, bit for bit: remap keeps each row's "
-              "order, so the sums are the same)\n", ok ? "identical" : "DIFFERENT");
+  std::printf(
+      "\nforces after every reordering: %s (compared per particle id, bit for bit: remap keeps each row's "
+      "order, so the sums are the same)\n",
+      ok ? "identical" : "DIFFERENT");
   return ok ? 0 : 1;
 }

@@ -22,16 +22,16 @@ COALESCE_HOST_DEVICE inline float wrap(float d, float box) { return d - box * ::
 // so that both do the same arithmetic in the same order (bit-identical forces).
 COALESCE_HOST_DEVICE inline float pair_scale(float dx, float dy, float dz, float mass_j) {
   float const r2 = std::max(dx * dx + dy * dy + dz * dz, 0.09f);
-  float const inv_r2 = 1.0f / r2;  // one division per pair: the kernel should be bound by memory
+  float const inv_r2 = 1.0f / r2;                       // one division per pair: the kernel should be bound by memory
   float const s6 = 0.0156f * inv_r2 * inv_r2 * inv_r2;  // sigma = 0.5
   return 24.0f * s6 * (2.0f * s6 - 1.0f) * inv_r2 * mass_j;
 }
 
 // The force on particle i from its neighbours in a column-major list (entry k of particle i at
 // k * n + i, count[i] of them), for particles in any layout (v: a view, or a counting view).
-template <class View>
-COALESCE_HOST_DEVICE inline vec3 pair_force(View const& v, std::uint32_t const* nbr, std::uint32_t const* count, std::size_t n,
-                                            float L, std::size_t i) {
+template <class View> COALESCE_HOST_DEVICE inline vec3 pair_force(View const& v, std::uint32_t const* nbr,
+                                                                  std::uint32_t const* count, std::size_t n, float L,
+                                                                  std::size_t i) {
   vec3 const p = v[i][&Particle::pos];
   float fx = 0, fy = 0, fz = 0;
   std::uint32_t const m = count[i];

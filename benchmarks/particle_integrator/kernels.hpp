@@ -23,7 +23,8 @@ template <class View> COALESCE_HOST_DEVICE inline void step_one(View const& v, s
   pos = p;
 }
 template <class View> void step(View v, float dt) {
-  coalesce::for_each_index(coalesce::device{}, v.size(), [=] COALESCE_HOST_DEVICE(std::size_t i) { step_one(v, i, dt); });
+  coalesce::for_each_index(coalesce::device{}, v.size(),
+                           [=] COALESCE_HOST_DEVICE(std::size_t i) { step_one(v, i, dt); });
 }
 
 // The same step through leaf references (x += vx * dt on bound references). Each store may
@@ -45,7 +46,8 @@ template <class View> COALESCE_HOST_DEVICE inline void drift_x_one(View const& v
   r[&fat_particle::pos][&vec3::x] += r[&fat_particle::vel][&vec3::x] * dt;
 }
 template <class View> void drift_x(View v, float dt) {
-  coalesce::for_each_index(coalesce::device{}, v.size(), [=] COALESCE_HOST_DEVICE(std::size_t i) { drift_x_one(v, i, dt); });
+  coalesce::for_each_index(coalesce::device{}, v.size(),
+                           [=] COALESCE_HOST_DEVICE(std::size_t i) { drift_x_one(v, i, dt); });
 }
 
 // ------------------------------------------------------------------- hand-written baselines

@@ -134,7 +134,8 @@ void check_layouts(std::size_t n) {
   auto const fat = make_fat(n);
   coalesce::device_vector<fat_particle> fat_raw(fat);
   auto fv = fat_raw.view();
-  raw_soa_drift_x(fv.column(&fat_particle::pos, &vec3::x).data(), fv.column(&fat_particle::vel, &vec3::x).data(), n, dt);
+  raw_soa_drift_x(fv.column(&fat_particle::pos, &vec3::x).data(), fv.column(&fat_particle::vel, &vec3::x).data(), n,
+                  dt);
   auto const fat_want = records_of<fat_particle>(fat_raw);
   auto run_fat = [&]<class Layout>(char const* name, Layout) {
     coalesce::device_vector<fat_particle, Layout> f(fat);
@@ -161,7 +162,8 @@ void add(std::string group, std::string name, double ms, double bytes, double ce
 
 // Conversions of one record type between mappings (into storage that already exists), each
 // against a copy kernel over the same bytes in the same run.
-template <class Rec, class Split> void time_conversions(std::string const& record, std::vector<Rec> const& records, int runs) {
+template <class Rec, class Split>
+void time_conversions(std::string const& record, std::vector<Rec> const& records, int runs) {
   std::size_t const n = records.size();
   double const bytes = 2.0 * static_cast<double>(n * sizeof(Rec));
   coalesce::device_vector<Rec, coalesce::aos> aos_v(records), aos_copy(n);
@@ -173,7 +175,9 @@ template <class Rec, class Split> void time_conversions(std::string const& recor
   coalesce::device_vector<Rec> soa_v(records), soa_copy(records);
   coalesce::device_vector<Rec, coalesce::aosoa<32>> aosoa_v(records);
   coalesce::device_vector<Rec, Split> split_v(records);
-  auto row = [&](char const* name, auto&& work) { add(g, record + ": " + name, bench::median_ms(work, runs), bytes, copy_gbs, copy_ms); };
+  auto row = [&](char const* name, auto&& work) {
+    add(g, record + ": " + name, bench::median_ms(work, runs), bytes, copy_gbs, copy_ms);
+  };
   row("aos -> soa", [&] { soa_v = aos_v; });
   row("soa -> aos", [&] { aos_v = soa_v; });
   row("soa -> aosoa<32>", [&] { aosoa_v = soa_v; });
@@ -207,7 +211,8 @@ void measure(options const& o) {
   if (!coalesce::device_is_gpu) {
     // On the CPU an in-place update pays no write-allocate: its ceiling is an in-place stream.
     double const rmw_ms = bench::median_ms(
-        [&] { in_place_ceiling(reinterpret_cast<float*>(copy_dst.storage().base()), n * sizeof(particle) / 4); }, o.runs);
+        [&] { in_place_ceiling(reinterpret_cast<float*>(copy_dst.storage().base()), n * sizeof(particle) / 4); },
+        o.runs);
     step_ceiling = 2.0 * data_bytes / (rmw_ms * 1e6);
     add("ceiling", "in-place stream (read + write)", rmw_ms, 2.0 * data_bytes, step_ceiling, rmw_ms);
   }
@@ -216,8 +221,8 @@ void measure(options const& o) {
   double const raw_ms = bench::median_ms([&] { raw_soa_step(pointers_of(raw), n, dt); }, o.runs);
   add("step", "hand-written soa", raw_ms, step_bytes, step_ceiling, raw_ms);
   coalesce::device_vector<particle, coalesce::aos> raw_aos(records);
-  double const raw_aos_ms = bench::median_ms(
-      [&] { raw_aos_step(reinterpret_cast<particle*>(raw_aos.storage().base()), n, dt); }, o.runs);
+  double const raw_aos_ms =
+      bench::median_ms([&] { raw_aos_step(reinterpret_cast<particle*>(raw_aos.storage().base()), n, dt); }, o.runs);
   add("step", "hand-written aos", raw_aos_ms, step_bytes, step_ceiling, raw_ms);
 
   auto time_step = [&]<class Layout>(char const* name, Layout) {
@@ -247,7 +252,8 @@ void measure(options const& o) {
     add("drift_x", "hand-written soa", raw_drift, drift_bytes, step_ceiling, raw_drift);
     coalesce::device_vector<fat_particle, coalesce::aos> fat_aos(fat);
     add("drift_x", "hand-written aos",
-        bench::median_ms([&] { raw_aos_drift_x(reinterpret_cast<fat_particle*>(fat_aos.storage().base()), n, dt); }, o.runs),
+        bench::median_ms([&] { raw_aos_drift_x(reinterpret_cast<fat_particle*>(fat_aos.storage().base()), n, dt); },
+                         o.runs),
         drift_bytes, step_ceiling, raw_drift);
     auto time_drift = [&]<class Layout>(char const* name, Layout) {
       coalesce::device_vector<fat_particle, Layout> d(fat);
@@ -266,9 +272,11 @@ void measure(options const& o) {
     coalesce::device_vector<particle> soa_v(records);
     coalesce::device_vector<particle, coalesce::aosoa<32>> aosoa_v(records);
     double const bytes = 2.0 * data_bytes;
-    add("convert", "hand-written aos -> soa", bench::median_ms([&] {
-          raw_aos_to_soa(reinterpret_cast<particle const*>(aos_v.storage().base()), pointers_of(soa_v), n);
-        }, o.runs), bytes, copy_gbs, copy_ms);
+    add("convert", "hand-written aos -> soa",
+        bench::median_ms(
+            [&] { raw_aos_to_soa(reinterpret_cast<particle const*>(aos_v.storage().base()), pointers_of(soa_v), n); },
+            o.runs),
+        bytes, copy_gbs, copy_ms);
     add("convert", "aos -> soa", bench::median_ms([&] { soa_v = aos_v; }, o.runs), bytes, copy_gbs, copy_ms);
     add("convert", "soa -> aos", bench::median_ms([&] { aos_v = soa_v; }, o.runs), bytes, copy_gbs, copy_ms);
     add("convert", "soa -> aosoa<32>", bench::median_ms([&] { aosoa_v = soa_v; }, o.runs), bytes, copy_gbs, copy_ms);
@@ -300,9 +308,10 @@ void print_table() {
     std::printf("%-9s %-34s %10.3f %10.1f %12.3f %14.3f\n", r.group.c_str(), r.name.c_str(), r.ms, r.gbs(),
                 r.gbs() / r.ceiling_gbs, r.ms / r.baseline_ms);
   }
-  std::printf("\nGB/s counts the bytes a kernel must move (step: 36 B/particle, drift_x: 12 B/particle, convert: read +\n"
-              "write of every record); 'x ceiling' divides by the ceiling measured above in this run; 'time / base'\n"
-              "divides by the hand-written soa kernel of the same group (convert: by the copy kernel).\n");
+  std::printf(
+      "\nGB/s counts the bytes a kernel must move (step: 36 B/particle, drift_x: 12 B/particle, convert: read +\n"
+      "write of every record); 'x ceiling' divides by the ceiling measured above in this run; 'time / base'\n"
+      "divides by the hand-written soa kernel of the same group (convert: by the copy kernel).\n");
 }
 
 void write_json(options const& o) {

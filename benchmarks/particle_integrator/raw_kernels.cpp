@@ -68,7 +68,9 @@ void raw_aos_step(particle* p, std::size_t n, float dt) { aos_step_kernel<<<bloc
 void raw_soa_drift_x(float* x, float const* vx, std::size_t n, float dt) {
   soa_drift_kernel<<<blocks_for(n), threads>>>(x, vx, n, dt);
 }
-void raw_aos_drift_x(fat_particle* p, std::size_t n, float dt) { aos_drift_kernel<<<blocks_for(n), threads>>>(p, n, dt); }
+void raw_aos_drift_x(fat_particle* p, std::size_t n, float dt) {
+  aos_drift_kernel<<<blocks_for(n), threads>>>(p, n, dt);
+}
 void raw_aos_to_soa(particle const* in, soa_pointers out, std::size_t n) {
   aos_to_soa_kernel<<<blocks_for(n), threads>>>(in, out.x, out.y, out.z, out.vx, out.vy, out.vz, n);
 }

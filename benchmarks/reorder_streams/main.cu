@@ -154,10 +154,14 @@ int main(int argc, char** argv) {
       }
       return argv[++a];
     };
-    if (arg == "--n") opt.n = std::stoull(next());
-    else if (arg == "--neighbors") opt.neighbors = std::stoull(next());
-    else if (arg == "--runs") opt.runs = std::stoi(next());
-    else if (arg == "--json") opt.json = next();
+    if (arg == "--n")
+      opt.n = std::stoull(next());
+    else if (arg == "--neighbors")
+      opt.neighbors = std::stoull(next());
+    else if (arg == "--runs")
+      opt.runs = std::stoi(next());
+    else if (arg == "--json")
+      opt.json = next();
     else {
       std::fprintf(stderr, "usage: reorder_streams [--n N] [--neighbors K] [--runs R] [--json FILE]\n");
       return 2;
@@ -172,7 +176,8 @@ int main(int argc, char** argv) {
   std::mt19937 rng(7);
   std::uniform_real_distribution<float> u(0.0f, box_side);
   std::vector<Particle> records(n);
-  for (std::size_t i = 0; i < n; ++i) records[i] = {{u(rng), u(rng), u(rng)}, {u(rng), u(rng), u(rng)}, 1.0f, static_cast<std::uint32_t>(i)};
+  for (std::size_t i = 0; i < n; ++i)
+    records[i] = {{u(rng), u(rng), u(rng)}, {u(rng), u(rng), u(rng)}, 1.0f, static_cast<std::uint32_t>(i)};
   std::vector<std::uint32_t> list_host(slots);
   for (auto& j : list_host) j = static_cast<std::uint32_t>(rng() % n);
   coalesce::device_vector<Particle> particles{std::span<Particle const>(records)};
@@ -182,7 +187,9 @@ int main(int argc, char** argv) {
   std::uint32_t* list_in = device_alloc<std::uint32_t>(slots);
   std::uint32_t* list_out = device_alloc<std::uint32_t>(slots);
   bench::check_cuda(cudaMemcpy(list_in, list_host.data(), slots * 4, cudaMemcpyHostToDevice), "upload");
-  auto restore_list = [&] { bench::check_cuda(cudaMemcpyAsync(list, list_in, slots * 4, cudaMemcpyDeviceToDevice), "copy"); };
+  auto restore_list = [&] {
+    bench::check_cuda(cudaMemcpyAsync(list, list_in, slots * 4, cudaMemcpyDeviceToDevice), "copy");
+  };
 
   // The ceiling: a device-to-device copy of the list.
   double const copy_ms = bench::median_ms([&] { restore_list(); }, runs, 2);
@@ -199,7 +206,13 @@ int main(int argc, char** argv) {
   coalesce::device_neighbor_list<std::uint32_t> const nbr_in{list_in, n, K, coalesce::neighbor_order::column_major};
   coalesce::device_neighbor_list<std::uint32_t> const nbr_out{list_out, n, K, coalesce::neighbor_order::column_major};
   // remap in place includes restoring the list; that copy is timed alone and subtracted.
-  double const remap_in_place_ms = bench::median_ms([&] { restore_list(); coalesce::remap(nbr, plan); }, runs, 2) - copy_ms;
+  double const remap_in_place_ms = bench::median_ms(
+                                       [&] {
+                                         restore_list();
+                                         coalesce::remap(nbr, plan);
+                                       },
+                                       runs, 2) -
+                                   copy_ms;
   double const remap_into_ms = bench::median_ms([&] { coalesce::remap(nbr_in, nbr_out, plan); }, runs, 2);
   plan.set_checks(coalesce::check_policy::deferred);
   double const remap_deferred_ms = bench::median_ms([&] { coalesce::remap(nbr_in, nbr_out, plan); }, runs, 2);
@@ -224,8 +237,10 @@ int main(int argc, char** argv) {
   bool const remap_same = hand_result == library_result;
 
   // Keys, from the random order the hand-written kernels read too (`original`).
-  double const hilbert_ms = bench::median_ms([&] { (void)coalesce::hilbert_keys(original, &Particle::pos, box, plan); }, runs, 2);
-  double const cell_ms = bench::median_ms([&] { (void)coalesce::cell_keys(original, &Particle::pos, box, 1.0f, plan); }, runs, 2);
+  double const hilbert_ms =
+      bench::median_ms([&] { (void)coalesce::hilbert_keys(original, &Particle::pos, box, plan); }, runs, 2);
+  double const cell_ms =
+      bench::median_ms([&] { (void)coalesce::cell_keys(original, &Particle::pos, box, 1.0f, plan); }, runs, 2);
   plan.set_checks(coalesce::check_policy::deferred);
   double const cell_deferred_ms =
       bench::median_ms([&] { (void)coalesce::cell_keys(original, &Particle::pos, box, 1.0f, plan); }, runs, 2);
@@ -245,19 +260,24 @@ int main(int argc, char** argv) {
   std::uint32_t* raw_vals_out = device_alloc<std::uint32_t>(n);
   double const bare_hilbert_ms = bench::median_ms(
       [&] { bare_hilbert_keys<<<grid_for(n), 256>>>(px, py, pz, n, 1024.0f / box_side, raw_keys_out); }, runs, 2);
-  double const bare_keys_ms = bench::median_ms([&] { bare_keys<<<grid_for(n), 256>>>(px, py, pz, n, raw_keys); }, runs, 2);
+  double const bare_keys_ms =
+      bench::median_ms([&] { bare_keys<<<grid_for(n), 256>>>(px, py, pz, n, raw_keys); }, runs, 2);
 
   // The hand-written reorder: bare cell keys, CUB SortPairs over the same 18 bits as the
   // library's cell-key sort (values: the index, written first), a fused gather, the remap.
   std::size_t temp_bytes = 0;
   bench::check_cuda(cub::DeviceRadixSort::SortPairs(nullptr, temp_bytes, raw_keys, raw_keys_out, raw_vals, raw_vals_out,
-                                                    static_cast<int>(n), 0, 30), "sort size");
+                                                    static_cast<int>(n), 0, 30),
+                    "sort size");
   void* temp = device_alloc<std::byte>(temp_bytes);
-  double const cub_sort_ms = bench::median_ms([&] {
-    iota_kernel<<<grid_for(n), 256>>>(raw_vals, n);
-    bench::check_cuda(cub::DeviceRadixSort::SortPairs(temp, temp_bytes, raw_keys, raw_keys_out, raw_vals, raw_vals_out,
-                                                      static_cast<int>(n), 0, cell_key_bits), "sort");
-  }, runs, 2);
+  double const cub_sort_ms = bench::median_ms(
+      [&] {
+        iota_kernel<<<grid_for(n), 256>>>(raw_vals, n);
+        bench::check_cuda(cub::DeviceRadixSort::SortPairs(temp, temp_bytes, raw_keys, raw_keys_out, raw_vals,
+                                                          raw_vals_out, static_cast<int>(n), 0, cell_key_bits),
+                          "sort");
+      },
+      runs, 2);
   coalesce::device_vector<Particle> target = particles;
   eight_columns c{};
   auto const src = original.view();
@@ -278,22 +298,26 @@ int main(int argc, char** argv) {
   c.dst[5] = reinterpret_cast<std::uint32_t*>(&dst[0][&Particle::vel][&vec3::z]);
   c.dst[6] = reinterpret_cast<std::uint32_t*>(&dst[0][&Particle::mass]);
   c.dst[7] = reinterpret_cast<std::uint32_t*>(&dst[0][&Particle::id]);
-  double const hand_gather_ms = bench::median_ms([&] { hand_gather<<<grid_for(n), 256>>>(c, raw_vals_out, n); }, runs, 2);
+  double const hand_gather_ms =
+      bench::median_ms([&] { hand_gather<<<grid_for(n), 256>>>(c, raw_vals_out, n); }, runs, 2);
   double const hand_total_ms = bare_keys_ms + cub_sort_ms + hand_gather_ms + hand_remap_ms;
   // The library's reorder step: the vector is restored first (timed alone, subtracted).
   double const restore_ms = bench::median_ms([&] { particles = original; }, runs, 2);
-  double const library_total_ms = bench::median_ms([&] {
-    particles = original;
-    coalesce::sort_by_key(particles, coalesce::cell_keys(particles, &Particle::pos, box, 1.0f, plan), plan);
-    coalesce::remap(nbr_in, nbr_out, plan);
-  }, runs, 2) - restore_ms;
+  double const library_total_ms =
+      bench::median_ms(
+          [&] {
+            particles = original;
+            coalesce::sort_by_key(particles, coalesce::cell_keys(particles, &Particle::pos, box, 1.0f, plan), plan);
+            coalesce::remap(nbr_in, nbr_out, plan);
+          },
+          runs, 2) -
+      restore_ms;
   // Both orders are the stable sort of the same cell keys: the hand-written gather must have
   // produced the library's particles.
   std::vector<Particle> library_particles(n), hand_particles(n);
   particles.copy_to(library_particles);
   target.copy_to(hand_particles);
-  bool const gather_same =
-      std::memcmp(library_particles.data(), hand_particles.data(), n * sizeof(Particle)) == 0;
+  bool const gather_same = std::memcmp(library_particles.data(), hand_particles.data(), n * sizeof(Particle)) == 0;
 
   // Two independent reorders on two (blocking) streams, against one alone. Each: keys,
   // sort_by_key and apply of four arrays, on its own particles.
@@ -302,7 +326,8 @@ int main(int argc, char** argv) {
   cudaStream_t sa = nullptr, sb = nullptr;
   bench::check_cuda(cudaStreamCreate(&sa), "stream");
   bench::check_cuda(cudaStreamCreate(&sb), "stream");
-  coalesce::device_vector<Particle> pa{std::span<Particle const>(half_records), sa}, pb{std::span<Particle const>(half_records), sb};
+  coalesce::device_vector<Particle> pa{std::span<Particle const>(half_records), sa},
+      pb{std::span<Particle const>(half_records), sb};
   coalesce::device_vector<vec3> fa(half), fb(half), ga(half), gb(half);
   coalesce::reorder_plan plan_a(sa, coalesce::check_policy::deferred), plan_b(sb, coalesce::check_policy::deferred);
   auto const one_reorder = [&](coalesce::device_vector<Particle>& p, coalesce::device_vector<vec3>& f,
@@ -311,16 +336,20 @@ int main(int argc, char** argv) {
     coalesce::apply(pl, f, g);
   };
   double const one_stream_ms = bench::median_ms([&] { one_reorder(pa, fa, ga, plan_a); }, runs, 2);
-  double const two_streams_ms = bench::median_ms([&] {
-    one_reorder(pa, fa, ga, plan_a);
-    one_reorder(pb, fb, gb, plan_b);
-  }, runs, 2);
-  double const serial_ms = bench::median_ms([&] {
-    one_reorder(pa, fa, ga, plan_a);
-    bench::check_cuda(cudaStreamSynchronize(sa), "sync");
-    one_reorder(pb, fb, gb, plan_a);
-    bench::check_cuda(cudaStreamSynchronize(sa), "sync");
-  }, runs, 2);
+  double const two_streams_ms = bench::median_ms(
+      [&] {
+        one_reorder(pa, fa, ga, plan_a);
+        one_reorder(pb, fb, gb, plan_b);
+      },
+      runs, 2);
+  double const serial_ms = bench::median_ms(
+      [&] {
+        one_reorder(pa, fa, ga, plan_a);
+        bench::check_cuda(cudaStreamSynchronize(sa), "sync");
+        one_reorder(pb, fb, gb, plan_a);
+        bench::check_cuda(cudaStreamSynchronize(sa), "sync");
+      },
+      runs, 2);
   // Where the time of one reorder goes: the host's time to queue it (returns without waiting
   // with deferred checks), against the GPU's. When queueing takes as long as running, a second
   // stream driven by the same host thread has nothing to overlap with.
@@ -330,7 +359,8 @@ int main(int argc, char** argv) {
       bench::check_cuda(cudaDeviceSynchronize(), "sync");
       auto const t0 = std::chrono::steady_clock::now();
       queue();
-      if (r >= 2) ms.push_back(std::chrono::duration<double, std::milli>(std::chrono::steady_clock::now() - t0).count());
+      if (r >= 2)
+        ms.push_back(std::chrono::duration<double, std::milli>(std::chrono::steady_clock::now() - t0).count());
     }
     bench::check_cuda(cudaDeviceSynchronize(), "sync");
     std::sort(ms.begin(), ms.end());
@@ -341,16 +371,19 @@ int main(int argc, char** argv) {
   // SortPairs with its size query, the fused gather) on the same stream and size.
   double const keys_host_ms = host_ms([&] { (void)coalesce::hilbert_keys(pa, &Particle::pos, box, plan_a); });
   double const sort_host_ms =  // keys are good for one sort: timed together, the keys' share taken off
-      host_ms([&] { coalesce::sort_by_key(pa, coalesce::hilbert_keys(pa, &Particle::pos, box, plan_a), plan_a); }) - keys_host_ms;
+      host_ms([&] { coalesce::sort_by_key(pa, coalesce::hilbert_keys(pa, &Particle::pos, box, plan_a), plan_a); }) -
+      keys_host_ms;
   double const apply_host_ms = host_ms([&] { coalesce::apply(plan_a, fa, ga); });
   double const hand_host_ms = host_ms([&] {
     bare_hilbert_keys<<<grid_for(half), 256, 0, sa>>>(px, py, pz, half, 1024.0f / box_side, raw_keys);
     iota_kernel<<<grid_for(half), 256, 0, sa>>>(raw_vals, half);
     std::size_t bytes = 0;
     bench::check_cuda(cub::DeviceRadixSort::SortPairs(nullptr, bytes, raw_keys, raw_keys_out, raw_vals, raw_vals_out,
-                                                      static_cast<int>(half), 0, 30, sa), "sort size");
+                                                      static_cast<int>(half), 0, 30, sa),
+                      "sort size");
     bench::check_cuda(cub::DeviceRadixSort::SortPairs(temp, temp_bytes, raw_keys, raw_keys_out, raw_vals, raw_vals_out,
-                                                      static_cast<int>(half), 0, 30, sa), "sort");
+                                                      static_cast<int>(half), 0, 30, sa),
+                      "sort");
     hand_gather<<<grid_for(half), 256, 0, sa>>>(c, raw_vals_out, half);
   });
   // The same two reorders, each captured once into a graph of its own and launched on its
@@ -367,11 +400,14 @@ int main(int argc, char** argv) {
   };
   cudaGraphExec_t const graph_a = capture(sa, [&] { one_reorder(pa, fa, ga, plan_a); });
   cudaGraphExec_t const graph_b = capture(sb, [&] { one_reorder(pb, fb, gb, plan_b); });
-  double const one_graph_ms = bench::median_ms([&] { bench::check_cuda(cudaGraphLaunch(graph_a, sa), "launch"); }, runs, 2);
-  double const two_graphs_ms = bench::median_ms([&] {
-    bench::check_cuda(cudaGraphLaunch(graph_a, sa), "launch");
-    bench::check_cuda(cudaGraphLaunch(graph_b, sb), "launch");
-  }, runs, 2);
+  double const one_graph_ms =
+      bench::median_ms([&] { bench::check_cuda(cudaGraphLaunch(graph_a, sa), "launch"); }, runs, 2);
+  double const two_graphs_ms = bench::median_ms(
+      [&] {
+        bench::check_cuda(cudaGraphLaunch(graph_a, sa), "launch");
+        bench::check_cuda(cudaGraphLaunch(graph_b, sb), "launch");
+      },
+      runs, 2);
   cudaGraphExecDestroy(graph_a);
   cudaGraphExecDestroy(graph_b);
   plan_a.check();
@@ -399,7 +435,8 @@ int main(int argc, char** argv) {
   loop_step();
   bench::check_cuda(cudaStreamEndCapture(sa, &graph), "end capture");
   bench::check_cuda(cudaGraphInstantiate(&exec, graph, 0), "instantiate");
-  double const graph_step_ms = bench::median_ms([&] { bench::check_cuda(cudaGraphLaunch(exec, sa), "launch"); }, runs, 2) / 2;
+  double const graph_step_ms =
+      bench::median_ms([&] { bench::check_cuda(cudaGraphLaunch(exec, sa), "launch"); }, runs, 2) / 2;
   std::size_t const allocations_after = gplan.allocations();
   gplan.check();
 
@@ -407,27 +444,39 @@ int main(int argc, char** argv) {
   auto row = [](char const* what, double ms, double ratio, char const* of) {
     std::printf("%-52s %9.3f %9.2f  %s\n", what, ms, ratio, of);
   };
-  std::printf("copy of the list: %.3f ms = %.0f GB/s (read + written); streaming floor of a remap %.3f ms\n", copy_ms, copy_gbs, floor_ms);
-  row("remap in place (checks before writing)", remap_in_place_ms, remap_in_place_ms / hand_remap_ms, "x hand-written remap");
-  row("remap into a second list (checks before writing)", remap_into_ms, remap_into_ms / hand_remap_ms, "x hand-written remap");
-  row("remap into a second list (deferred checks)", remap_deferred_ms, remap_deferred_ms / hand_remap_ms, "x hand-written remap");
+  std::printf("copy of the list: %.3f ms = %.0f GB/s (read + written); streaming floor of a remap %.3f ms\n", copy_ms,
+              copy_gbs, floor_ms);
+  row("remap in place (checks before writing)", remap_in_place_ms, remap_in_place_ms / hand_remap_ms,
+      "x hand-written remap");
+  row("remap into a second list (checks before writing)", remap_into_ms, remap_into_ms / hand_remap_ms,
+      "x hand-written remap");
+  row("remap into a second list (deferred checks)", remap_deferred_ms, remap_deferred_ms / hand_remap_ms,
+      "x hand-written remap");
   row("hand-written remap, same validation", hand_remap_ms, hand_remap_ms / floor_ms, "x streaming floor");
   std::printf("  remap results identical to the hand-written kernel: %s\n", remap_same ? "yes" : "NO, DIFFERENT");
   row("hilbert_keys", hilbert_ms, hilbert_ms / bare_hilbert_ms, "x bare Hilbert key kernel");
-  row("hilbert_keys (deferred checks)", hilbert_deferred_ms, hilbert_deferred_ms / bare_hilbert_ms, "x bare Hilbert key kernel");
+  row("hilbert_keys (deferred checks)", hilbert_deferred_ms, hilbert_deferred_ms / bare_hilbert_ms,
+      "x bare Hilbert key kernel");
   row("bare Hilbert key kernel", bare_hilbert_ms, bare_hilbert_ms / bare_keys_ms, "x bare (cell) key kernel");
   row("cell_keys", cell_ms, cell_ms / bare_keys_ms, "x bare key kernel");
   row("cell_keys (deferred checks)", cell_deferred_ms, cell_deferred_ms / bare_keys_ms, "x bare key kernel");
   row("bare key kernel", bare_keys_ms, 1.0, "");
-  row("cell_keys + sort_by_key + remap into", library_total_ms, library_total_ms / hand_total_ms, "x sum of hand-written parts");
-  std::printf("  hand-written parts: keys %.3f + iota and CUB SortPairs %.3f + fused gather %.3f + remap %.3f = %.3f ms\n",
-              bare_keys_ms, cub_sort_ms, hand_gather_ms, hand_remap_ms, hand_total_ms);
-  std::printf("  sorted particles identical to the hand-written reorder's: %s\n", gather_same ? "yes" : "NO, DIFFERENT");
+  row("cell_keys + sort_by_key + remap into", library_total_ms, library_total_ms / hand_total_ms,
+      "x sum of hand-written parts");
+  std::printf(
+      "  hand-written parts: keys %.3f + iota and CUB SortPairs %.3f + fused gather %.3f + remap %.3f = %.3f ms\n",
+      bare_keys_ms, cub_sort_ms, hand_gather_ms, hand_remap_ms, hand_total_ms);
+  std::printf("  sorted particles identical to the hand-written reorder's: %s\n",
+              gather_same ? "yes" : "NO, DIFFERENT");
   row("two reorders on two streams", two_streams_ms, two_streams_ms / one_stream_ms, "x one alone");
   row("two reorders one after the other", serial_ms, serial_ms / one_stream_ms, "x one alone");
-  std::printf("  one reorder: %.3f ms on the GPU, %.3f ms for the host to queue it (deferred checks)\n", one_stream_ms, enqueue_ms);
-  std::printf("  host time to queue: hilbert_keys %.3f, sort_by_key %.3f, apply of 2 arrays %.3f ms; hand-written keys + CUB sort + "
-              "fused gather %.3f ms\n", keys_host_ms, sort_host_ms, apply_host_ms, hand_host_ms);
+  std::printf("  one reorder: %.3f ms on the GPU, %.3f ms for the host to queue it (deferred checks)\n", one_stream_ms,
+              enqueue_ms);
+  std::printf(
+      "  host time to queue: hilbert_keys %.3f, sort_by_key %.3f, apply of 2 arrays %.3f ms; hand-written keys + CUB "
+      "sort + "
+      "fused gather %.3f ms\n",
+      keys_host_ms, sort_host_ms, apply_host_ms, hand_host_ms);
   row("two reorders, one graph each, on two streams", two_graphs_ms, two_graphs_ms / one_graph_ms, "x one graph alone");
   std::printf("  one reorder as a graph: %.3f ms\n", one_graph_ms);
   row("steady-state step, eager (deferred checks)", eager_step_ms, 1.0, "");
@@ -436,22 +485,25 @@ int main(int argc, char** argv) {
   if (!opt.json.empty()) {
     std::ofstream out(opt.json);
     out << "{\"gpu\": \"" << bench::device_name() << "\", \"n\": " << n << ", \"neighbors\": " << K
-        << ", \"copy_ms\": " << copy_ms << ", \"floor_ms\": " << floor_ms << ", \"remap_in_place_ms\": " << remap_in_place_ms
-        << ", \"remap_into_ms\": " << remap_into_ms << ", \"remap_deferred_ms\": " << remap_deferred_ms
-        << ", \"hand_remap_ms\": " << hand_remap_ms << ", \"hilbert_keys_ms\": " << hilbert_ms << ", \"cell_keys_ms\": " << cell_ms
-        << ", \"bare_keys_ms\": " << bare_keys_ms << ", \"bare_hilbert_ms\": " << bare_hilbert_ms << ", \"library_total_ms\": " << library_total_ms
-        << ", \"hand_total_ms\": " << hand_total_ms << ", \"one_stream_ms\": " << one_stream_ms
-        << ", \"two_streams_ms\": " << two_streams_ms << ", \"enqueue_ms\": " << enqueue_ms
-        << ", \"one_graph_ms\": " << one_graph_ms << ", \"two_graphs_ms\": " << two_graphs_ms << ", \"eager_step_ms\": " << eager_step_ms
-        << ", \"graph_step_ms\": " << graph_step_ms << ", \"graph_allocations\": " << (allocations_after - allocations_before)
-        << ", \"remap_same\": " << (remap_same ? "true" : "false") << ", \"gather_same\": " << (gather_same ? "true" : "false")
-        << "}\n";
+        << ", \"copy_ms\": " << copy_ms << ", \"floor_ms\": " << floor_ms
+        << ", \"remap_in_place_ms\": " << remap_in_place_ms << ", \"remap_into_ms\": " << remap_into_ms
+        << ", \"remap_deferred_ms\": " << remap_deferred_ms << ", \"hand_remap_ms\": " << hand_remap_ms
+        << ", \"hilbert_keys_ms\": " << hilbert_ms << ", \"cell_keys_ms\": " << cell_ms
+        << ", \"bare_keys_ms\": " << bare_keys_ms << ", \"bare_hilbert_ms\": " << bare_hilbert_ms
+        << ", \"library_total_ms\": " << library_total_ms << ", \"hand_total_ms\": " << hand_total_ms
+        << ", \"one_stream_ms\": " << one_stream_ms << ", \"two_streams_ms\": " << two_streams_ms
+        << ", \"enqueue_ms\": " << enqueue_ms << ", \"one_graph_ms\": " << one_graph_ms
+        << ", \"two_graphs_ms\": " << two_graphs_ms << ", \"eager_step_ms\": " << eager_step_ms
+        << ", \"graph_step_ms\": " << graph_step_ms
+        << ", \"graph_allocations\": " << (allocations_after - allocations_before)
+        << ", \"remap_same\": " << (remap_same ? "true" : "false")
+        << ", \"gather_same\": " << (gather_same ? "true" : "false") << "}\n";
   }
   cudaGraphExecDestroy(exec);
   cudaGraphDestroy(graph);
-  for (void* p : {static_cast<void*>(list), static_cast<void*>(list_in), static_cast<void*>(list_out), static_cast<void*>(bad),
-                  static_cast<void*>(raw_keys), static_cast<void*>(raw_keys_out), static_cast<void*>(raw_vals),
-                  static_cast<void*>(raw_vals_out), temp, static_cast<void*>(glist)}) {
+  for (void* p : {static_cast<void*>(list), static_cast<void*>(list_in), static_cast<void*>(list_out),
+                  static_cast<void*>(bad), static_cast<void*>(raw_keys), static_cast<void*>(raw_keys_out),
+                  static_cast<void*>(raw_vals), static_cast<void*>(raw_vals_out), temp, static_cast<void*>(glist)}) {
     cudaFree(p);
   }
   return remap_same && gather_same && allocations_after == allocations_before ? 0 : 1;

@@ -57,7 +57,8 @@ bool identical(legacy::result const& a, legacy::result const& b) {
     std::sort(p.begin(), p.end(), [](auto const& x, auto const& y) { return x.id < y.id; });
     return p;
   };
-  bool const same_order = std::memcmp(a.particles.data(), b.particles.data(), a.particles.size() * sizeof(legacy::Particle)) == 0;
+  bool const same_order =
+      std::memcmp(a.particles.data(), b.particles.data(), a.particles.size() * sizeof(legacy::Particle)) == 0;
   if (same_order) return a.kinetic_energy == b.kinetic_energy;
   auto const x = by_id(a.particles), y = by_id(b.particles);
   return std::memcmp(x.data(), y.data(), x.size() * sizeof(legacy::Particle)) == 0 &&
@@ -102,7 +103,10 @@ int main(int argc, char** argv) {
       results.push_back(steps[s].run(w, sim_steps, dt, timers[s]));
       bool const same = identical(results[s], results[0]);
       failures += !same;
-      std::printf("  step %zu: %-52s %s\n", s, steps[s].what, s == 0 ? "(reference)" : same ? "same particles" : "DIFFERENT");
+      std::printf("  step %zu: %-52s %s\n", s, steps[s].what,
+                  s == 0 ? "(reference)"
+                  : same ? "same particles"
+                         : "DIFFERENT");
     }
   } catch (coalesce::error const& e) {
     std::fprintf(stderr, "%s\n", e.what());
@@ -132,8 +136,8 @@ int main(int argc, char** argv) {
     out << "{\n  \"device\": \"" << bench::device_name() << "\",\n  \"particles\": " << w.particles.size()
         << ",\n  \"steps\": [\n";
     for (std::size_t s = 0; s < steps.size(); ++s) {
-      out << "    {\"step\": " << s << ", \"what\": \"" << steps[s].what << "\", \"lines_removed\": " << changed[s].removed
-          << ", \"lines_added\": " << changed[s].added
+      out << "    {\"step\": " << s << ", \"what\": \"" << steps[s].what
+          << "\", \"lines_removed\": " << changed[s].removed << ", \"lines_added\": " << changed[s].added
           << ", \"identical\": " << (identical(results[s], results[0]) ? "true" : "false") << ", \"ms\": {";
       for (std::size_t k = 0; k < std::size(kernels); ++k) {
         out << (k ? ", " : "") << "\"" << kernels[k] << "\": " << timers[s].median(kernels[k]);

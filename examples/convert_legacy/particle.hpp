@@ -53,7 +53,9 @@ inline world make_world(std::size_t side, std::uint32_t seed = 7) {
     p.id = static_cast<std::int32_t>(s);
   }
   w.neighbors.resize(n * w.per_particle);
-  auto wrap = [&](std::size_t v, int d) { return (v + side + static_cast<std::size_t>(d + static_cast<int>(side))) % side; };
+  auto wrap = [&](std::size_t v, int d) {
+    return (v + side + static_cast<std::size_t>(d + static_cast<int>(side))) % side;
+  };
   for (std::size_t s = 0; s < n; ++s) {
     std::size_t const a = s % side, b = (s / side) % side, c = s / (side * side);
     std::size_t k = 0;

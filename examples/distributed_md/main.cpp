@@ -54,7 +54,8 @@ std::vector<Particle> global_system(std::size_t n, float box) {
   std::mt19937 rng(2026);
   std::uniform_real_distribution<float> u(0.0f, box), s(-0.5f, 0.5f);
   std::vector<Particle> out(n);
-  for (std::size_t i = 0; i < n; ++i) out[i] = {{u(rng), u(rng), u(rng)}, {s(rng), s(rng), s(rng)}, 1.0f, static_cast<std::uint32_t>(i)};
+  for (std::size_t i = 0; i < n; ++i)
+    out[i] = {{u(rng), u(rng), u(rng)}, {s(rng), s(rng), s(rng)}, 1.0f, static_cast<std::uint32_t>(i)};
   return out;
 }
 
@@ -75,11 +76,11 @@ struct phase_times {
 using index_array = coalesce::device_array<std::uint32_t>;
 
 struct rank_state {
-  std::size_t owned = 0;                                        // particles[0, owned) are this rank's
+  std::size_t owned = 0;                                       // particles[0, owned) are this rank's
   coalesce::device_vector<Particle, coalesce::soa> particles;  // owned, then ghosts
   coalesce::mpi::halo_plan halo;
-  index_array offsets, neighbors;  // CSR over owned particles, each row in id order
-  index_array interior, boundary;  // rows whose neighbours are all owned / that read a ghost
+  index_array offsets, neighbors;      // CSR over owned particles, each row in id order
+  index_array interior, boundary;      // rows whose neighbours are all owned / that read a ghost
   coalesce::device_array<vec3> force;  // owned particles
 };
 
@@ -102,7 +103,8 @@ void build_lists(rank_state& s, std::vector<Particle> const& all, coalesce::box 
   std::vector<std::vector<std::uint32_t>> grid(static_cast<std::size_t>(cells[0] * cells[1] * cells[2]));
   for (std::size_t i = 0; i < all.size(); ++i) {
     auto const& p = all[i].pos;
-    grid[static_cast<std::size_t>((cell_of(p, 2) * cells[1] + cell_of(p, 1)) * cells[0] + cell_of(p, 0))].push_back(static_cast<std::uint32_t>(i));
+    grid[static_cast<std::size_t>((cell_of(p, 2) * cells[1] + cell_of(p, 1)) * cells[0] + cell_of(p, 0))].push_back(
+        static_cast<std::uint32_t>(i));
   }
   std::size_t const owned = s.halo.owned();
   std::vector<std::uint32_t> offsets(owned + 1, 0), neighbors, interior, boundary, row;
@@ -196,7 +198,8 @@ void wrap_positions(rank_state& s, float side, coalesce::stream on) {
 
 // Migrate, sort, halo, lists (the GPU work on `compute`; the halo's replays go to `comm`); returns
 // the owned particles' count and id sum for the conservation check.
-std::array<long long, 2> rebuild(rank_state& s, coalesce::mpi::decomposition& d, coalesce::stream compute, coalesce::stream comm) {
+std::array<long long, 2> rebuild(rank_state& s, coalesce::mpi::decomposition& d, coalesce::stream compute,
+                                 coalesce::stream comm) {
   s.particles.resize(s.owned);  // drop the ghosts
   wrap_positions(s, static_cast<float>(d.global().hi[0]), compute);
   d.set_stream(compute);
@@ -267,8 +270,8 @@ std::map<std::uint32_t, vec3> run(MPI_Comm comm, options const& o, std::size_t n
       long long total[2] = {0, 0};
       MPI_Allreduce(local.data(), total, 2, MPI_LONG_LONG, MPI_SUM, comm);
       if (total[0] != static_cast<long long>(n_total) || total[1] != ids_total) {
-        std::fprintf(stderr, "distributed_md: particles not conserved at step %d: %lld of %zu, id sum %lld of %lld\n", step, total[0],
-                     n_total, total[1], ids_total);
+        std::fprintf(stderr, "distributed_md: particles not conserved at step %d: %lld of %zu, id sum %lld of %lld\n",
+                     step, total[0], n_total, total[1], ids_total);
         MPI_Abort(comm, 3);
       }
       t.rebuild += seconds_since(t0);
@@ -302,15 +305,21 @@ std::map<std::uint32_t, vec3> run(MPI_Comm comm, options const& o, std::size_t n
   if (report) {
     int const rebuilds = (o.steps + o.rebuild_every - 1) / o.rebuild_every;
     double const per_step = (slowest[0] + slowest[1] + slowest[2]) / o.steps;
-    std::printf("%d ranks (%d x %d x %d), %zu particles (%zu per rank), %d steps, rebuild every %d, %s, forward %s the interior forces\n",
-                d.size(), d.ranks_per_axis()[0], d.ranks_per_axis()[1], d.ranks_per_axis()[2], n_total,
-                n_total / static_cast<std::size_t>(d.size()), o.steps, o.rebuild_every, coalesce::device_is_gpu ? "GPU memory" : "host memory",
-                o.overlap ? "overlapped with" : "before");
-    std::printf("  ms per step (slowest rank): total %.3f | rebuild %.3f (per rebuild %.3f: migrate, sort, halo, lists on the host) |"
-                " forward + forces %.3f | integrate %.3f\n",
-                per_step * 1e3, slowest[0] / o.steps * 1e3, slowest[0] / rebuilds * 1e3, slowest[1] / o.steps * 1e3,
-                slowest[2] / o.steps * 1e3);
-    if (t.steady_steps > 0) std::printf("  steady step (no rebuild; forward, forces, integrate): %.4f ms\n", slowest[3] / t.steady_steps * 1e3);
+    std::printf(
+        "%d ranks (%d x %d x %d), %zu particles (%zu per rank), %d steps, rebuild every %d, %s, forward %s the "
+        "interior forces\n",
+        d.size(), d.ranks_per_axis()[0], d.ranks_per_axis()[1], d.ranks_per_axis()[2], n_total,
+        n_total / static_cast<std::size_t>(d.size()), o.steps, o.rebuild_every,
+        coalesce::device_is_gpu ? "GPU memory" : "host memory", o.overlap ? "overlapped with" : "before");
+    std::printf(
+        "  ms per step (slowest rank): total %.3f | rebuild %.3f (per rebuild %.3f: migrate, sort, halo, lists on the "
+        "host) |"
+        " forward + forces %.3f | integrate %.3f\n",
+        per_step * 1e3, slowest[0] / o.steps * 1e3, slowest[0] / rebuilds * 1e3, slowest[1] / o.steps * 1e3,
+        slowest[2] / o.steps * 1e3);
+    if (t.steady_steps > 0)
+      std::printf("  steady step (no rebuild; forward, forces, integrate): %.4f ms\n",
+                  slowest[3] / t.steady_steps * 1e3);
     std::printf("  particles conserved on every rebuild (count and sum of ids)\n");
   }
   std::map<std::uint32_t, vec3> forces;
@@ -349,13 +358,21 @@ int main(int argc, char** argv) {
   options o;
   for (int a = 1; a < argc; ++a) {
     std::string const arg = argv[a];
-    if (arg == "--n-per-rank" && a + 1 < argc) o.n_per_rank = std::stoull(argv[++a]);
-    else if (arg == "--steps" && a + 1 < argc) o.steps = std::stoi(argv[++a]);
-    else if (arg == "--rebuild-every" && a + 1 < argc) o.rebuild_every = std::max(1, std::stoi(argv[++a]));
-    else if (arg == "--check") o.check = true;
-    else if (arg == "--no-overlap") o.overlap = false;
+    if (arg == "--n-per-rank" && a + 1 < argc)
+      o.n_per_rank = std::stoull(argv[++a]);
+    else if (arg == "--steps" && a + 1 < argc)
+      o.steps = std::stoi(argv[++a]);
+    else if (arg == "--rebuild-every" && a + 1 < argc)
+      o.rebuild_every = std::max(1, std::stoi(argv[++a]));
+    else if (arg == "--check")
+      o.check = true;
+    else if (arg == "--no-overlap")
+      o.overlap = false;
     else {
-      if (rank == 0) std::fprintf(stderr, "usage: distributed_md [--n-per-rank N] [--steps S] [--rebuild-every K] [--check] [--no-overlap]\n");
+      if (rank == 0)
+        std::fprintf(
+            stderr,
+            "usage: distributed_md [--n-per-rank N] [--steps S] [--rebuild-every K] [--check] [--no-overlap]\n");
       MPI_Finalize();
       return 2;
     }
@@ -372,9 +389,12 @@ int main(int argc, char** argv) {
       int const count = static_cast<int>(mine.size());
       std::vector<int> counts(static_cast<std::size_t>(size)), offsets(static_cast<std::size_t>(size), 0);
       MPI_Gather(&count, 1, MPI_INT, counts.data(), 1, MPI_INT, 0, MPI_COMM_WORLD);
-      for (int r = 1; r < size; ++r) offsets[static_cast<std::size_t>(r)] = offsets[static_cast<std::size_t>(r - 1)] + counts[static_cast<std::size_t>(r - 1)];
+      for (int r = 1; r < size; ++r)
+        offsets[static_cast<std::size_t>(r)] =
+            offsets[static_cast<std::size_t>(r - 1)] + counts[static_cast<std::size_t>(r - 1)];
       std::vector<float> all(rank == 0 ? static_cast<std::size_t>(offsets.back() + counts.back()) : 0);
-      MPI_Gatherv(mine.data(), count, MPI_FLOAT, all.data(), counts.data(), offsets.data(), MPI_FLOAT, 0, MPI_COMM_WORLD);
+      MPI_Gatherv(mine.data(), count, MPI_FLOAT, all.data(), counts.data(), offsets.data(), MPI_FLOAT, 0,
+                  MPI_COMM_WORLD);
       if (rank == 0) {
         auto const alone = run(MPI_COMM_SELF, o, n_total, box_side, false);
         std::size_t same = 0, compared = 0;
@@ -382,8 +402,8 @@ int main(int argc, char** argv) {
           auto const id = static_cast<std::uint32_t>(all[k]);
           auto const it = alone.find(id);
           ++compared;
-          if (it != alone.end() && std::memcmp(&it->second.x, &all[k + 1], 4) == 0 && std::memcmp(&it->second.y, &all[k + 2], 4) == 0 &&
-              std::memcmp(&it->second.z, &all[k + 3], 4) == 0) {
+          if (it != alone.end() && std::memcmp(&it->second.x, &all[k + 1], 4) == 0 &&
+              std::memcmp(&it->second.y, &all[k + 2], 4) == 0 && std::memcmp(&it->second.z, &all[k + 3], 4) == 0) {
             ++same;
           }
         }

@@ -54,13 +54,16 @@ int advise_samples(ca::device_model const& model, bool json, std::size_t particl
   if (json) {
     std::cout << "{\"particles\": " << particles << ", \"scenarios\": [";
     for (std::size_t k = 0; k < std::size(scenarios); ++k) {
-      std::cout << (k ? ", " : "") << "{\"title\": \"" << scenarios[k].title << "\", \"advice\": " << ca::to_json(scenarios[k].advice) << "}";
+      std::cout << (k ? ", " : "") << "{\"title\": \"" << scenarios[k].title
+                << "\", \"advice\": " << ca::to_json(scenarios[k].advice) << "}";
     }
     std::cout << "]}\n";
     return 0;
   }
-  std::printf("The layout advisor on the samples' kernels (%zu particles counted on the CPU; neighbor_reorder's\n"
-              "pair_force and the integrator step, the same source that runs on the GPU)\n", particles);
+  std::printf(
+      "The layout advisor on the samples' kernels (%zu particles counted on the CPU; neighbor_reorder's\n"
+      "pair_force and the integrator step, the same source that runs on the GPU)\n",
+      particles);
   for (auto const& s : scenarios) std::cout << "\n== " << s.title << "\n" << ca::describe(s.advice);
   return 0;
 }

@@ -127,7 +127,8 @@ template <class I> I parse_integer(std::string_view flag, std::string_view text)
     digits.remove_prefix(2);
   }
   std::string const signed_digits = (negative ? "-" : "") + std::string(digits);
-  auto const [end, ec] = std::from_chars(signed_digits.data(), signed_digits.data() + signed_digits.size(), value, base);
+  auto const [end, ec] =
+      std::from_chars(signed_digits.data(), signed_digits.data() + signed_digits.size(), value, base);
   if (digits.empty() || ec != std::errc{} || end != signed_digits.data() + signed_digits.size()) {
     throw usage_error{std::string(flag) + ": '" + std::string(text) + "' is not " +
                       (std::is_signed_v<I> ? "an integer" : "a non-negative integer") +
@@ -263,7 +264,8 @@ int run_pattern(options const& o, ca::device_model const& model) {
   if (o.banks) {
     banks = ca::bank_conflicts(p);
     // Read as a column of a tile whose rows are `stride` bytes: the classic fix is to pad rows.
-    if (stride > 0 && stride % o.width == 0 && (o.width == 1 || o.width == 2 || o.width == 4 || o.width == 8 || o.width == 16)) {
+    if (stride > 0 && stride % o.width == 0 &&
+        (o.width == 1 || o.width == 2 || o.width == 4 || o.width == 8 || o.width == 16)) {
       ca::tile_access t;
       t.row_elements = stride / o.width;
       t.element_bytes = o.width;
@@ -281,12 +283,21 @@ int run_pattern(options const& o, ca::device_model const& model) {
     j.begin_object().value("mode", "pattern");
     write_model(j, model);
     char mask_hex[24];
-    std::snprintf(mask_hex, sizeof mask_hex, "0x%llx", static_cast<unsigned long long>(mask & (model.warp_size == 64 ? ~0ull : (1ull << model.warp_size) - 1)));
-    j.begin_object("pattern").value("width", o.width).value("stride", stride).value("offset", o.offset)
-        .value("active_mask", std::string_view(mask_hex)).value("active_lanes", s.lanes).end_object();
+    std::snprintf(
+        mask_hex, sizeof mask_hex, "0x%llx",
+        static_cast<unsigned long long>(mask & (model.warp_size == 64 ? ~0ull : (1ull << model.warp_size) - 1)));
+    j.begin_object("pattern")
+        .value("width", o.width)
+        .value("stride", stride)
+        .value("offset", o.offset)
+        .value("active_mask", std::string_view(mask_hex))
+        .value("active_lanes", s.lanes)
+        .end_object();
     j.value("level", ca::level_note());
     write_stats(j, "load", s);
-    j.value("requests", s.requests).value("sectors", s.sectors).value("sectors_per_request", s.sectors_per_request())
+    j.value("requests", s.requests)
+        .value("sectors", s.sectors)
+        .value("sectors_per_request", s.sectors_per_request())
         .value("efficiency", s.efficiency());
     j.value("predicted_ncu_sectors_per_request", s.sectors_per_request());
     j.begin_array("lane_addresses");
@@ -295,9 +306,12 @@ int run_pattern(options const& o, ca::device_model const& model) {
     }
     j.end_array();
     if (banks) {
-      j.begin_object("shared_memory").value("wavefronts", banks->wavefronts).value("ideal_wavefronts", banks->ideal_wavefronts)
+      j.begin_object("shared_memory")
+          .value("wavefronts", banks->wavefronts)
+          .value("ideal_wavefronts", banks->ideal_wavefronts)
           .value("degree", banks->degree);
-      if (padding) j.value("best_padding_elements", padding->padding).value("degree_with_padding", padding->stats.degree);
+      if (padding)
+        j.value("best_padding_elements", padding->padding).value("degree_with_padding", padding->stats.degree);
       j.end_object();
     }
     j.end_object();
@@ -305,12 +319,13 @@ int run_pattern(options const& o, ca::device_model const& model) {
     return 0;
   }
 
-  std::cout << "one warp-wide load on " << model.name << " (" << model.warp_size << " lanes, "
-            << model.sector_bytes << "-byte sectors, " << model.line_bytes << "-byte lines, fetches "
+  std::cout << "one warp-wide load on " << model.name << " (" << model.warp_size << " lanes, " << model.sector_bytes
+            << "-byte sectors, " << model.line_bytes << "-byte lines, fetches "
             << (model.fetch == ca::fetch_unit::sector ? "sectors" : "whole lines") << ")\n";
   std::cout << "pattern: " << s.lanes << " active lanes x " << o.width << " B, stride " << stride << " B, offset "
             << o.offset << " B";
-  if (s.requests > 1) std::cout << "; split into " << s.requests << " loads of " << s.instruction_bytes << " B per lane";
+  if (s.requests > 1)
+    std::cout << "; split into " << s.requests << " loads of " << s.instruction_bytes << " B per lane";
   std::cout << "\n\n" << explore::warp_picture(model, addresses, active, static_cast<std::uint64_t>(o.width)) << "\n";
   std::cout << ca::describe(s, model);
   if (banks) {
@@ -348,9 +363,14 @@ int run_struct(options const& o, ca::device_model const& model) {
       j.begin_object().value("layout", t.layout).value("record_bytes", t.record_bytes).value("warps", t.warps);
       j.begin_array("rows");
       for (auto const& row : t.rows) {
-        j.begin_object().value("path", row.path).value("name", particle_names[row.leaf]).value("leaf", row.leaf)
-            .value("bytes", row.bytes).value("requests_per_warp", double(row.stats.requests) / double(t.warps))
-            .value("sectors_per_request", row.stats.sectors_per_request()).value("efficiency", row.stats.efficiency())
+        j.begin_object()
+            .value("path", row.path)
+            .value("name", particle_names[row.leaf])
+            .value("leaf", row.leaf)
+            .value("bytes", row.bytes)
+            .value("requests_per_warp", double(row.stats.requests) / double(t.warps))
+            .value("sectors_per_request", row.stats.sectors_per_request())
+            .value("efficiency", row.stats.efficiency())
             .end_object();
       }
       j.end_array();
@@ -386,12 +406,13 @@ int run_index(options const& o, ca::device_model const& model) {
   if (o.neighbours) {
     std::vector<std::uint32_t> narrow(idx.size());
     for (std::size_t i = 0; i < idx.size(); ++i) {
-      if (idx[i] > 0xFFFFFFFFull) throw usage_error{"--neighbours: neighbour lists hold u32 indices; entry " + std::to_string(i) + " is larger"};
+      if (idx[i] > 0xFFFFFFFFull)
+        throw usage_error{"--neighbours: neighbour lists hold u32 indices; entry " + std::to_string(i) + " is larger"};
       narrow[i] = static_cast<std::uint32_t>(idx[i]);
     }
-    ca::neighbor_list_ref list{narrow, *o.neighbours,
-                                o.order == "row" ? coalesce::neighbor_order::row_major : coalesce::neighbor_order::column_major,
-                                o.empty_slot};
+    ca::neighbor_list_ref list{
+        narrow, *o.neighbours,
+        o.order == "row" ? coalesce::neighbor_order::row_major : coalesce::neighbor_order::column_major, o.empty_slot};
     r = ca::gather(model, list, o.element_size);
   } else if (w == ca::index_width::u32) {
     std::vector<std::uint32_t> narrow(idx.begin(), idx.end());
@@ -402,8 +423,13 @@ int run_index(options const& o, ca::device_model const& model) {
   ca::access_stats const kernel = r.kernel();
   if (o.json) {
     explore::json_writer j;
-    j.begin_object().value("mode", "gather").value("file", *o.index_file).value("index_type", o.index_type)
-        .value("indices", idx.size()).value("element_size", o.element_size).value("what", r.what);
+    j.begin_object()
+        .value("mode", "gather")
+        .value("file", *o.index_file)
+        .value("index_type", o.index_type)
+        .value("indices", idx.size())
+        .value("element_size", o.element_size)
+        .value("what", r.what);
     write_model(j, model);
     j.value("level", ca::level_note());
     write_stats(j, "data", r.data);

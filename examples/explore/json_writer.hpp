@@ -36,8 +36,7 @@ class json_writer {
     return *this;
   }
   template <class I>
-    requires std::is_integral_v<I>
-  json_writer& value(std::string_view key, I i) {
+  requires std::is_integral_v<I> json_writer& value(std::string_view key, I i) {
     this->key(key);
     out_ += std::to_string(i);
     return *this;

@@ -18,13 +18,13 @@
 #include <string>
 #include <vector>
 
-#define NCU_CHECK(call)                                                                                  \
-  do {                                                                                                   \
-    cudaError_t const e_ = (call);                                                                       \
-    if (e_ != cudaSuccess) {                                                                             \
-      std::fprintf(stderr, "coalesce_ncu_patterns: %s failed: %s\n", #call, cudaGetErrorString(e_));    \
-      std::exit(1);                                                                                      \
-    }                                                                                                    \
+#define NCU_CHECK(call)                                                                              \
+  do {                                                                                               \
+    cudaError_t const e_ = (call);                                                                   \
+    if (e_ != cudaSuccess) {                                                                         \
+      std::fprintf(stderr, "coalesce_ncu_patterns: %s failed: %s\n", #call, cudaGetErrorString(e_)); \
+      std::exit(1);                                                                                  \
+    }                                                                                                \
   } while (0)
 
 namespace {
@@ -48,10 +48,10 @@ __global__ void offset_float(float const* in, float* out) {
   unsigned const i = blockIdx.x * blockDim.x + threadIdx.x;
   out[i] = in[i + 1];  // one float past a 256-byte boundary: each warp straddles a fifth sector
 }
-#define COALESCE_STRIDED_KERNEL(name, stride)                                                \
-  __global__ void name(char const* in, float* out) {                                         \
-    unsigned const i = blockIdx.x * blockDim.x + threadIdx.x;                                \
-    out[i] = *reinterpret_cast<float const*>(in + static_cast<std::size_t>(i) * (stride));   \
+#define COALESCE_STRIDED_KERNEL(name, stride)                                              \
+  __global__ void name(char const* in, float* out) {                                       \
+    unsigned const i = blockIdx.x * blockDim.x + threadIdx.x;                              \
+    out[i] = *reinterpret_cast<float const*>(in + static_cast<std::size_t>(i) * (stride)); \
   }
 COALESCE_STRIDED_KERNEL(stride8_float, 8)
 COALESCE_STRIDED_KERNEL(stride24_float, 24)
@@ -130,7 +130,8 @@ void expect(char const* name, std::vector<float> const& got, std::vector<float> 
   }
 }
 
-template <class Launch> std::vector<float> run(std::vector<float> const& host_in, std::size_t out_floats, Launch launch) {
+template <class Launch>
+std::vector<float> run(std::vector<float> const& host_in, std::size_t out_floats, Launch launch) {
   device_buffer<float> in(host_in.size()), out(out_floats);
   NCU_CHECK(cudaMemcpy(in.p, host_in.data(), host_in.size() * sizeof(float), cudaMemcpyHostToDevice));
   launch(in.p, out.p);
@@ -143,9 +144,8 @@ template <class Launch> std::vector<float> run(std::vector<float> const& host_in
 
 void strided(char const* name, void (*kernel)(char const*, float*), std::size_t stride) {
   std::vector<float> const in = counting(threads * stride / sizeof(float));
-  auto got = run(in, threads, [&](float* i, float* o) {
-    kernel<<<threads / block, block>>>(reinterpret_cast<char const*>(i), o);
-  });
+  auto got = run(in, threads,
+                 [&](float* i, float* o) { kernel<<<threads / block, block>>>(reinterpret_cast<char const*>(i), o); });
   std::vector<float> want(threads);
   for (std::size_t t = 0; t < threads; ++t) want[t] = in[t * stride / sizeof(float)];
   expect(name, got, want);
@@ -202,10 +202,11 @@ int main(int argc, char** argv) {
   NCU_CHECK(cudaGetDeviceCount(&count));
   {
     std::vector<float> const in = counting(threads);
-    expect("contiguous_float", run(in, threads, [](float* i, float* o) { contiguous_float<<<threads / block, block>>>(i, o); }),
-           in);
+    expect("contiguous_float",
+           run(in, threads, [](float* i, float* o) { contiguous_float<<<threads / block, block>>>(i, o); }), in);
     std::vector<float> const in1 = counting(threads + 1);
-    expect("offset_float", run(in1, threads, [](float* i, float* o) { offset_float<<<threads / block, block>>>(i, o); }),
+    expect("offset_float",
+           run(in1, threads, [](float* i, float* o) { offset_float<<<threads / block, block>>>(i, o); }),
            std::vector<float>(in1.begin() + 1, in1.end()));
   }
   strided("stride8_float", stride8_float, 8);

@@ -73,9 +73,9 @@ std::string warp_picture(ca::device_model const& model, std::vector<std::uint64_
       }
       used += any ? '#' : '.';
     }
-    std::snprintf(buf, sizeof buf, "%-6s 0x%-11llx %s   %s %4llu/%llu B\n", unit_name, static_cast<unsigned long long>(lo),
-                  marks.c_str(), used.c_str(), static_cast<unsigned long long>(used_bytes),
-                  static_cast<unsigned long long>(unit));
+    std::snprintf(buf, sizeof buf, "%-6s 0x%-11llx %s   %s %4llu/%llu B\n", unit_name,
+                  static_cast<unsigned long long>(lo), marks.c_str(), used.c_str(),
+                  static_cast<unsigned long long>(used_bytes), static_cast<unsigned long long>(unit));
     out += buf;
     previous = u;
     ++row;

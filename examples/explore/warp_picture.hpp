@@ -10,7 +10,8 @@
 namespace explore {
 
 // lane_addresses[k] is lane k's address, or empty when lane k is inactive (active[k] == false).
-std::string warp_picture(coalesce::analysis::device_model const& model, std::vector<std::uint64_t> const& lane_addresses,
-                         std::vector<bool> const& active, std::uint64_t width, std::size_t max_rows = 64);
+std::string warp_picture(coalesce::analysis::device_model const& model,
+                         std::vector<std::uint64_t> const& lane_addresses, std::vector<bool> const& active,
+                         std::uint64_t width, std::size_t max_rows = 64);
 
 }  // namespace explore

@@ -30,7 +30,8 @@ std::string json_string(std::string const& s) {
 
 // A pasted type without the namespace, for tables: split<fields<&Particle::pos>, aos, soa>.
 std::string short_type(std::string type) {
-  for (std::size_t at = type.find("coalesce::"); at != std::string::npos; at = type.find("coalesce::")) type.erase(at, 10);
+  for (std::size_t at = type.find("coalesce::"); at != std::string::npos; at = type.find("coalesce::"))
+    type.erase(at, 10);
   return type;
 }
 
@@ -43,7 +44,6 @@ double kernel_prediction::bytes_per_thread() const {
   return threads == 0 ? 0.0 : static_cast<double>(sectors) * sector_bytes / static_cast<double>(threads);
 }
 
-
 std::string describe(advice const& a) {
   std::ostringstream o;
   layout_prediction const& best = a.best();
@@ -53,14 +53,18 @@ std::string describe(advice const& a) {
   std::size_t width = 20;
   for (auto const& p : a.ranking) width = std::max(width, short_type(p.cpp_type).size());
   o << "  " << std::string(width, ' ');
-  for (auto const& k : best.kernels) o << " " << std::string(std::max<int>(0, 12 - static_cast<int>(k.kernel.size())), ' ') << k.kernel;
+  for (auto const& k : best.kernels)
+    o << " " << std::string(std::max<int>(0, 12 - static_cast<int>(k.kernel.size())), ' ') << k.kernel;
   o << "   mix B/thread  x best\n";
   for (auto const& p : a.ranking) {
     std::string const name = short_type(p.cpp_type);
     o << "  " << name << std::string(width - name.size(), ' ');
-    for (auto const& k : p.kernels) o << " " << std::string(std::max(0, 12 - static_cast<int>(fixed(k.bytes_per_thread(), 1).size())), ' ') << fixed(k.bytes_per_thread(), 1);
+    for (auto const& k : p.kernels)
+      o << " " << std::string(std::max(0, 12 - static_cast<int>(fixed(k.bytes_per_thread(), 1).size())), ' ')
+        << fixed(k.bytes_per_thread(), 1);
     o << "   " << std::string(std::max(0, 12 - static_cast<int>(fixed(p.weighted_bytes_per_thread, 1).size())), ' ')
-      << fixed(p.weighted_bytes_per_thread, 1) << "  " << fixed(p.weighted_bytes_per_thread / best.weighted_bytes_per_thread) << "\n";
+      << fixed(p.weighted_bytes_per_thread, 1) << "  "
+      << fixed(p.weighted_bytes_per_thread / best.weighted_bytes_per_thread) << "\n";
   }
   o << "recommended: " << best.cpp_type << "\n";
   for (auto const& r : a.reasons) o << "  - " << r << "\n";
@@ -69,8 +73,8 @@ std::string describe(advice const& a) {
 
 std::string to_json(advice const& a) {
   std::ostringstream o;
-  o << "{\"model\": " << json_string(std::string(a.model.name)) << ", \"recommended\": " << json_string(a.best().cpp_type)
-    << ", \"reasons\": [";
+  o << "{\"model\": " << json_string(std::string(a.model.name))
+    << ", \"recommended\": " << json_string(a.best().cpp_type) << ", \"reasons\": [";
   for (std::size_t r = 0; r < a.reasons.size(); ++r) o << (r ? ", " : "") << json_string(a.reasons[r]);
   o << "], \"ranking\": [";
   for (std::size_t i = 0; i < a.ranking.size(); ++i) {
@@ -126,7 +130,8 @@ analysis::kernel_prediction predict_trace(analysis::device_model const& model, a
     read_sectors.clear();
     written_sectors.clear();
     std::size_t longest = 0;
-    for (std::size_t i = first; i < last; ++i) longest = std::max(longest, trace.thread_begin[i + 1] - trace.thread_begin[i]);
+    for (std::size_t i = first; i < last; ++i)
+      longest = std::max(longest, trace.thread_begin[i + 1] - trace.thread_begin[i]);
     for (std::size_t k = 0; k < longest; ++k) {
       for (auto& g : groups) g.lanes.clear();
       std::size_t used = 0;
@@ -146,10 +151,12 @@ analysis::kernel_prediction predict_trace(analysis::device_model const& model, a
         groups[g].lanes.push_back(addr);
         std::uint64_t const width = columns[a.column].bytes;
         auto& sectors = a.write ? written_sectors : read_sectors;
-        for (std::uint64_t sector = addr / fetch; sector <= (addr + width - 1) / fetch; ++sector) sectors.push_back(sector);
+        for (std::uint64_t sector = addr / fetch; sector <= (addr + width - 1) / fetch; ++sector)
+          sectors.push_back(sector);
       }
       for (std::size_t g = 0; g < used; ++g) {
-        auto const stats = analysis::addresses(model, groups[g].lanes, static_cast<std::int64_t>(columns[groups[g].column].bytes));
+        auto const stats =
+            analysis::addresses(model, groups[g].lanes, static_cast<std::int64_t>(columns[groups[g].column].bytes));
         out.l1_sectors += model.fetch == analysis::fetch_unit::sector ? stats.sectors : stats.lines;
         out.requests += stats.requests;
       }
@@ -189,15 +196,17 @@ std::string member_name(std::size_t m, std::vector<std::string> const& names) {
 
 analysis::advice rank_layouts(analysis::device_model const& model, std::vector<analysis::layout_prediction> candidates,
                               std::span<analysis::kernel_use const> mix, std::vector<reflect::leaf_info> const& leaves,
-                              std::vector<std::size_t> const& member_of_leaf, std::vector<std::string> const& member_names) {
+                              std::vector<std::size_t> const& member_of_leaf,
+                              std::vector<std::string> const& member_names) {
   analysis::advice a;
   a.model = model;
   // Fewest bytes for the mix first; within 1 %, fewer L1 sectors (fewer, wider requests) first.
   // "Within 1 %" is not transitive, so it cannot be a sort's comparator (std::stable_sort needs a
   // strict weak ordering): sort by bytes, then let a candidate move ahead of its predecessors
   // while it is within 1 % of them in bytes and has fewer L1 sectors (an insertion pass, stable).
-  std::stable_sort(candidates.begin(), candidates.end(),
-                   [](auto const& x, auto const& y) { return x.weighted_bytes_per_thread < y.weighted_bytes_per_thread; });
+  std::stable_sort(candidates.begin(), candidates.end(), [](auto const& x, auto const& y) {
+    return x.weighted_bytes_per_thread < y.weighted_bytes_per_thread;
+  });
   auto const close = [](double a, double b) { return std::abs(a - b) <= 0.01 * std::max(a, b); };
   for (std::size_t k = 1; k < candidates.size(); ++k) {
     for (std::size_t m = k; m > 0; --m) {
@@ -213,7 +222,8 @@ analysis::advice rank_layouts(analysis::device_model const& model, std::vector<a
   a.ranking = std::move(candidates);
 
   // What each top-level member sees over the mix, for the reasons.
-  std::size_t const members = member_of_leaf.empty() ? 0 : *std::max_element(member_of_leaf.begin(), member_of_leaf.end()) + 1;
+  std::size_t const members =
+      member_of_leaf.empty() ? 0 : *std::max_element(member_of_leaf.begin(), member_of_leaf.end()) + 1;
   std::vector<member_use> use(members);
   for (auto const& k : mix) {
     for (std::size_t l = 0; l < leaves.size(); ++l) {
@@ -223,7 +233,8 @@ analysis::advice rank_layouts(analysis::device_model const& model, std::vector<a
         m.reads += c.reads;
         m.writes += c.writes;
         m.gathered += c.gathered_reads + c.gathered_writes;
-        if (c.reads + c.writes > 0 && std::find(m.kernels.begin(), m.kernels.end(), k.trace->kernel) == m.kernels.end()) {
+        if (c.reads + c.writes > 0 &&
+            std::find(m.kernels.begin(), m.kernels.end(), k.trace->kernel) == m.kernels.end()) {
           m.kernels.push_back(k.trace->kernel);
         }
       }
@@ -234,25 +245,31 @@ analysis::advice rank_layouts(analysis::device_model const& model, std::vector<a
     std::uint64_t const touched = use[m].reads + use[m].writes;
     std::string const name = member_name(m, member_names);
     if (touched == 0) {
-      a.reasons.push_back(name + ": touched by no kernel of the mix; any layout that keeps it out of the packed records "
-                                 "(a column) costs nothing");
+      a.reasons.push_back(name +
+                          ": touched by no kernel of the mix; any layout that keeps it out of the packed records "
+                          "(a column) costs nothing");
     } else if (use[m].gathered * 10 >= touched * 5) {
-      a.reasons.push_back("pack " + name + ": " + fixed(100.0 * static_cast<double>(use[m].gathered) / static_cast<double>(touched), 0) +
-                          "% of its accesses are gathers through an index, and a packed record is one sector per gathered element");
+      a.reasons.push_back(
+          "pack " + name + ": " +
+          fixed(100.0 * static_cast<double>(use[m].gathered) / static_cast<double>(touched), 0) +
+          "% of its accesses are gathers through an index, and a packed record is one sector per gathered element");
     } else if (use[m].kernels.size() < mix.size()) {
       std::string list;
       for (auto const& k : use[m].kernels) list += (list.empty() ? "" : ", ") + k;
-      a.reasons.push_back(name + ": touched by " + std::to_string(use[m].kernels.size()) + " of " + std::to_string(mix.size()) +
-                          " kernels (" + list + "); as a column it costs the others nothing");
+      a.reasons.push_back(name + ": touched by " + std::to_string(use[m].kernels.size()) + " of " +
+                          std::to_string(mix.size()) + " kernels (" + list +
+                          "); as a column it costs the others nothing");
     } else {
       a.reasons.push_back(name + ": streamed by every kernel, read " + std::to_string(use[m].reads) + " and written " +
-                          std::to_string(use[m].writes) + " times in the sample: columns keep each warp's accesses contiguous");
+                          std::to_string(use[m].writes) +
+                          " times in the sample: columns keep each warp's accesses contiguous");
     }
   }
   if (a.ranking.size() > 1) {
     auto const& second = a.ranking[1];
     a.reasons.push_back(short_type(best.cpp_type) + " moves " + fixed(best.weighted_bytes_per_thread, 1) +
-                        " bytes per thread for the mix; the next, " + short_type(second.cpp_type) + ", " + fixed(second.weighted_bytes_per_thread, 1) + " (" +
+                        " bytes per thread for the mix; the next, " + short_type(second.cpp_type) + ", " +
+                        fixed(second.weighted_bytes_per_thread, 1) + " (" +
                         fixed(second.weighted_bytes_per_thread / best.weighted_bytes_per_thread) + "x)");
   }
   return a;

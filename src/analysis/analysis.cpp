@@ -86,7 +86,8 @@ class warp_counter {
       if (sectors_hist != nullptr) ++(*sectors_hist)[std::min<std::uint64_t>(sectors, sectors_hist->size() - 1)];
       if (lines_hist != nullptr) ++(*lines_hist)[std::min<std::uint64_t>(lines, lines_hist->size() - 1)];
     }
-    s.bytes_fetched = model_.fetch == fetch_unit::sector ? s.sectors * model_.sector_bytes : s.lines * model_.line_bytes;
+    s.bytes_fetched =
+        model_.fetch == fetch_unit::sector ? s.sectors * model_.sector_bytes : s.lines * model_.line_bytes;
     out += s;
   }
 
@@ -110,9 +111,11 @@ void add_lanes(warp_counter& counter, std::vector<std::uint64_t>& lanes, std::ui
 
 void device_model::validate() const {
   std::string const where = "device_model '" + std::string(name) + "': ";
-  if (warp_size < 1 || warp_size > 64) throw_error(where + "warp_size must be 1..64 (got " + str(std::uint64_t{warp_size}) + ")");
+  if (warp_size < 1 || warp_size > 64)
+    throw_error(where + "warp_size must be 1..64 (got " + str(std::uint64_t{warp_size}) + ")");
   if (!is_pow2(sector_bytes) || sector_bytes < 16 || sector_bytes > 4096) {
-    throw_error(where + "sector_bytes must be a power of two in 16..4096 (got " + str(std::uint64_t{sector_bytes}) + ")");
+    throw_error(where + "sector_bytes must be a power of two in 16..4096 (got " + str(std::uint64_t{sector_bytes}) +
+                ")");
   }
   if (!is_pow2(line_bytes) || line_bytes < sector_bytes || line_bytes > 4096) {
     throw_error(where + "line_bytes must be a power of two, at least sector_bytes and at most 4096 (got " +
@@ -248,7 +251,8 @@ report start_report(device_model const& model, std::int64_t element_size, char c
   return r;
 }
 
-template <class Index> report gather_flat(device_model const& model, std::span<const Index> idx, std::int64_t element_size) {
+template <class Index>
+report gather_flat(device_model const& model, std::span<const Index> idx, std::int64_t element_size) {
   report r = start_report(model, element_size, "gather()");
   if (idx.empty()) throw_error("gather(): idx is empty; pass at least one index");
   warp_counter counter(model);
@@ -261,7 +265,8 @@ template <class Index> report gather_flat(device_model const& model, std::span<c
       lanes.push_back(element_address(idx[i], element_size, "gather()", "idx"));
       index_lanes.push_back(i * sizeof(Index));
     }
-    add_lanes(counter, lanes, static_cast<std::uint32_t>(element_size), r.data, &r.sectors_histogram, &r.lines_histogram);
+    add_lanes(counter, lanes, static_cast<std::uint32_t>(element_size), r.data, &r.sectors_histogram,
+              &r.lines_histogram);
     add_lanes(counter, index_lanes, sizeof(Index), r.index_loads);
   }
   r.what = "gather of " + str(element_size) + "-byte elements through " + str(std::uint64_t{idx.size()}) + " u" +
@@ -280,12 +285,14 @@ report gather(device_model const& model, std::span<const std::uint64_t> idx, std
 
 report gather(device_model const& model, neighbor_list_ref const& list, std::int64_t element_size) {
   report r = start_report(model, element_size, "gather()");
-  if (list.max_neighbors < 1) throw_error("gather(): max_neighbors must be at least 1 (got " + str(list.max_neighbors) + ")");
+  if (list.max_neighbors < 1)
+    throw_error("gather(): max_neighbors must be at least 1 (got " + str(list.max_neighbors) + ")");
   if (list.indices.empty()) throw_error("gather(): the neighbour list's indices are empty; pass at least one row");
   auto const k_count = static_cast<std::uint64_t>(list.max_neighbors);
   if (list.indices.size() % k_count != 0) {
     throw_error("gather(): the neighbour list has " + str(std::uint64_t{list.indices.size()}) +
-                " indices, not a multiple of max_neighbors = " + str(list.max_neighbors) + "; pad each row to the same length");
+                " indices, not a multiple of max_neighbors = " + str(list.max_neighbors) +
+                "; pad each row to the same length");
   }
   if (list.order != neighbor_order::row_major && list.order != neighbor_order::column_major) {
     throw_error("gather(): order must be row_major or column_major");
@@ -305,7 +312,8 @@ report gather(device_model const& model, neighbor_list_ref const& list, std::int
         if (list.empty_slot && j == *list.empty_slot) continue;
         lanes.push_back(element_address(j, element_size, "gather()", "neighbour list"));
       }
-      add_lanes(counter, lanes, static_cast<std::uint32_t>(element_size), r.data, &r.sectors_histogram, &r.lines_histogram);
+      add_lanes(counter, lanes, static_cast<std::uint32_t>(element_size), r.data, &r.sectors_histogram,
+                &r.lines_histogram);
       add_lanes(counter, index_lanes, sizeof(std::uint32_t), r.index_loads);
     }
   }
@@ -351,7 +359,8 @@ std::vector<std::uint64_t> parse_indices(std::span<const std::byte> bytes, index
   if (bytes.empty()) throw_error(what + " is empty; an index array needs at least one " + type + " index");
   if (bytes.size() % w != 0) {
     throw_error(what + " has " + str(std::uint64_t{bytes.size()}) + " bytes, not a multiple of " + std::to_string(w) +
-                " (" + type + " indices): it is truncated" + (w == 8 ? " or holds u32 indices (use the u32 width)" : ""));
+                " (" + type + " indices): it is truncated" +
+                (w == 8 ? " or holds u32 indices (use the u32 width)" : ""));
   }
   std::vector<std::uint64_t> out(bytes.size() / w);
   for (std::size_t i = 0; i < out.size(); ++i) out[i] = read_le(bytes.data() + i * w, w);
@@ -364,8 +373,9 @@ std::vector<std::uint64_t> parse_indices(std::span<const std::byte> bytes, index
       low_halves_zero = low_halves_zero && out[i] == 0;
     }
     if (high_halves_zero && !low_halves_zero) {
-      throw_error(what + " looks like u64 indices (every second 32-bit value is 0) but was read as u32; "
-                         "use the u64 width");
+      throw_error(what +
+                  " looks like u64 indices (every second 32-bit value is 0) but was read as u32; "
+                  "use the u64 width");
     }
   }
   return out;
@@ -399,9 +409,9 @@ std::vector<std::size_t> leaves_in_bytes(reflect::leaf_info const* table, std::s
   return out;
 }
 
-
-analysis::layout_report analyse_columns(analysis::device_model const& model, std::string layout, std::size_t record_bytes,
-                              std::vector<column_desc> const& columns, std::uint64_t warps) {
+analysis::layout_report analyse_columns(analysis::device_model const& model, std::string layout,
+                                        std::size_t record_bytes, std::vector<column_desc> const& columns,
+                                        std::uint64_t warps) {
   model.validate();
   analysis::layout_report r;
   r.model = model;
@@ -415,7 +425,8 @@ analysis::layout_report analyse_columns(analysis::device_model const& model, std
     for (std::uint64_t w = 0; w < warps; ++w) {
       lanes.clear();
       for (std::uint64_t i = w * model.warp_size; i < (w + 1) * model.warp_size; ++i) {
-        lanes.push_back(c.block == 0 ? c.base + i * c.stride : c.base + (i / c.block) * c.block_stride + (i % c.block) * c.stride);
+        lanes.push_back(c.block == 0 ? c.base + i * c.stride
+                                     : c.base + (i / c.block) * c.block_stride + (i % c.block) * c.stride);
       }
       analysis::add_lanes(counter, lanes, static_cast<std::uint32_t>(c.bytes), row.stats);
     }
@@ -444,7 +455,8 @@ std::string describe(layout_report const& r) {
   o << r.layout << " (record " << r.record_bytes << " B, " << r.warps << " warps of " << r.model.warp_size
     << " threads, thread i reads element i)\n";
   char line[160];
-  std::snprintf(line, sizeof line, "  %-10s %6s %9s %12s %11s\n", "leaf", "bytes", "requests", "sectors/req", "efficiency");
+  std::snprintf(line, sizeof line, "  %-10s %6s %9s %12s %11s\n", "leaf", "bytes", "requests", "sectors/req",
+                "efficiency");
   o << line;
   auto row_line = [&](std::string const& name, std::string const& bytes, access_stats const& s) {
     std::snprintf(line, sizeof line, "  %-10s %6s %9.2f %12.2f %11s\n", name.c_str(), bytes.c_str(),
@@ -462,7 +474,8 @@ std::string describe(layout_report const& r) {
 
 namespace {
 void validate_banks(bank_model const& b) {
-  if (b.banks < 1 || b.banks > 64) throw_error("bank_model: banks must be 1..64 (got " + str(std::uint64_t{b.banks}) + ")");
+  if (b.banks < 1 || b.banks > 64)
+    throw_error("bank_model: banks must be 1..64 (got " + str(std::uint64_t{b.banks}) + ")");
   if (!is_pow2(b.bank_bytes) || b.bank_bytes > 16) {
     throw_error("bank_model: bank_bytes must be 1, 2, 4, 8 or 16 (got " + str(std::uint64_t{b.bank_bytes}) + ")");
   }
@@ -478,7 +491,8 @@ bank_stats bank_conflicts(std::span<const std::uint64_t> lane_addresses, std::in
     throw_error("bank_conflicts(): width must be 1, 2, 4, 8 or 16 bytes, the shared-memory access sizes (got " +
                 str(width) + ")");
   }
-  if (lane_addresses.empty()) throw_error("bank_conflicts(): lane_addresses is empty; give one address per active lane");
+  if (lane_addresses.empty())
+    throw_error("bank_conflicts(): lane_addresses is empty; give one address per active lane");
   if (lane_addresses.size() > banks.warp_size) {
     throw_error("bank_conflicts(): lane_addresses has more addresses than the warp has lanes");
   }
@@ -487,8 +501,8 @@ bank_stats bank_conflicts(std::span<const std::uint64_t> lane_addresses, std::in
   for (std::size_t k = 0; k < lane_addresses.size(); ++k) {
     std::uint64_t const a = lane_addresses[k];
     if (a % static_cast<std::uint64_t>(width) != 0) {
-      throw_error("bank_conflicts(): lane_addresses[" + std::to_string(k) + "] = " + str(a) + " is not aligned to width " +
-                  str(width) + " (a misaligned shared-memory access faults)");
+      throw_error("bank_conflicts(): lane_addresses[" + std::to_string(k) + "] = " + str(a) +
+                  " is not aligned to width " + str(width) + " (a misaligned shared-memory access faults)");
     }
     if (a > max_address - static_cast<std::uint64_t>(width - 1)) {
       throw_error("bank_conflicts(): lane_addresses[" + std::to_string(k) + "] + width overflows 64 bits");
@@ -533,10 +547,12 @@ bank_stats bank_conflicts(tile_access const& t, std::int64_t padding, bank_model
   if (t.row_elements < 1 || t.row_elements > (std::int64_t{1} << 24)) {
     throw_error("bank_conflicts(): row_elements must be 1..2^24 (got " + str(t.row_elements) + ")");
   }
-  if (t.element_bytes != 1 && t.element_bytes != 2 && t.element_bytes != 4 && t.element_bytes != 8 && t.element_bytes != 16) {
+  if (t.element_bytes != 1 && t.element_bytes != 2 && t.element_bytes != 4 && t.element_bytes != 8 &&
+      t.element_bytes != 16) {
     throw_error("bank_conflicts(): element_bytes must be 1, 2, 4, 8 or 16 (got " + str(t.element_bytes) + ")");
   }
-  if (padding < 0 || padding > 4096) throw_error("bank_conflicts(): padding must be 0..4096 elements (got " + str(padding) + ")");
+  if (padding < 0 || padding > 4096)
+    throw_error("bank_conflicts(): padding must be 0..4096 elements (got " + str(padding) + ")");
   device_model lanes_only = device_model::sectored();
   lanes_only.warp_size = banks.warp_size;
   std::uint64_t const active = lane_mask(lanes_only, t.active, "bank_conflicts()");

@@ -6,12 +6,12 @@
 
 #include <coalesce/core/error.hpp>
 
-#define COALESCE_CUDA_TRY(call)                                                                        \
-  do {                                                                                                 \
-    cudaError_t const coalesce_status_ = (call);                                                       \
-    if (coalesce_status_ != cudaSuccess) {                                                             \
-      cudaGetLastError(); /* cleared: an error reported here must not resurface at the next check */ \
-      ::coalesce::detail::throw_error(std::string(#call) + " failed: " + cudaGetErrorName(coalesce_status_) + \
-                                      " (" + cudaGetErrorString(coalesce_status_) + ")");             \
-    }                                                                                                  \
+#define COALESCE_CUDA_TRY(call)                                                                                      \
+  do {                                                                                                               \
+    cudaError_t const coalesce_status_ = (call);                                                                     \
+    if (coalesce_status_ != cudaSuccess) {                                                                           \
+      cudaGetLastError(); /* cleared: an error reported here must not resurface at the next check */                 \
+      ::coalesce::detail::throw_error(std::string(#call) + " failed: " + cudaGetErrorName(coalesce_status_) + " (" + \
+                                      cudaGetErrorString(coalesce_status_) + ")");                                   \
+    }                                                                                                                \
   } while (0)

@@ -27,11 +27,21 @@ inline std::size_t widest_chunk(std::size_t width, std::initializer_list<std::si
 // (1, 2, 4, 8 or 16): the one place that turns a run-time width into a compile-time one.
 template <class F> COALESCE_HOST_DEVICE COALESCE_INLINE void with_chunk_width(std::size_t width, F&& f) {
   switch (width) {
-    case 1: f(std::integral_constant<std::size_t, 1>{}); break;
-    case 2: f(std::integral_constant<std::size_t, 2>{}); break;
-    case 4: f(std::integral_constant<std::size_t, 4>{}); break;
-    case 8: f(std::integral_constant<std::size_t, 8>{}); break;
-    default: f(std::integral_constant<std::size_t, 16>{}); break;
+    case 1:
+      f(std::integral_constant<std::size_t, 1>{});
+      break;
+    case 2:
+      f(std::integral_constant<std::size_t, 2>{});
+      break;
+    case 4:
+      f(std::integral_constant<std::size_t, 4>{});
+      break;
+    case 8:
+      f(std::integral_constant<std::size_t, 8>{});
+      break;
+    default:
+      f(std::integral_constant<std::size_t, 16>{});
+      break;
   }
 }
 

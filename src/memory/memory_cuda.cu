@@ -23,7 +23,8 @@ static bool pools_supported() {
   cudaGetLastError();  // clear the sticky-free allocation error so later calls do not see it
   if (status == cudaErrorNoDevice || status == cudaErrorInsufficientDriver) {
     throw_error("could not allocate " + std::to_string(bytes) + " bytes of GPU memory: no GPU is visible (" +
-                cudaGetErrorString(status) + "). Run on a machine with an NVIDIA GPU and its driver, check "
+                cudaGetErrorString(status) +
+                "). Run on a machine with an NVIDIA GPU and its driver, check "
                 "CUDA_VISIBLE_DEVICES, or build coalesce without CUDA (-DCOALESCE_ENABLE_CUDA=OFF) for the CPU");
   }
   if (status == cudaErrorStreamCaptureUnsupported || status == cudaErrorStreamCaptureInvalidated) {
@@ -82,7 +83,8 @@ void deallocate_on_stream(void* p, void* stream) noexcept {
   if (cudaFreeAsync(p, static_cast<cudaStream_t>(stream)) != cudaSuccess) cudaGetLastError();
 }
 
-void copy_bytes(memory_kind dst_kind, void* dst, memory_kind src_kind, void const* src, std::size_t bytes, void* stream) {
+void copy_bytes(memory_kind dst_kind, void* dst, memory_kind src_kind, void const* src, std::size_t bytes,
+                void* stream) {
   if (bytes == 0) return;
   if (dst_kind == memory_kind::host && src_kind == memory_kind::host) {
     std::memcpy(dst, src, bytes);
@@ -133,11 +135,13 @@ void check_space(memory_kind kind, void const* p, char const* what) {
   bool const on_gpu = attributes.type == cudaMemoryTypeDevice;
   bool const on_host = attributes.type == cudaMemoryTypeHost || attributes.type == cudaMemoryTypeUnregistered;
   if (kind == memory_kind::device && on_host) {
-    throw_error(std::string(what) + " points to host memory but is declared in device memory (coalesce::device); "
+    throw_error(std::string(what) +
+                " points to host memory but is declared in device memory (coalesce::device); "
                 "name coalesce::host as its space (e.g. host_neighbor_list, host_span), or copy it to the GPU");
   }
   if (kind == memory_kind::host && on_gpu) {
-    throw_error(std::string(what) + " points to GPU memory but is declared in host memory (coalesce::host, the "
+    throw_error(std::string(what) +
+                " points to GPU memory but is declared in host memory (coalesce::host, the "
                 "default); name coalesce::device as its space (e.g. device_neighbor_list, device_span)");
   }
 }
@@ -179,7 +183,8 @@ template <> struct word_of<16> { using type = uint4; };
 template <class Word, std::size_t Group = 1, bool Unblocked = false>
 __global__ void copy_columns_kernel(__grid_constant__ column_batch<column_copy> const batch) {
   std::size_t const threads = static_cast<std::size_t>(gridDim.x) * blockDim.x;
-  for (std::size_t item = static_cast<std::size_t>(blockIdx.x) * blockDim.x + threadIdx.x; item < batch.n; item += threads) {
+  for (std::size_t item = static_cast<std::size_t>(blockIdx.x) * blockDim.x + threadIdx.x; item < batch.n;
+       item += threads) {
     std::size_t const i = batch.first + item * Group;
     move_element<Word, Unblocked>(batch.columns, batch.count, i, i);
   }
@@ -202,7 +207,8 @@ __global__ void fill_columns_kernel(__grid_constant__ column_batch<fill_column_o
   for (std::size_t i = static_cast<std::size_t>(blockIdx.x) * blockDim.x + threadIdx.x; i < batch.n; i += threads) {
     for (int c = 0; c < batch.count; ++c) {
       auto const& col = batch.columns[c];
-      with_chunk_width(col.column.width, [&](auto w) { fill_one<decltype(w)::value>(col.column, batch.first + i, col.value); });
+      with_chunk_width(col.column.width,
+                       [&](auto w) { fill_one<decltype(w)::value>(col.column, batch.first + i, col.value); });
     }
   }
 }
@@ -234,19 +240,18 @@ struct record_window {
 };
 
 struct tiled_batch {
-  column_ref other[columns_per_launch];     // the non-aos side of each column
-  unsigned offset[columns_per_launch];      // byte offset of the column inside the record window
+  column_ref other[columns_per_launch];  // the non-aos side of each column
+  unsigned offset[columns_per_launch];   // byte offset of the column inside the record window
   int count;
   record_window records;
   std::size_t n;
   std::size_t tile_records;  // records per tile: a multiple of the block size
-  bool preload;  // to aos: records are not fully covered by the columns, so read them first
+  bool preload;              // to aos: records are not fully covered by the columns, so read them first
 };
 
 // Copies `bytes` (a multiple of 4) between global memory and the tile, 16 bytes at a time where
 // both are 16-byte aligned.
-template <bool ToTile>
-__device__ void move_tile_bytes(std::byte* global, std::uint32_t* tile, std::size_t bytes) {
+template <bool ToTile> __device__ void move_tile_bytes(std::byte* global, std::uint32_t* tile, std::size_t bytes) {
   if ((reinterpret_cast<std::uintptr_t>(global) & 15) == 0) {
     std::size_t const vectors = bytes / 16;
     // Unrolled so that several 16-byte loads per thread are in flight before the first
@@ -293,7 +298,8 @@ template <bool FromAos> __global__ void tiled_copy_kernel(__grid_constant__ tile
       __syncthreads();
       for (std::size_t e = threadIdx.x; e < count; e += blockDim.x) {
         for (int c = 0; c < batch.count; ++c) {
-          *reinterpret_cast<std::uint32_t*>(batch.other[c].address(start + e)) = tile[(e * rec.stride + batch.offset[c]) / 4];
+          *reinterpret_cast<std::uint32_t*>(batch.other[c].address(start + e)) =
+              tile[(e * rec.stride + batch.offset[c]) / 4];
         }
       }
     } else {
@@ -306,7 +312,8 @@ template <bool FromAos> __global__ void tiled_copy_kernel(__grid_constant__ tile
           std::uint32_t v[columns_in_flight];
 #pragma unroll
           for (int k = 0; k < columns_in_flight; ++k) {
-            if (c0 + k < batch.count) v[k] = *reinterpret_cast<std::uint32_t const*>(batch.other[c0 + k].address(start + e));
+            if (c0 + k < batch.count)
+              v[k] = *reinterpret_cast<std::uint32_t const*>(batch.other[c0 + k].address(start + e));
           }
 #pragma unroll
           for (int k = 0; k < columns_in_flight; ++k) {
@@ -343,8 +350,8 @@ bool aos_window(std::vector<column_copy> const& parts, bool source, record_windo
   return true;
 }
 
-template <bool FromAos>
-void launch_tiled(cudaStream_t stream, std::vector<column_copy> const& parts, record_window const& records, std::size_t n) {
+template <bool FromAos> void launch_tiled(cudaStream_t stream, std::vector<column_copy> const& parts,
+                                          record_window const& records, std::size_t n) {
   tiled_batch batch{};
   batch.count = static_cast<int>(parts.size());
   for (std::size_t c = 0; c < parts.size(); ++c) {
@@ -409,7 +416,8 @@ void copy_parts(cudaStream_t stream, std::vector<column_copy> const& parts, std:
   std::vector<column_copy> by_width[3];
   for (auto const& part : parts) by_width[part.width == 4 ? 0 : part.width == 2 ? 1 : 2].push_back(part);
   auto const& words = by_width[0];
-  if (std::all_of(words.begin(), words.end(), [](column_copy const& c) { return runs_of_four(c.src) && runs_of_four(c.dst); })) {
+  if (std::all_of(words.begin(), words.end(),
+                  [](column_copy const& c) { return runs_of_four(c.src) && runs_of_four(c.dst); })) {
     launch_copies<uint4, 4>(stream, words, 0, n / 4);  // 16-byte accesses, 4 elements each
     launch_copies<std::uint32_t>(stream, words, n / 4 * 4, n % 4);
   } else if (unblocked) {
@@ -432,7 +440,8 @@ std::vector<column_copy> take_destination_records(std::vector<column_copy>& part
   column_ref const anchor = first->dst;
   auto const same_record = [&](column_copy const& c) {
     return record_like(c) && c.dst.stride == anchor.stride &&
-           (c.dst.base > anchor.base ? c.dst.base - anchor.base : anchor.base - c.dst.base) < static_cast<std::ptrdiff_t>(anchor.stride);
+           (c.dst.base > anchor.base ? c.dst.base - anchor.base : anchor.base - c.dst.base) <
+               static_cast<std::ptrdiff_t>(anchor.stride);
   };
   std::vector<column_copy> group;
   std::copy_if(parts.begin(), parts.end(), std::back_inserter(group), same_record);
@@ -466,7 +475,7 @@ __global__ void transpose_block_kernel(block_2d const b) {
     std::size_t const i = i0 + (src_along_j ? r : tx), j = j0 + (src_along_j ? tx : r);
     if (i < b.n && j < b.m) {
       std::uint32_t const v = *reinterpret_cast<std::uint32_t const*>(b.src + static_cast<std::ptrdiff_t>(i) * b.src_i +
-                                                                        static_cast<std::ptrdiff_t>(j) * b.src_j);
+                                                                      static_cast<std::ptrdiff_t>(j) * b.src_j);
       tile[i - i0][j - j0] = v;
     }
   }
@@ -475,15 +484,17 @@ __global__ void transpose_block_kernel(block_2d const b) {
   for (unsigned r = ty; r < transpose_tile; r += transpose_rows) {
     std::size_t const i = i0 + (dst_along_j ? r : tx), j = j0 + (dst_along_j ? tx : r);
     if (i < b.n && j < b.m) {
-      *reinterpret_cast<std::uint32_t*>(b.dst + static_cast<std::ptrdiff_t>(i) * b.dst_i + static_cast<std::ptrdiff_t>(j) * b.dst_j) =
-          tile[i - i0][j - j0];
+      *reinterpret_cast<std::uint32_t*>(b.dst + static_cast<std::ptrdiff_t>(i) * b.dst_i +
+                                        static_cast<std::ptrdiff_t>(j) * b.dst_j) = tile[i - i0][j - j0];
     }
   }
 }
 
 // Takes the runs of at least 32 columns that form such blocks out of `parts`.
 std::vector<block_2d> take_transposed_blocks(std::vector<column_copy>& parts, std::size_t n) {
-  auto const plain = [](column_copy const& p) { return p.width == 4 && p.src.block_shift == 63 && p.dst.block_shift == 63; };
+  auto const plain = [](column_copy const& p) {
+    return p.width == 4 && p.src.block_shift == 63 && p.dst.block_shift == 63;
+  };
   std::vector<block_2d> blocks;
   std::vector<column_copy> rest;
   std::size_t c = 0;
@@ -496,7 +507,8 @@ std::vector<block_2d> take_transposed_blocks(std::vector<column_copy>& parts, st
              parts[e].dst.base - parts[e - 1].dst.base == dst_j) {
         ++e;
       }
-      auto const src_i = static_cast<std::ptrdiff_t>(parts[c].src.stride), dst_i = static_cast<std::ptrdiff_t>(parts[c].dst.stride);
+      auto const src_i = static_cast<std::ptrdiff_t>(parts[c].src.stride),
+                 dst_i = static_cast<std::ptrdiff_t>(parts[c].dst.stride);
       bool const transposes = (src_j == 4 && dst_i == 4) || (src_i == 4 && dst_j == 4);
       if (e - c >= transpose_tile && transposes) {
         blocks.push_back({parts[c].src.base, parts[c].dst.base, src_i, src_j, dst_i, dst_j, n, e - c});
@@ -504,7 +516,8 @@ std::vector<block_2d> take_transposed_blocks(std::vector<column_copy>& parts, st
         continue;
       }
       if (e - c >= transpose_tile) {  // a long run that is not a transpose (soa -> soa): as before
-        rest.insert(rest.end(), parts.begin() + static_cast<std::ptrdiff_t>(c), parts.begin() + static_cast<std::ptrdiff_t>(e));
+        rest.insert(rest.end(), parts.begin() + static_cast<std::ptrdiff_t>(c),
+                    parts.begin() + static_cast<std::ptrdiff_t>(e));
         c = e;
         continue;
       }
@@ -519,8 +532,9 @@ std::vector<block_2d> take_transposed_blocks(std::vector<column_copy>& parts, st
 
 void launch_transposes(cudaStream_t stream, std::vector<block_2d> const& blocks) {
   for (auto const& b : blocks) {
-    dim3 const grid(static_cast<unsigned>(std::min<std::size_t>((b.n + transpose_tile - 1) / transpose_tile, 0x7fffffff)),
-                    static_cast<unsigned>((b.m + transpose_tile - 1) / transpose_tile));
+    dim3 const grid(
+        static_cast<unsigned>(std::min<std::size_t>((b.n + transpose_tile - 1) / transpose_tile, 0x7fffffff)),
+        static_cast<unsigned>((b.m + transpose_tile - 1) / transpose_tile));
     if (grid.y > 65535) throw_error("copy: a block of more than 2 million columns");  // never a real record
     transpose_block_kernel<<<grid, dim3(transpose_tile, transpose_rows), 0, stream>>>(b);
     COALESCE_CUDA_TRY(cudaGetLastError());

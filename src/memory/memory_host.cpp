@@ -12,15 +12,16 @@
 namespace coalesce::detail {
 
 void* host_allocate(std::size_t bytes) {
-  void* p = ::operator new(bytes, std::align_val_t{column_alignment}, std::nothrow);
+  void* p = ::operator new (bytes, std::align_val_t{column_alignment}, std::nothrow);
   if (p == nullptr) {
-    throw_error("could not allocate " + std::to_string(bytes) + " bytes of host memory (out of memory); "
+    throw_error("could not allocate " + std::to_string(bytes) +
+                " bytes of host memory (out of memory); "
                 "reduce the size or free memory first");
   }
   return p;
 }
 
-void host_deallocate(void* p) noexcept { ::operator delete(p, std::align_val_t{column_alignment}); }
+void host_deallocate(void* p) noexcept { ::operator delete (p, std::align_val_t{column_alignment}); }
 
 namespace {
 // Elements [begin, end) of one column. Contiguous runs are one memcpy; unblocked strided
@@ -57,8 +58,8 @@ template <std::size_t W> void fill_range(column_fill const& c, std::size_t begin
 // records for aos sources and destinations, cache-friendly for all layouts.
 constexpr std::size_t block_elements = 4096;
 
-template <class Column, class Range>
-void for_blocks(Column const* columns, std::size_t count, std::size_t first, std::size_t n, bool parallel, Range range) {
+template <class Column, class Range> void for_blocks(Column const* columns, std::size_t count, std::size_t first,
+                                                     std::size_t n, bool parallel, Range range) {
   std::ptrdiff_t const blocks = static_cast<std::ptrdiff_t>((n + block_elements - 1) / block_elements);
 #ifdef _OPENMP
 #pragma omp parallel for schedule(static) if (parallel && blocks > 1)
@@ -106,7 +107,8 @@ void zero_bytes(memory_kind, void* p, std::size_t bytes, void*) {
 void copy_columns(memory_kind kind, column_copy const* columns, std::size_t count, std::size_t n, void*) {
   host_copy_columns(columns, count, n, kind == memory_kind::device);
 }
-void fill_columns(memory_kind kind, column_fill const* columns, std::size_t count, std::size_t first, std::size_t n, void*) {
+void fill_columns(memory_kind kind, column_fill const* columns, std::size_t count, std::size_t first, std::size_t n,
+                  void*) {
   host_fill_columns(columns, count, first, n, kind == memory_kind::device);
 }
 void synchronize(memory_kind) {}

@@ -78,18 +78,19 @@ decomposition::decomposition(MPI_Comm comm, box const& global, unsigned dims, st
   }
   if (size % fixed != 0) {
     detail::throw_error("decomposition: " + std::to_string(ranks[0]) + " x " + std::to_string(ranks[1]) + " x " +
-                        std::to_string(ranks[2]) + " ranks per axis do not divide the communicator's " + std::to_string(size) +
-                        " ranks (0 lets MPI choose an axis)");
+                        std::to_string(ranks[2]) + " ranks per axis do not divide the communicator's " +
+                        std::to_string(size) + " ranks (0 lets MPI choose an axis)");
   }
   detail::check_mpi(MPI_Dims_create(size, static_cast<int>(dims), ranks.data()), "MPI_Dims_create");
   if (ranks[0] * ranks[1] * ranks[2] != size) {
     detail::throw_error("decomposition: " + std::to_string(ranks[0]) + " x " + std::to_string(ranks[1]) + " x " +
-                        std::to_string(ranks[2]) + " ranks per axis do not make the communicator's " + std::to_string(size) +
-                        " ranks");
+                        std::to_string(ranks[2]) + " ranks per axis do not make the communicator's " +
+                        std::to_string(size) + " ranks");
   }
   int const periodic[3] = {global.edges == boundary::periodic, global.edges == boundary::periodic,
                            global.edges == boundary::periodic};
-  detail::check_mpi(MPI_Cart_create(comm, static_cast<int>(dims), ranks.data(), periodic, 0, &comm_), "MPI_Cart_create");
+  detail::check_mpi(MPI_Cart_create(comm, static_cast<int>(dims), ranks.data(), periodic, 0, &comm_),
+                    "MPI_Cart_create");
   // Errors come back as codes (and leave as coalesce::error naming the call), not as an abort.
   detail::check_mpi(MPI_Comm_set_errhandler(comm_, MPI_ERRORS_RETURN), "MPI_Comm_set_errhandler");
   detail::check_mpi(MPI_Comm_rank(comm_, &rank_), "MPI_Comm_rank");
@@ -99,9 +100,9 @@ decomposition::decomposition(MPI_Comm comm, box const& global, unsigned dims, st
   // owner() numbers ranks row-major, as MPI_Cart_create without reordering does: make sure.
   int const row_major = (coords_[0] * ranks_[1] + coords_[1]) * ranks_[2] + coords_[2];
   if (row_major != rank_) {
-    detail::throw_error("decomposition: this MPI numbers Cartesian ranks other than row-major (rank " + std::to_string(rank_) +
-                        " at coordinates " + std::to_string(coords_[0]) + ", " + std::to_string(coords_[1]) + ", " +
-                        std::to_string(coords_[2]) + "), which owner() relies on");
+    detail::throw_error("decomposition: this MPI numbers Cartesian ranks other than row-major (rank " +
+                        std::to_string(rank_) + " at coordinates " + std::to_string(coords_[0]) + ", " +
+                        std::to_string(coords_[1]) + ", " + std::to_string(coords_[2]) + "), which owner() relies on");
   }
 }
 
@@ -149,8 +150,8 @@ int decomposition::owner(std::array<double, 3> const& position) const {
 
 int decomposition::neighbor(unsigned axis, int direction) const {
   if (axis >= dims_ || (direction != 1 && direction != -1)) {
-    detail::throw_error("decomposition::neighbor: axis " + std::to_string(axis) + " and direction " + std::to_string(direction) +
-                        " (axis < dims, direction +1 or -1)");
+    detail::throw_error("decomposition::neighbor: axis " + std::to_string(axis) + " and direction " +
+                        std::to_string(direction) + " (axis < dims, direction +1 or -1)");
   }
   int source = 0, destination = 0;
   detail::check_mpi(MPI_Cart_shift(comm_, static_cast<int>(axis), direction, &source, &destination), "MPI_Cart_shift");
@@ -179,15 +180,17 @@ void agree_on_errors(MPI_Comm comm, long long local_bad, std::string const& loca
   check_mpi(MPI_Bcast(value.data(), length, MPI_CHAR, culprit, comm), "MPI_Bcast");
   int failing = 0;
   for (long long b : bad) failing += b >= 0;
-  throw_error(std::string(what) + ": rank " + std::to_string(culprit) + ", element " + std::to_string(*first) + ": " + value +
-              (failing > 1 ? " (and " + std::to_string(failing - 1) + " more rank(s) with bad input)" : "") +
+  throw_error(std::string(what) + ": rank " + std::to_string(culprit) + ", element " + std::to_string(*first) + ": " +
+              value + (failing > 1 ? " (and " + std::to_string(failing - 1) + " more rank(s) with bad input)" : "") +
               "; every rank stopped before anything moved");
 }
 
 namespace {
 
 constexpr std::size_t segment_alignment = 16;
-std::size_t round_up(std::size_t bytes) { return (bytes + segment_alignment - 1) / segment_alignment * segment_alignment; }
+std::size_t round_up(std::size_t bytes) {
+  return (bytes + segment_alignment - 1) / segment_alignment * segment_alignment;
+}
 
 int message_count(std::size_t bytes, char const* what) {
   if (bytes > 0x7fffffffull) {
@@ -222,7 +225,8 @@ std::byte* incoming(memory_kind kind, mpi::transport how, void* stream, std::siz
 }
 void arrived(memory_kind kind, mpi::transport how, void* stream, std::size_t bytes, message_buffers& buffers) {
   if (!on_gpu(kind) || how == mpi::transport::device_pointers || bytes == 0) return;
-  coalesce::detail::copy_bytes(kind, buffers.received.data(), memory_kind::host, buffers.received_stage.data, bytes, stream);
+  coalesce::detail::copy_bytes(kind, buffers.received.data(), memory_kind::host, buffers.received_stage.data, bytes,
+                               stream);
 }
 
 }  // namespace
@@ -241,7 +245,8 @@ std::size_t message_columns::element_bytes() const {
 
 void message_columns::add(memory_kind k, coalesce::column_ref c, std::size_t width, int type, char const* what) {
   if (kind_set && !coalesce::detail::same_memory(kind, k)) {
-    throw_error(std::string(what) + ": the per-particle arrays are in different memories (host and GPU); keep them all "
+    throw_error(std::string(what) +
+                ": the per-particle arrays are in different memories (host and GPU); keep them all "
                 "where the particles are");
   }
   kind = k;
@@ -259,7 +264,8 @@ void pack(message_columns const& m, std::size_t count, index_map from, std::byte
     copies.push_back({coalesce::column_ref{message + offset, m.widths[c]}, m.columns[c], m.widths[c]});
     offset += round_up(count * m.widths[c]);
   }
-  coalesce::detail::move_columns_indexed(m.kind, copies.data(), copies.size(), count, from, index_map{nullptr, 0}, stream);
+  coalesce::detail::move_columns_indexed(m.kind, copies.data(), copies.size(), count, from, index_map{nullptr, 0},
+                                         stream);
 }
 
 void unpack(message_columns const& m, std::size_t count, std::byte const* message, index_map to, void* stream) {
@@ -267,10 +273,12 @@ void unpack(message_columns const& m, std::size_t count, std::byte const* messag
   std::vector<coalesce::detail::column_copy> copies;
   std::size_t offset = 0;
   for (std::size_t c = 0; c < m.columns.size(); ++c) {
-    copies.push_back({m.columns[c], coalesce::column_ref{const_cast<std::byte*>(message) + offset, m.widths[c]}, m.widths[c]});
+    copies.push_back(
+        {m.columns[c], coalesce::column_ref{const_cast<std::byte*>(message) + offset, m.widths[c]}, m.widths[c]});
     offset += round_up(count * m.widths[c]);
   }
-  coalesce::detail::move_columns_indexed(m.kind, copies.data(), copies.size(), count, index_map{nullptr, 0}, to, stream);
+  coalesce::detail::move_columns_indexed(m.kind, copies.data(), copies.size(), count, index_map{nullptr, 0}, to,
+                                         stream);
 }
 
 void unpack_sum(message_columns const& m, std::size_t count, std::byte const* message, index_map to, void* stream) {
@@ -278,7 +286,8 @@ void unpack_sum(message_columns const& m, std::size_t count, std::byte const* me
   std::vector<coalesce::detail::column_sum> sums;
   std::size_t offset = 0;
   for (std::size_t c = 0; c < m.columns.size(); ++c) {
-    if (m.types[c] < 0) throw_error("reverse: a column that is not float, double or a 32/64-bit integer cannot be summed");
+    if (m.types[c] < 0)
+      throw_error("reverse: a column that is not float, double or a 32/64-bit integer cannot be summed");
     sums.push_back({m.columns[c], coalesce::column_ref{const_cast<std::byte*>(message) + offset, m.widths[c]},
                     static_cast<coalesce::detail::scalar_type>(m.types[c])});
     offset += round_up(count * m.widths[c]);
@@ -305,8 +314,9 @@ namespace {
 // ranks are an error, not a misread.
 void check_element_size(unsigned long long theirs, std::size_t ours, char const* what) {
   if (theirs != ours) {
-    throw_error(std::string(what) + ": a neighbour sent elements of " + std::to_string(theirs) + " bytes where this rank's have " +
-                std::to_string(ours) + "; every rank must exchange arrays of the same element type");
+    throw_error(std::string(what) + ": a neighbour sent elements of " + std::to_string(theirs) +
+                " bytes where this rank's have " + std::to_string(ours) +
+                "; every rank must exchange arrays of the same element type");
   }
 }
 }  // namespace
@@ -322,7 +332,8 @@ std::byte const* exchange(MPI_Comm comm, memory_kind kind, mpi::transport how, v
     out[2 * r] = send_counts[r];
     out[2 * r + 1] = m.element_bytes();
   }
-  check_mpi(MPI_Alltoall(out.data(), 2, MPI_UNSIGNED_LONG_LONG, in.data(), 2, MPI_UNSIGNED_LONG_LONG, comm), "MPI_Alltoall");
+  check_mpi(MPI_Alltoall(out.data(), 2, MPI_UNSIGNED_LONG_LONG, in.data(), 2, MPI_UNSIGNED_LONG_LONG, comm),
+            "MPI_Alltoall");
   received_counts.assign(ranks, 0);
   std::size_t total_in = 0, total_out = 0;
   for (std::size_t r = 0; r < ranks; ++r) {
@@ -340,8 +351,9 @@ std::byte const* exchange(MPI_Comm comm, memory_kind kind, mpi::transport how, v
     std::size_t const b = m.bytes(received_counts[r]);
     if (b > 0) {
       requests.emplace_back();
-      check_mpi(MPI_Irecv(into + offset, message_count(b, "migrate"), MPI_BYTE, static_cast<int>(r), tag, comm, &requests.back()),
-            "MPI_Irecv");
+      check_mpi(MPI_Irecv(into + offset, message_count(b, "migrate"), MPI_BYTE, static_cast<int>(r), tag, comm,
+                          &requests.back()),
+                "MPI_Irecv");
     }
     offset += b;
   }
@@ -350,8 +362,9 @@ std::byte const* exchange(MPI_Comm comm, memory_kind kind, mpi::transport how, v
     std::size_t const b = m.bytes(send_counts[r]);
     if (b > 0) {
       requests.emplace_back();
-      check_mpi(MPI_Isend(from + offset, message_count(b, "migrate"), MPI_BYTE, static_cast<int>(r), tag, comm, &requests.back()),
-            "MPI_Isend");
+      check_mpi(MPI_Isend(from + offset, message_count(b, "migrate"), MPI_BYTE, static_cast<int>(r), tag, comm,
+                          &requests.back()),
+                "MPI_Isend");
     }
     offset += b;
   }
@@ -360,10 +373,11 @@ std::byte const* exchange(MPI_Comm comm, memory_kind kind, mpi::transport how, v
   return buffers.received.data();
 }
 
-std::byte const* sendrecv_pair(MPI_Comm comm, memory_kind kind, mpi::transport how, void* stream, message_columns const& m,
-                               std::byte const* send, std::array<std::size_t, 2> count, std::array<int, 2> to,
-                               std::array<int, 2> from, std::array<std::size_t, 2> const* expected,
-                               std::array<std::size_t, 2>& received, message_buffers& buffers) {
+std::byte const* sendrecv_pair(MPI_Comm comm, memory_kind kind, mpi::transport how, void* stream,
+                               message_columns const& m, std::byte const* send, std::array<std::size_t, 2> count,
+                               std::array<int, 2> to, std::array<int, 2> from,
+                               std::array<std::size_t, 2> const* expected, std::array<std::size_t, 2>& received,
+                               message_buffers& buffers) {
   if (to[0] == MPI_PROC_NULL && to[1] == MPI_PROC_NULL && from[0] == MPI_PROC_NULL && from[1] == MPI_PROC_NULL) {
     received = {0, 0};  // an axis with no neighbour on either side: nobody sends to this rank either
     return nullptr;
@@ -398,12 +412,12 @@ std::byte const* sendrecv_pair(MPI_Comm comm, memory_kind kind, mpi::transport h
   std::byte const* message = outgoing(kind, how, stream, send, out_bytes[0] + out_bytes[1], buffers);
   std::byte* into = incoming(kind, how, stream, in_bytes[0] + in_bytes[1], buffers);
   for (int k = 0; k < 2; ++k) {
-    check_mpi(MPI_Irecv(into + (k == 0 ? 0 : in_bytes[0]), message_count(in_bytes[k], "halo"), MPI_BYTE, from[k], tag + 2 + k, comm,
-                    &requests[2 * k]),
-          "MPI_Irecv");
-    check_mpi(MPI_Isend(message + (k == 0 ? 0 : out_bytes[0]), message_count(out_bytes[k], "halo"), MPI_BYTE, to[k], tag + 2 + k, comm,
-                    &requests[2 * k + 1]),
-          "MPI_Isend");
+    check_mpi(MPI_Irecv(into + (k == 0 ? 0 : in_bytes[0]), message_count(in_bytes[k], "halo"), MPI_BYTE, from[k],
+                        tag + 2 + k, comm, &requests[2 * k]),
+              "MPI_Irecv");
+    check_mpi(MPI_Isend(message + (k == 0 ? 0 : out_bytes[0]), message_count(out_bytes[k], "halo"), MPI_BYTE, to[k],
+                        tag + 2 + k, comm, &requests[2 * k + 1]),
+              "MPI_Isend");
   }
   MPI_Status statuses[4];
   wait_all_mpi(4, requests, statuses);
@@ -412,7 +426,8 @@ std::byte const* sendrecv_pair(MPI_Comm comm, memory_kind kind, mpi::transport h
     MPI_Get_count(&statuses[2 * k], MPI_BYTE, &got);
     if (from[k] != MPI_PROC_NULL && static_cast<std::size_t>(got) != in_bytes[k]) {
       throw_error("halo: a neighbour sent " + std::to_string(got) + " bytes where this rank's plan expects " +
-                  std::to_string(in_bytes[k]) + "; every rank must use the plans of one build_halo call, for arrays of the same type");
+                  std::to_string(in_bytes[k]) +
+                  "; every rank must use the plans of one build_halo call, for arrays of the same type");
     }
   }
   arrived(kind, how, stream, in_bytes[0] + in_bytes[1], buffers);
@@ -421,5 +436,4 @@ std::byte const* sendrecv_pair(MPI_Comm comm, memory_kind kind, mpi::transport h
 
 }  // namespace coalesce::detail
 
-namespace coalesce::mpi {
-}  // namespace coalesce::mpi
+namespace coalesce::mpi {}  // namespace coalesce::mpi

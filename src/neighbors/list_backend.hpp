@@ -19,34 +19,38 @@ struct list_pass_result {
 };
 namespace host_lists {
 // Cells of every particle, sorted by cell (by index inside a cell); the first bad particle or n.
-template <class Real> std::size_t bin(list_memory& m, position_columns const& p, std::size_t n, unsigned dims, cell_grid<Real> const& g,
-                                      std::size_t cell_count);
+template <class Real> std::size_t bin(list_memory& m, position_columns const& p, std::size_t n, unsigned dims,
+                                      cell_grid<Real> const& g, std::size_t cell_count);
 template <class Real> list_pass_result fill(list_memory& m, std::size_t n, cell_grid<Real> const& g, bool count_only);
 void offsets_from_counts(list_memory& m, std::size_t n);
 void keep_reference(list_memory& m, position_columns const& p, std::size_t n, unsigned dims);
-double max_displacement(list_memory const& m, position_columns const& p, std::size_t n, unsigned dims, double const* length,
-                        bool const* periodic);
+double max_displacement(list_memory const& m, position_columns const& p, std::size_t n, unsigned dims,
+                        double const* length, bool const* periodic);
 }  // namespace host_lists
 // The GPU half (list_build_cuda.cu); without CUDA never called (GPU memory does not exist), so
 // it is not declared and the driver's calls compile away.
 namespace cuda_lists {
 #if COALESCE_WITH_CUDA
-template <class Real> std::size_t bin(list_memory& m, position_columns const& p, std::size_t n, unsigned dims, cell_grid<Real> const& g,
-                                      std::size_t cell_count, void* stream);
-template <class Real> list_pass_result fill(list_memory& m, std::size_t n, cell_grid<Real> const& g, bool count_only, void* stream);
+template <class Real> std::size_t bin(list_memory& m, position_columns const& p, std::size_t n, unsigned dims,
+                                      cell_grid<Real> const& g, std::size_t cell_count, void* stream);
+template <class Real>
+list_pass_result fill(list_memory& m, std::size_t n, cell_grid<Real> const& g, bool count_only, void* stream);
 std::size_t offsets_from_counts(list_memory& m, std::size_t n, void* stream);
 void keep_reference(list_memory& m, position_columns const& p, std::size_t n, unsigned dims, void* stream);
-double max_displacement(list_memory const& m, position_columns const& p, std::size_t n, unsigned dims, double const* length,
-                        bool const* periodic, void* stream);
+double max_displacement(list_memory const& m, position_columns const& p, std::size_t n, unsigned dims,
+                        double const* length, bool const* periodic, void* stream);
 #else
-template <class Real> std::size_t bin(list_memory&, position_columns const&, std::size_t, unsigned, cell_grid<Real> const&, std::size_t,
-                                      void*) {
+template <class Real> std::size_t bin(list_memory&, position_columns const&, std::size_t, unsigned,
+                                      cell_grid<Real> const&, std::size_t, void*) {
   return 0;
 }
-template <class Real> list_pass_result fill(list_memory&, std::size_t, cell_grid<Real> const&, bool, void*) { return {}; }
+template <class Real> list_pass_result fill(list_memory&, std::size_t, cell_grid<Real> const&, bool, void*) {
+  return {};
+}
 inline std::size_t offsets_from_counts(list_memory&, std::size_t, void*) { return 0; }
 inline void keep_reference(list_memory&, position_columns const&, std::size_t, unsigned, void*) {}
-inline double max_displacement(list_memory const&, position_columns const&, std::size_t, unsigned, double const*, bool const*, void*) {
+inline double max_displacement(list_memory const&, position_columns const&, std::size_t, unsigned, double const*,
+                               bool const*, void*) {
   return 0.0;
 }
 #endif

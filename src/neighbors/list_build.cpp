@@ -30,13 +30,14 @@ void check_geometry(list_geometry const& g) {
   }
   for (unsigned a = 0; a < g.dims; ++a) {
     if (!(std::isfinite(g.lo[a]) && std::isfinite(g.hi[a]) && g.hi[a] > g.lo[a])) {
-      throw_error("neighbor list: the box needs finite lo < hi on every axis; axis " + std::to_string(a) + " has lo = " +
-                  std::to_string(g.lo[a]) + ", hi = " + std::to_string(g.hi[a]));
+      throw_error("neighbor list: the box needs finite lo < hi on every axis; axis " + std::to_string(a) +
+                  " has lo = " + std::to_string(g.lo[a]) + ", hi = " + std::to_string(g.hi[a]));
     }
     double const length = g.hi[a] - g.lo[a];
     if (g.periodic[a] && g.reach() > 0.5 * length) {
-      throw_error("neighbor list: cutoff + skin = " + std::to_string(g.reach()) + " is more than half the periodic box's length " +
-                  std::to_string(length) + " along axis " + std::to_string(a) +
+      throw_error("neighbor list: cutoff + skin = " + std::to_string(g.reach()) +
+                  " is more than half the periodic box's length " + std::to_string(length) + " along axis " +
+                  std::to_string(a) +
                   " (a particle would meet two images of one neighbour); use a larger box or a smaller cutoff");
     }
   }
@@ -84,7 +85,8 @@ double read_coordinate(memory_kind kind, column_ref const& c, unsigned width, st
   return v;
 }
 
-[[noreturn]] void report_bad_particle(list_memory const& m, position_columns const& p, list_geometry const& g, std::size_t i) {
+[[noreturn]] void report_bad_particle(list_memory const& m, position_columns const& p, list_geometry const& g,
+                                      std::size_t i) {
   std::string where = "(";
   std::string why = "is not finite";
   for (unsigned a = 0; a < g.dims; ++a) {
@@ -99,13 +101,13 @@ double read_coordinate(memory_kind kind, column_ref const& c, unsigned width, st
               "; nothing was written (migrate or wrap positions into the box first, or make that axis periodic)");
 }
 
-template <class Real>
-void build_in(list_memory& m, list_format format, position_columns const& p, std::size_t n, list_geometry const& g, void* stream) {
+template <class Real> void build_in(list_memory& m, list_format format, position_columns const& p, std::size_t n,
+                                    list_geometry const& g, void* stream) {
   std::size_t cell_count = 0;
   cell_grid<Real> const grid = make_grid<Real>(g, n, cell_count);
   bool const gpu = on_gpu_memory(m.kind);
-  std::size_t const bad =
-      gpu ? cuda_lists::bin(m, p, n, g.dims, grid, cell_count, stream) : host_lists::bin(m, p, n, g.dims, grid, cell_count);
+  std::size_t const bad = gpu ? cuda_lists::bin(m, p, n, g.dims, grid, cell_count, stream)
+                              : host_lists::bin(m, p, n, g.dims, grid, cell_count);
   if (bad < n) report_bad_particle(m, p, g, bad);
   m.format = format;
   m.particles = n;
@@ -141,7 +143,8 @@ void build_in(list_memory& m, list_format format, position_columns const& p, std
       m.width = std::max<std::size_t>(8, (r.widest + 7) / 8 * 8);
       // Slots past a row's count are never read by a traversal, but whole-list copies (remap's
       // description, rows_on_host, a user's cudaMemcpy) must not read bytes nothing wrote.
-      if (ensure_bytes(m, m.indices, n * m.width * sizeof(std::uint32_t))) zero_bytes(m.kind, m.indices.data(), m.indices.size(), stream);
+      if (ensure_bytes(m, m.indices, n * m.width * sizeof(std::uint32_t)))
+        zero_bytes(m.kind, m.indices.data(), m.indices.size(), stream);
       r = fill(false);
     }
     m.entries = r.entries;
@@ -157,8 +160,8 @@ void build_in(list_memory& m, list_format format, position_columns const& p, std
 
 }  // namespace
 
-void build_list(list_memory& m, list_format format, position_columns const& position, std::size_t n, list_geometry const& g,
-                void* stream) {
+void build_list(list_memory& m, list_format format, position_columns const& position, std::size_t n,
+                list_geometry const& g, void* stream) {
   check_geometry(g);
   if (n >= std::size_t{0xffffffffu}) {
     throw_error("neighbor list: " + std::to_string(n) + " particles do not fit 32-bit indices");
@@ -178,7 +181,8 @@ void build_list(list_memory& m, list_format format, position_columns const& posi
   }
 }
 
-double max_displacement(list_memory const& m, position_columns const& position, std::size_t n, list_geometry const& g, void* stream) {
+double max_displacement(list_memory const& m, position_columns const& position, std::size_t n, list_geometry const& g,
+                        void* stream) {
   if (n == 0) return 0.0;
   double length[3];
   bool periodic[3];
@@ -186,8 +190,9 @@ double max_displacement(list_memory const& m, position_columns const& position, 
     length[a] = g.hi[a] - g.lo[a];
     periodic[a] = a < g.dims && g.periodic[a];
   }
-  double const d2 = on_gpu_memory(m.kind) ? cuda_lists::max_displacement(m, position, n, g.dims, length, periodic, stream)
-                                          : host_lists::max_displacement(m, position, n, g.dims, length, periodic);
+  double const d2 = on_gpu_memory(m.kind)
+                        ? cuda_lists::max_displacement(m, position, n, g.dims, length, periodic, stream)
+                        : host_lists::max_displacement(m, position, n, g.dims, length, periodic);
   return std::sqrt(d2);
 }
 

@@ -21,9 +21,9 @@ unsigned blocks(std::size_t n) { return static_cast<unsigned>((n + threads - 1) 
 template <class U> U* as(buffer const& b) { return reinterpret_cast<U*>(b.data()); }
 
 // words: [0] first bad particle (min), [1] widest row (max), [2] entries (sum), [3] max displacement^2 bits.
-template <class Real>
-__global__ void assign_kernel(cell_grid<Real> g, position_columns p, unsigned dims, std::size_t n, std::uint32_t* keys,
-                              std::uint32_t* ids, point4<Real>* own, unsigned long long* words) {
+template <class Real> __global__ void assign_kernel(cell_grid<Real> g, position_columns p, unsigned dims, std::size_t n,
+                                                    std::uint32_t* keys, std::uint32_t* ids, point4<Real>* own,
+                                                    unsigned long long* words) {
   std::size_t const i = static_cast<std::size_t>(blockIdx.x) * blockDim.x + threadIdx.x;
   if (i >= n) return;
   point4<Real> point;
@@ -37,9 +37,10 @@ __global__ void assign_kernel(cell_grid<Real> g, position_columns p, unsigned di
   own[i] = point;
 }
 
-template <class Real>
-__global__ void ranges_kernel(std::size_t n, std::uint32_t const* sorted_keys, std::uint32_t const* sorted_ids,
-                              point4<Real> const* own, point4<Real>* cell_points, std::uint32_t* start, std::uint32_t* end) {
+template <class Real> __global__ void ranges_kernel(std::size_t n, std::uint32_t const* sorted_keys,
+                                                    std::uint32_t const* sorted_ids, point4<Real> const* own,
+                                                    point4<Real>* cell_points, std::uint32_t* start,
+                                                    std::uint32_t* end) {
   std::size_t const k = static_cast<std::size_t>(blockIdx.x) * blockDim.x + threadIdx.x;
   if (k >= n) return;
   std::uint32_t const key = sorted_keys[k];
@@ -51,8 +52,8 @@ __global__ void ranges_kernel(std::size_t n, std::uint32_t const* sorted_keys, s
 template <class Real>
 __global__ void fill_kernel(cell_grid<Real> g, std::size_t n, point4<Real> const* own, std::uint32_t const* start,
                             std::uint32_t const* end, point4<Real> const* cell_points, std::uint32_t const* sorted_ids,
-                            std::uint32_t* counts, std::uint32_t* indices, std::uint32_t const* offsets, std::size_t width,
-                            list_format format, bool count_only, unsigned long long* words) {
+                            std::uint32_t* counts, std::uint32_t* indices, std::uint32_t const* offsets,
+                            std::size_t width, list_format format, bool count_only, unsigned long long* words) {
   std::size_t const s = static_cast<std::size_t>(blockIdx.x) * blockDim.x + threadIdx.x;
   std::uint32_t c = 0;
   if (s < n) {
@@ -63,7 +64,8 @@ __global__ void fill_kernel(cell_grid<Real> g, std::size_t n, point4<Real> const
       if (format == list_format::csr) {
         indices[row + k] = j;
       } else if (k < width) {
-        indices[format == list_format::column_major ? static_cast<std::size_t>(k) * n + i : static_cast<std::size_t>(i) * width + k] = j;
+        indices[format == list_format::column_major ? static_cast<std::size_t>(k) * n + i
+                                                    : static_cast<std::size_t>(i) * width + k] = j;
       }
     });
     counts[i] = c;
@@ -105,9 +107,8 @@ void ensure_words(list_memory& m, cudaStream_t s) {
 
 }  // namespace
 
-template <class Real>
-std::size_t bin(list_memory& m, position_columns const& p, std::size_t n, unsigned dims, cell_grid<Real> const& g, std::size_t cell_count,
-                void* stream) {
+template <class Real> std::size_t bin(list_memory& m, position_columns const& p, std::size_t n, unsigned dims,
+                                      cell_grid<Real> const& g, std::size_t cell_count, void* stream) {
   auto const s = static_cast<cudaStream_t>(stream);
   ensure_bytes(m, m.keys, n * sizeof(std::uint32_t));
   ensure_bytes(m, m.ids, n * sizeof(std::uint32_t));
@@ -120,7 +121,7 @@ std::size_t bin(list_memory& m, position_columns const& p, std::size_t n, unsign
   ensure_words(m, s);
   auto* words = as<unsigned long long>(m.words);
   assign_kernel<Real><<<blocks(n), threads, 0, s>>>(g, p, dims, n, as<std::uint32_t>(m.keys), as<std::uint32_t>(m.ids),
-                                                     as<point4<Real>>(m.own_points), words);
+                                                    as<point4<Real>>(m.own_points), words);
   COALESCE_CUDA_TRY(cudaGetLastError());
   unsigned long long bad = 0;
   COALESCE_CUDA_TRY(cudaMemcpyAsync(&bad, words, sizeof bad, cudaMemcpyDeviceToHost, s));
@@ -130,37 +131,37 @@ std::size_t bin(list_memory& m, position_columns const& p, std::size_t n, unsign
   int end_bit = 1;
   while (end_bit < 32 && (std::size_t{1} << end_bit) < cell_count) ++end_bit;
   std::size_t temp_bytes = 0;
-  COALESCE_CUDA_TRY(cub::DeviceRadixSort::SortPairs(nullptr, temp_bytes, as<std::uint32_t>(m.keys), as<std::uint32_t>(m.sorted_keys),
-                                                    as<std::uint32_t>(m.ids), as<std::uint32_t>(m.sorted_ids), static_cast<int>(n), 0,
-                                                    end_bit, s));
+  COALESCE_CUDA_TRY(cub::DeviceRadixSort::SortPairs(
+      nullptr, temp_bytes, as<std::uint32_t>(m.keys), as<std::uint32_t>(m.sorted_keys), as<std::uint32_t>(m.ids),
+      as<std::uint32_t>(m.sorted_ids), static_cast<int>(n), 0, end_bit, s));
   std::size_t scan_bytes = 0;
-  COALESCE_CUDA_TRY(cub::DeviceScan::ExclusiveSum(nullptr, scan_bytes, as<std::uint32_t>(m.counts), as<std::uint32_t>(m.offsets),
-                                                  static_cast<int>(n + 1), s));
+  COALESCE_CUDA_TRY(cub::DeviceScan::ExclusiveSum(nullptr, scan_bytes, as<std::uint32_t>(m.counts),
+                                                  as<std::uint32_t>(m.offsets), static_cast<int>(n + 1), s));
   ensure_bytes(m, m.temp, std::max(temp_bytes, scan_bytes));
   temp_bytes = m.temp.size();
-  COALESCE_CUDA_TRY(cub::DeviceRadixSort::SortPairs(m.temp.data(), temp_bytes, as<std::uint32_t>(m.keys), as<std::uint32_t>(m.sorted_keys),
-                                                    as<std::uint32_t>(m.ids), as<std::uint32_t>(m.sorted_ids), static_cast<int>(n), 0,
-                                                    end_bit, s));
+  COALESCE_CUDA_TRY(cub::DeviceRadixSort::SortPairs(
+      m.temp.data(), temp_bytes, as<std::uint32_t>(m.keys), as<std::uint32_t>(m.sorted_keys), as<std::uint32_t>(m.ids),
+      as<std::uint32_t>(m.sorted_ids), static_cast<int>(n), 0, end_bit, s));
   COALESCE_CUDA_TRY(cudaMemsetAsync(m.cell_start.data(), 0, cell_count * sizeof(std::uint32_t), s));
   COALESCE_CUDA_TRY(cudaMemsetAsync(m.cell_end.data(), 0, cell_count * sizeof(std::uint32_t), s));
-  ranges_kernel<Real><<<blocks(n), threads, 0, s>>>(n, as<std::uint32_t>(m.sorted_keys), as<std::uint32_t>(m.sorted_ids),
-                                                     as<point4<Real>>(m.own_points), as<point4<Real>>(m.cell_points),
-                                                     as<std::uint32_t>(m.cell_start), as<std::uint32_t>(m.cell_end));
+  ranges_kernel<Real><<<blocks(n), threads, 0, s>>>(
+      n, as<std::uint32_t>(m.sorted_keys), as<std::uint32_t>(m.sorted_ids), as<point4<Real>>(m.own_points),
+      as<point4<Real>>(m.cell_points), as<std::uint32_t>(m.cell_start), as<std::uint32_t>(m.cell_end));
   COALESCE_CUDA_TRY(cudaGetLastError());
   return n;
 }
 
-template <class Real> list_pass_result fill(list_memory& m, std::size_t n, cell_grid<Real> const& g, bool count_only, void* stream) {
+template <class Real>
+list_pass_result fill(list_memory& m, std::size_t n, cell_grid<Real> const& g, bool count_only, void* stream) {
   auto const s = static_cast<cudaStream_t>(stream);
   auto* words = as<unsigned long long>(m.words);
   unsigned long long const zero[2] = {0, 0};
   COALESCE_CUDA_TRY(cudaMemcpyAsync(words + 1, zero, sizeof zero, cudaMemcpyHostToDevice, s));
   COALESCE_CUDA_TRY(cudaMemsetAsync(as<std::uint32_t>(m.counts) + n, 0, sizeof(std::uint32_t), s));
-  fill_kernel<Real><<<blocks(n), threads, 0, s>>>(g, n, as<point4<Real>>(m.own_points), as<std::uint32_t>(m.cell_start),
-                                                   as<std::uint32_t>(m.cell_end), as<point4<Real>>(m.cell_points),
-                                                   as<std::uint32_t>(m.sorted_ids), as<std::uint32_t>(m.counts),
-                                                   as<std::uint32_t>(m.indices), as<std::uint32_t>(m.offsets), m.width, m.format,
-                                                   count_only, words);
+  fill_kernel<Real><<<blocks(n), threads, 0, s>>>(
+      g, n, as<point4<Real>>(m.own_points), as<std::uint32_t>(m.cell_start), as<std::uint32_t>(m.cell_end),
+      as<point4<Real>>(m.cell_points), as<std::uint32_t>(m.sorted_ids), as<std::uint32_t>(m.counts),
+      as<std::uint32_t>(m.indices), as<std::uint32_t>(m.offsets), m.width, m.format, count_only, words);
   COALESCE_CUDA_TRY(cudaGetLastError());
   unsigned long long got[2] = {0, 0};
   COALESCE_CUDA_TRY(cudaMemcpyAsync(got, words + 1, sizeof got, cudaMemcpyDeviceToHost, s));
@@ -171,8 +172,8 @@ template <class Real> list_pass_result fill(list_memory& m, std::size_t n, cell_
 std::size_t offsets_from_counts(list_memory& m, std::size_t n, void* stream) {
   auto const s = static_cast<cudaStream_t>(stream);
   std::size_t temp_bytes = m.temp.size();
-  COALESCE_CUDA_TRY(cub::DeviceScan::ExclusiveSum(m.temp.data(), temp_bytes, as<std::uint32_t>(m.counts), as<std::uint32_t>(m.offsets),
-                                                  static_cast<int>(n + 1), s));
+  COALESCE_CUDA_TRY(cub::DeviceScan::ExclusiveSum(m.temp.data(), temp_bytes, as<std::uint32_t>(m.counts),
+                                                  as<std::uint32_t>(m.offsets), static_cast<int>(n + 1), s));
   return n;
 }
 
@@ -184,8 +185,8 @@ void keep_reference(list_memory& m, position_columns const& p, std::size_t n, un
   COALESCE_CUDA_TRY(cudaStreamSynchronize(s));
 }
 
-double max_displacement(list_memory const& m, position_columns const& p, std::size_t n, unsigned dims, double const* length,
-                        bool const* periodic, void* stream) {
+double max_displacement(list_memory const& m, position_columns const& p, std::size_t n, unsigned dims,
+                        double const* length, bool const* periodic, void* stream) {
   auto const s = static_cast<cudaStream_t>(stream);
   auto* word = as<unsigned long long>(m.words) + 3;
   COALESCE_CUDA_TRY(cudaMemsetAsync(word, 0, sizeof(unsigned long long), s));
@@ -205,9 +206,10 @@ double max_displacement(list_memory const& m, position_columns const& p, std::si
   return d2;
 }
 
-template std::size_t bin<float>(list_memory&, position_columns const&, std::size_t, unsigned, cell_grid<float> const&, std::size_t, void*);
-template std::size_t bin<double>(list_memory&, position_columns const&, std::size_t, unsigned, cell_grid<double> const&, std::size_t,
-                                 void*);
+template std::size_t bin<float>(list_memory&, position_columns const&, std::size_t, unsigned, cell_grid<float> const&,
+                                std::size_t, void*);
+template std::size_t bin<double>(list_memory&, position_columns const&, std::size_t, unsigned, cell_grid<double> const&,
+                                 std::size_t, void*);
 template list_pass_result fill<float>(list_memory&, std::size_t, cell_grid<float> const&, bool, void*);
 template list_pass_result fill<double>(list_memory&, std::size_t, cell_grid<double> const&, bool, void*);
 

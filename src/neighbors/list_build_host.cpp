@@ -12,8 +12,8 @@ namespace {
 template <class U> U* as(buffer const& b) { return reinterpret_cast<U*>(b.data()); }
 }  // namespace
 
-template <class Real>
-std::size_t bin(list_memory& m, position_columns const& p, std::size_t n, unsigned dims, cell_grid<Real> const& g, std::size_t cell_count) {
+template <class Real> std::size_t bin(list_memory& m, position_columns const& p, std::size_t n, unsigned dims,
+                                      cell_grid<Real> const& g, std::size_t cell_count) {
   ensure_bytes(m, m.keys, n * sizeof(std::uint32_t));
   ensure_bytes(m, m.sorted_ids, n * sizeof(std::uint32_t));
   ensure_bytes(m, m.own_points, n * sizeof(point4<Real>));
@@ -68,14 +68,15 @@ template <class Real> list_pass_result fill(list_memory& m, std::size_t n, cell_
 #endif
   for (std::ptrdiff_t s = 0; s < n_signed; ++s) {
     auto const i = static_cast<std::uint32_t>(s);
-    std::uint32_t const c = visit_neighbors(g, i, own[i], start, end, points, sorted, [&](std::uint32_t j, std::uint32_t k) {
-      if (count_only) return;
-      if (format == list_format::csr) {
-        indices[offsets[i] + k] = j;
-      } else if (k < width) {
-        indices[format == list_format::column_major ? k * n + i : i * width + k] = j;
-      }
-    });
+    std::uint32_t const c =
+        visit_neighbors(g, i, own[i], start, end, points, sorted, [&](std::uint32_t j, std::uint32_t k) {
+          if (count_only) return;
+          if (format == list_format::csr) {
+            indices[offsets[i] + k] = j;
+          } else if (k < width) {
+            indices[format == list_format::column_major ? k * n + i : i * width + k] = j;
+          }
+        });
     counts[i] = c;
     widest = std::max<std::size_t>(widest, c);
     entries += c;
@@ -102,8 +103,8 @@ void keep_reference(list_memory& m, position_columns const& p, std::size_t n, un
   }
 }
 
-double max_displacement(list_memory const& m, position_columns const& p, std::size_t n, unsigned dims, double const* length,
-                        bool const* periodic) {
+double max_displacement(list_memory const& m, position_columns const& p, std::size_t n, unsigned dims,
+                        double const* length, bool const* periodic) {
   auto const* ref = as<double const>(m.reference);
   double most = 0;
   auto const n_signed = static_cast<std::ptrdiff_t>(n);
@@ -116,8 +117,10 @@ double max_displacement(list_memory const& m, position_columns const& p, std::si
   return most;
 }
 
-template std::size_t bin<float>(list_memory&, position_columns const&, std::size_t, unsigned, cell_grid<float> const&, std::size_t);
-template std::size_t bin<double>(list_memory&, position_columns const&, std::size_t, unsigned, cell_grid<double> const&, std::size_t);
+template std::size_t bin<float>(list_memory&, position_columns const&, std::size_t, unsigned, cell_grid<float> const&,
+                                std::size_t);
+template std::size_t bin<double>(list_memory&, position_columns const&, std::size_t, unsigned, cell_grid<double> const&,
+                                 std::size_t);
 template list_pass_result fill<float>(list_memory&, std::size_t, cell_grid<float> const&, bool);
 template list_pass_result fill<double>(list_memory&, std::size_t, cell_grid<double> const&, bool);
 

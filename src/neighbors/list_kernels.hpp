@@ -13,9 +13,7 @@ namespace coalesce::detail {
 
 // A position as the build keeps it: x, y, z in the positions' precision (w unused), aligned so
 // that one vector load reads it.
-template <class Real> struct alignas(4 * sizeof(Real)) point4 {
-  Real x, y, z, w;
-};
+template <class Real> struct alignas(4 * sizeof(Real)) point4 { Real x, y, z, w; };
 
 // The cell grid: cells at least `reach` wide along every axis, so the 27 cells around a
 // particle's own hold every neighbour.
@@ -30,14 +28,15 @@ template <class Real> struct cell_grid {
 };
 
 COALESCE_HOST_DEVICE inline double coordinate_of(column_ref const& c, unsigned width, std::size_t i) {
-  return width == 4 ? static_cast<double>(*reinterpret_cast<float const*>(c.address(i))) : *reinterpret_cast<double const*>(c.address(i));
+  return width == 4 ? static_cast<double>(*reinterpret_cast<float const*>(c.address(i)))
+                    : *reinterpret_cast<double const*>(c.address(i));
 }
 
 // Position i wrapped into a periodic box (open axes as they are); false when a coordinate is not
 // finite or lies outside an open axis.
-template <class Real>
-COALESCE_HOST_DEVICE inline bool place_point(cell_grid<Real> const& g, position_columns const& p, unsigned dims, std::size_t i,
-                                             point4<Real>& out, std::uint32_t& cell) {
+template <class Real> COALESCE_HOST_DEVICE inline bool place_point(cell_grid<Real> const& g, position_columns const& p,
+                                                                   unsigned dims, std::size_t i, point4<Real>& out,
+                                                                   std::uint32_t& cell) {
   Real c[3] = {0, 0, 0};
   int index[3] = {0, 0, 0};
   for (unsigned a = 0; a < dims; ++a) {
@@ -66,14 +65,12 @@ COALESCE_HOST_DEVICE inline bool place_point(cell_grid<Real> const& g, position_
 // offset crosses the box), inside a cell by ascending particle index. Returns the count. Along a
 // periodic axis with fewer than three cells an offset reaches the same cell under another image;
 // the reach is at most half the box, so at most one image of j is within it: no pair twice.
-template <class Real, class Emit>
-COALESCE_HOST_DEVICE inline std::uint32_t visit_neighbors(cell_grid<Real> const& g, std::uint32_t i, point4<Real> const& xi,
-                                                          std::uint32_t const* cell_start, std::uint32_t const* cell_end,
-                                                          point4<Real> const* cell_points, std::uint32_t const* sorted_ids,
-                                                          Emit&& emit) {
+template <class Real, class Emit> COALESCE_HOST_DEVICE inline std::uint32_t visit_neighbors(
+    cell_grid<Real> const& g, std::uint32_t i, point4<Real> const& xi, std::uint32_t const* cell_start,
+    std::uint32_t const* cell_end, point4<Real> const* cell_points, std::uint32_t const* sorted_ids, Emit&& emit) {
   int own[3];
   for (int a = 0; a < 3; ++a) {
-    int k = static_cast<int>((( a == 0 ? xi.x : a == 1 ? xi.y : xi.z) - g.lo[a]) * g.cells_per_length[a]);
+    int k = static_cast<int>(((a == 0 ? xi.x : a == 1 ? xi.y : xi.z) - g.lo[a]) * g.cells_per_length[a]);
     own[a] = k < 0 ? 0 : k >= g.cells[a] ? g.cells[a] - 1 : k;
   }
   std::uint32_t count = 0;
@@ -117,8 +114,8 @@ COALESCE_HOST_DEVICE inline std::uint32_t visit_neighbors(cell_grid<Real> const&
 }
 
 // The largest squared displacement of particle i since the reference (minimum image).
-COALESCE_HOST_DEVICE inline double displacement2(position_columns const& p, unsigned dims, double const* reference, std::size_t i,
-                                                 double const* length, bool const* periodic) {
+COALESCE_HOST_DEVICE inline double displacement2(position_columns const& p, unsigned dims, double const* reference,
+                                                 std::size_t i, double const* length, bool const* periodic) {
   double sum = 0;
   for (unsigned a = 0; a < dims; ++a) {
     double d = coordinate_of(p.axis[a], p.width, i) - reference[3 * i + a];

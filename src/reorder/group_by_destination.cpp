@@ -51,8 +51,8 @@ std::vector<std::size_t> group_on_host(reorder_state& s, memory_kind kind, std::
 }
 }  // namespace
 
-std::vector<std::size_t> group_by_destination(reorder_plan& plan, memory_kind kind, int const* dest, std::size_t n, int self,
-                                              int ranks, std::size_t& first_bad, int& bad_value) {
+std::vector<std::size_t> group_by_destination(reorder_plan& plan, memory_kind kind, int const* dest, std::size_t n,
+                                              int self, int ranks, std::size_t& first_bad, int& bad_value) {
   check_element_count(n, "migrate");
   auto& s = state_of(plan);
   first_bad = none;
@@ -90,7 +90,8 @@ std::vector<std::size_t> group_by_destination(reorder_plan& plan, memory_kind ki
   std::vector<std::uint32_t> host_starts(cells + 1);
   copy_bytes(memory_kind::host, host_starts.data(), kind, starts, host_starts.size() * 4, s.stream);
   if (host_starts[cells - 1] < n) {  // the stable sort put the lowest bad element first among the bad
-    std::uint32_t const at = read_one(s, kind, reinterpret_cast<std::uint32_t const*>(s.perm.data()) + host_starts[cells - 1]);
+    std::uint32_t const at =
+        read_one(s, kind, reinterpret_cast<std::uint32_t const*>(s.perm.data()) + host_starts[cells - 1]);
     first_bad = at;
     bad_value = read_one(s, kind, dest + at);
     return {};
@@ -98,7 +99,9 @@ std::vector<std::size_t> group_by_destination(reorder_plan& plan, memory_kind ki
   std::vector<std::size_t> counts(static_cast<std::size_t>(ranks), 0);
   counts[static_cast<std::size_t>(self)] = host_starts[1];
   for (int r = 0; r < ranks; ++r) {
-    if (r != self) counts[static_cast<std::size_t>(r)] = host_starts[static_cast<std::size_t>(r) + 2] - host_starts[static_cast<std::size_t>(r) + 1];
+    if (r != self)
+      counts[static_cast<std::size_t>(r)] =
+          host_starts[static_cast<std::size_t>(r) + 2] - host_starts[static_cast<std::size_t>(r) + 1];
   }
   return counts;
 }

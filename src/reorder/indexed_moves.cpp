@@ -31,7 +31,8 @@ template <class E> void add_one(std::byte* dst, std::byte const* src) {
 template <class E> void add_column(column_sum const& col, std::size_t n, index_map src, index_map dst) {
   if (col.src.block_shift == 63 && col.dst.block_shift == 63 && src.index == nullptr && dst.index != nullptr) {
     std::byte const* s = col.src.base + src.first * col.src.stride;  // a reverse: sums from a message
-    for (std::size_t k = 0; k < n; ++k) add_one<E>(col.dst.base + dst.index[k] * col.dst.stride, s + k * col.src.stride);
+    for (std::size_t k = 0; k < n; ++k)
+      add_one<E>(col.dst.base + dst.index[k] * col.dst.stride, s + k * col.src.stride);
     return;
   }
   for (std::size_t k = 0; k < n; ++k) add_one<E>(col.dst.address(dst.at(k)), col.src.address(src.at(k)));
@@ -47,10 +48,12 @@ template <std::size_t W> void move_column(column_copy const& col, std::size_t n,
     for (std::size_t k = 0; k < n; ++k) std::memcpy(d + k * col.dst.stride, s + k * col.src.stride, W);
   } else if (plain && dst.index == nullptr) {  // a pack: gather into a message
     std::byte* d = col.dst.base + dst.first * col.dst.stride;
-    for (std::size_t k = 0; k < n; ++k) std::memcpy(d + k * col.dst.stride, col.src.base + src.index[k] * col.src.stride, W);
+    for (std::size_t k = 0; k < n; ++k)
+      std::memcpy(d + k * col.dst.stride, col.src.base + src.index[k] * col.src.stride, W);
   } else if (plain && src.index == nullptr) {  // an unpack: scatter from a message
     std::byte const* s = col.src.base + src.first * col.src.stride;
-    for (std::size_t k = 0; k < n; ++k) std::memcpy(col.dst.base + dst.index[k] * col.dst.stride, s + k * col.src.stride, W);
+    for (std::size_t k = 0; k < n; ++k)
+      std::memcpy(col.dst.base + dst.index[k] * col.dst.stride, s + k * col.src.stride, W);
   } else {
     for (std::size_t k = 0; k < n; ++k) std::memcpy(col.dst.address(dst.at(k)), col.src.address(src.at(k)), W);
   }
@@ -90,13 +93,24 @@ void move_columns_indexed(memory_kind kind, column_copy const* columns, std::siz
   for (std::size_t c = 0; c < count; ++c) {
     column_copy const& col = columns[c];
     switch (col.width) {  // a constant width: the copy is one or two moves, not a memcpy call
-      case 4: move_column<4>(col, n, src, dst); break;
-      case 8: move_column<8>(col, n, src, dst); break;
-      case 12: move_column<12>(col, n, src, dst); break;
-      case 16: move_column<16>(col, n, src, dst); break;
-      case 32: move_column<32>(col, n, src, dst); break;
+      case 4:
+        move_column<4>(col, n, src, dst);
+        break;
+      case 8:
+        move_column<8>(col, n, src, dst);
+        break;
+      case 12:
+        move_column<12>(col, n, src, dst);
+        break;
+      case 16:
+        move_column<16>(col, n, src, dst);
+        break;
+      case 32:
+        move_column<32>(col, n, src, dst);
+        break;
       default:
-        for (std::size_t k = 0; k < n; ++k) std::memcpy(col.dst.address(dst.at(k)), col.src.address(src.at(k)), col.width);
+        for (std::size_t k = 0; k < n; ++k)
+          std::memcpy(col.dst.address(dst.at(k)), col.src.address(src.at(k)), col.width);
     }
   }
 }
@@ -111,12 +125,24 @@ void add_columns_indexed(memory_kind kind, column_sum const* columns, std::size_
   for (std::size_t c = 0; c < count; ++c) {
     column_sum const& col = columns[c];
     switch (col.type) {  // the type chosen once per column, not per element
-      case scalar_type::f32: add_column<float>(col, n, src, dst); break;
-      case scalar_type::f64: add_column<double>(col, n, src, dst); break;
-      case scalar_type::i32: add_column<std::int32_t>(col, n, src, dst); break;
-      case scalar_type::i64: add_column<std::int64_t>(col, n, src, dst); break;
-      case scalar_type::u32: add_column<std::uint32_t>(col, n, src, dst); break;
-      case scalar_type::u64: add_column<std::uint64_t>(col, n, src, dst); break;
+      case scalar_type::f32:
+        add_column<float>(col, n, src, dst);
+        break;
+      case scalar_type::f64:
+        add_column<double>(col, n, src, dst);
+        break;
+      case scalar_type::i32:
+        add_column<std::int32_t>(col, n, src, dst);
+        break;
+      case scalar_type::i64:
+        add_column<std::int64_t>(col, n, src, dst);
+        break;
+      case scalar_type::u32:
+        add_column<std::uint32_t>(col, n, src, dst);
+        break;
+      case scalar_type::u64:
+        add_column<std::uint64_t>(col, n, src, dst);
+        break;
     }
   }
 }
@@ -143,8 +169,8 @@ void shift_column(memory_kind kind, column_ref column, unsigned width, std::size
   }
 }
 
-std::size_t select_near_face(memory_kind kind, column_ref column, unsigned width, std::size_t n, bool below, double threshold,
-                             std::uint32_t* out, void* stream) {
+std::size_t select_near_face(memory_kind kind, column_ref column, unsigned width, std::size_t n, bool below,
+                             double threshold, std::uint32_t* out, void* stream) {
   if (n == 0) return 0;
 #if COALESCE_WITH_CUDA
   if (on_gpu(kind)) return cuda_moves::select_near_face(column, width, n, below, threshold, out, stream);
@@ -185,7 +211,9 @@ void destination_keys(memory_kind kind, int const* dest, std::size_t n, int self
   (void)kind, (void)stream;
   for (std::size_t i = 0; i < n; ++i) {
     int const r = dest[i];
-    keys[i] = r == self ? 0u : r >= 0 && r < ranks ? static_cast<std::uint32_t>(r) + 1u : static_cast<std::uint32_t>(ranks) + 1u;
+    keys[i] = r == self             ? 0u
+              : r >= 0 && r < ranks ? static_cast<std::uint32_t>(r) + 1u
+                                    : static_cast<std::uint32_t>(ranks) + 1u;
   }
 }
 

@@ -36,8 +36,8 @@ __global__ void move_indexed_kernel(__grid_constant__ indexed_batch<column_copy>
   move_element<Word, Unblocked>(batch.columns, batch.count, from, to);
 }
 
-template <class Word> void launch_moves(cudaStream_t stream, std::vector<column_copy> const& parts, std::size_t n, index_map src,
-                                        index_map dst) {
+template <class Word> void launch_moves(cudaStream_t stream, std::vector<column_copy> const& parts, std::size_t n,
+                                        index_map src, index_map dst) {
   unsigned const grid = static_cast<unsigned>((n + launch_threads - 1) / launch_threads);
   for (std::size_t begin = 0; begin < parts.size(); begin += columns_per_launch) {
     indexed_batch<column_copy> batch{};
@@ -72,12 +72,24 @@ __global__ void add_indexed_kernel(__grid_constant__ indexed_batch<column_sum> c
     std::byte* d = col.dst.address(to);
     std::byte const* s = col.src.address(from);
     switch (col.type) {
-      case scalar_type::f32: add_one<float>(d, s); break;
-      case scalar_type::f64: add_one<double>(d, s); break;
-      case scalar_type::i32: add_one<std::int32_t>(d, s); break;
-      case scalar_type::i64: add_one<long long>(d, s); break;
-      case scalar_type::u32: add_one<std::uint32_t>(d, s); break;
-      case scalar_type::u64: add_one<unsigned long long>(d, s); break;
+      case scalar_type::f32:
+        add_one<float>(d, s);
+        break;
+      case scalar_type::f64:
+        add_one<double>(d, s);
+        break;
+      case scalar_type::i32:
+        add_one<std::int32_t>(d, s);
+        break;
+      case scalar_type::i64:
+        add_one<long long>(d, s);
+        break;
+      case scalar_type::u32:
+        add_one<std::uint32_t>(d, s);
+        break;
+      case scalar_type::u64:
+        add_one<unsigned long long>(d, s);
+        break;
     }
   }
 }
@@ -143,8 +155,8 @@ std::size_t select_near_face(column_ref column, unsigned width, std::size_t n, b
   constexpr std::size_t count_room = 256;
   buffer temp(memory_kind::device, count_room + temp_bytes);
   auto* count = reinterpret_cast<std::uint32_t*>(temp.data());
-  COALESCE_CUDA_TRY(cub::DeviceSelect::If(temp.data() + count_room, temp_bytes, first, out, count, static_cast<std::int64_t>(n),
-                                          near, s));
+  COALESCE_CUDA_TRY(cub::DeviceSelect::If(temp.data() + count_room, temp_bytes, first, out, count,
+                                          static_cast<std::int64_t>(n), near, s));
   std::uint32_t selected = 0;
   COALESCE_CUDA_TRY(cudaMemcpyAsync(&selected, count, sizeof selected, cudaMemcpyDeviceToHost, s));
   COALESCE_CUDA_TRY(cudaStreamSynchronize(s));
@@ -174,7 +186,9 @@ void owners_of(position_columns const& position, std::size_t n, owner_grid const
 void destination_keys(int const* dest, std::size_t n, int self, int ranks, std::uint32_t* keys, void* stream) {
   each_on_device(static_cast<cudaStream_t>(stream), n, [=] __device__(std::size_t i) {
     int const r = dest[i];
-    keys[i] = r == self ? 0u : r >= 0 && r < ranks ? static_cast<std::uint32_t>(r) + 1u : static_cast<std::uint32_t>(ranks) + 1u;
+    keys[i] = r == self             ? 0u
+              : r >= 0 && r < ranks ? static_cast<std::uint32_t>(r) + 1u
+                                    : static_cast<std::uint32_t>(ranks) + 1u;
   });
 }
 
@@ -182,7 +196,8 @@ void* allocate_pinned(std::size_t bytes) {
   void* p = nullptr;
   if (cudaMallocHost(&p, bytes) != cudaSuccess) {
     (void)cudaGetLastError();
-    throw_error("could not allocate " + std::to_string(bytes) + " bytes of page-locked host memory for MPI staging; "
+    throw_error("could not allocate " + std::to_string(bytes) +
+                " bytes of page-locked host memory for MPI staging; "
                 "free memory or pass GPU pointers to a CUDA-aware MPI");
   }
   return p;

@@ -9,9 +9,9 @@
 namespace coalesce::detail {
 
 namespace {
-template <class E, class Key, unsigned Dims>
-__global__ void keys_kernel(key_params const p, position_columns const pos, std::size_t n, Key* keys,
-                            std::uint64_t* first_bad) {
+template <class E, class Key, unsigned Dims> __global__ void keys_kernel(key_params const p, position_columns const pos,
+                                                                         std::size_t n, Key* keys,
+                                                                         std::uint64_t* first_bad) {
   std::size_t const i = static_cast<std::size_t>(blockIdx.x) * blockDim.x + threadIdx.x;
   if (i >= n) return;
   double x[3] = {0, 0, 0};
@@ -26,9 +26,8 @@ __global__ void keys_kernel(key_params const p, position_columns const pos, std:
   }
 }
 
-template <class E, class Key>
-void launch_keys(cudaStream_t stream, key_params const& p, position_columns const& pos, std::size_t n, void* keys,
-                 std::uint64_t* first_bad) {
+template <class E, class Key> void launch_keys(cudaStream_t stream, key_params const& p, position_columns const& pos,
+                                               std::size_t n, void* keys, std::uint64_t* first_bad) {
   // One thread per element, every block at once (n < 2^32 is checked by the plan).
   unsigned const blocks = static_cast<unsigned>((n + launch_threads - 1) / launch_threads);
   if (p.dims == 3) {

@@ -38,7 +38,8 @@ inline key_params make_key_params(key_spec const& spec) {
 
 // Cell coordinates of a position; false for NaN/infinite positions and, in a clamped box, for
 // positions outside [lo, hi].
-COALESCE_HOST_DEVICE COALESCE_INLINE bool cell_of(key_params const& p, unsigned dims, double const* x, std::uint32_t* cell) {
+COALESCE_HOST_DEVICE COALESCE_INLINE bool cell_of(key_params const& p, unsigned dims, double const* x,
+                                                  std::uint32_t* cell) {
   for (unsigned a = 0; a < dims; ++a) {
     double const v = x[a];
     if (!(v - v == 0.0)) return false;  // NaN or infinite (inf - inf is NaN)
@@ -84,7 +85,8 @@ COALESCE_HOST_DEVICE COALESCE_INLINE std::uint64_t interleave(std::uint32_t cons
 
 // J. Skilling, "Programming the Hilbert curve" (AIP Conf. Proc. 707, 2004): axes -> transposed
 // Hilbert index, then the transpose read most significant axis first at each level.
-COALESCE_HOST_DEVICE COALESCE_INLINE std::uint64_t hilbert_index(std::uint32_t const* cell, unsigned dims, unsigned levels) {
+COALESCE_HOST_DEVICE COALESCE_INLINE std::uint64_t hilbert_index(std::uint32_t const* cell, unsigned dims,
+                                                                 unsigned levels) {
   std::uint32_t x[3] = {cell[0], dims > 1 ? cell[1] : 0u, dims > 2 ? cell[2] : 0u};
   std::uint32_t const m = std::uint32_t{1} << (levels - 1);
   for (std::uint32_t q = m; q > 1; q >>= 1) {
@@ -112,15 +114,18 @@ COALESCE_HOST_DEVICE COALESCE_INLINE std::uint64_t hilbert_index(std::uint32_t c
 // `dims` is p.dims, passed on its own so that a kernel instantiated per dimension count can give
 // a constant: the loops unroll and the coordinates stay in registers (a run-time count put them
 // in local memory: 18x the time of a bare key kernel on the H200).
-COALESCE_HOST_DEVICE COALESCE_INLINE std::uint64_t key_of_cell(key_params const& p, unsigned dims, std::uint32_t const* cell) {
+COALESCE_HOST_DEVICE COALESCE_INLINE std::uint64_t key_of_cell(key_params const& p, unsigned dims,
+                                                               std::uint32_t const* cell) {
   switch (p.kind) {
     case curve::cell: {
       std::uint64_t key = cell[dims - 1];
       for (int a = static_cast<int>(dims) - 2; a >= 0; --a) key = key * p.grid[a] + cell[a];
       return key;
     }
-    case curve::morton: return interleave(cell, dims);
-    default: return hilbert_index(cell, dims, p.levels);
+    case curve::morton:
+      return interleave(cell, dims);
+    default:
+      return hilbert_index(cell, dims, p.levels);
   }
 }
 

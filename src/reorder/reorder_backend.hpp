@@ -38,7 +38,8 @@ class reorder_backend {
   virtual void compute_keys_into(key_spec const& spec, position_columns const& pos, std::size_t n, void* keys,
                                  std::uint64_t* flags) = 0;
   // First key with a bit at or above end_bit into flags[bad_entry].
-  virtual void find_key_above(void const* keys, unsigned key_bytes, std::size_t n, int end_bit, std::uint64_t* flags) = 0;
+  virtual void find_key_above(void const* keys, unsigned key_bytes, std::size_t n, int end_bit,
+                              std::uint64_t* flags) = 0;
   // Stable sort of s.keys (s.key_bytes wide) with values s.perm; leaves sorted keys in s.keys and
   // the permutation in s.perm.
   virtual void sort_pairs(reorder_state& s, std::size_t n, int begin_bit, int end_bit) = 0;
@@ -59,7 +60,8 @@ class reorder_backend {
   // (flags may be null: nothing recorded; bad values are never read through either way)
   // (as the row of the list), a used entry >= bound to flags[bad_entry] (as its slot in the list).
   virtual void remap_fixed(neighbor_desc const& list, std::uint32_t const* perm, std::uint32_t const* inverse,
-                           std::uint64_t bound, std::uint32_t* out, std::uint32_t* out_counts, std::uint64_t* flags) = 0;
+                           std::uint64_t bound, std::uint32_t* out, std::uint32_t* out_counts,
+                           std::uint64_t* flags) = 0;
   // CSR offsets: offsets[0] != 0 or a drop offsets[i + 1] < offsets[i] goes to flags[bad_offset]
   // (as i + 1, 0 for offset 0), and offsets[particles] to flags[list_entries].
   virtual void check_csr_offsets(std::uint32_t const* offsets, std::size_t particles, std::uint64_t* flags) = 0;
@@ -79,23 +81,24 @@ class reorder_backend {
 };
 
 // The overrides every backend declares, written once.
-#define COALESCE_DETAIL_BACKEND_OVERRIDES                                                                                       \
-  void reset_flags(std::uint64_t*) override;                                                                                    \
-  void compute_keys_into(key_spec const&, position_columns const&, std::size_t, void*, std::uint64_t*) override;                \
-  void find_key_above(void const*, unsigned, std::size_t, int, std::uint64_t*) override;                                        \
-  void sort_pairs(reorder_state&, std::size_t, int, int) override;                                                              \
-  void gather_columns(column_copy const*, std::size_t, std::size_t, std::uint32_t const*) override;                             \
-  void iota(std::uint32_t*, std::size_t) override;                                                                              \
-  void invert(std::uint32_t const*, std::uint32_t*, std::size_t) override;                                                      \
-  void find_at_least(std::uint32_t const*, std::size_t, std::uint64_t, std::uint64_t*) override;                                \
-  void map_indices(std::uint32_t*, std::size_t, std::uint32_t const*, std::uint64_t, std::uint64_t*) override;                  \
-  void remap_fixed(neighbor_desc const&, std::uint32_t const*, std::uint32_t const*, std::uint64_t, std::uint32_t*,             \
-                   std::uint32_t*, std::uint64_t*) override;                                                                    \
-  void check_csr_offsets(std::uint32_t const*, std::size_t, std::uint64_t*) override;                                           \
-  void csr_permuted_offsets(std::uint32_t const*, std::uint32_t const*, std::size_t, std::uint32_t*, reorder_state&) override;  \
-  void remap_csr(neighbor_desc const&, std::uint32_t const*, std::uint32_t const*, std::uint64_t, std::uint32_t const*,         \
-                 std::uint32_t*, std::uint64_t*) override;                                                                      \
-  std::pair<double, std::uint64_t> locality_sum(neighbor_desc const&, reorder_state&) override;                                 \
+#define COALESCE_DETAIL_BACKEND_OVERRIDES                                                                            \
+  void reset_flags(std::uint64_t*) override;                                                                         \
+  void compute_keys_into(key_spec const&, position_columns const&, std::size_t, void*, std::uint64_t*) override;     \
+  void find_key_above(void const*, unsigned, std::size_t, int, std::uint64_t*) override;                             \
+  void sort_pairs(reorder_state&, std::size_t, int, int) override;                                                   \
+  void gather_columns(column_copy const*, std::size_t, std::size_t, std::uint32_t const*) override;                  \
+  void iota(std::uint32_t*, std::size_t) override;                                                                   \
+  void invert(std::uint32_t const*, std::uint32_t*, std::size_t) override;                                           \
+  void find_at_least(std::uint32_t const*, std::size_t, std::uint64_t, std::uint64_t*) override;                     \
+  void map_indices(std::uint32_t*, std::size_t, std::uint32_t const*, std::uint64_t, std::uint64_t*) override;       \
+  void remap_fixed(neighbor_desc const&, std::uint32_t const*, std::uint32_t const*, std::uint64_t, std::uint32_t*,  \
+                   std::uint32_t*, std::uint64_t*) override;                                                         \
+  void check_csr_offsets(std::uint32_t const*, std::size_t, std::uint64_t*) override;                                \
+  void csr_permuted_offsets(std::uint32_t const*, std::uint32_t const*, std::size_t, std::uint32_t*, reorder_state&) \
+      override;                                                                                                      \
+  void remap_csr(neighbor_desc const&, std::uint32_t const*, std::uint32_t const*, std::uint64_t,                    \
+                 std::uint32_t const*, std::uint32_t*, std::uint64_t*) override;                                     \
+  std::pair<double, std::uint64_t> locality_sum(neighbor_desc const&, reorder_state&) override;                      \
   void cell_starts(void const*, unsigned, std::size_t, std::uint64_t, std::uint32_t*) override;
 
 // Host memory; `parallel`: on all cores (device memory of a build without CUDA).

@@ -53,8 +53,8 @@ std::size_t columns_fitting_l2(std::size_t n, std::size_t word_bytes) {
   return std::clamp<std::size_t>(l2_bytes / 2 / column_bytes, 1, columns_per_launch);
 }
 
-template <class Word>
-void launch_gathers(cudaStream_t stream, std::vector<column_copy> const& parts, std::size_t n, std::uint32_t const* perm) {
+template <class Word> void launch_gathers(cudaStream_t stream, std::vector<column_copy> const& parts, std::size_t n,
+                                          std::uint32_t const* perm) {
   if (parts.empty()) return;
   unsigned const grid = static_cast<unsigned>((n + launch_threads - 1) / launch_threads);
   std::size_t const per_launch = columns_fitting_l2(n, sizeof(Word));
@@ -75,7 +75,8 @@ template <class Key> void sort_typed(cudaStream_t stream, reorder_state& s, std:
                                           reinterpret_cast<std::uint32_t*>(s.perm_alt.data()));
   auto const count = static_cast<std::uint32_t>(n);
   std::size_t temp_bytes = 0;
-  COALESCE_CUDA_TRY(cub::DeviceRadixSort::SortPairs(nullptr, temp_bytes, keys, values, count, begin_bit, end_bit, stream));
+  COALESCE_CUDA_TRY(
+      cub::DeviceRadixSort::SortPairs(nullptr, temp_bytes, keys, values, count, begin_bit, end_bit, stream));
   void* temp = s.ensure(s.temp, memory_kind::device, temp_bytes);
   COALESCE_CUDA_TRY(cub::DeviceRadixSort::SortPairs(temp, temp_bytes, keys, values, count, begin_bit, end_bit, stream));
   // The results are wherever the passes ended; make `keys` and `perm` name them.
@@ -94,13 +95,15 @@ __global__ void locality_kernel(neighbor_desc const list, double* sum, unsigned 
   double mine = 0;
   unsigned long long used_total = 0;
   std::size_t const threads = static_cast<std::size_t>(gridDim.x) * blockDim.x;
-  for (std::size_t i = static_cast<std::size_t>(blockIdx.x) * blockDim.x + threadIdx.x; i < list.particles; i += threads) {
+  for (std::size_t i = static_cast<std::size_t>(blockIdx.x) * blockDim.x + threadIdx.x; i < list.particles;
+       i += threads) {
     auto const distance = [i](std::uint32_t j) { return static_cast<double>(i > j ? i - j : j - i); };
     if (list.format == list_format::csr) {
       for (std::uint32_t e = list.offsets[i]; e < list.offsets[i + 1]; ++e) mine += distance(list.indices[e]);
       used_total += list.offsets[i + 1] - list.offsets[i];
     } else {
-      std::size_t const used = list.counts ? min(static_cast<std::size_t>(list.counts[i]), list.max_neighbors) : list.max_neighbors;
+      std::size_t const used =
+          list.counts ? min(static_cast<std::size_t>(list.counts[i]), list.max_neighbors) : list.max_neighbors;
       bool const row_major = list.format == list_format::row_major;
       for (std::size_t k = 0; k < used; ++k) {
         mine += distance(list.indices[row_major ? i * list.max_neighbors + k : k * list.particles + i]);
@@ -119,7 +122,8 @@ __global__ void locality_kernel(neighbor_desc const list, double* sum, unsigned 
 }  // namespace
 
 void cuda_backend::reset_flags(std::uint64_t* flags) {
-  COALESCE_CUDA_TRY(cudaMemsetAsync(flags, 0xff, check_words * sizeof(std::uint64_t), static_cast<cudaStream_t>(stream_)));
+  COALESCE_CUDA_TRY(
+      cudaMemsetAsync(flags, 0xff, check_words * sizeof(std::uint64_t), static_cast<cudaStream_t>(stream_)));
 }
 
 void cuda_backend::sort_pairs(reorder_state& s, std::size_t n, int begin_bit, int end_bit) {
@@ -132,20 +136,22 @@ void cuda_backend::sort_pairs(reorder_state& s, std::size_t n, int begin_bit, in
   }
 }
 
-void cuda_backend::find_key_above(void const* keys, unsigned key_bytes, std::size_t n, int end_bit, std::uint64_t* flags) {
+void cuda_backend::find_key_above(void const* keys, unsigned key_bytes, std::size_t n, int end_bit,
+                                  std::uint64_t* flags) {
   if (flags == nullptr) return;
   auto const stream = static_cast<cudaStream_t>(stream_);
   if (key_bytes == 4) {
     auto const* k = static_cast<std::uint32_t const*>(keys);
-    return find_first_on_device(stream, n, [=] __device__(std::size_t i) { return (std::uint64_t{k[i]} >> end_bit) != 0; },
-                                flags + bad_entry);
+    return find_first_on_device(
+        stream, n, [=] __device__(std::size_t i) { return (std::uint64_t{k[i]} >> end_bit) != 0; }, flags + bad_entry);
   }
   auto const* k = static_cast<std::uint64_t const*>(keys);
-  find_first_on_device(stream, n, [=] __device__(std::size_t i) { return end_bit < 64 && (k[i] >> end_bit) != 0; },
-                       flags + bad_entry);
+  find_first_on_device(
+      stream, n, [=] __device__(std::size_t i) { return end_bit < 64 && (k[i] >> end_bit) != 0; }, flags + bad_entry);
 }
 
-void cuda_backend::gather_columns(column_copy const* columns, std::size_t count, std::size_t n, std::uint32_t const* perm) {
+void cuda_backend::gather_columns(column_copy const* columns, std::size_t count, std::size_t n,
+                                  std::uint32_t const* perm) {
   if (n == 0 || count == 0) return;
   auto const stream = static_cast<cudaStream_t>(stream_);
   // 4-byte words at most, grouped by width: one launch moves every float, int or double column.
@@ -158,7 +164,8 @@ void cuda_backend::gather_columns(column_copy const* columns, std::size_t count,
 }
 
 void cuda_backend::iota(std::uint32_t* v, std::size_t n) {
-  each_on_device(static_cast<cudaStream_t>(stream_), n, [=] __device__(std::size_t i) { v[i] = static_cast<std::uint32_t>(i); });
+  each_on_device(static_cast<cudaStream_t>(stream_), n,
+                 [=] __device__(std::size_t i) { v[i] = static_cast<std::uint32_t>(i); });
 }
 
 void cuda_backend::invert(std::uint32_t const* perm, std::uint32_t* inverse, std::size_t n) {
@@ -168,8 +175,9 @@ void cuda_backend::invert(std::uint32_t const* perm, std::uint32_t* inverse, std
 
 void cuda_backend::find_at_least(std::uint32_t const* v, std::size_t n, std::uint64_t bound, std::uint64_t* flags) {
   if (flags == nullptr) return;
-  find_first_on_device(static_cast<cudaStream_t>(stream_), n, [=] __device__(std::size_t i) { return v[i] >= bound; },
-                       flags + bad_entry);
+  find_first_on_device(
+      static_cast<cudaStream_t>(stream_), n, [=] __device__(std::size_t i) { return v[i] >= bound; },
+      flags + bad_entry);
 }
 
 void cuda_backend::map_indices(std::uint32_t* v, std::size_t n, std::uint32_t const* inverse, std::uint64_t bound,
@@ -186,7 +194,8 @@ void cuda_backend::map_indices(std::uint32_t* v, std::size_t n, std::uint32_t co
 }
 
 void cuda_backend::remap_fixed(neighbor_desc const& list, std::uint32_t const* perm, std::uint32_t const* inverse,
-                               std::uint64_t bound, std::uint32_t* out, std::uint32_t* out_counts, std::uint64_t* flags) {
+                               std::uint64_t bound, std::uint32_t* out, std::uint32_t* out_counts,
+                               std::uint64_t* flags) {
   auto const stream = static_cast<cudaStream_t>(stream_);
   neighbor_desc const l = list;
   std::uint64_t* const bad_row = flags ? flags + bad_count : nullptr;
@@ -252,7 +261,8 @@ void cuda_backend::csr_permuted_offsets(std::uint32_t const* offsets, std::uint3
 }
 
 void cuda_backend::remap_csr(neighbor_desc const& list, std::uint32_t const* perm, std::uint32_t const* inverse,
-                             std::uint64_t bound, std::uint32_t const* new_offsets, std::uint32_t* out, std::uint64_t* flags) {
+                             std::uint64_t bound, std::uint32_t const* new_offsets, std::uint32_t* out,
+                             std::uint64_t* flags) {
   neighbor_desc const l = list;
   std::uint64_t* const bad = flags ? flags + bad_entry : nullptr;
   each_on_device(static_cast<cudaStream_t>(stream_), l.particles, [=] __device__(std::size_t i) {
@@ -272,7 +282,8 @@ std::pair<double, std::uint64_t> cuda_backend::locality_sum(neighbor_desc const&
   COALESCE_CUDA_TRY(cudaMemsetAsync(words, 0, 16, stream));
   auto* sum = reinterpret_cast<double*>(words);
   auto* count = reinterpret_cast<unsigned long long*>(words + 8);
-  unsigned const grid = static_cast<unsigned>(std::min<std::size_t>(1024, (list.particles + reduce_threads - 1) / reduce_threads));
+  unsigned const grid =
+      static_cast<unsigned>(std::min<std::size_t>(1024, (list.particles + reduce_threads - 1) / reduce_threads));
   locality_kernel<<<std::max(grid, 1u), reduce_threads, 0, stream>>>(list, sum, count);
   COALESCE_CUDA_TRY(cudaGetLastError());
   struct {

@@ -74,7 +74,8 @@ template <class Key> void sort_typed(bool parallel, reorder_state& s, std::size_
   thrust::stable_sort_by_key(thrust::cpp::par(alloc), keys, keys + n, values, less);
 }
 
-template <std::size_t W> void gather_range(column_copy const& c, std::uint32_t const* perm, std::size_t begin, std::size_t end) {
+template <std::size_t W>
+void gather_range(column_copy const& c, std::uint32_t const* perm, std::size_t begin, std::size_t end) {
   for (std::size_t i = begin; i < end; ++i) std::memcpy(c.dst.address(i), c.src.address(perm[i]), W);
 }
 
@@ -93,7 +94,8 @@ void host_backend::sort_pairs(reorder_state& s, std::size_t n, int begin_bit, in
   }
 }
 
-void host_backend::find_key_above(void const* keys, unsigned key_bytes, std::size_t n, int end_bit, std::uint64_t* flags) {
+void host_backend::find_key_above(void const* keys, unsigned key_bytes, std::size_t n, int end_bit,
+                                  std::uint64_t* flags) {
   std::size_t bad = none;
   if (key_bytes == 4) {
     auto const* k = static_cast<std::uint32_t const*>(keys);
@@ -105,7 +107,8 @@ void host_backend::find_key_above(void const* keys, unsigned key_bytes, std::siz
   record_first(flags, bad_entry, bad);
 }
 
-void host_backend::gather_columns(column_copy const* columns, std::size_t count, std::size_t n, std::uint32_t const* perm) {
+void host_backend::gather_columns(column_copy const* columns, std::size_t count, std::size_t n,
+                                  std::uint32_t const* perm) {
   if (n == 0 || count == 0) return;
   auto const parts = chunked(columns, count);
   constexpr std::size_t block = 4096;
@@ -141,7 +144,8 @@ void host_backend::map_indices(std::uint32_t* v, std::size_t n, std::uint32_t co
 }
 
 void host_backend::remap_fixed(neighbor_desc const& list, std::uint32_t const* perm, std::uint32_t const* inverse,
-                               std::uint64_t bound, std::uint32_t* out, std::uint32_t* out_counts, std::uint64_t* flags) {
+                               std::uint64_t bound, std::uint32_t* out, std::uint32_t* out_counts,
+                               std::uint64_t* flags) {
   std::size_t const max = list.max_neighbors, rows = list.particles;
   bool const row_major = list.format == list_format::row_major;
   std::size_t bad_row = none, bad_slot = none;
@@ -171,7 +175,9 @@ void host_backend::remap_fixed(neighbor_desc const& list, std::uint32_t const* p
 }
 
 void host_backend::check_csr_offsets(std::uint32_t const* offsets, std::size_t particles, std::uint64_t* flags) {
-  std::size_t bad = offsets[0] != 0 ? 0 : first_where(parallel_, particles, [=](std::size_t i) { return offsets[i + 1] < offsets[i]; });
+  std::size_t bad = offsets[0] != 0
+                        ? 0
+                        : first_where(parallel_, particles, [=](std::size_t i) { return offsets[i + 1] < offsets[i]; });
   if (bad != none && offsets[0] == 0) bad += 1;  // the offset that drops
   record_first(flags, bad_offset, bad);
   if (flags != nullptr) flags[list_entries] = offsets[particles];
@@ -191,7 +197,8 @@ void host_backend::csr_permuted_offsets(std::uint32_t const* offsets, std::uint3
 }
 
 void host_backend::remap_csr(neighbor_desc const& list, std::uint32_t const* perm, std::uint32_t const* inverse,
-                             std::uint64_t bound, std::uint32_t const* new_offsets, std::uint32_t* out, std::uint64_t* flags) {
+                             std::uint64_t bound, std::uint32_t const* new_offsets, std::uint32_t* out,
+                             std::uint64_t* flags) {
   std::size_t bad = none;
   std::ptrdiff_t const rows = static_cast<std::ptrdiff_t>(list.particles);
   bool const parallel = parallel_;
@@ -214,9 +221,7 @@ std::pair<double, std::uint64_t> host_backend::locality_sum(neighbor_desc const&
   bool const parallel = parallel_;
   double sum = 0;
   std::uint64_t count = 0;
-  auto const distance = [](std::size_t i, std::uint32_t j) {
-    return static_cast<double>(i > j ? i - j : j - i);
-  };
+  auto const distance = [](std::size_t i, std::uint32_t j) { return static_cast<double>(i > j ? i - j : j - i); };
   if (list.format == list_format::csr) {
     std::ptrdiff_t const rows = static_cast<std::ptrdiff_t>(list.particles);
     COALESCE_OMP("omp parallel for reduction(+ : sum, count) schedule(static) if (parallel)")
@@ -233,7 +238,8 @@ std::pair<double, std::uint64_t> host_backend::locality_sum(neighbor_desc const&
     for (std::ptrdiff_t r = 0; r < rows; ++r) {
       auto const i = static_cast<std::size_t>(r);
       std::size_t const used = list.counts ? std::min<std::size_t>(list.counts[i], max) : max;
-      for (std::size_t k = 0; k < used; ++k) sum += distance(i, list.indices[row_major ? i * max + k : k * list.particles + i]);
+      for (std::size_t k = 0; k < used; ++k)
+        sum += distance(i, list.indices[row_major ? i * max + k : k * list.particles + i]);
       count += used;
     }
   }
@@ -244,7 +250,8 @@ std::pair<double, std::uint64_t> host_backend::locality_sum(neighbor_desc const&
 void host_backend::cell_starts(void const* sorted_keys, unsigned key_bytes, std::size_t n, std::uint64_t cells,
                                std::uint32_t* starts) {
   auto const key = [=](std::size_t i) -> std::uint64_t {
-    return key_bytes == 4 ? static_cast<std::uint32_t const*>(sorted_keys)[i] : static_cast<std::uint64_t const*>(sorted_keys)[i];
+    return key_bytes == 4 ? static_cast<std::uint32_t const*>(sorted_keys)[i]
+                          : static_cast<std::uint64_t const*>(sorted_keys)[i];
   };
   // Element i starts every cell in (key[i - 1], key[i]]; one extra index n closes the tail.
   for_each(parallel_, n + 1, [&](std::size_t i) {

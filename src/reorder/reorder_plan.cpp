@@ -112,14 +112,18 @@ std::string index_value(std::uint32_t v, bool is_signed) {
 }
 
 void check_plan(reorder_state const& s, char const* what) {
-  if (!s.sorted) throw_error(std::string(what) + ": the plan has not sorted anything yet; call sort_by_key or sort_keys first");
+  if (!s.sorted)
+    throw_error(std::string(what) + ": the plan has not sorted anything yet; call sort_by_key or sort_keys first");
 }
 
 char const* curve_name(curve c) {
   switch (c) {
-    case curve::cell: return "cell_keys";
-    case curve::morton: return "morton_keys";
-    default: return "hilbert_keys";
+    case curve::cell:
+      return "cell_keys";
+    case curve::morton:
+      return "morton_keys";
+    default:
+      return "hilbert_keys";
   }
 }
 
@@ -167,8 +171,10 @@ void report_deferred(reorder_state& s) {
   copy_bytes(memory_kind::host, words.data(), s.deferred_flags_kind, flags, sizeof words, s.stream);
   s.deferred_flags_set = false;
   std::string found;
-  if (words[bad_count] != nothing_found) found += " a count above max_neighbors in row " + std::to_string(words[bad_count]) + ";";
-  if (words[bad_offset] != nothing_found) found += " a CSR offset that drops (or offset 0 not 0) at " + std::to_string(words[bad_offset]) + ";";
+  if (words[bad_count] != nothing_found)
+    found += " a count above max_neighbors in row " + std::to_string(words[bad_count]) + ";";
+  if (words[bad_offset] != nothing_found)
+    found += " a CSR offset that drops (or offset 0 not 0) at " + std::to_string(words[bad_offset]) + ";";
   if (words[bad_entry] != nothing_found) {
     found += " an index entry out of range, a key above end_bit or a bad position at element or slot " +
              std::to_string(words[bad_entry]) + ";";
@@ -220,9 +226,10 @@ void sort_keys(reorder_plan& plan, memory_kind kind, void const* keys, unsigned 
   if (n > 0 && keys == nullptr) throw_error("sort_keys: null keys for " + std::to_string(n) + " elements");
   auto& s = state_of(plan);
   if (generation != 0 && (generation != s.key_generation || keys != s.keys.data())) {
-    throw_error("sort_by_key: these keys are gone: a key_array points into the plan that computed it, and a later "
-                "key computation or sort through that plan overwrote them (or they belong to another plan); compute "
-                "the keys again right before sorting, or use one reorder_plan per set of keys");
+    throw_error(
+        "sort_by_key: these keys are gone: a key_array points into the plan that computed it, and a later "
+        "key computation or sort through that plan overwrote them (or they belong to another plan); compute "
+        "the keys again right before sorting, or use one reorder_plan per set of keys");
   }
   reorder_backend& backend = s.backend(kind);
   // Keys the plan computed fit their bit range by construction; the caller's are checked.
@@ -293,7 +300,9 @@ std::uint32_t const* inverse_in(reorder_plan& plan, memory_kind kind) {
   return reinterpret_cast<std::uint32_t const*>(s.inverse_mirror.data());
 }
 
-buffer& scratch(reorder_plan& plan, memory_kind kind, std::size_t bytes) { return scratch_besides(plan, kind, bytes, nullptr); }
+buffer& scratch(reorder_plan& plan, memory_kind kind, std::size_t bytes) {
+  return scratch_besides(plan, kind, bytes, nullptr);
+}
 
 buffer& scratch_besides(reorder_plan& plan, memory_kind kind, std::size_t bytes, buffer const* in_use) {
   auto& s = state_of(plan);
@@ -333,7 +342,8 @@ void copy_in_plan_stream(reorder_plan& plan, memory_kind kind, void* dst, void c
 void remap_indices(reorder_plan& plan, memory_kind kind, index_array const& indices) {
   auto& s = state_of(plan);
   check_plan(s, "remap");
-  if (indices.size > 0 && indices.data == nullptr) throw_error("remap: null index array with " + std::to_string(indices.size) + " entries");
+  if (indices.size > 0 && indices.data == nullptr)
+    throw_error("remap: null index array with " + std::to_string(indices.size) + " entries");
   if (indices.size == 0) return;
   reorder_backend& backend = s.backend(kind);
   std::uint64_t* flags = flags_for(s, kind);
@@ -347,8 +357,8 @@ void remap_indices(reorder_plan& plan, memory_kind kind, index_array const& indi
   std::size_t const bad = index_of(verdict(s, kind, flags)[bad_entry]);
   if (bad != none) {
     throw_error("remap: index entry " + std::to_string(bad) + " is " +
-                index_value(read_one(s, kind, indices.data + bad), indices.is_signed) +
-                ", outside [0, " + std::to_string(s.n) + "); nothing was remapped");
+                index_value(read_one(s, kind, indices.data + bad), indices.is_signed) + ", outside [0, " +
+                std::to_string(s.n) + "); nothing was remapped");
   }
   backend.map_indices(indices.data, indices.size, inverse, s.n, nullptr);
 }
@@ -362,21 +372,24 @@ void report_list_problems(reorder_state& s, memory_kind kind, neighbor_desc cons
   std::string const name(what);
   if (std::size_t const drop = index_of(words[bad_offset]); drop != none) {
     if (drop == 0) {
-      throw_error(name + ": CSR offset 0 is " + index_value(read_one(s, kind, list.offsets), list.is_signed) + ", it must be 0");
+      throw_error(name + ": CSR offset 0 is " + index_value(read_one(s, kind, list.offsets), list.is_signed) +
+                  ", it must be 0");
     }
     throw_error(name + ": CSR offset " + std::to_string(drop) + " is " +
                 index_value(read_one(s, kind, list.offsets + drop), list.is_signed) + ", below offset " +
-                std::to_string(drop - 1) + " = " + index_value(read_one(s, kind, list.offsets + drop - 1), list.is_signed) +
+                std::to_string(drop - 1) + " = " +
+                index_value(read_one(s, kind, list.offsets + drop - 1), list.is_signed) +
                 "; offsets must not decrease");
   }
   if (std::size_t const bad = index_of(words[bad_count]); bad != none) {
-    throw_error(name + ": count " + std::to_string(bad) + " is " + index_value(read_one(s, kind, list.counts + bad), list.is_signed) +
+    throw_error(name + ": count " + std::to_string(bad) + " is " +
+                index_value(read_one(s, kind, list.counts + bad), list.is_signed) +
                 ", outside [0, max_neighbors = " + std::to_string(list.max_neighbors) + "]; nothing was remapped");
   }
   if (std::size_t const bad = index_of(words[bad_entry]); bad != none) {
     throw_error(name + ": neighbour entry " + std::to_string(bad) + " is " +
-                index_value(read_one(s, kind, list.indices + bad), list.is_signed) + ", outside [0, " + std::to_string(s.n) +
-                "); nothing was remapped");
+                index_value(read_one(s, kind, list.indices + bad), list.is_signed) + ", outside [0, " +
+                std::to_string(s.n) + "); nothing was remapped");
   }
 }
 
@@ -429,12 +442,17 @@ void remap_neighbors(reorder_plan& plan, memory_kind kind, neighbor_desc const& 
       words[list_entries] = read_one(s, kind, list.offsets + list.particles);
     }
     std::size_t const entries = static_cast<std::uint32_t>(words[list_entries]);
-    if (list.is_signed && static_cast<std::int32_t>(entries) < 0) throw_error("remap: CSR offsets overflow (the last one is negative)");
+    if (list.is_signed && static_cast<std::int32_t>(entries) < 0)
+      throw_error("remap: CSR offsets overflow (the last one is negative)");
     if (entries > 0 && list.indices == nullptr) throw_error("remap: the CSR neighbour list has no indices");
     std::size_t const offsets_bytes = (list.particles + 1) * 4;
     buffer& new_offsets = scratch(plan, kind, offsets_bytes);
-    backend.csr_permuted_offsets(list.offsets, perm, list.particles, reinterpret_cast<std::uint32_t*>(new_offsets.data()), s);
-    std::uint32_t* out = into != nullptr ? into->indices : reinterpret_cast<std::uint32_t*>(scratch_besides(plan, kind, entries * 4, &new_offsets).data());
+    backend.csr_permuted_offsets(list.offsets, perm, list.particles,
+                                 reinterpret_cast<std::uint32_t*>(new_offsets.data()), s);
+    std::uint32_t* out =
+        into != nullptr
+            ? into->indices
+            : reinterpret_cast<std::uint32_t*>(scratch_besides(plan, kind, entries * 4, &new_offsets).data());
     if (flags != nullptr && s.checks == check_policy::before_writing) backend.reset_flags(flags);
     backend.remap_csr(list, perm, inv, s.n, reinterpret_cast<std::uint32_t const*>(new_offsets.data()), out, flags);
     if (s.checks == check_policy::before_writing) report_list_problems(s, kind, list, verdict(s, kind, flags), "remap");
@@ -453,7 +471,9 @@ void remap_neighbors(reorder_plan& plan, memory_kind kind, neighbor_desc const& 
   } else {
     out_scratch = &scratch(plan, kind, slots * 4);
     out = reinterpret_cast<std::uint32_t*>(out_scratch->data());
-    if (list.counts != nullptr) out_counts = reinterpret_cast<std::uint32_t*>(scratch_besides(plan, kind, list.particles * 4, out_scratch).data());
+    if (list.counts != nullptr)
+      out_counts =
+          reinterpret_cast<std::uint32_t*>(scratch_besides(plan, kind, list.particles * 4, out_scratch).data());
   }
   std::uint64_t* flags = flags_for(s, kind);
   backend.remap_fixed(list, perm, inv, s.n, out, out_counts, flags);
@@ -475,15 +495,18 @@ std::uint32_t const* cell_offsets(reorder_plan& plan, std::uint64_t cells, std::
   auto& s = state_of(plan);
   check_plan(s, "cell_offsets");
   if (generation == 0 || generation != s.sorted_generation) {
-    throw_error("cell_offsets: the plan's last sort did not sort these cell keys, or a key computation since then "
-                "overwrote the sorted keys; call cell_keys, sort_by_key with those keys, then cell_offsets, with no "
-                "other key computation on the plan in between");
+    throw_error(
+        "cell_offsets: the plan's last sort did not sort these cell keys, or a key computation since then "
+        "overwrote the sorted keys; call cell_keys, sort_by_key with those keys, then cell_offsets, with no "
+        "other key computation on the plan in between");
   }
-  if (cells >= 0xffffffffull) throw_error("cell_offsets: " + std::to_string(cells) + " cells are too many for 32-bit offsets");
+  if (cells >= 0xffffffffull)
+    throw_error("cell_offsets: " + std::to_string(cells) + " cells are too many for 32-bit offsets");
   // Keys computed by cell_keys are below `cells` by construction (the generation says these are
   // they), so nothing needs reading back here.
   s.ensure(s.cells, s.kind, (cells + 1) * 4);
-  s.backend(s.kind).cell_starts(s.keys.data(), s.key_bytes, s.n, cells, reinterpret_cast<std::uint32_t*>(s.cells.data()));
+  s.backend(s.kind).cell_starts(s.keys.data(), s.key_bytes, s.n, cells,
+                                reinterpret_cast<std::uint32_t*>(s.cells.data()));
   return reinterpret_cast<std::uint32_t const*>(s.cells.data());
 }
 

@@ -42,12 +42,12 @@ struct reorder_state {
 #endif
   }
   std::array<std::uint64_t, check_words> host_flags{};  // check words of the host backends
-  bool deferred_flags_set = false;  // deferred checks: the words hold results nobody read yet
+  bool deferred_flags_set = false;                      // deferred checks: the words hold results nobody read yet
   memory_kind deferred_flags_kind = memory_kind::host;
   memory_kind kind = memory_kind::device;  // where the last sort ran
   std::size_t n = 0;                       // elements of the last sort
   bool sorted = false;
-  unsigned key_bytes = 4;                  // of the sorted keys now in `keys`
+  unsigned key_bytes = 4;  // of the sorted keys now in `keys`
   // Which computation the contents of `keys` come from (plan_keys in reorder_ops.hpp):
   // key_generation names the unsorted keys of the last compute_keys (0 once a sort consumed
   // them); sorted_generation the computed keys that the last sort ordered (0 for the caller's
@@ -59,10 +59,10 @@ struct reorder_state {
   buffer perm, perm_alt;  // permutation new -> old after a sort
   buffer inverse;         // old -> new, built on first use after a sort
   bool inverse_valid = false;
-  buffer temp;            // CUB / scan temporary storage
-  buffer flag;            // the check words of GPU passes (reorder_backend.hpp)
-  buffer scalars;         // device-side sums (neighbor_locality)
-  buffer cells;           // cell start offsets
+  buffer temp;                         // CUB / scan temporary storage
+  buffer flag;                         // the check words of GPU passes (reorder_backend.hpp)
+  buffer scalars;                      // device-side sums (neighbor_locality)
+  buffer cells;                        // cell start offsets
   buffer perm_mirror, inverse_mirror;  // the permutations in the other kind of memory
   bool perm_mirror_valid = false, inverse_mirror_valid = false;
   // Scratch for out-of-place permutations and remaps (a deque: references stay valid). Each
@@ -74,7 +74,7 @@ struct reorder_state {
     std::uint64_t last_step = 0;
   };
   std::deque<pooled> pool;
-  std::uint64_t step = 0;  // sorts so far
+  std::uint64_t step = 0;           // sorts so far
   std::vector<buffer> host_blocks;  // Thrust's temporary storage on the host, reused
   std::vector<bool> host_block_used;
   std::size_t allocations = 0;

@@ -84,9 +84,12 @@ void check(ca::access_stats const& s, ca::device_model const& m) {
 ca::device_model model_from(reader& in) {
   std::uint8_t const pick = in.get<std::uint8_t>();
   switch (pick % 4) {
-    case 0: return ca::device_model::hopper();
-    case 1: return ca::device_model::line_based();
-    case 2: return ca::device_model::sectored();
+    case 0:
+      return ca::device_model::hopper();
+    case 1:
+      return ca::device_model::line_based();
+    case 2:
+      return ca::device_model::sectored();
     default: {
       ca::device_model m{"fuzzed"};
       m.warp_size = in.get<std::uint8_t>();
@@ -98,7 +101,8 @@ ca::device_model model_from(reader& in) {
   }
 }
 
-template <class T, class Layout> void table(ca::device_model const& m, std::vector<std::size_t> const& leaves, std::uint64_t warps) {
+template <class T, class Layout>
+void table(ca::device_model const& m, std::vector<std::size_t> const& leaves, std::uint64_t warps) {
   ca::layout_report const r = ca::layout_table<T, Layout>(m, leaves, warps);
   for (auto const& row : r.rows) check(row.stats, m);
   (void)ca::describe(r);
@@ -145,8 +149,10 @@ void one_input(reader& in) {
     }
     case 3: {  // a neighbour list
       std::int64_t const max_neighbors = in.get<std::int8_t>();
-      ca::neighbor_list_ref list{{}, max_neighbors,
-                                 (in.get<std::uint8_t>() & 1) ? coalesce::neighbor_order::column_major : coalesce::neighbor_order::row_major};
+      ca::neighbor_list_ref list{
+          {},
+          max_neighbors,
+          (in.get<std::uint8_t>() & 1) ? coalesce::neighbor_order::column_major : coalesce::neighbor_order::row_major};
       if (in.get<std::uint8_t>() & 1) list.empty_slot = in.get<std::uint32_t>();
       std::int64_t const element_size = in.get<std::int16_t>();
       std::vector<std::uint32_t> idx(in.left() / 4);
@@ -179,7 +185,8 @@ void one_input(reader& in) {
       } else if (what % 3 == 1) {
         s = ca::best_padding(t, in.get<std::int8_t>() % 40, b).stats;
       } else {
-        ca::strided_pattern p{in.get<std::int8_t>(), in.get<std::int32_t>(), in.get<std::uint32_t>(), in.get<std::uint64_t>()};
+        ca::strided_pattern p{in.get<std::int8_t>(), in.get<std::int32_t>(), in.get<std::uint32_t>(),
+                              in.get<std::uint64_t>()};
         s = ca::bank_conflicts(p, b);
       }
       require(s.ideal_wavefronts >= 1 && s.wavefronts >= s.ideal_wavefronts && s.degree >= 1);
@@ -192,12 +199,24 @@ void one_input(reader& in) {
       for (std::size_t k = 0; k < n; ++k) leaves.push_back(in.get<std::uint8_t>() % 12);
       std::uint64_t const warps = in.get<std::uint8_t>() % 6;  // 0 is bad input
       switch (in.get<std::uint8_t>() % 6) {
-        case 0: table<Particle, coalesce::aos>(m, leaves, warps); break;
-        case 1: table<Particle, coalesce::soa>(m, leaves, warps); break;
-        case 2: table<Particle, coalesce::aosoa<8>>(m, leaves, warps); break;
-        case 3: table<Odd, coalesce::aos>(m, leaves, warps); break;
-        case 4: table<Odd, coalesce::soa>(m, leaves, warps); break;
-        default: table<Odd, coalesce::aosoa<4>>(m, leaves, warps); break;
+        case 0:
+          table<Particle, coalesce::aos>(m, leaves, warps);
+          break;
+        case 1:
+          table<Particle, coalesce::soa>(m, leaves, warps);
+          break;
+        case 2:
+          table<Particle, coalesce::aosoa<8>>(m, leaves, warps);
+          break;
+        case 3:
+          table<Odd, coalesce::aos>(m, leaves, warps);
+          break;
+        case 4:
+          table<Odd, coalesce::soa>(m, leaves, warps);
+          break;
+        default:
+          table<Odd, coalesce::aosoa<4>>(m, leaves, warps);
+          break;
       }
       break;
     }

@@ -56,14 +56,16 @@ bool same(atom const& a, atom const& b) {
   return std::memcmp(&a.pos, &b.pos, sizeof a.pos) == 0 && a.kind == b.kind && a.charge == b.charge && a.id == b.id;
 }
 
-template <class Key, class Vec> void sort_case(input& in, Vec& v, std::vector<atom>& model, coalesce::reorder_plan& plan) {
+template <class Key, class Vec>
+void sort_case(input& in, Vec& v, std::vector<atom>& model, coalesce::reorder_plan& plan) {
   std::size_t const n = model.size();
   int const bits = 8 * sizeof(Key);
   int const begin_bit = static_cast<int>(in.take(1) % 4);
   int const end_bit = std::max(begin_bit, bits - static_cast<int>(in.take(1) % bits));
   std::uint64_t const distinct = 1 + in.take(1) % 7;  // many duplicates
   std::vector<Key> keys(n);
-  for (auto& k : keys) k = static_cast<Key>((in.take(1) % distinct) * (std::uint64_t{1} << begin_bit) * 3 + in.take(1) % 2);
+  for (auto& k : keys)
+    k = static_cast<Key>((in.take(1) % distinct) * (std::uint64_t{1} << begin_bit) * 3 + in.take(1) % 2);
   bool const bad_key = n > 0 && end_bit < bits && in.take(1) % 5 == 0;
   std::size_t const bad_at = n > 0 ? in.take(2) % n : 0;
   if (bad_key) keys[bad_at] = static_cast<Key>(Key{1} << end_bit);
@@ -108,7 +110,8 @@ template <class Index> void remap_case(input& in, std::vector<atom> const& model
   std::size_t const n = model.size();
   std::size_t const count = in.take(1) % 40;
   std::vector<Index> flat(count);
-  for (auto& x : flat) x = static_cast<Index>(in.take(1) % (n + 2)) - (std::is_signed_v<Index> && in.take(1) % 9 == 0 ? 5 : 0);
+  for (auto& x : flat)
+    x = static_cast<Index>(in.take(1) % (n + 2)) - (std::is_signed_v<Index> && in.take(1) % 9 == 0 ? 5 : 0);
   bool valid = true;
   for (auto const x : flat) valid = valid && static_cast<std::int64_t>(x) >= 0 && static_cast<std::size_t>(x) < n;
   auto const original = flat;
@@ -158,7 +161,8 @@ void neighbor_case(input& in, std::vector<atom> const& model, coalesce::reorder_
       if (format == 2) {
         for (std::uint32_t e = off[i]; e < off[i + 1]; ++e) sets[id_of[i]].insert(id_of[idx[e]]);
       } else {
-        for (std::size_t k = 0; k < cnt[i]; ++k) sets[id_of[i]].insert(id_of[idx[format == 0 ? i * max + k : k * n + i]]);
+        for (std::size_t k = 0; k < cnt[i]; ++k)
+          sets[id_of[i]].insert(id_of[idx[format == 0 ? i * max + k : k * n + i]]);
       }
     }
     return sets;
@@ -168,11 +172,12 @@ void neighbor_case(input& in, std::vector<atom> const& model, coalesce::reorder_
     if (format == 2) {
       coalesce::remap(coalesce::csr_neighbor_list<std::uint32_t, coalesce::host>{csr.data(), offsets.data(), n}, plan);
     } else {
-      coalesce::remap(coalesce::neighbor_list<std::uint32_t, coalesce::host>{
-                          fixed.data(), n, max,
-                          format == 0 ? coalesce::neighbor_order::row_major : coalesce::neighbor_order::column_major,
-                          counts.data()},
-                      plan);
+      coalesce::remap(
+          coalesce::neighbor_list<std::uint32_t, coalesce::host>{
+              fixed.data(), n, max,
+              format == 0 ? coalesce::neighbor_order::row_major : coalesce::neighbor_order::column_major,
+              counts.data()},
+          plan);
     }
     require(valid);
   } catch (coalesce::error const& e) {
@@ -194,7 +199,9 @@ template <class Layout, class Space> void run(input& in) {
   std::size_t const n = in.take(2) % 300;
   std::vector<atom> model(n);
   for (std::size_t i = 0; i < n; ++i) {
-    model[i] = {{float(in.take(1)), float(i), -1.0f}, static_cast<std::uint8_t>(in.take(1)), 0.5 * double(i),
+    model[i] = {{float(in.take(1)), float(i), -1.0f},
+                static_cast<std::uint8_t>(in.take(1)),
+                0.5 * double(i),
                 static_cast<std::uint32_t>(i)};
   }
   coalesce::vector<atom, Layout, Space> v{std::span<atom const>(model)};
@@ -230,10 +237,18 @@ extern "C" int LLVMFuzzerTestOneInput(std::uint8_t const* data, std::size_t size
   using namespace reorder_fuzz;
   input in{data, size};
   switch (in.take(1) % 4) {
-    case 0: run<coalesce::aos, coalesce::host>(in); break;
-    case 1: run<coalesce::soa, coalesce::device>(in); break;
-    case 2: run<coalesce::aosoa<8>, coalesce::host>(in); break;
-    default: run<coalesce::aosoa<8>, coalesce::device>(in); break;
+    case 0:
+      run<coalesce::aos, coalesce::host>(in);
+      break;
+    case 1:
+      run<coalesce::soa, coalesce::device>(in);
+      break;
+    case 2:
+      run<coalesce::aosoa<8>, coalesce::host>(in);
+      break;
+    default:
+      run<coalesce::aosoa<8>, coalesce::device>(in);
+      break;
   }
   return 0;
 }

@@ -79,7 +79,8 @@ TEST_CASE("CUDA's float3, double2 and int4 flatten like user structs") {
   static_assert(coalesce::reflect::leaf_count_v<cuda_types> == 3 + 2 + 4);
   CHECK(coalesce::reflect::leaf_t<cuda_types, 3>::offset == offsetof(cuda_types, span));
   std::vector<cuda_types> records(100);
-  for (int i = 0; i < 100; ++i) records[i] = {make_float3(i, -i, 2 * i), make_double2(0.5 * i, i), make_int4(i, i, -i, 7)};
+  for (int i = 0; i < 100; ++i)
+    records[i] = {make_float3(i, -i, 2 * i), make_double2(0.5 * i, i), make_int4(i, i, -i, 7)};
   coalesce::device_vector<cuda_types> d(records);
   coalesce::device_vector<cuda_types, coalesce::aosoa<16>> b = d;
   std::vector<cuda_types> back(100);
@@ -122,7 +123,8 @@ TEST_CASE("copying some columns into aos records leaves the other members untouc
   coalesce::device_vector<Particle, coalesce::aos> dst(old_records);
   coalesce::device_vector<Particle> src(new_records);
   std::vector<coalesce::detail::column_copy> pos_only;
-  for (std::size_t leaf = 0; leaf < 3; ++leaf) pos_only.push_back({dst.storage().column(leaf, 0), src.storage().column(leaf, 0), 4});
+  for (std::size_t leaf = 0; leaf < 3; ++leaf)
+    pos_only.push_back({dst.storage().column(leaf, 0), src.storage().column(leaf, 0), 4});
   coalesce::detail::copy_columns(coalesce::detail::memory_kind::device, pos_only.data(), pos_only.size(), n);
   std::vector<Particle> got(n);
   dst.copy_to(got);
@@ -180,7 +182,8 @@ TEST_CASE("records with long std::array members convert between every layout on 
     records[i].id = static_cast<std::uint32_t>(i);
     for (std::size_t k = 0; k < records[i].counts.size(); ++k) records[i].counts[k] = static_cast<int>(i * 131 + k);
     records[i].weight = 0.5 * static_cast<double>(i);
-    for (std::size_t k = 0; k < records[i].bins.size(); ++k) records[i].bins[k] = static_cast<float>(i) - static_cast<float>(k) * 0.25f;
+    for (std::size_t k = 0; k < records[i].bins.size(); ++k)
+      records[i].bins[k] = static_cast<float>(i) - static_cast<float>(k) * 0.25f;
   }
   auto same = [&](std::vector<histogram_like> const& got) {
     std::size_t wrong = 0;
@@ -190,13 +193,14 @@ TEST_CASE("records with long std::array members convert between every layout on 
     }
     return wrong;
   };
-  using split_id = coalesce::split<coalesce::fields<&histogram_like::id, &histogram_like::weight>, coalesce::aos, coalesce::soa>;
+  using split_id =
+      coalesce::split<coalesce::fields<&histogram_like::id, &histogram_like::weight>, coalesce::aos, coalesce::soa>;
   coalesce::device_vector<histogram_like, coalesce::aos> aos(records), aos_back(n);
   coalesce::device_vector<histogram_like, coalesce::soa> soa(n);
   coalesce::device_vector<histogram_like, split_id> split(n);
   coalesce::device_vector<histogram_like, coalesce::aosoa<8>> blocked(n);
-  soa = aos;      // aos -> soa: the arrays transposed
-  split = soa;    // soa -> split
+  soa = aos;    // aos -> soa: the arrays transposed
+  split = soa;  // soa -> split
   blocked = split;
   aos_back = soa;  // soa -> aos: transposed back
   std::vector<histogram_like> got(n);
@@ -242,7 +246,8 @@ struct atom_gpu {
   dvec3_gpu f;
   int type;
 };
-using legacy_gpu = coalesce::member_arrays<coalesce::member_stride<&atom_gpu::x, 32>, coalesce::member_stride<&atom_gpu::f, 32>>;
+using legacy_gpu =
+    coalesce::member_arrays<coalesce::member_stride<&atom_gpu::x, 32>, coalesce::member_stride<&atom_gpu::f, 32>>;
 }  // namespace
 
 TEST_CASE("member_arrays over the code's own padded GPU arrays: a kernel writes through them") {

@@ -76,7 +76,8 @@ TEST_CASE_TEMPLATE("one-member structs: scalars in kernels, through the proxy an
   CHECK(mismatches == 0);
 }
 
-TEST_CASE_TEMPLATE("one-member structs: a float3 and a nested struct flatten into columns", Layout, ONE_MEMBER_LAYOUTS) {
+TEST_CASE_TEMPLATE("one-member structs: a float3 and a nested struct flatten into columns", Layout,
+                   ONE_MEMBER_LAYOUTS) {
   std::size_t const n = 513;
   std::vector<Position> positions(n);
   std::vector<Velocity> velocities(n);
@@ -123,8 +124,8 @@ TEST_CASE("one-member structs: a 4096-long std::array, on the device") {
   std::size_t mismatches = 0;
   for (std::size_t i = 0; i < n; ++i) {
     int const k = static_cast<int>(i);
-    mismatches += got[i].apples[0] != -k || got[i].apples[1] != k || got[i].apples[2048] != k ||
-                  got[i].apples[4095] != k + 7;
+    mismatches +=
+        got[i].apples[0] != -k || got[i].apples[1] != k || got[i].apples[2048] != k || got[i].apples[4095] != k + 7;
   }
   CHECK(mismatches == 0);
 }

@@ -20,7 +20,8 @@ std::vector<Particle> random_particles(std::size_t n, unsigned seed) {
   std::mt19937 rng(seed);
   std::uniform_real_distribution<float> u(0.0f, 16.0f);
   std::vector<Particle> out(n);
-  for (std::size_t i = 0; i < n; ++i) out[i] = {{u(rng), u(rng), u(rng)}, {u(rng), u(rng), u(rng)}, u(rng), static_cast<std::uint32_t>(i)};
+  for (std::size_t i = 0; i < n; ++i)
+    out[i] = {{u(rng), u(rng), u(rng)}, {u(rng), u(rng), u(rng)}, u(rng), static_cast<std::uint32_t>(i)};
   return out;
 }
 
@@ -37,7 +38,8 @@ template <class U> std::vector<U> download(std::span<U const> s) {
   return out;
 }
 
-template <class Key, class V, class P> coalesce::key_array<Key, typename V::space_type> keys_of(int curve, V const& v, P& plan) {
+template <class Key, class V, class P>
+coalesce::key_array<Key, typename V::space_type> keys_of(int curve, V const& v, P& plan) {
   coalesce::box const box{.lo = {0, 0, 0}, .hi = {16, 16, 16}};
   if (curve == 0) return coalesce::cell_keys<Key>(v, &Particle::pos, box, 0.25, plan);
   if (curve == 1) return coalesce::morton_keys<Key>(v, &Particle::pos, box, plan);
@@ -61,18 +63,21 @@ TEST_CASE_TEMPLATE("GPU sort_by_key equals the host path: keys, permutation and 
         if (wide) {
           auto const dk = keys_of<std::uint64_t>(curve, d, gpu_plan);
           auto const hk = keys_of<std::uint64_t>(curve, h, cpu_plan);
-          CHECK(download(std::span<std::uint64_t const>(dk.data, n)) == std::vector<std::uint64_t>(hk.data, hk.data + n));
+          CHECK(download(std::span<std::uint64_t const>(dk.data, n)) ==
+                std::vector<std::uint64_t>(hk.data, hk.data + n));
           coalesce::sort_by_key(d, dk, gpu_plan);
           coalesce::sort_by_key(h, hk, cpu_plan);
         } else {
           auto const dk = keys_of<std::uint32_t>(curve, d, gpu_plan);
           auto const hk = keys_of<std::uint32_t>(curve, h, cpu_plan);
-          CHECK(download(std::span<std::uint32_t const>(dk.data, n)) == std::vector<std::uint32_t>(hk.data, hk.data + n));
+          CHECK(download(std::span<std::uint32_t const>(dk.data, n)) ==
+                std::vector<std::uint32_t>(hk.data, hk.data + n));
           coalesce::sort_by_key(d, dk, gpu_plan);
           coalesce::sort_by_key(h, hk, cpu_plan);
         }
         INFO("n = " << n << ", curve = " << curve << ", 64-bit = " << wide);
-        CHECK(download(gpu_plan.permutation()) == std::vector<std::uint32_t>(cpu_plan.permutation().begin(), cpu_plan.permutation().end()));
+        CHECK(download(gpu_plan.permutation()) ==
+              std::vector<std::uint32_t>(cpu_plan.permutation().begin(), cpu_plan.permutation().end()));
         d.copy_to(got);
         h.copy_to(want);
         std::size_t mismatches = 0;
@@ -94,7 +99,7 @@ TEST_CASE("GPU steady state: no allocation, kernels keep working through remappe
   coalesce::detail::copy_bytes(coalesce::detail::memory_kind::device, d_nbr.data(), coalesce::detail::memory_kind::host,
                                nbr.data(), nbr.size() * 4);
   coalesce::device_neighbor_list<std::uint32_t> list{reinterpret_cast<std::uint32_t*>(d_nbr.data()), n, max,
-                                              coalesce::neighbor_order::column_major, nullptr};
+                                                     coalesce::neighbor_order::column_major, nullptr};
   // A kernel that sums neighbour ids for each particle, before and after the reorder.
   coalesce::detail::buffer sums(coalesce::detail::memory_kind::device, n * 8);
   auto run = [&] {
@@ -107,8 +112,8 @@ TEST_CASE("GPU steady state: no allocation, kernels keep working through remappe
       out[i] = s + (std::uint64_t{v[i][&Particle::id]} << 40);
     });
     std::vector<std::uint64_t> host(n);
-    coalesce::detail::copy_bytes(coalesce::detail::memory_kind::host, host.data(), coalesce::detail::memory_kind::device,
-                                 sums.data(), n * 8);
+    coalesce::detail::copy_bytes(coalesce::detail::memory_kind::host, host.data(),
+                                 coalesce::detail::memory_kind::device, sums.data(), n * 8);
     std::sort(host.begin(), host.end());
     return host;
   };
@@ -134,8 +139,8 @@ TEST_CASE("GPU errors name the element and change nothing") {
   coalesce::device_vector<Particle, coalesce::aosoa<32>> d(records);
   coalesce::reorder_plan plan;
   coalesce::box box{.hi = {16, 16, 16}, .edges = coalesce::boundary::clamped};
-  CHECK_THROWS_WITH_AS((void)coalesce::morton_keys(d, &Particle::pos, box, plan), doctest::Contains("element 777 has position (-1"),
-                       coalesce::error);
+  CHECK_THROWS_WITH_AS((void)coalesce::morton_keys(d, &Particle::pos, box, plan),
+                       doctest::Contains("element 777 has position (-1"), coalesce::error);
   std::vector<Particle> got(1000);
   d.copy_to(got);
   std::size_t mismatches = 0;
@@ -153,13 +158,14 @@ TEST_CASE("GPU: a list or span that names the wrong memory space is an error, no
   coalesce::detail::buffer gpu_nbr(coalesce::detail::memory_kind::device, n * max * 4);
   auto* gpu = reinterpret_cast<std::uint32_t*>(gpu_nbr.data());
   // Host memory declared as device memory, and GPU memory declared as host memory (the default).
-  CHECK_THROWS_WITH_AS(coalesce::remap(coalesce::device_neighbor_list<std::uint32_t>{host_nbr.data(), n, max,
-                                                                                   coalesce::neighbor_order::row_major},
-                                       plan),
-                       doctest::Contains("points to host memory"), coalesce::error);
-  CHECK_THROWS_WITH_AS(coalesce::remap(coalesce::neighbor_list<std::uint32_t>{gpu, n, max, coalesce::neighbor_order::row_major},
-                                       plan),
-                       doctest::Contains("points to GPU memory"), coalesce::error);
+  CHECK_THROWS_WITH_AS(
+      coalesce::remap(
+          coalesce::device_neighbor_list<std::uint32_t>{host_nbr.data(), n, max, coalesce::neighbor_order::row_major},
+          plan),
+      doctest::Contains("points to host memory"), coalesce::error);
+  CHECK_THROWS_WITH_AS(
+      coalesce::remap(coalesce::neighbor_list<std::uint32_t>{gpu, n, max, coalesce::neighbor_order::row_major}, plan),
+      doctest::Contains("points to GPU memory"), coalesce::error);
   CHECK_THROWS_WITH_AS(coalesce::remap(coalesce::host_span<std::uint32_t>{gpu, n}, plan),
                        doctest::Contains("points to GPU memory"), coalesce::error);
   CHECK_THROWS_WITH_AS(coalesce::apply(plan, coalesce::device_span<std::uint32_t>{host_nbr.data(), n}),

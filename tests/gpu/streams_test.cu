@@ -24,14 +24,16 @@ std::vector<Particle> particles_in_box(std::size_t n, unsigned seed) {
   std::mt19937 rng(seed);
   std::uniform_real_distribution<float> u(0.0f, 16.0f);
   std::vector<Particle> out(n);
-  for (std::size_t i = 0; i < n; ++i) out[i] = {{u(rng), u(rng), u(rng)}, {u(rng), u(rng), u(rng)}, u(rng), static_cast<std::uint32_t>(i)};
+  for (std::size_t i = 0; i < n; ++i)
+    out[i] = {{u(rng), u(rng), u(rng)}, {u(rng), u(rng), u(rng)}, u(rng), static_cast<std::uint32_t>(i)};
   return out;
 }
 
 struct device_words {
   coalesce::detail::buffer memory;
   std::size_t n;
-  explicit device_words(std::vector<std::uint32_t> const& values) : memory(memory_kind::device, values.size() * 4), n(values.size()) {
+  explicit device_words(std::vector<std::uint32_t> const& values)
+      : memory(memory_kind::device, values.size() * 4), n(values.size()) {
     coalesce::detail::copy_bytes(memory_kind::device, memory.data(), memory_kind::host, values.data(), n * 4);
   }
   std::uint32_t* data() { return reinterpret_cast<std::uint32_t*>(memory.data()); }
@@ -54,8 +56,9 @@ template <class V> void drift(coalesce::stream s, V& v) {
   });
 }
 
-template <class V> void reorder_step(coalesce::stream s, V& v, coalesce::device_neighbor_list<std::uint32_t> const& list,
-                                     device_words& charge, coalesce::reorder_plan& plan) {
+template <class V> void reorder_step(coalesce::stream s, V& v,
+                                     coalesce::device_neighbor_list<std::uint32_t> const& list, device_words& charge,
+                                     coalesce::reorder_plan& plan) {
   drift(s, v);
   auto const keys = coalesce::hilbert_keys(v, &Particle::pos, box16, plan);
   coalesce::sort_by_key(v, keys, plan);
@@ -64,7 +67,8 @@ template <class V> void reorder_step(coalesce::stream s, V& v, coalesce::device_
 }
 
 // The same step through the _async forms (coalesce/reorder/async.hpp).
-template <class V> void reorder_step_async(coalesce::stream s, V& v, coalesce::device_neighbor_list<std::uint32_t> const& list,
+template <class V> void reorder_step_async(coalesce::stream s, V& v,
+                                           coalesce::device_neighbor_list<std::uint32_t> const& list,
                                            device_words& charge, coalesce::reorder_plan& plan) {
   drift(s, v);
   auto const keys = coalesce::hilbert_keys_async(v, &Particle::pos, box16, plan);
@@ -101,9 +105,12 @@ TEST_CASE("two plans on two streams reorder independently and match the default 
   for (auto& c : charges) c = static_cast<std::uint32_t>(rng());
   {
     auto const first = particles_in_box(n, 1), second = particles_in_box(n, 2);
-    coalesce::device_vector<Particle, coalesce::soa> va{std::span<Particle const>(first), a}, ref_a{std::span<Particle const>(first)};
-    coalesce::device_vector<Particle, split_first> vb{std::span<Particle const>(second), b}, ref_b{std::span<Particle const>(second)};
-    device_words la(entries), lb(entries), ref_la(entries), ref_lb(entries), ca(charges), cb(charges), ref_ca(charges), ref_cb(charges);
+    coalesce::device_vector<Particle, coalesce::soa> va{std::span<Particle const>(first), a},
+        ref_a{std::span<Particle const>(first)};
+    coalesce::device_vector<Particle, split_first> vb{std::span<Particle const>(second), b},
+        ref_b{std::span<Particle const>(second)};
+    device_words la(entries), lb(entries), ref_la(entries), ref_lb(entries), ca(charges), cb(charges), ref_ca(charges),
+        ref_cb(charges);
     auto list = [&](device_words& w) {
       return coalesce::device_neighbor_list<std::uint32_t>{w.data(), n, max, coalesce::neighbor_order::column_major};
     };
@@ -133,8 +140,8 @@ TEST_CASE("two plans on two streams reorder independently and match the default 
 // allocations during capture. A graph replays addresses: a vector permuted by sort_by_key
 // alternates between its allocation and the plan's scratch, so two steps are captured, which
 // end where they began.
-template <class Layout, class Step>
-void check_captured_loop(Step step, coalesce::check_policy policy, std::size_t n, std::size_t max, int replays, unsigned seed) {
+template <class Layout, class Step> void check_captured_loop(Step step, coalesce::check_policy policy, std::size_t n,
+                                                             std::size_t max, int replays, unsigned seed) {
   cudaStream_t s = nullptr;
   check_cuda(cudaStreamCreateWithFlags(&s, cudaStreamNonBlocking));
   std::mt19937 rng(seed);
@@ -143,10 +150,13 @@ void check_captured_loop(Step step, coalesce::check_policy policy, std::size_t n
   for (auto& c : charges) c = static_cast<std::uint32_t>(rng());
   auto const records = particles_in_box(n, seed);
   {
-    coalesce::device_vector<Particle, Layout> v{std::span<Particle const>(records), s}, ref{std::span<Particle const>(records)};
+    coalesce::device_vector<Particle, Layout> v{std::span<Particle const>(records), s},
+        ref{std::span<Particle const>(records)};
     device_words list_words(entries), ref_words(entries), charge(charges), ref_charge(charges);
-    coalesce::device_neighbor_list<std::uint32_t> const list{list_words.data(), n, max, coalesce::neighbor_order::column_major};
-    coalesce::device_neighbor_list<std::uint32_t> const ref_list{ref_words.data(), n, max, coalesce::neighbor_order::column_major};
+    coalesce::device_neighbor_list<std::uint32_t> const list{list_words.data(), n, max,
+                                                             coalesce::neighbor_order::column_major};
+    coalesce::device_neighbor_list<std::uint32_t> const ref_list{ref_words.data(), n, max,
+                                                                 coalesce::neighbor_order::column_major};
     coalesce::reorder_plan plan(s, policy), ref_plan;
     // Two eager steps fill the plan's pool; from then on the loop allocates nothing.
     for (int k = 0; k < 2; ++k) step(s, v, list, charge, plan);
@@ -175,16 +185,16 @@ void check_captured_loop(Step step, coalesce::check_policy policy, std::size_t n
 
 TEST_CASE("a steady-state reorder loop captures into a CUDA graph and replays as the eager loop runs") {
   // Deferred checks: nothing in the loop waits for the host.
-  check_captured_loop<coalesce::aosoa<32>>([](auto&&... a) { reorder_step(a...); }, coalesce::check_policy::deferred, 100003, 12,
-                                           3, 9);
+  check_captured_loop<coalesce::aosoa<32>>([](auto&&... a) { reorder_step(a...); }, coalesce::check_policy::deferred,
+                                           100003, 12, 3, 9);
 }
 
 // The _async forms never wait, whatever the plan's policy: a plan that checks before writing
 // (its own calls wait for every verdict, so they could not be captured) captures a loop of
 // _async steps.
 TEST_CASE("_async forms on a plan that checks before writing capture into a CUDA graph") {
-  check_captured_loop<coalesce::soa>([](auto&&... a) { reorder_step_async(a...); }, coalesce::check_policy::before_writing, 50'001,
-                                     9, 1, 10);
+  check_captured_loop<coalesce::soa>([](auto&&... a) { reorder_step_async(a...); },
+                                     coalesce::check_policy::before_writing, 50'001, 9, 1, 10);
 }
 
 // Constructors and resize() take no stream: their zero-fills and fills must be done when they
@@ -204,14 +214,16 @@ TEST_CASE("memory that a constructor or resize() fills is filled when it returns
   keep_default_stream_busy();
   coalesce::device_array<float> forces(n);  // zero-filled
   float* f = forces.data();
-  coalesce::for_each_index(coalesce::device{stream}, n, [=] __device__(std::size_t i) { f[i] = 1.0f + static_cast<float>(i); });
+  coalesce::for_each_index(coalesce::device{stream}, n,
+                           [=] __device__(std::size_t i) { f[i] = 1.0f + static_cast<float>(i); });
   keep_default_stream_busy();
   coalesce::device_vector<Particle> particles(n);  // value-initialised records
   particles.reserve(2 * n);  // so that resize() below only fills (a reallocation would free memory, which waits)
   keep_default_stream_busy();
   particles.resize(2 * n);  // and n more
   auto v = particles.view();
-  coalesce::for_each_index(coalesce::device{stream}, 2 * n, [=] __device__(std::size_t i) { v[i][&Particle::mass] = 2.0f; });
+  coalesce::for_each_index(coalesce::device{stream}, 2 * n,
+                           [=] __device__(std::size_t i) { v[i][&Particle::mass] = 2.0f; });
   check_cuda(cudaDeviceSynchronize());
   auto const got = forces.to_host();
   std::size_t wrong = 0;
@@ -304,14 +316,13 @@ TEST_CASE("vectors made on a stream keep it; copies without a stream do not") {
     // Made before a capture, it cannot grow inside it: a clear error, and the capture stays valid.
     cudaGraph_t graph = nullptr;
     check_cuda(cudaStreamBeginCapture(stream, cudaStreamCaptureModeGlobal));
-    CHECK_THROWS_WITH_AS(sorted.reserve(10 * records.size()), doctest::Contains("reserve() the capacity before capturing"),
-                         coalesce::error);
+    CHECK_THROWS_WITH_AS(sorted.reserve(10 * records.size()),
+                         doctest::Contains("reserve() the capacity before capturing"), coalesce::error);
     check_cuda(cudaStreamEndCapture(stream, &graph));
     check_cuda(cudaGraphDestroy(graph));
   }
   check_cuda(cudaStreamDestroy(stream));
 }
-
 
 // Copies without a stream are ordered with the streams the data is written on: into a vector
 // bound to a non-blocking stream from one written by a kernel still queued on the (busy)

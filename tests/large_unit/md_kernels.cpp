@@ -16,7 +16,6 @@
 
 #include <omp.h>
 
-
 #include <algorithm>
 #include <cmath>
 #include <cstdio>
@@ -52,9 +51,7 @@ struct lj {
 // sees each one's machine code apart from the time loop's bookkeeping.
 #define LARGE_UNIT_KERNEL __attribute__((noinline))
 
-inline double minimum_image(double d, double length) {
-  return d - length * std::nearbyint(d / length);
-}
+inline double minimum_image(double d, double length) { return d - length * std::nearbyint(d / length); }
 
 // --- the ten kernels, as a user writes them (orphaned `omp for` inside one parallel region) ---
 
@@ -150,7 +147,8 @@ template <class V> LARGE_UNIT_KERNEL double kinetic_energy(V v, double& shared) 
   return shared;
 }
 
-template <class V> LARGE_UNIT_KERNEL double potential_energy(V v, half_list const& nl, lj const& p, double length, double& shared) {
+template <class V>
+LARGE_UNIT_KERNEL double potential_energy(V v, half_list const& nl, lj const& p, double length, double& shared) {
 #pragma omp single
   shared = 0;
   double local = 0;
@@ -174,7 +172,8 @@ template <class V> LARGE_UNIT_KERNEL double potential_energy(V v, half_list cons
   return shared;
 }
 
-template <class V> LARGE_UNIT_KERNEL double max_displacement2(V v, std::vector<dvec3> const& reference, double length, double& shared) {
+template <class V>
+LARGE_UNIT_KERNEL double max_displacement2(V v, std::vector<dvec3> const& reference, double length, double& shared) {
 #pragma omp single
   shared = 0;
   double local = 0;
@@ -207,9 +206,8 @@ template <class V> LARGE_UNIT_KERNEL void remove_drift(V v, dvec3 const& mean) {
 }
 
 template <class V> LARGE_UNIT_KERNEL void scale_types(V v) {  // a for_each_index kernel beside the omp-for ones
-  coalesce::for_each_index(coalesce::host{}, v.size(), [=](std::size_t i) {
-    v[i][&Atom::type] = v[i][&Atom::type] % 2;
-  });
+  coalesce::for_each_index(coalesce::host{}, v.size(),
+                           [=](std::size_t i) { v[i][&Atom::type] = v[i][&Atom::type] % 2; });
 }
 
 // --- the host side: lattice, half list from cells, time loop ---
@@ -326,7 +324,6 @@ template <class Layout> energies run(std::vector<Atom> const& start, int steps) 
   return e;
 }
 
-
 // --- the hand-written code the kernels above replace: separate padded double arrays ---------
 // x[i * pad + d], v and f the same, type and mass dense; the same arithmetic, the same time loop.
 namespace raw {
@@ -409,7 +406,8 @@ void wrap_positions(double* x, std::size_t n, double length) {
     for (std::size_t d = 0; d < 3; ++d) x[i * pad + d] -= length * std::floor(x[i * pad + d] / length);
   }
 }
-double max_displacement2(double const* x, std::vector<dvec3> const& reference, std::size_t n, double length, double& shared) {
+double max_displacement2(double const* x, std::vector<dvec3> const& reference, std::size_t n, double length,
+                         double& shared) {
 #pragma omp single
   shared = 0;
   double local = 0;
@@ -435,14 +433,16 @@ double kinetic_energy(double const* v, double const* mass, std::size_t n, double
   double local = 0;
 #pragma omp for schedule(static)
   for (std::size_t i = 0; i < n; ++i) {
-    local += 0.5 * mass[i] * (v[i * pad] * v[i * pad] + v[i * pad + 1] * v[i * pad + 1] + v[i * pad + 2] * v[i * pad + 2]);
+    local +=
+        0.5 * mass[i] * (v[i * pad] * v[i * pad] + v[i * pad + 1] * v[i * pad + 1] + v[i * pad + 2] * v[i * pad + 2]);
   }
 #pragma omp atomic
   shared += local;
 #pragma omp barrier
   return shared;
 }
-double potential_energy(double const* x, std::size_t n, half_list const& nl, lj const& p, double length, double& shared) {
+double potential_energy(double const* x, std::size_t n, half_list const& nl, lj const& p, double length,
+                        double& shared) {
 #pragma omp single
   shared = 0;
   double local = 0;
@@ -529,24 +529,27 @@ int main(int argc, char** argv) {
   using legacy = coalesce::member_arrays<coalesce::member_stride<&Atom::x, 32>, coalesce::member_stride<&Atom::v, 32>,
                                          coalesce::member_stride<&Atom::f, 32>>;
   energies const hand = raw::run(start, steps);
-  energies const results[] = {run<coalesce::soa>(start, steps), run<coalesce::aos>(start, steps), run<coalesce::aosoa<8>>(start, steps),
-                              run<coalesce::split<coalesce::fields<&Atom::x, &Atom::type>, coalesce::aos, coalesce::soa>>(start, steps),
-                              run<legacy>(start, steps)};
+  energies const results[] = {
+      run<coalesce::soa>(start, steps), run<coalesce::aos>(start, steps), run<coalesce::aosoa<8>>(start, steps),
+      run<coalesce::split<coalesce::fields<&Atom::x, &Atom::type>, coalesce::aos, coalesce::soa>>(start, steps),
+      run<legacy>(start, steps)};
   char const* names[] = {"soa", "aos", "aosoa<8>", "split<fields<x, type>>", "member_arrays (x, v, f padded to 4)"};
-  std::printf("%zu atoms, %d steps, %d threads; time loop in one parallel region, half list with omp atomic\n", start.size(), steps,
-              omp_get_max_threads());
-  std::printf("%-38s %10s %10s %8s %8s %18s %18s\n", "code", "total s", "force s", "x hand", "x force", "kinetic", "potential");
-  std::printf("%-38s %10.4f %10.4f %8.2f %8.2f %18.12f %18.12f\n", "hand-written (padded double arrays)", hand.total_seconds,
-              hand.force_seconds, 1.0, 1.0, hand.kinetic, hand.potential);
+  std::printf("%zu atoms, %d steps, %d threads; time loop in one parallel region, half list with omp atomic\n",
+              start.size(), steps, omp_get_max_threads());
+  std::printf("%-38s %10s %10s %8s %8s %18s %18s\n", "code", "total s", "force s", "x hand", "x force", "kinetic",
+              "potential");
+  std::printf("%-38s %10.4f %10.4f %8.2f %8.2f %18.12f %18.12f\n", "hand-written (padded double arrays)",
+              hand.total_seconds, hand.force_seconds, 1.0, 1.0, hand.kinetic, hand.potential);
   bool same = std::isfinite(hand.kinetic) && hand.kinetic > 0;
   for (int k = 0; k < 5; ++k) {
     double const dk = std::abs(results[k].kinetic - hand.kinetic) / std::abs(hand.kinetic);
     double const dp = std::abs(results[k].potential - hand.potential) / std::abs(hand.potential);
-    std::printf("%-38s %10.4f %10.4f %8.2f %8.2f %18.12f %18.12f\n", names[k], results[k].total_seconds, results[k].force_seconds,
-                results[k].total_seconds / hand.total_seconds, results[k].force_seconds / hand.force_seconds, results[k].kinetic,
-                results[k].potential);
+    std::printf("%-38s %10.4f %10.4f %8.2f %8.2f %18.12f %18.12f\n", names[k], results[k].total_seconds,
+                results[k].force_seconds, results[k].total_seconds / hand.total_seconds,
+                results[k].force_seconds / hand.force_seconds, results[k].kinetic, results[k].potential);
     same = same && dk < 1e-9 && dp < 1e-9;
   }
-  if (!same) std::printf("FAILED: a layout's energies differ from the hand-written code's by more than 1e-9 (relative)\n");
+  if (!same)
+    std::printf("FAILED: a layout's energies differ from the hand-written code's by more than 1e-9 (relative)\n");
   return same ? 0 : 1;
 }

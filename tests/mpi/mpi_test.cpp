@@ -69,7 +69,10 @@ std::vector<Particle> scattered(std::size_t n, int rank) {
   std::uniform_real_distribution<float> u(0.0f, 8.0f);
   std::vector<Particle> out(n);
   for (std::size_t i = 0; i < n; ++i) {
-    out[i] = {{u(rng), u(rng), u(rng)}, {1.0f, 2.0f, 3.0f}, 0.5f, static_cast<std::uint32_t>(rank * 100000 + static_cast<int>(i))};
+    out[i] = {{u(rng), u(rng), u(rng)},
+              {1.0f, 2.0f, 3.0f},
+              0.5f,
+              static_cast<std::uint32_t>(rank * 100000 + static_cast<int>(i))};
   }
   return out;
 }
@@ -83,7 +86,8 @@ template <class L> void migrate_by_position() {
   std::vector<double> charges(n);
   for (std::size_t i = 0; i < n; ++i) charges[i] = records[i].id * 0.5;
   test_array<double> charge(charges);
-  long long const ids_before = sum_over_ranks(std::accumulate(records.begin(), records.end(), 0LL, [](long long s, Particle const& p) { return s + p.id; }));
+  long long const ids_before = sum_over_ranks(
+      std::accumulate(records.begin(), records.end(), 0LL, [](long long s, Particle const& p) { return s + p.id; }));
   long long const count_before = sum_over_ranks(static_cast<long long>(n));
 
   auto const report = cm::migrate(d, particles, &Particle::pos, charge);
@@ -132,13 +136,15 @@ TEST_CASE("the decomposition covers the box: every subdomain centre is owned by 
   for (unsigned a = 0; a < 3; ++a) {
     int const right = d.neighbor(a, +1);
     int left_of_right = -1;
-    MPI_Sendrecv(&left_of_right, 0, MPI_INT, MPI_PROC_NULL, 0, &left_of_right, 0, MPI_INT, MPI_PROC_NULL, 0, d.comm(), MPI_STATUS_IGNORE);
+    MPI_Sendrecv(&left_of_right, 0, MPI_INT, MPI_PROC_NULL, 0, &left_of_right, 0, MPI_INT, MPI_PROC_NULL, 0, d.comm(),
+                 MPI_STATUS_IGNORE);
     int mine = d.rank(), from_left = -1;
-    MPI_Sendrecv(&mine, 1, MPI_INT, right, 7, &from_left, 1, MPI_INT, d.neighbor(a, -1), 7, d.comm(), MPI_STATUS_IGNORE);
+    MPI_Sendrecv(&mine, 1, MPI_INT, right, 7, &from_left, 1, MPI_INT, d.neighbor(a, -1), 7, d.comm(),
+                 MPI_STATUS_IGNORE);
     CHECK(from_left == d.neighbor(a, -1));
   }
-  CHECK_THROWS_WITH_AS(cm::decomposition(MPI_COMM_WORLD, unit_box, 3, {world_size() + 1, 1, 1}), doctest::Contains("ranks per axis"),
-                       coalesce::error);
+  CHECK_THROWS_WITH_AS(cm::decomposition(MPI_COMM_WORLD, unit_box, 3, {world_size() + 1, 1, 1}),
+                       doctest::Contains("ranks per axis"), coalesce::error);
 }
 
 TEST_CASE("migration by position moves every particle to its owner, on every layout, nothing lost") {
@@ -162,10 +168,12 @@ TEST_CASE("migration by destination rank: arrivals come by source rank, each in 
   particles.copy_to(after);
   // From every source s: the elements i with i % size == rank, in order; kept ones first.
   std::vector<std::uint32_t> expected;
-  for (int i = 0; i < static_cast<int>(n); ++i) if (i % size == rank) expected.push_back(static_cast<std::uint32_t>(rank * 100000 + i));
+  for (int i = 0; i < static_cast<int>(n); ++i)
+    if (i % size == rank) expected.push_back(static_cast<std::uint32_t>(rank * 100000 + i));
   for (int s = 0; s < size; ++s) {
     if (s == rank) continue;
-    for (int i = 0; i < static_cast<int>(n); ++i) if (i % size == rank) expected.push_back(static_cast<std::uint32_t>(s * 100000 + i));
+    for (int i = 0; i < static_cast<int>(n); ++i)
+      if (i % size == rank) expected.push_back(static_cast<std::uint32_t>(s * 100000 + i));
   }
   std::vector<std::uint32_t> got;
   for (auto const& p : after) got.push_back(p.id);
@@ -225,9 +233,10 @@ TEST_CASE("bad input on one rank stops every rank with the same error, before an
   test_vector<Particle> particles(records);
   std::vector<int> destination(n, 0);
   if (d.rank() == size - 1) destination[13] = size;  // out of range on the last rank only
-  std::string const expected = "rank " + std::to_string(size - 1) + ", element 13: destination rank " + std::to_string(size);
-  CHECK_THROWS_WITH_AS(cm::migrate(d, particles, std::span<int const>(destination)), doctest::Contains(expected.c_str()),
-                       coalesce::error);
+  std::string const expected =
+      "rank " + std::to_string(size - 1) + ", element 13: destination rank " + std::to_string(size);
+  CHECK_THROWS_WITH_AS(cm::migrate(d, particles, std::span<int const>(destination)),
+                       doctest::Contains(expected.c_str()), coalesce::error);
   CHECK(particles.size() == n);  // nothing moved
   std::vector<Particle> after(n);
   particles.copy_to(after);
@@ -236,7 +245,8 @@ TEST_CASE("bad input on one rank stops every rank with the same error, before an
   auto nan_records = records;
   if (d.rank() == 0) nan_records[4].pos.y = std::nanf("");
   test_vector<Particle> with_nan(nan_records);
-  CHECK_THROWS_WITH_AS(cm::migrate(d, with_nan, &Particle::pos), doctest::Contains("rank 0, element 4: position"), coalesce::error);
+  CHECK_THROWS_WITH_AS(cm::migrate(d, with_nan, &Particle::pos), doctest::Contains("rank 0, element 4: position"),
+                       coalesce::error);
   // An extra array of the wrong length.
   test_array<float> short_array(d.rank() == 0 ? n - 1 : n);
   CHECK_THROWS_WITH_AS(cm::migrate(d, particles, std::span<int const>(std::vector<int>(n, 0)), short_array),
@@ -251,7 +261,9 @@ std::vector<Particle> all_particles(std::vector<Particle> const& mine) {
   int const bytes = static_cast<int>(mine.size() * sizeof(Particle));
   std::vector<int> counts(static_cast<std::size_t>(size)), offsets(static_cast<std::size_t>(size), 0);
   MPI_Allgather(&bytes, 1, MPI_INT, counts.data(), 1, MPI_INT, MPI_COMM_WORLD);
-  for (int r = 1; r < size; ++r) offsets[static_cast<std::size_t>(r)] = offsets[static_cast<std::size_t>(r - 1)] + counts[static_cast<std::size_t>(r - 1)];
+  for (int r = 1; r < size; ++r)
+    offsets[static_cast<std::size_t>(r)] =
+        offsets[static_cast<std::size_t>(r - 1)] + counts[static_cast<std::size_t>(r - 1)];
   std::vector<Particle> out(static_cast<std::size_t>(offsets.back() + counts.back()) / sizeof(Particle));
   MPI_Allgatherv(mine.data(), bytes, MPI_BYTE, out.data(), counts.data(), offsets.data(), MPI_BYTE, MPI_COMM_WORLD);
   return out;
@@ -325,7 +337,8 @@ template <class L> void check_halo() {
   std::vector<Particle> moved(particles.size());
   particles.copy_to(moved);
   bool followed = true;
-  for (std::size_t g = halo.owned(); g < moved.size(); ++g) followed = followed && std::abs(moved[g].pos.x - with_ghosts[g].pos.x - 0.25f) < 1e-4f;
+  for (std::size_t g = halo.owned(); g < moved.size(); ++g)
+    followed = followed && std::abs(moved[g].pos.x - with_ghosts[g].pos.x - 0.25f) < 1e-4f;
   CHECK(followed);
   // forward of another array: each ghost gets its owner's value.
   std::vector<double> charges(halo.owned());
@@ -335,7 +348,8 @@ template <class L> void check_halo() {
   auto const charge = to_host(charge_values);
   REQUIRE(charge.size() == particles.size());
   bool ghost_charges = true;
-  for (std::size_t g = halo.owned(); g < charge.size(); ++g) ghost_charges = ghost_charges && charge[g] == with_ghosts[g].id * 0.25;
+  for (std::size_t g = halo.owned(); g < charge.size(); ++g)
+    ghost_charges = ghost_charges && charge[g] == with_ghosts[g].id * 0.25;
   CHECK(ghost_charges);
 
   // reverse: every entry 1; an owned particle ends with 1 + the number of its ghost copies anywhere.
@@ -359,7 +373,9 @@ template <class L> void check_halo() {
 }
 }  // namespace
 
-TEST_CASE("the halo holds exactly the periodic images within the cutoff of the subdomain; forward and reverse re-plan nothing") {
+TEST_CASE(
+    "the halo holds exactly the periodic images within the cutoff of the subdomain; forward and reverse re-plan "
+    "nothing") {
   check_halo<coalesce::soa>();
   check_halo<coalesce::aos>();
   check_halo<coalesce::aosoa<8>>();
@@ -372,7 +388,7 @@ namespace {
 // a forward, and a ghost lies within the cutoff of this subdomain. `owner_shift` is the owners'
 // displacement since build_halo (the ghosts must have followed it).
 struct ghost_images {
-  std::map<std::uint32_t, vec3> owner;  // every rank's owned positions by id, at build time
+  std::map<std::uint32_t, vec3> owner;    // every rank's owned positions by id, at build time
   std::vector<std::array<int, 3>> image;  // per ghost: the box lengths added per axis at build time
 };
 std::array<int, 3> image_of(vec3 ghost, vec3 owner, double length) {
@@ -383,8 +399,8 @@ std::array<int, 3> image_of(vec3 ghost, vec3 owner, double length) {
 }
 // Checks the ghosts of `with_ghosts` against their owners (moved by `moved` along x since build).
 // Returns the first bad ghost in words, or "".
-std::string bad_ghost(std::vector<Particle> const& with_ghosts, std::size_t owned, ghost_images& images, float moved, bool building,
-                      bool periodic, coalesce::box const& sub, double cutoff) {
+std::string bad_ghost(std::vector<Particle> const& with_ghosts, std::size_t owned, ghost_images& images, float moved,
+                      bool building, bool periodic, coalesce::box const& sub, double cutoff) {
   double const length = 8.0;
   for (std::size_t g = owned; g < with_ghosts.size(); ++g) {
     auto const& p = with_ghosts[g];
@@ -399,20 +415,22 @@ std::string bad_ghost(std::vector<Particle> const& with_ghosts, std::size_t owne
       double const c[3] = {p.pos.x, p.pos.y, p.pos.z};
       for (int a = 0; a < 3; ++a) {
         if (c[a] < sub.lo[a] - cutoff - 1e-4 || c[a] > sub.hi[a] + cutoff + 1e-4) {
-          return "ghost " + std::to_string(g) + " lies beyond the cutoff of this subdomain along axis " + std::to_string(a);
+          return "ghost " + std::to_string(g) + " lies beyond the cutoff of this subdomain along axis " +
+                 std::to_string(a);
         }
       }
     } else if (images.image[g - owned] != image) {
       return "ghost " + std::to_string(g) + " (id " + std::to_string(p.id) + ") changed its periodic image: x " +
              std::to_string(p.pos.x) + ", owner's x " + std::to_string(owner.x);
     }
-    float const expect[3] = {static_cast<float>(owner.x + image[0] * length), static_cast<float>(owner.y + image[1] * length),
+    float const expect[3] = {static_cast<float>(owner.x + image[0] * length),
+                             static_cast<float>(owner.y + image[1] * length),
                              static_cast<float>(owner.z + image[2] * length)};
     float const got[3] = {p.pos.x, p.pos.y, p.pos.z};
     for (int a = 0; a < 3; ++a) {
       if (std::abs(got[a] - expect[a]) > 1e-4f) {
-        return "ghost " + std::to_string(g) + " axis " + std::to_string(a) + ": " + std::to_string(got[a]) + ", its owner's image " +
-               std::to_string(expect[a]);
+        return "ghost " + std::to_string(g) + " axis " + std::to_string(a) + ": " + std::to_string(got[a]) +
+               ", its owner's image " + std::to_string(expect[a]);
       }
     }
   }
@@ -437,7 +455,8 @@ template <class L> void check_ghost_positions(coalesce::boundary edges) {
     particles.copy_to(out);
     return out;
   };
-  std::string const after_build = bad_ghost(records(), halo.owned(), images, 0.0f, true, periodic, d.subdomain(), cutoff);
+  std::string const after_build =
+      bad_ghost(records(), halo.owned(), images, 0.0f, true, periodic, d.subdomain(), cutoff);
   CHECK_MESSAGE(after_build.empty(), "after build_halo: " << after_build);
   long long images_here = 0;  // the test must see ghosts across the boundary in a periodic box
   for (auto const& im : images.image) images_here += im != std::array<int, 3>{} ? 1 : 0;
@@ -451,7 +470,8 @@ template <class L> void check_ghost_positions(coalesce::boundary edges) {
   };
   move_owners(0.125f);
   cm::forward(halo, particles);
-  std::string const after_records = bad_ghost(records(), halo.owned(), images, 0.125f, false, periodic, d.subdomain(), cutoff);
+  std::string const after_records =
+      bad_ghost(records(), halo.owned(), images, 0.125f, false, periodic, d.subdomain(), cutoff);
   CHECK_MESSAGE(after_records.empty(), "after forward(halo, particles): " << after_records);
   // Whole records twice in a row: the shift is applied once per forward, never accumulated.
   cm::forward(halo, particles);
@@ -461,7 +481,8 @@ template <class L> void check_ghost_positions(coalesce::boundary edges) {
   // One member forwarded (the position): the same.
   move_owners(0.125f);
   cm::forward(halo, particles, &Particle::pos);
-  std::string const after_member = bad_ghost(records(), halo.owned(), images, 0.25f, false, periodic, d.subdomain(), cutoff);
+  std::string const after_member =
+      bad_ghost(records(), halo.owned(), images, 0.25f, false, periodic, d.subdomain(), cutoff);
   CHECK_MESSAGE(after_member.empty(), "after forward(halo, particles, &Particle::pos): " << after_member);
 
   // Whole records as a std::vector (host memory only: a GPU halo refuses host arrays) and as a
@@ -469,18 +490,21 @@ template <class L> void check_ghost_positions(coalesce::boundary edges) {
   if constexpr (std::is_same_v<L, coalesce::soa>) {
     std::vector<Particle> plain(owned);
     for (auto& p : plain) p.pos.x += 0.25f;
-    if constexpr (coalesce::detail::kind_of_space<test_space> == coalesce::detail::memory_kind::host || !coalesce::device_is_gpu) {
+    if constexpr (coalesce::detail::kind_of_space<test_space> == coalesce::detail::memory_kind::host ||
+                  !coalesce::device_is_gpu) {
       cm::forward(halo, plain);
       std::string const as_std = bad_ghost(plain, halo.owned(), images, 0.25f, false, periodic, d.subdomain(), cutoff);
       CHECK_MESSAGE(as_std.empty(), "after forward(halo, std::vector<Particle>): " << as_std);
     } else {
       std::vector<Particle> host_copy(plain);
-      CHECK_THROWS_WITH_AS(cm::forward(halo, host_copy), doctest::Contains("an array in host memory for a halo built on GPU memory"),
+      CHECK_THROWS_WITH_AS(cm::forward(halo, host_copy),
+                           doctest::Contains("an array in host memory for a halo built on GPU memory"),
                            coalesce::error);
     }
     test_array<Particle> array(plain);
     cm::forward(halo, array);
-    std::string const as_array = bad_ghost(to_host(array), halo.owned(), images, 0.25f, false, periodic, d.subdomain(), cutoff);
+    std::string const as_array =
+        bad_ghost(to_host(array), halo.owned(), images, 0.25f, false, periodic, d.subdomain(), cutoff);
     CHECK_MESSAGE(as_array.empty(), "after forward(halo, coalesce::array<Particle>): " << as_array);
   }
   // Another array type is never shifted: a vec3 velocity array keeps its owners' values exactly.
@@ -496,9 +520,10 @@ template <class L> void check_ghost_positions(coalesce::boundary edges) {
 template <class L> void check_migration_wraps() {
   cm::decomposition const d(MPI_COMM_WORLD, unit_box);
   auto records = scattered(300, d.rank());
-  for (std::size_t i = 0; i < records.size(); i += 3) records[i].pos.x += 8.0f;    // one box length past hi
-  for (std::size_t i = 1; i < records.size(); i += 3) records[i].pos.y -= 8.25f;   // below lo (and beyond one length for some)
-  records[2].pos.z = -1e-9f;  // just below lo: its image rounds to hi in float, and must be stored as lo's
+  for (std::size_t i = 0; i < records.size(); i += 3) records[i].pos.x += 8.0f;  // one box length past hi
+  for (std::size_t i = 1; i < records.size(); i += 3)
+    records[i].pos.y -= 8.25f;  // below lo (and beyond one length for some)
+  records[2].pos.z = -1e-9f;    // just below lo: its image rounds to hi in float, and must be stored as lo's
   test_vector<Particle, L> particles(records);
   (void)cm::migrate(d, particles, &Particle::pos);
   std::vector<Particle> after(particles.size());
@@ -516,7 +541,8 @@ template <class L> void check_migration_wraps() {
 }
 }  // namespace
 
-TEST_CASE("ghost positions are their owners' periodic images after build_halo and after every forward, on every layout") {
+TEST_CASE(
+    "ghost positions are their owners' periodic images after build_halo and after every forward, on every layout") {
   for (auto edges : {coalesce::boundary::periodic, coalesce::boundary::clamped}) {
     CAPTURE(static_cast<int>(edges));
     check_ghost_positions<coalesce::soa>(edges);
@@ -539,10 +565,11 @@ TEST_CASE("a cutoff wider than a subdomain is refused on every rank") {
   (void)cm::migrate(d, particles, &Particle::pos);
   auto const r = d.ranks_per_axis();
   if (r[0] > 1 || r[1] > 1 || r[2] > 1) {
-    CHECK_THROWS_WITH_AS(cm::build_halo(d, particles, &Particle::pos, 5.0), doctest::Contains("larger than the subdomain's width"),
-                         coalesce::error);
+    CHECK_THROWS_WITH_AS(cm::build_halo(d, particles, &Particle::pos, 5.0),
+                         doctest::Contains("larger than the subdomain's width"), coalesce::error);
   }
-  CHECK_THROWS_WITH_AS(cm::build_halo(d, particles, &Particle::pos, 0.0), doctest::Contains("not positive"), coalesce::error);
+  CHECK_THROWS_WITH_AS(cm::build_halo(d, particles, &Particle::pos, 0.0), doctest::Contains("not positive"),
+                       coalesce::error);
 }
 
 TEST_CASE("arrays of different types on two ranks are refused by forward, not misread") {
@@ -572,7 +599,8 @@ int main(int argc, char** argv) {
     int everywhere = 0;
     MPI_Allreduce(&visible, &everywhere, 1, MPI_INT, MPI_MIN, MPI_COMM_WORLD);
     if (everywhere == 0) {
-      if (world_rank() == 0) std::fprintf(stderr, "SKIPPED: no CUDA GPU visible; the MPI tests on GPU memory did not run\n");
+      if (world_rank() == 0)
+        std::fprintf(stderr, "SKIPPED: no CUDA GPU visible; the MPI tests on GPU memory did not run\n");
       MPI_Finalize();
       return 77;
     }

@@ -23,7 +23,8 @@ inline result run(world const& w, int steps, float dt, bench::kernel_timer& time
         vec3 f{0.0f, 0.0f, 0.0f};
         for (std::size_t m = 0; m < k; ++m) {
           vec3 const xj = p[nbr[i * k + m]].pos;
-          float const dx = min_image(xj.x - xi.x, box), dy = min_image(xj.y - xi.y, box), dz = min_image(xj.z - xi.z, box);
+          float const dx = min_image(xj.x - xi.x, box), dy = min_image(xj.y - xi.y, box),
+                      dz = min_image(xj.z - xi.z, box);
           float const weight = 1.0f / (dx * dx + dy * dy + dz * dz + 0.01f);
           f.x += dx * weight;
           f.y += dy * weight;

@@ -16,9 +16,11 @@ inline result run(world const& w, int steps, float dt, bench::kernel_timer& time
   coalesce::reorder_plan plan;  // particles close in space become close in memory
   auto const keys = coalesce::hilbert_keys(particles, &Particle::pos, coalesce::box{{0, 0, 0}, {box, box, box}}, plan);
   coalesce::sort_by_key(particles, keys, plan);
-  coalesce::remap(coalesce::device_neighbor_list<std::uint32_t>{.indices = neighbors.data(), .particles = n, .max_neighbors = k,
+  coalesce::remap(coalesce::device_neighbor_list<std::uint32_t>{.indices = neighbors.data(),
+                                                                .particles = n,
+                                                                .max_neighbors = k,
                                                                 .order = coalesce::neighbor_order::row_major},
-                  plan);  // neighbors[i * k + m]: row-major
+                  plan);      // neighbors[i * k + m]: row-major
   auto v = particles.view();  // after the reorder: it moved the particles to new storage
   std::uint32_t const* nbr = neighbors.data();
   float* e = energy.data();
@@ -30,7 +32,8 @@ inline result run(world const& w, int steps, float dt, bench::kernel_timer& time
         vec3 f{0.0f, 0.0f, 0.0f};
         for (std::size_t m = 0; m < k; ++m) {
           vec3 const xj = v[nbr[i * k + m]][&Particle::pos];
-          float const dx = min_image(xj.x - xi.x, box), dy = min_image(xj.y - xi.y, box), dz = min_image(xj.z - xi.z, box);
+          float const dx = min_image(xj.x - xi.x, box), dy = min_image(xj.y - xi.y, box),
+                      dz = min_image(xj.z - xi.z, box);
           float const weight = 1.0f / (dx * dx + dy * dy + dz * dz + 0.01f);
           f.x += dx * weight;
           f.y += dy * weight;

@@ -74,9 +74,9 @@ struct access_trace {
   std::string kernel;
   std::size_t elements = 0;  // sample size
   std::size_t threads = 0;
-  std::vector<field_access> accesses;    // every thread's accesses, thread after thread, in order
+  std::vector<field_access> accesses;     // every thread's accesses, thread after thread, in order
   std::vector<std::size_t> thread_begin;  // accesses of thread i: [thread_begin[i], thread_begin[i + 1])
-  std::vector<column_use> columns;       // per 1-D column of the element type
+  std::vector<column_use> columns;        // per 1-D column of the element type
 };
 
 // A kernel and how often it runs per step (e.g. forces once, integrate twice: weights 1 and 2).
@@ -89,9 +89,9 @@ struct kernel_use {
 // One kernel under one layout.
 struct kernel_prediction {
   std::string kernel;
-  std::uint64_t sectors = 0;     // distinct sectors per warp, summed over warps (reads + writes)
-  std::uint64_t l1_sectors = 0;  // sectors per instruction, summed
-  std::uint64_t requests = 0;    // warp-wide instructions
+  std::uint64_t sectors = 0;        // distinct sectors per warp, summed over warps (reads + writes)
+  std::uint64_t l1_sectors = 0;     // sectors per instruction, summed
+  std::uint64_t requests = 0;       // warp-wide instructions
   double bytes_per_thread() const;  // sectors x sector bytes / threads
   std::size_t threads = 0;
   std::uint32_t sector_bytes = 32;
@@ -122,10 +122,10 @@ namespace coalesce::detail {
 // What a counting view records into; one per count_accesses call.
 struct counting_state {
   analysis::access_trace* trace = nullptr;
-  std::byte* data = nullptr;        // the sample's copy, records back to back
+  std::byte* data = nullptr;  // the sample's copy, records back to back
   std::size_t record_bytes = 0;
   std::size_t elements = 0;
-  std::size_t thread = 0;           // the thread running now
+  std::size_t thread = 0;               // the thread running now
   std::vector<std::int32_t> column_at;  // per byte of a record: its 1-D column, -1 for padding
 
   void record(std::size_t element, std::size_t offset, std::size_t bytes, bool write) {
@@ -155,14 +155,10 @@ template <class T, class U> class counting_ref {
 
   // v[i][&T::m], v[i][&T::pos][&vec3::x]
   template <class M, class V = U>
-    requires std::is_class_v<V>
-  counting_ref<T, M> operator[](M V::*member) const {
-    return {state_, element_, offset_ + member_offset(member)};
-  }
+  requires std::is_class_v<V> counting_ref<T, M>
+  operator[](M V::*member) const { return {state_, element_, offset_ + member_offset(member)}; }
   // v[i][&T::a][k] on a std::array member
-  auto operator[](std::size_t k) const
-    requires is_std_array<U>::value
-  {
+  auto operator[](std::size_t k) const requires is_std_array<U>::value {
     using E = typename U::value_type;
     if (k >= std::tuple_size_v<U>) {
       throw_error("count_accesses: index " + std::to_string(k) + " of a std::array member of " +
@@ -186,13 +182,12 @@ template <class T, class U> class counting_ref {
   }
   counting_ref const& operator=(counting_ref const& other) const { return *this = static_cast<U>(other); }
 
-#define COALESCE_DETAIL_COUNTED_COMPOUND(op)                                   \
-  template <class R>                                                          \
-    requires std::is_arithmetic_v<U>                                          \
-  counting_ref const& operator op##=(R const& rhs) const {                    \
-    U value = static_cast<U>(*this);                                          \
-    value op## = rhs;                                                         \
-    return *this = value;                                                     \
+#define COALESCE_DETAIL_COUNTED_COMPOUND(op)                                                \
+  template <class R>                                                                        \
+  requires std::is_arithmetic_v<U> counting_ref const& operator op##=(R const& rhs) const { \
+    U value = static_cast<U>(*this);                                                        \
+    value op## = rhs;                                                                       \
+    return *this = value;                                                                   \
   }
   COALESCE_DETAIL_COUNTED_COMPOUND(+)
   COALESCE_DETAIL_COUNTED_COMPOUND(-)
@@ -255,8 +250,8 @@ template <class T, class Layout> std::vector<column_desc> columns_under(std::siz
   auto const& table = reflect::leaf_table_v<T>;
   reflect::for_each_column<T>([&](std::size_t l, std::size_t j) {
     column_place const p = m.place(l, j);
-    out.push_back({analysis::leaf_path(table[l], j), l, j, table[l].size, blob_start[mapping::blob_of(l)] + p.offset, p.stride,
-                   p.block_stride, p.block});
+    out.push_back({analysis::leaf_path(table[l], j), l, j, table[l].size, blob_start[mapping::blob_of(l)] + p.offset,
+                   p.stride, p.block_stride, p.block});
   });
   return out;
 }
@@ -264,11 +259,12 @@ template <class T, class Layout> std::vector<column_desc> columns_under(std::siz
 // Rank and explain (src/advisor.cpp).
 analysis::advice rank_layouts(analysis::device_model const& model, std::vector<analysis::layout_prediction> candidates,
                               std::span<analysis::kernel_use const> mix, std::vector<reflect::leaf_info> const& leaves,
-                              std::vector<std::size_t> const& member_of_leaf, std::vector<std::string> const& member_names);
+                              std::vector<std::size_t> const& member_of_leaf,
+                              std::vector<std::string> const& member_names);
 
-template <class T, class Layout>
-analysis::layout_prediction predict_layout(analysis::device_model const& model, std::span<analysis::kernel_use const> mix,
-                                           std::string cpp_type) {
+template <class T, class Layout> analysis::layout_prediction predict_layout(analysis::device_model const& model,
+                                                                            std::span<analysis::kernel_use const> mix,
+                                                                            std::string cpp_type) {
   analysis::layout_prediction out;
   out.layout = layout_name_of<Layout>();
   out.cpp_type = std::move(cpp_type);
@@ -304,10 +300,11 @@ namespace coalesce::analysis {
 // Runs kernel(v, i) for i in [0, threads) (default: one thread per sample element) over a
 // counting view of a copy of `sample`, recording every field access. The sample's copy may be
 // changed by the kernel's writes; `sample` itself is not.
-template <class T, class Kernel>
-access_trace count_accesses(std::string kernel_name, std::span<T const> sample, Kernel&& kernel, std::size_t threads = 0) {
+template <class T, class Kernel> access_trace count_accesses(std::string kernel_name, std::span<T const> sample,
+                                                             Kernel&& kernel, std::size_t threads = 0) {
   if (sample.empty()) {
-    detail::throw_error("count_accesses('" + kernel_name + "'): the sample is empty; give it some elements of the real data");
+    detail::throw_error("count_accesses('" + kernel_name +
+                        "'): the sample is empty; give it some elements of the real data");
   }
   if (threads == 0) threads = sample.size();
   access_trace trace;
@@ -332,8 +329,8 @@ access_trace count_accesses(std::string kernel_name, std::span<T const> sample, 
   trace.thread_begin.push_back(trace.accesses.size());
   return trace;
 }
-template <class T, class Kernel>
-access_trace count_accesses(std::string kernel_name, std::vector<T> const& sample, Kernel&& kernel, std::size_t threads = 0) {
+template <class T, class Kernel> access_trace count_accesses(std::string kernel_name, std::vector<T> const& sample,
+                                                             Kernel&& kernel, std::size_t threads = 0) {
   return count_accesses<T>(std::move(kernel_name), std::span<T const>(sample), std::forward<Kernel>(kernel), threads);
 }
 
@@ -346,31 +343,34 @@ layout_prediction predict(std::span<kernel_use const> mix, device_model const& m
 }  // namespace coalesce::analysis
 
 namespace coalesce::detail {
-template <class T, std::size_t... K> std::string split_type(std::vector<std::string> const& names, bool unpadded = false) {
+template <class T, std::size_t... K>
+std::string split_type(std::vector<std::string> const& names, bool unpadded = false) {
   std::vector<std::size_t> const members{K...};
   return "coalesce::split<" + detail::member_list(members, names) + ", coalesce::aos, coalesce::soa" +
          (unpadded ? ", coalesce::unpadded>" : ">");
 }
 // One member packed, padded to the vector-load width and not (the unpadded group moves fewer
 // bytes in streaming kernels; the padded one gathers in one load).
-template <class T, std::size_t A> void add_single(std::vector<analysis::layout_prediction>& out, analysis::device_model const& model,
-                                                  std::span<analysis::kernel_use const> mix, std::vector<std::string> const& names) {
+template <class T, std::size_t A>
+void add_single(std::vector<analysis::layout_prediction>& out, analysis::device_model const& model,
+                std::span<analysis::kernel_use const> mix, std::vector<std::string> const& names) {
   out.push_back(detail::predict_layout<T, split<member_indices<A>, aos, soa>>(model, mix, split_type<T, A>(names)));
-  out.push_back(detail::predict_layout<T, split<member_indices<A>, aos, soa, unpadded>>(model, mix, split_type<T, A>(names, true)));
+  out.push_back(detail::predict_layout<T, split<member_indices<A>, aos, soa, unpadded>>(model, mix,
+                                                                                        split_type<T, A>(names, true)));
 }
 template <class T, std::size_t A, std::size_t B>
-void add_pair(std::vector<analysis::layout_prediction>& out, analysis::device_model const& model, std::span<analysis::kernel_use const> mix,
-              std::vector<std::string> const& names) {
+void add_pair(std::vector<analysis::layout_prediction>& out, analysis::device_model const& model,
+              std::span<analysis::kernel_use const> mix, std::vector<std::string> const& names) {
   if constexpr (A < B) {
-    out.push_back(detail::predict_layout<T, split<member_indices<A, B>, aos, soa>>(model, mix, split_type<T, A, B>(names)));
+    out.push_back(
+        detail::predict_layout<T, split<member_indices<A, B>, aos, soa>>(model, mix, split_type<T, A, B>(names)));
   }
 }
 template <class T, std::size_t A, std::size_t Members>
-void add_pairs(std::vector<analysis::layout_prediction>& out, analysis::device_model const& model, std::span<analysis::kernel_use const> mix,
-               std::vector<std::string> const& names) {
-  [&]<std::size_t... B>(std::index_sequence<B...>) {
-    (add_pair<T, A, B>(out, model, mix, names), ...);
-  }(std::make_index_sequence<Members>{});
+void add_pairs(std::vector<analysis::layout_prediction>& out, analysis::device_model const& model,
+               std::span<analysis::kernel_use const> mix, std::vector<std::string> const& names) {
+  [&]<std::size_t... B>(std::index_sequence<B...>) { (add_pair<T, A, B>(out, model, mix, names), ...); }
+  (std::make_index_sequence<Members>{});
 }
 }  // namespace coalesce::detail
 
@@ -380,16 +380,18 @@ namespace coalesce::analysis {
 // members, and Extra...) for the weighted mix and ranks them, best first, with the reasons.
 // member_names (optional, in member order, qualified: "Particle::pos") make the pasted type name
 // the members (coalesce::fields<&Particle::pos>) instead of their indices.
-template <class T, class... Extra>
-advice advise(std::span<kernel_use const> mix, std::vector<std::string> member_names = {},
-              device_model const& model = device_model::hopper()) {
+template <class T, class... Extra> advice advise(std::span<kernel_use const> mix,
+                                                 std::vector<std::string> member_names = {},
+                                                 device_model const& model = device_model::hopper()) {
   if (mix.empty()) detail::throw_error("advise: no kernels; count at least one kernel with count_accesses");
   double total = 0;
   for (auto const& use : mix) {
-    if (!(use.weight >= 0)) detail::throw_error("advise: kernel '" + use.trace->kernel + "' has a negative or NaN weight");
+    if (!(use.weight >= 0))
+      detail::throw_error("advise: kernel '" + use.trace->kernel + "' has a negative or NaN weight");
     total += use.weight;
   }
-  if (!(total > 0)) detail::throw_error("advise: the kernels' weights sum to zero; give each kernel how often it runs per step");
+  if (!(total > 0))
+    detail::throw_error("advise: the kernels' weights sum to zero; give each kernel how often it runs per step");
   constexpr std::size_t members = reflect::members<T>::count;
   if (!member_names.empty() && member_names.size() != members) {
     detail::throw_error("advise: " + std::to_string(member_names.size()) + " member names for a struct of " +
@@ -405,16 +407,18 @@ advice advise(std::span<kernel_use const> mix, std::vector<std::string> member_n
     [&]<std::size_t... A>(std::index_sequence<A...>) {
       (detail::add_single<T, A>(candidates, model, mix, member_names), ...);
       if constexpr (members <= 8) (detail::add_pairs<T, A, members>(candidates, model, mix, member_names), ...);
-    }(std::make_index_sequence<members>{});
+    }
+    (std::make_index_sequence<members>{});
   }
   (candidates.push_back(detail::predict_layout<T, Extra>(model, mix, layout_name<Extra>())), ...);
   auto const& table = reflect::leaf_table_v<T>;
-  return detail::rank_layouts(model, std::move(candidates), mix, std::vector<reflect::leaf_info>(table.begin(), table.end()),
+  return detail::rank_layouts(model, std::move(candidates), mix,
+                              std::vector<reflect::leaf_info>(table.begin(), table.end()),
                               detail::member_of_each_leaf<T>(), member_names);
 }
-template <class T, class... Extra>
-advice advise(std::initializer_list<kernel_use> mix, std::vector<std::string> member_names = {},
-              device_model const& model = device_model::hopper()) {
+template <class T, class... Extra> advice advise(std::initializer_list<kernel_use> mix,
+                                                 std::vector<std::string> member_names = {},
+                                                 device_model const& model = device_model::hopper()) {
   return advise<T, Extra...>(std::span<kernel_use const>(mix.begin(), mix.size()), std::move(member_names), model);
 }
 

@@ -89,16 +89,16 @@ std::uint64_t first_lanes(std::int64_t n);
 
 // Counts for one or more warp-wide accesses (summed when several are analysed).
 struct access_stats {
-  std::uint64_t warps = 0;             // warp-wide accesses analysed (each one or more requests)
-  std::uint64_t lanes = 0;             // active lane accesses, summed
-  std::uint32_t width = 0;             // bytes per lane (0 when accesses of several widths were summed)
-  std::uint32_t instruction_bytes = 0; // bytes per lane per instruction after splitting (0 when mixed)
-  std::uint64_t requests = 0;          // L1 requests: warp-wide load instructions
-  std::uint64_t sectors = 0;           // distinct sectors per request, summed
-  std::uint64_t lines = 0;             // distinct lines per request, summed
-  std::uint64_t bytes_requested = 0;   // lanes x width: what the threads asked for
-  std::uint64_t bytes_useful = 0;      // distinct bytes asked for (a broadcast counts once)
-  std::uint64_t bytes_fetched = 0;     // sectors x sector bytes, or lines x line bytes (line-based)
+  std::uint64_t warps = 0;              // warp-wide accesses analysed (each one or more requests)
+  std::uint64_t lanes = 0;              // active lane accesses, summed
+  std::uint32_t width = 0;              // bytes per lane (0 when accesses of several widths were summed)
+  std::uint32_t instruction_bytes = 0;  // bytes per lane per instruction after splitting (0 when mixed)
+  std::uint64_t requests = 0;           // L1 requests: warp-wide load instructions
+  std::uint64_t sectors = 0;            // distinct sectors per request, summed
+  std::uint64_t lines = 0;              // distinct lines per request, summed
+  std::uint64_t bytes_requested = 0;    // lanes x width: what the threads asked for
+  std::uint64_t bytes_useful = 0;       // distinct bytes asked for (a broadcast counts once)
+  std::uint64_t bytes_fetched = 0;      // sectors x sector bytes, or lines x line bytes (line-based)
 
   double sectors_per_request() const { return requests == 0 ? 0.0 : double(sectors) / double(requests); }
   double lines_per_request() const { return requests == 0 ? 0.0 : double(lines) / double(requests); }
@@ -111,9 +111,9 @@ inline access_stats operator+(access_stats a, access_stats const& b) { return a 
 
 // Lane k (for each set bit k of `active`) reads `width` bytes at offset + k * stride.
 struct strided_pattern {
-  std::int64_t width = 4;         // bytes per lane, 1..max_width
-  std::int64_t stride = 4;        // bytes between consecutive lanes; may be 0 (broadcast) or negative
-  std::uint64_t offset = 0;       // address of lane 0 (only its alignment matters to the count)
+  std::int64_t width = 4;    // bytes per lane, 1..max_width
+  std::int64_t stride = 4;   // bytes between consecutive lanes; may be 0 (broadcast) or negative
+  std::uint64_t offset = 0;  // address of lane 0 (only its alignment matters to the count)
   std::uint64_t active = all_lanes;
 };
 inline constexpr std::int64_t max_width = 4096;  // bytes per lane accepted by the model
@@ -126,8 +126,7 @@ inline access_stats strided(device_model const& model, std::int64_t width, std::
 
 // One warp-wide access from explicit addresses: lane k reads `width` bytes at lane_addresses[k];
 // 1 to warp_size addresses (fewer means the remaining lanes are inactive).
-access_stats addresses(device_model const& model, std::span<const std::uint64_t> lane_addresses,
-                       std::int64_t width);
+access_stats addresses(device_model const& model, std::span<const std::uint64_t> lane_addresses, std::int64_t width);
 
 // Multi-line text: counts, sectors per request, efficiency, and the level note.
 std::string describe(access_stats const& stats, device_model const& model);
@@ -190,11 +189,11 @@ struct leaf_row {
 };
 struct layout_report {
   device_model model{};
-  std::string layout;       // "aos", "soa", "aosoa<32>"
+  std::string layout;  // "aos", "soa", "aosoa<32>"
   std::size_t record_bytes = 0;
   std::uint64_t warps = 0;  // consecutive warps analysed (32: every alignment phase repeats within it)
   std::vector<leaf_row> rows;
-  access_stats total;       // all rows together: one kernel reading all the selected leaves
+  access_stats total;  // all rows together: one kernel reading all the selected leaves
 };
 std::string describe(layout_report const& r);
 
@@ -204,12 +203,12 @@ template <class T, class M, class... Rest> std::vector<std::size_t> leaves_of(M 
 
 // The table for T stored as Layout, when a kernel reads the leaves `selected` (all when empty)
 // of elements [0, warps * warp_size), thread i reading element i.
-template <class T, class Layout>
-layout_report layout_table(device_model const& model, std::span<const std::size_t> selected = {},
-                           std::uint64_t warps = 32);
-template <class T, class Layout>
-layout_report layout_table(device_model const& model, std::initializer_list<std::size_t> selected,
-                           std::uint64_t warps = 32) {
+template <class T, class Layout> layout_report layout_table(device_model const& model,
+                                                            std::span<const std::size_t> selected = {},
+                                                            std::uint64_t warps = 32);
+template <class T, class Layout> layout_report layout_table(device_model const& model,
+                                                            std::initializer_list<std::size_t> selected,
+                                                            std::uint64_t warps = 32) {
   return layout_table<T, Layout>(model, std::span<const std::size_t>(selected.begin(), selected.size()), warps);
 }
 // aos, soa and aosoa<W> for each W given (aosoa<8> and aosoa<32> when none is).
@@ -280,15 +279,18 @@ struct column_desc {
   std::uint64_t base, stride, block_stride;
   std::uint64_t block;  // elements per block, 0: unblocked
 };
-analysis::layout_report analyse_columns(analysis::device_model const& model, std::string layout, std::size_t record_bytes,
-                              std::vector<column_desc> const& columns, std::uint64_t warps);
+analysis::layout_report analyse_columns(analysis::device_model const& model, std::string layout,
+                                        std::size_t record_bytes, std::vector<column_desc> const& columns,
+                                        std::uint64_t warps);
 std::vector<std::size_t> leaves_in_bytes(reflect::leaf_info const* table, std::size_t count, std::size_t offset,
                                          std::size_t size);
 
 struct member_span {
   std::size_t offset, size;
 };
-template <class U, class M> member_span path_span(M U::*member) { return {coalesce::detail::member_offset(member), sizeof(M)}; }
+template <class U, class M> member_span path_span(M U::*member) {
+  return {coalesce::detail::member_offset(member), sizeof(M)};
+}
 // The next pointer must be a member of the previous member's type: the chain is type-checked.
 template <class U, class M, class N, class... Rest> member_span path_span(M U::*member, N M::*next, Rest... rest) {
   member_span s = path_span(next, rest...);
@@ -315,8 +317,9 @@ layout_report layout_table(device_model const& model, std::span<const std::size_
   constexpr auto const& table = reflect::leaf_table_v<T>;
   for (std::size_t l : selected) {
     if (l >= table.size()) {
-      coalesce::detail::throw_error("layout_table(): leaves: leaf index " + std::to_string(l) + " is out of range; the struct has " +
-                          std::to_string(table.size()) + " leaves (0.." + std::to_string(table.size() - 1) + ")");
+      coalesce::detail::throw_error("layout_table(): leaves: leaf index " + std::to_string(l) +
+                                    " is out of range; the struct has " + std::to_string(table.size()) +
+                                    " leaves (0.." + std::to_string(table.size() - 1) + ")");
     }
   }
   if (warps == 0 || warps > (std::uint64_t{1} << 16)) {
@@ -338,8 +341,8 @@ layout_report layout_table(device_model const& model, std::span<const std::size_
     std::size_t const l = selected.empty() ? k : selected[k];
     for (std::size_t j = 0; j < table[l].extent; ++j) {
       column_place const p = m.place(l, j);
-      columns.push_back({analysis::leaf_path(table[l], j), l, j, table[l].size, blob_start[mapping::blob_of(l)] + p.offset,
-                         p.stride, p.block_stride, p.block});
+      columns.push_back({analysis::leaf_path(table[l], j), l, j, table[l].size,
+                         blob_start[mapping::blob_of(l)] + p.offset, p.stride, p.block_stride, p.block});
     }
   }
   return detail::analyse_columns(model, layout_name<Layout>(), sizeof(T), columns, warps);

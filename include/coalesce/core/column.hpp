@@ -79,7 +79,8 @@ template <class E, std::size_t W, std::size_t BlockBytes> class blocked_column {
 template <class E> class general_column {
  public:
   using value_type = std::remove_const_t<E>;
-  COALESCE_HOST_DEVICE general_column(E* first, column_place place, std::size_t n) : first_(first), place_(place), size_(n) {
+  COALESCE_HOST_DEVICE general_column(E* first, column_place place, std::size_t n)
+      : first_(first), place_(place), size_(n) {
     place_.offset = 0;
   }
   COALESCE_HOST_DEVICE COALESCE_INLINE E& operator[](std::size_t i) const {

@@ -23,15 +23,18 @@
 // the other: device loops without kernels, and an ODR violation between translation units.
 #if defined(COALESCE_WITH_CUDA) && (COALESCE_WITH_CUDA + 0) != COALESCE_BUILD_WITH_CUDA
 #if COALESCE_BUILD_WITH_CUDA
-#error "coalesce: this libcoalesce was built with CUDA, but COALESCE_WITH_CUDA is defined as 0 here; remove -DCOALESCE_WITH_CUDA (the build's coalesce/detail/build_config.hpp sets it), or build coalesce with -DCOALESCE_ENABLE_CUDA=OFF"
+#error \
+    "coalesce: this libcoalesce was built with CUDA, but COALESCE_WITH_CUDA is defined as 0 here; remove -DCOALESCE_WITH_CUDA (the build's coalesce/detail/build_config.hpp sets it), or build coalesce with -DCOALESCE_ENABLE_CUDA=OFF"
 #else
-#error "coalesce: this libcoalesce was built without CUDA, but COALESCE_WITH_CUDA is defined as 1 here; remove -DCOALESCE_WITH_CUDA (the build's coalesce/detail/build_config.hpp sets it), or build coalesce with -DCOALESCE_ENABLE_CUDA=ON"
+#error \
+    "coalesce: this libcoalesce was built without CUDA, but COALESCE_WITH_CUDA is defined as 1 here; remove -DCOALESCE_WITH_CUDA (the build's coalesce/detail/build_config.hpp sets it), or build coalesce with -DCOALESCE_ENABLE_CUDA=ON"
 #endif
 #endif
 #undef COALESCE_WITH_CUDA
 #define COALESCE_WITH_CUDA COALESCE_BUILD_WITH_CUDA
 #elif !defined(COALESCE_WITH_CUDA)
-#error "coalesce: no coalesce/detail/build_config.hpp on the include path, so this is coalesce's source tree: compile against a build's or an installed include directory (cmake --install), or say how the libcoalesce.a you link was built: -DCOALESCE_WITH_CUDA=1 (CUDA) or -DCOALESCE_WITH_CUDA=0 (see docs/building.md)"
+#error \
+    "coalesce: no coalesce/detail/build_config.hpp on the include path, so this is coalesce's source tree: compile against a build's or an installed include directory (cmake --install), or say how the libcoalesce.a you link was built: -DCOALESCE_WITH_CUDA=1 (CUDA) or -DCOALESCE_WITH_CUDA=0 (see docs/building.md)"
 #endif
 
 // Every translation unit compiled against a build's configuration refers to a symbol that only
@@ -69,7 +72,8 @@ __attribute__((used)) static int const* const link_check = &COALESCE_DETAIL_LINK
 // probably did not ask for: say so once per file, and how to choose. CMake builds always define
 // COALESCE_CHECK_BOUNDS, so they never see this.
 #if defined(__OPTIMIZE__) && !defined(__CUDA_ARCH__)
-#pragma message("coalesce: bounds checks of v[i] are ON in this optimised build (no NDEBUG, no COALESCE_CHECK_BOUNDS); they cost 1.75-2.3x in member access. Add -DNDEBUG or -DCOALESCE_CHECK_BOUNDS=0 to turn them off, or -DCOALESCE_CHECK_BOUNDS=1 to keep them without this note")
+#pragma message( \
+    "coalesce: bounds checks of v[i] are ON in this optimised build (no NDEBUG, no COALESCE_CHECK_BOUNDS); they cost 1.75-2.3x in member access. Add -DNDEBUG or -DCOALESCE_CHECK_BOUNDS=0 to turn them off, or -DCOALESCE_CHECK_BOUNDS=1 to keep them without this note")
 #endif
 #endif
 #endif

@@ -27,8 +27,8 @@ COALESCE_HOST_DEVICE COALESCE_INLINE void check_index(std::size_t index, std::si
 #if COALESCE_CHECK_BOUNDS
   if (index >= size) {
 #if COALESCE_IN_DEVICE_CODE
-    printf("coalesce: index %llu out of range for a view of size %llu\n",
-           static_cast<unsigned long long>(index), static_cast<unsigned long long>(size));
+    printf("coalesce: index %llu out of range for a view of size %llu\n", static_cast<unsigned long long>(index),
+           static_cast<unsigned long long>(size));
     __trap();
 #else
     throw_out_of_range(index, size);

@@ -192,7 +192,8 @@ struct soa {
     COALESCE_HOST_DEVICE COALESCE_INLINE static constexpr std::size_t blob_of(std::size_t leaf) { return leaf; }
 
     constexpr mapping() = default;
-    COALESCE_HOST_DEVICE constexpr explicit mapping(std::size_t capacity, std::size_t sub_column_alignment = column_alignment)
+    COALESCE_HOST_DEVICE constexpr explicit mapping(std::size_t capacity,
+                                                    std::size_t sub_column_alignment = column_alignment)
         : capacity_(capacity), sub_alignment_(sub_column_alignment) {}
     COALESCE_HOST_DEVICE std::size_t capacity() const { return capacity_; }
     std::size_t blob_bytes(std::size_t leaf) const { return Shape::leaves[leaf].extent * pitch(leaf); }
@@ -255,7 +256,9 @@ template <std::size_t W> struct aosoa {
     COALESCE_HOST_DEVICE constexpr explicit mapping(std::size_t capacity) : capacity_(capacity) {}
     COALESCE_HOST_DEVICE std::size_t capacity() const { return capacity_; }
     std::size_t blob_bytes(std::size_t) const { return (capacity_ + W - 1) / W * block_bytes; }
-    static constexpr std::size_t max_capacity() { return (static_cast<std::size_t>(PTRDIFF_MAX) / block_bytes - 1) * W; }
+    static constexpr std::size_t max_capacity() {
+      return (static_cast<std::size_t>(PTRDIFF_MAX) / block_bytes - 1) * W;
+    }
     COALESCE_HOST_DEVICE COALESCE_INLINE static constexpr column_place place(std::size_t leaf, std::size_t sub) {
       std::size_t const size = Shape::leaf(leaf).size;
       return {detail::element_of<block_offsets>(leaf) + sub * W * size, size, W, block_bytes};
@@ -272,4 +275,3 @@ template <std::size_t W> struct aosoa {
 };
 
 }  // namespace coalesce
-

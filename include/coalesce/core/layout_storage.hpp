@@ -26,21 +26,34 @@ namespace detail {
 
 // A layout's mapping for a shape, with coalesce: messages for what a user-written one lacks.
 template <class L, class Shape> constexpr bool check_mapping() {
-  static_assert(requires { typename L::template mapping<Shape>; },
-                "coalesce: a layout must be coalesce::aos, soa, aosoa<W>, split<...> or a type with a nested "
-                "`template <class Shape> struct mapping` (see docs/layouts.md)");
+  static_assert(
+      requires { typename L::template mapping<Shape>; },
+      "coalesce: a layout must be coalesce::aos, soa, aosoa<W>, split<...> or a type with a nested "
+      "`template <class Shape> struct mapping` (see docs/layouts.md)");
   using M = typename L::template mapping<Shape>;
-  static_assert(requires { { M::blob_count } -> std::convertible_to<std::size_t>; } && M::blob_count >= 1,
-                "coalesce: a layout's mapping needs `static constexpr std::size_t blob_count` (>= 1)");
-  static_assert(requires { { M::blob_of(std::size_t{}) } -> std::convertible_to<std::size_t>; },
-                "coalesce: a layout's mapping needs `static constexpr std::size_t blob_of(std::size_t leaf)`");
+  static_assert(
+      requires {
+        { M::blob_count } -> std::convertible_to<std::size_t>;
+      } && M::blob_count >= 1,
+      "coalesce: a layout's mapping needs `static constexpr std::size_t blob_count` (>= 1)");
+  static_assert(
+      requires {
+        { M::blob_of(std::size_t{}) } -> std::convertible_to<std::size_t>;
+      },
+      "coalesce: a layout's mapping needs `static constexpr std::size_t blob_of(std::size_t leaf)`");
   static_assert(std::is_constructible_v<M, std::size_t>,
                 "coalesce: a layout's mapping needs a constructor from the capacity: `explicit mapping(std::size_t)`");
-  static_assert(requires(M const m) { { m.blob_bytes(std::size_t{}) } -> std::convertible_to<std::size_t>; },
-                "coalesce: a layout's mapping needs `std::size_t blob_bytes(std::size_t blob) const`");
-  static_assert(requires(M const m) { { m.place(std::size_t{}, std::size_t{}) } -> std::same_as<column_place>; },
-                "coalesce: a layout's mapping needs `COALESCE_HOST_DEVICE column_place place(std::size_t leaf, "
-                "std::size_t sub) const`");
+  static_assert(
+      requires(M const m) {
+        { m.blob_bytes(std::size_t{}) } -> std::convertible_to<std::size_t>;
+      },
+      "coalesce: a layout's mapping needs `std::size_t blob_bytes(std::size_t blob) const`");
+  static_assert(
+      requires(M const m) {
+        { m.place(std::size_t{}, std::size_t{}) } -> std::same_as<column_place>;
+      },
+      "coalesce: a layout's mapping needs `COALESCE_HOST_DEVICE column_place place(std::size_t leaf, "
+      "std::size_t sub) const`");
   return true;
 }
 

@@ -62,7 +62,8 @@ template <class... Strides> struct member_arrays {
               for (std::size_t l = first; l < first + count; ++l) out[l] = K;
             }(),
             ...);
-      }(std::make_index_sequence<members::count>{});
+      }
+      (std::make_index_sequence<members::count>{});
       return out;
     }();
     static constexpr std::array<std::size_t, Shape::count> offset_in_member = [] {
@@ -70,18 +71,22 @@ template <class... Strides> struct member_arrays {
       for (std::size_t l = 0; l < Shape::count; ++l) out[l] = Shape::leaves[l].offset - members::offsets[member_of[l]];
       return out;
     }();
-    static_assert(((std::is_same_v<typename detail::member_pointer_class<std::remove_cv_t<decltype(Strides::member)>>::type, T>)&&...),
-                  "coalesce: member_stride<&S::m, bytes> names a member of another struct than the element type");
+    static_assert(
+        ((std::is_same_v<typename detail::member_pointer_class<std::remove_cv_t<decltype(Strides::member)>>::type,
+                         T>)&&...),
+        "coalesce: member_stride<&S::m, bytes> names a member of another struct than the element type");
     static constexpr std::array<std::size_t, blob_count> sizes = [] {
       std::array<std::size_t, blob_count> out{};
-      [&]<std::size_t... K>(std::index_sequence<K...>) { ((out[K] = sizeof(typename members::template type<K>)), ...); }(
-          std::make_index_sequence<members::count>{});
+      [&]<std::size_t... K>(std::index_sequence<K...>) { ((out[K] = sizeof(typename members::template type<K>)), ...); }
+      (std::make_index_sequence<members::count>{});
       return out;
     }();
     static constexpr std::array<std::size_t, blob_count> alignments = [] {
       std::array<std::size_t, blob_count> out{};
-      [&]<std::size_t... K>(std::index_sequence<K...>) { ((out[K] = alignof(typename members::template type<K>)), ...); }(
-          std::make_index_sequence<members::count>{});
+      [&]<std::size_t... K>(std::index_sequence<K...>) {
+        ((out[K] = alignof(typename members::template type<K>)), ...);
+      }
+      (std::make_index_sequence<members::count>{});
       return out;
     }();
     static constexpr std::array<std::size_t, blob_count> strides = [] {
@@ -89,12 +94,14 @@ template <class... Strides> struct member_arrays {
       ((out[detail::member_index<T, Strides::member>()] = Strides::bytes), ...);
       return out;
     }();
-    static_assert([] {
-      for (std::size_t k = 0; k < blob_count; ++k) {
-        if (strides[k] < sizes[k] || strides[k] % alignments[k] != 0) return false;
-      }
-      return true;
-    }(), "coalesce: a member_stride must be at least the member's size and a multiple of its alignment");
+    static_assert(
+        [] {
+          for (std::size_t k = 0; k < blob_count; ++k) {
+            if (strides[k] < sizes[k] || strides[k] % alignments[k] != 0) return false;
+          }
+          return true;
+        }(),
+        "coalesce: a member_stride must be at least the member's size and a multiple of its alignment");
 
     COALESCE_HOST_DEVICE COALESCE_INLINE static constexpr std::size_t blob_of(std::size_t leaf) {
       return detail::element_of<member_of>(leaf);
@@ -110,7 +117,8 @@ template <class... Strides> struct member_arrays {
     }
     COALESCE_HOST_DEVICE COALESCE_INLINE static constexpr column_place place(std::size_t leaf, std::size_t sub) {
       detail::shape_leaf const l = Shape::leaf(leaf);
-      return {detail::element_of<offset_in_member>(leaf) + sub * l.size, detail::element_of<strides>(blob_of(leaf)), 0, 0};
+      return {detail::element_of<offset_in_member>(leaf) + sub * l.size, detail::element_of<strides>(blob_of(leaf)), 0,
+              0};
     }
     // A run of leaves inside one member is stored as in T; its slot reaches to the element's end.
     static constexpr node_slot packed(std::size_t first, std::size_t leaves) {

@@ -51,13 +51,16 @@ template <std::size_t F, std::size_t O> inline constexpr bool is_static_node<sta
 // True for a struct whose leaves are all one scalar type, none an array (vec3, float4, double2):
 // its members can be indexed at run time, p[d], as an array of that type.
 template <class U> constexpr bool uniform_leaves() {
-  if constexpr (!(std::is_class_v<U> && reflect::reflectable<U>) || reflect::kind_v<U> != reflect::node_kind::aggregate) {
+  if constexpr (!(std::is_class_v<U> && reflect::reflectable<U>) ||
+                reflect::kind_v<U> != reflect::node_kind::aggregate) {
     return false;
   } else {
     return []<std::size_t... L>(std::index_sequence<L...>) {
       using E = typename reflect::leaf_t<U, 0>::type;
-      return sizeof...(L) > 0 && ((std::is_same_v<typename reflect::leaf_t<U, L>::type, E> && reflect::leaf_t<U, L>::extent == 1) && ...);
-    }(std::make_index_sequence<reflect::leaf_count_v<U>>{});
+      return sizeof...(L) > 0 &&
+             ((std::is_same_v<typename reflect::leaf_t<U, L>::type, E> && reflect::leaf_t<U, L>::extent == 1) && ...);
+    }
+    (std::make_index_sequence<reflect::leaf_count_v<U>>{});
   }
 }
 
@@ -83,11 +86,13 @@ COALESCE_HOST_DEVICE inline void fail_member_pointer() {
 // Calls f.template operator()<L>() for the one L in [0, N) equal to `index` and returns its
 // result. With a constant index this folds to one call; otherwise it is a chain of selects,
 // never an indexed load from an array of pointers (which would spill kernel parameters).
-template <std::size_t N, class R, class F> COALESCE_HOST_DEVICE COALESCE_INLINE R select_index(std::size_t index, F&& f) {
+template <std::size_t N, class R, class F>
+COALESCE_HOST_DEVICE COALESCE_INLINE R select_index(std::size_t index, F&& f) {
   R result{};
   [&]<std::size_t... L>(std::index_sequence<L...>) COALESCE_INLINE_LAMBDA {
     ((index == L ? (result = f.template operator()<L>(), 0) : 0), ...);
-  }(std::make_index_sequence<N>{});
+  }
+  (std::make_index_sequence<N>{});
   return result;
 }
 // Loads a struct U stored whole in a slot of `Align`-aligned, `Slot`-byte memory. Where the
@@ -121,7 +126,8 @@ template <class Root, class U, std::size_t F> constexpr bool node_fits() {
     constexpr auto const& r = reflect::leaf_table_v<Root>;
     constexpr auto const& u = reflect::leaf_table_v<U>;
     for (std::size_t l = 0; l < count; ++l) {
-      if (r[F + l].size != u[l].size || r[F + l].extent != u[l].extent || r[F + l].offset - r[F].offset != u[l].offset) {
+      if (r[F + l].size != u[l].size || r[F + l].extent != u[l].extent ||
+          r[F + l].offset - r[F].offset != u[l].offset) {
         return false;
       }
     }
@@ -149,14 +155,11 @@ template <class E, std::size_t N> class array_ref {
     return out;
   }
   COALESCE_HOST_DEVICE array_ref const& operator=(std::array<value_type, N> const& in) const
-    requires(!std::is_const_v<E>)
-  {
+      requires(!std::is_const_v<E>) {
     for (std::size_t j = 0; j < N; ++j) (*this)[j] = in[j];
     return *this;
   }
-  COALESCE_HOST_DEVICE array_ref const& operator=(array_ref const& other) const
-    requires(!std::is_const_v<E>)
-  {
+  COALESCE_HOST_DEVICE array_ref const& operator=(array_ref const& other) const requires(!std::is_const_v<E>) {
     return *this = static_cast<std::array<value_type, N>>(other);
   }
 
@@ -171,8 +174,8 @@ namespace detail {
 
 // Address of sub-column j of root leaf `leaf` (element type E) for element `index`.
 template <class Root, class E, class Layout, class Node>
-COALESCE_HOST_DEVICE COALESCE_INLINE E* leaf_pointer(layout_storage<Root, Layout> const& storage, std::size_t index, Node node,
-                                     std::size_t j) {
+COALESCE_HOST_DEVICE COALESCE_INLINE E* leaf_pointer(layout_storage<Root, Layout> const& storage, std::size_t index,
+                                                     Node node, std::size_t j) {
   if constexpr (is_static_node<Node>) {
     return storage.template leaf_address<Node::first(), E>(index, j);
   } else {
@@ -180,28 +183,30 @@ COALESCE_HOST_DEVICE COALESCE_INLINE E* leaf_pointer(layout_storage<Root, Layout
     // Host code: index the leaf directly (a chain of selects defeats g++'s vectorizer).
     return storage.template leaf_address_at<E>(node.first(), index, j);
 #endif
-    return select_index<reflect::leaf_count_v<Root>, E*>(node.first(), [&]<std::size_t L>() COALESCE_INLINE_LAMBDA -> E* {
-      if constexpr (std::is_same_v<typename reflect::leaf_t<Root, L>::type, std::remove_const_t<E>>) {
-        return storage.template leaf_address<L, E>(index, j);
-      } else {
-        return nullptr;
-      }
-    });
+    return select_index<reflect::leaf_count_v<Root>, E*>(
+        node.first(), [&]<std::size_t L>() COALESCE_INLINE_LAMBDA -> E* {
+          if constexpr (std::is_same_v<typename reflect::leaf_t<Root, L>::type, std::remove_const_t<E>>) {
+            return storage.template leaf_address<L, E>(index, j);
+          } else {
+            return nullptr;
+          }
+        });
   }
 }
 
 // What member access yields for a member of type M at `node`.
 template <class Root, class Layout, class M, class Node, bool Const>
-COALESCE_HOST_DEVICE COALESCE_INLINE decltype(auto) member_access(layout_storage<Root, Layout> const& storage, std::size_t index,
-                                                  Node node) {
+COALESCE_HOST_DEVICE COALESCE_INLINE decltype(auto) member_access(layout_storage<Root, Layout> const& storage,
+                                                                  std::size_t index, Node node) {
   constexpr reflect::node_kind kind = reflect::kind_v<M>;
   if constexpr (kind == reflect::node_kind::aggregate) {
     return reference<Root, Layout, M, Node, Const>(storage, index, node);
   } else if constexpr (kind == reflect::node_kind::array) {
     using E = maybe_const<Const, typename M::value_type>;
     E* first = leaf_pointer<Root, E>(storage, index, node, 0);
-    std::size_t step = static_cast<std::size_t>(reinterpret_cast<std::byte const*>(leaf_pointer<Root, E>(storage, index, node, 1)) -
-                                                reinterpret_cast<std::byte const*>(first));
+    std::size_t step =
+        static_cast<std::size_t>(reinterpret_cast<std::byte const*>(leaf_pointer<Root, E>(storage, index, node, 1)) -
+                                 reinterpret_cast<std::byte const*>(first));
     return array_ref<E, std::tuple_size_v<M>>(first, step);
   } else {
     return *leaf_pointer<Root, maybe_const<Const, M>>(storage, index, node, 0);
@@ -239,13 +244,15 @@ template <class Root, class Layout, class U, class Node, bool Const> class refer
 #if COALESCE_IN_DEVICE_CODE
       // A struct found by member pointer: its first leaf is a constant once inlined, so the
       // select below folds to the one static node it names.
-      return detail::select_index<reflect::leaf_count_v<Root>, U>(node_.first(), [&]<std::size_t F>() COALESCE_INLINE_LAMBDA -> U {
-        if constexpr (detail::node_fits<Root, U, F>()) {
-          return reference<Root, Layout, U, static_node<F, reflect::leaf_table_v<Root>[F].offset>, Const>(storage_, index_);
-        } else {
-          return U{};
-        }
-      });
+      return detail::select_index<reflect::leaf_count_v<Root>, U>(
+          node_.first(), [&]<std::size_t F>() COALESCE_INLINE_LAMBDA -> U {
+            if constexpr (detail::node_fits<Root, U, F>()) {
+              return reference<Root, Layout, U, static_node<F, reflect::leaf_table_v<Root>[F].offset>, Const>(storage_,
+                                                                                                              index_);
+            } else {
+              return U{};
+            }
+          });
 #else
       return load_members();  // host code: a chain of selects would defeat the vectorizer
 #endif
@@ -253,9 +260,7 @@ template <class Root, class Layout, class U, class Node, bool Const> class refer
   }
 
   // Store: writes every leaf of the struct, nothing else. A proxy never rebinds.
-  COALESCE_HOST_DEVICE COALESCE_INLINE reference const& operator=(U const& value) const
-    requires(!Const)
-  {
+  COALESCE_HOST_DEVICE COALESCE_INLINE reference const& operator=(U const& value) const requires(!Const) {
     constexpr node_slot slot = [] {
       if constexpr (detail::is_static_node<Node>) {
         return storage_type::template node<Node::first(), reflect::leaf_count_v<U>>();
@@ -267,21 +272,16 @@ template <class Root, class Layout, class U, class Node, bool Const> class refer
       *storage_.template leaf_address<Node::first(), U>(index_, 0) = value;
     } else {
       auto const* bytes = reinterpret_cast<std::byte const*>(&value);
-      for_each_leaf([&]<class E>(E* element, std::size_t relative) COALESCE_INLINE_LAMBDA {
-        *element = *reinterpret_cast<E const*>(bytes + relative);
-      });
+      for_each_leaf([&]<class E>(E* element, std::size_t relative)
+                        COALESCE_INLINE_LAMBDA { *element = *reinterpret_cast<E const*>(bytes + relative); });
     }
     return *this;
   }
-  COALESCE_HOST_DEVICE reference const& operator=(reference const& other) const
-    requires(!Const)
-  {
+  COALESCE_HOST_DEVICE reference const& operator=(reference const& other) const requires(!Const) {
     return *this = static_cast<U>(other);
   }
   template <class R2, class L2, class N2, bool C2>
-  COALESCE_HOST_DEVICE reference const& operator=(reference<R2, L2, U, N2, C2> const& other) const
-    requires(!Const)
-  {
+  COALESCE_HOST_DEVICE reference const& operator=(reference<R2, L2, U, N2, C2> const& other) const requires(!Const) {
     return *this = static_cast<U>(other);
   }
 
@@ -315,7 +315,8 @@ template <class Root, class Layout, class U, class Node, bool Const> class refer
             }
           }(),
           ...);
-    }(std::make_index_sequence<info::count>{});
+    }
+    (std::make_index_sequence<info::count>{});
     if (!found) detail::fail_member_pointer();
     return (detail::member_access<Root, Layout, M, dynamic_node, Const>(storage_, index_, child));
   }
@@ -323,8 +324,8 @@ template <class Root, class Layout, class U, class Node, bool Const> class refer
   // Member d of a struct whose leaves share one type, chosen at run time: v[i][&P::pos][d] for the
   // x, y or z of a vec3 (a loop over dimensions, a communication buffer by component).
   template <class I>
-    requires(std::is_integral_v<I> && detail::uniform_leaves<U>())
-  COALESCE_HOST_DEVICE COALESCE_INLINE auto& operator[](I d) const {
+  requires(std::is_integral_v<I>&& detail::uniform_leaves<U>()) COALESCE_HOST_DEVICE COALESCE_INLINE auto& operator[](
+      I d) const {
     using E = detail::maybe_const<Const, typename reflect::leaf_t<U, 0>::type>;
     detail::check_index(static_cast<std::size_t>(d), reflect::leaf_count_v<U>);
     std::size_t first = 0;
@@ -336,9 +337,7 @@ template <class Root, class Layout, class U, class Node, bool Const> class refer
     return *detail::leaf_pointer<Root, E>(storage_, index_, dynamic_node{first + static_cast<std::size_t>(d), 0}, 0);
   }
 
-  friend COALESCE_HOST_DEVICE void swap(reference const& a, reference const& b)
-    requires(!Const)
-  {
+  friend COALESCE_HOST_DEVICE void swap(reference const& a, reference const& b) requires(!Const) {
     U tmp = a;
     a = static_cast<U>(b);
     b = tmp;
@@ -350,14 +349,15 @@ template <class Root, class Layout, class U, class Node, bool Const> class refer
   COALESCE_HOST_DEVICE COALESCE_INLINE U load_members() const {
     return [&]<std::size_t... K>(std::index_sequence<K...>) COALESCE_INLINE_LAMBDA {
       return U{static_cast<typename info::template type<K>>(get<K>())...};
-    }(std::make_index_sequence<info::count>{});
+    }
+    (std::make_index_sequence<info::count>{});
   }
 
   // Calls f(pointer to the element in its column, byte offset of that element inside U) for
   // every leaf of U and every sub-column of array leaves.
   template <class F> COALESCE_HOST_DEVICE COALESCE_INLINE void for_each_leaf(F&& f) const {
-    [&]<std::size_t... K>(std::index_sequence<K...>) COALESCE_INLINE_LAMBDA { (visit_leaf<K>(f), ...); }(
-        std::make_index_sequence<reflect::leaf_count_v<U>>{});
+    [&]<std::size_t... K>(std::index_sequence<K...>) COALESCE_INLINE_LAMBDA { (visit_leaf<K>(f), ...); }
+    (std::make_index_sequence<reflect::leaf_count_v<U>>{});
   }
   template <std::size_t K, class F> COALESCE_HOST_DEVICE COALESCE_INLINE void visit_leaf(F& f) const {
     using entry = reflect::leaf_t<U, K>;

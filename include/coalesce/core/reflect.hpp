@@ -63,8 +63,8 @@ template <class U> struct is_std_array : std::false_type {};
 template <class U, std::size_t N> struct is_std_array<std::array<U, N>> : std::true_type {};
 
 template <class T> constexpr bool has_reflectable_shape() {
-  return std::is_class_v<T> && !std::is_union_v<T> && std::is_aggregate_v<T> &&
-         !std::is_polymorphic_v<T> && std::is_standard_layout_v<T> && std::is_trivially_copyable_v<T>;
+  return std::is_class_v<T> && !std::is_union_v<T> && std::is_aggregate_v<T> && !std::is_polymorphic_v<T> &&
+         std::is_standard_layout_v<T> && std::is_trivially_copyable_v<T>;
 }
 
 // Converts only to a (proper) base class of T: T{base_only<T>{}} compiles when T's first
@@ -73,13 +73,13 @@ template <class T> constexpr bool has_reflectable_shape() {
 // takes anything (a constructor template); T{no_conversion{}} tells that case apart.
 template <class T> struct base_only {
   template <class U>
-    requires(std::is_class_v<U> && std::is_base_of_v<U, T> && !std::is_same_v<U, T>)
-  constexpr operator U() const noexcept;
+  requires(std::is_class_v<U>&& std::is_base_of_v<U, T> && !std::is_same_v<U, T>) constexpr operator U() const noexcept;
 };
 struct no_conversion {};
 template <class T> constexpr bool has_aggregate_base() {
   if constexpr (has_reflectable_shape<T>()) {
-    return requires { T{base_only<T>{}}; } && !requires { T{no_conversion{}}; };
+    return requires { T{base_only<T>{}}; }
+    &&!requires { T{no_conversion{}}; };
   } else {
     return false;
   }
@@ -197,7 +197,7 @@ template <class M> constexpr bool is_leaf_scalar() { return kind_of<M>() == refl
 template <class M> constexpr reflect::node_kind kind_of() {
   if constexpr (is_std_array<M>::value) {
     using E = typename M::value_type;
-    if constexpr (std::tuple_size_v<M> > 0 && !is_std_array<E>::value && is_leaf_scalar<E>()) {
+    if constexpr (std::tuple_size_v < M >> 0 && !is_std_array<E>::value && is_leaf_scalar<E>()) {
       return reflect::node_kind::array;
     } else {
       return reflect::node_kind::leaf;  // arrays of structs or arrays: stored whole
@@ -227,7 +227,7 @@ template <class... M> constexpr std::size_t natural_size(type_list<M...>, std::s
 
 template <class... M> constexpr bool no_reference_members(type_list<M...>) { return (!std::is_reference_v<M> && ...); }
 template <class... M> constexpr bool no_cv_members(type_list<M...>) {
-  return ((!std::is_const_v<M> && !std::is_volatile_v<M>) && ...);
+  return ((!std::is_const_v<M> && !std::is_volatile_v<M>)&&...);
 }
 
 }  // namespace coalesce::detail
@@ -290,7 +290,9 @@ template <class... A, class... B, class... R> struct concat<type_list<A...>, typ
 };
 
 template <class P, std::size_t I> struct append_path;
-template <std::size_t... P, std::size_t I> struct append_path<reflect::path<P...>, I> { using type = reflect::path<P..., I>; };
+template <std::size_t... P, std::size_t I> struct append_path<reflect::path<P...>, I> {
+  using type = reflect::path<P..., I>;
+};
 
 template <class M, std::size_t Offset, class Path, reflect::node_kind Kind = kind_of<M>()> struct flatten;
 
@@ -307,8 +309,7 @@ template <class M, std::size_t Offset, class Path> struct flatten<M, Offset, Pat
 
 template <class M, std::size_t Offset, class Path> struct flatten<M, Offset, Path, reflect::node_kind::aggregate> {
   using info = reflect::members<M>;
-  template <std::size_t... K>
-  static auto children(std::index_sequence<K...>)
+  template <std::size_t... K> static auto children(std::index_sequence<K...>)
       -> concat<typename flatten<typename info::template type<K>, Offset + info::offsets[K],
                                  typename append_path<Path, K>::type>::type...>;
   using type = typename decltype(children(std::make_index_sequence<info::count>{}))::type;
@@ -329,7 +330,9 @@ namespace coalesce::detail {
 template <class L> struct as_tuple;
 template <class... E> struct as_tuple<type_list<E...>> { using type = std::tuple<E...>; };
 template <class L> struct column_total;
-template <class... E> struct column_total<type_list<E...>> { static constexpr std::size_t value = (std::size_t{0} + ... + E::extent); };
+template <class... E> struct column_total<type_list<E...>> {
+  static constexpr std::size_t value = (std::size_t{0} + ... + E::extent);
+};
 }  // namespace coalesce::detail
 
 namespace coalesce::reflect {
@@ -353,18 +356,19 @@ template <class M> constexpr std::size_t leaves_in() {
 template <class T, std::size_t K> constexpr std::size_t first_leaf_of_member() {
   return []<std::size_t... J>(std::index_sequence<J...>) {
     return (std::size_t{0} + ... + leaves_in<typename members<T>::template type<J>>());
-  }(std::make_index_sequence<K>{});
+  }
+  (std::make_index_sequence<K>{});
 }
 
 template <class M> inline constexpr node_kind kind_v = detail::kind_of<M>();
 
 // A run-time description of one leaf, for code that walks columns (copies, analysis).
 struct leaf_info {
-  std::size_t offset;        // byte offset of the leaf (of sub-column 0) inside the root
-  std::size_t size;          // bytes of one element of the leaf
-  std::size_t align;         // alignment of the leaf type
-  std::size_t extent;        // sub-columns (N for std::array<U, N>)
-  std::size_t first_column;  // index of its first 1-D column among all columns of the root
+  std::size_t offset;                 // byte offset of the leaf (of sub-column 0) inside the root
+  std::size_t size;                   // bytes of one element of the leaf
+  std::size_t align;                  // alignment of the leaf type
+  std::size_t extent;                 // sub-columns (N for std::array<U, N>)
+  std::size_t first_column;           // index of its first 1-D column among all columns of the root
   std::array<std::uint16_t, 8> path;  // member indices from the root (first `depth` are valid)
   std::size_t depth;
 };

@@ -31,7 +31,8 @@ struct padded {};
 struct unpadded {};
 
 template <auto... Members> struct fields {
-  static_assert(sizeof...(Members) > 0, "coalesce: fields<...> needs at least one member pointer, e.g. fields<&Particle::pos>");
+  static_assert(sizeof...(Members) > 0,
+                "coalesce: fields<...> needs at least one member pointer, e.g. fields<&Particle::pos>");
 };
 // The same by direct-member index (0 = the first member), for layouts written once for many
 // element types.
@@ -58,13 +59,15 @@ template <class T, auto Member> constexpr std::size_t member_index() {
 }
 
 template <class T, std::size_t K> constexpr std::size_t checked_member_index() {
-  static_assert(K < reflect::members<T>::count, "coalesce: member_indices<...> names a member past the struct's last one");
+  static_assert(K < reflect::members<T>::count,
+                "coalesce: member_indices<...> names a member past the struct's last one");
   return K;
 }
 
 // Which of T's leaves the listed members cover.
 template <class T, class Fields> struct field_leaves;
-template <class T, auto... Members> struct field_leaves<T, fields<Members...>> : field_leaves<T, member_indices<member_index<T, Members>()...>> {};
+template <class T, auto... Members> struct field_leaves<T, fields<Members...>>
+    : field_leaves<T, member_indices<member_index<T, Members>()...>> {};
 template <class T, std::size_t... Indices> struct field_leaves<T, member_indices<Indices...>> {
   static constexpr std::array<std::size_t, sizeof...(Indices)> indices{checked_member_index<T, Indices>()...};
   static constexpr bool distinct = [] {
@@ -77,9 +80,8 @@ template <class T, std::size_t... Indices> struct field_leaves<T, member_indices
   static constexpr std::array<bool, reflect::leaf_count_v<T>> mask = [] {
     std::array<bool, reflect::leaf_count_v<T>> out{};
     std::array<std::size_t, reflect::members<T>::count + 1> first{};
-    [&]<std::size_t... K>(std::index_sequence<K...>) {
-      ((first[K] = reflect::first_leaf_of_member<T, K>()), ...);
-    }(std::make_index_sequence<reflect::members<T>::count>{});
+    [&]<std::size_t... K>(std::index_sequence<K...>) { ((first[K] = reflect::first_leaf_of_member<T, K>()), ...); }
+    (std::make_index_sequence<reflect::members<T>::count>{});
     first[reflect::members<T>::count] = reflect::leaf_count_v<T>;
     for (std::size_t k : indices)
       for (std::size_t l = first[k]; l < first[k + 1]; ++l) out[l] = true;
@@ -105,7 +107,8 @@ template <class T> struct leaf_members {
             }
           }(),
           ...);
-    }(std::make_index_sequence<reflect::members<T>::count>{});
+    }
+    (std::make_index_sequence<reflect::members<T>::count>{});
     return out;
   }();
 };
@@ -124,8 +127,9 @@ template <class L, class Shape> struct side_mapping {
   static_assert(check_mapping<L, Shape>());
   using type = typename L::template mapping<Shape>;
 };
-template <class L, class Shape>
-using side_mapping_t = typename std::conditional_t<Shape::count == 0, std::type_identity<empty_side_mapping>, side_mapping<L, Shape>>::type;
+template <class L, class Shape> using side_mapping_t =
+    typename std::conditional_t<Shape::count == 0, std::type_identity<empty_side_mapping>,
+                                side_mapping<L, Shape>>::type;
 
 constexpr std::size_t vector_width(std::size_t bytes) {
   if (bytes > 16) return round_up(bytes, 16);
@@ -206,8 +210,8 @@ template <class Fields, class In, class Rest, class Padding = padded> struct spl
   // fields as member indices (fields<&P::pos> names member 0 of P the same way), the two
   // mappings, and the padding when it is not the default.
   static std::string name() {
-    return "split<" + detail::fields_name<Fields>() + ", " + detail::layout_name_of<In>() + ", " + detail::layout_name_of<Rest>() +
-           (std::is_same_v<Padding, unpadded> ? ", unpadded" : "") + ">";
+    return "split<" + detail::fields_name<Fields>() + ", " + detail::layout_name_of<In>() + ", " +
+           detail::layout_name_of<Rest>() + (std::is_same_v<Padding, unpadded> ? ", unpadded" : "") + ">";
   }
 
   template <class Shape> struct mapping {
@@ -238,7 +242,8 @@ template <class Fields, class In, class Rest, class Padding = padded> struct spl
       return detail::element_of<local>(leaf);
     }
     COALESCE_HOST_DEVICE COALESCE_INLINE static constexpr std::size_t blob_of(std::size_t leaf) {
-      return in_group(leaf) ? in_mapping::blob_of(local_of(leaf)) : in_mapping::blob_count + rest_mapping::blob_of(local_of(leaf));
+      return in_group(leaf) ? in_mapping::blob_of(local_of(leaf))
+                            : in_mapping::blob_count + rest_mapping::blob_of(local_of(leaf));
     }
 
     constexpr mapping() = default;
@@ -259,7 +264,8 @@ template <class Fields, class In, class Rest, class Padding = padded> struct spl
       for (std::size_t l = first; l < first + leaves; ++l) {
         if (in_group(l) != in || local[l] != local[first] + (l - first)) return {};
       }
-      return in ? side_packed<in_mapping, in_shape>(first, leaves) : side_packed<rest_mapping, rest_shape>(first, leaves);
+      return in ? side_packed<in_mapping, in_shape>(first, leaves)
+                : side_packed<rest_mapping, rest_shape>(first, leaves);
     }
 
    private:
@@ -267,7 +273,8 @@ template <class Fields, class In, class Rest, class Padding = padded> struct spl
       if constexpr (requires { M::packed(std::size_t{}, std::size_t{}); }) {
         std::size_t const f = local[first];
         for (std::size_t l = 0; l < leaves; ++l) {  // the side's record keeps T's relative offsets
-          if (S::leaves[f + l].offset - S::leaves[f].offset != Shape::leaves[first + l].offset - Shape::leaves[first].offset) {
+          if (S::leaves[f + l].offset - S::leaves[f].offset !=
+              Shape::leaves[first + l].offset - Shape::leaves[first].offset) {
             return {};
           }
         }

@@ -43,12 +43,13 @@ template <class T, class Layout> class view;
 namespace detail {
 inline void check_user_pointer(void const* p, std::size_t n, std::size_t align, char const* what) {
   if (n > 0 && p == nullptr) {
-    throw_error(std::string("a view over user memory got a null pointer for ") + what + " with " +
-                std::to_string(n) + " elements; pass the memory's address, or n = 0");
+    throw_error(std::string("a view over user memory got a null pointer for ") + what + " with " + std::to_string(n) +
+                " elements; pass the memory's address, or n = 0");
   }
   if (reinterpret_cast<std::uintptr_t>(p) % align != 0) {
     throw_error(std::string("a view over user memory got a pointer for ") + what + " that is not aligned to " +
-                std::to_string(align) + " bytes (the alignment of its type); allocate it with new, "
+                std::to_string(align) +
+                " bytes (the alignment of its type); allocate it with new, "
                 "std::vector or cudaMalloc, or copy it into a coalesce::vector");
   }
 }
@@ -91,12 +92,32 @@ template <class View> class view_iterator {
 
   COALESCE_HOST_DEVICE reference operator*() const { return view_[index_]; }
   COALESCE_HOST_DEVICE reference operator[](difference_type k) const { return view_[index_ + k]; }
-  COALESCE_HOST_DEVICE view_iterator& operator++() { ++index_; return *this; }
-  COALESCE_HOST_DEVICE view_iterator operator++(int) { auto t = *this; ++index_; return t; }
-  COALESCE_HOST_DEVICE view_iterator& operator--() { --index_; return *this; }
-  COALESCE_HOST_DEVICE view_iterator operator--(int) { auto t = *this; --index_; return t; }
-  COALESCE_HOST_DEVICE view_iterator& operator+=(difference_type k) { index_ += k; return *this; }
-  COALESCE_HOST_DEVICE view_iterator& operator-=(difference_type k) { index_ -= k; return *this; }
+  COALESCE_HOST_DEVICE view_iterator& operator++() {
+    ++index_;
+    return *this;
+  }
+  COALESCE_HOST_DEVICE view_iterator operator++(int) {
+    auto t = *this;
+    ++index_;
+    return t;
+  }
+  COALESCE_HOST_DEVICE view_iterator& operator--() {
+    --index_;
+    return *this;
+  }
+  COALESCE_HOST_DEVICE view_iterator operator--(int) {
+    auto t = *this;
+    --index_;
+    return t;
+  }
+  COALESCE_HOST_DEVICE view_iterator& operator+=(difference_type k) {
+    index_ += k;
+    return *this;
+  }
+  COALESCE_HOST_DEVICE view_iterator& operator-=(difference_type k) {
+    index_ -= k;
+    return *this;
+  }
   COALESCE_HOST_DEVICE friend view_iterator operator+(view_iterator it, difference_type k) { return it += k; }
   COALESCE_HOST_DEVICE friend view_iterator operator+(difference_type k, view_iterator it) { return it += k; }
   COALESCE_HOST_DEVICE friend view_iterator operator-(view_iterator it, difference_type k) { return it -= k; }
@@ -129,19 +150,15 @@ template <class T, class Layout = soa> class view {
 
   // A view over an existing array of records (no copy), for layouts that store records as an
   // array (aos). Throws on null or misaligned data.
-  view(T* data, std::size_t n)
-    requires(detail::stores_record_array<mapping_type, value_type>())
-      : size_(n) {
+  view(T* data, std::size_t n) requires(detail::stores_record_array<mapping_type, value_type>()) : size_(n) {
     detail::check_user_pointer(data, n, alignof(value_type), "the records");
     storage_.map = mapping_type(n);
     storage_.blobs[0] = reinterpret_cast<std::byte*>(const_cast<value_type*>(data));
   }
-  explicit view(std::span<T> records)
-    requires(detail::stores_record_array<mapping_type, value_type>())
+  explicit view(std::span<T> records) requires(detail::stores_record_array<mapping_type, value_type>())
       : view(records.data(), records.size()) {}
   // The first n of `records`: throws if the memory holds fewer than n records.
-  view(std::span<T> records, std::size_t n)
-    requires(detail::stores_record_array<mapping_type, value_type>())
+  view(std::span<T> records, std::size_t n) requires(detail::stores_record_array<mapping_type, value_type>())
       : view(records.data(), checked_size(records.size(), n, "records")) {}
 
   // A view over memory laid out by the mapping for n elements, one pointer per blob (for a
@@ -176,18 +193,17 @@ template <class T, class Layout = soa> class view {
   // The same with the size of each column's memory (in elements; n * extent for std::array
   // leaves): throws naming the first column that holds fewer.
   static view over_columns(std::size_t n, std::array<void*, leaf_count> const& columns,
-                           std::array<std::size_t, leaf_count> const& column_sizes)
-    requires(storage_type::blob_count == leaf_count && std::is_constructible_v<mapping_type, std::size_t, std::size_t>)
-  {
+                           std::array<std::size_t, leaf_count> const&
+                               column_sizes) requires(storage_type::blob_count == leaf_count &&
+                                                      std::is_constructible_v<mapping_type, std::size_t, std::size_t>) {
     for (std::size_t l = 0; l < leaf_count; ++l) {
       std::string const what = "column " + std::to_string(l);
       checked_size(column_sizes[l], n * reflect::leaf_table_v<value_type>[l].extent, what.c_str());
     }
     return over_columns(n, columns);
   }
-  static view over_columns(std::size_t n, std::array<void*, leaf_count> const& columns)
-    requires(storage_type::blob_count == leaf_count && std::is_constructible_v<mapping_type, std::size_t, std::size_t>)
-  {
+  static view over_columns(std::size_t n, std::array<void*, leaf_count> const& columns) requires(
+      storage_type::blob_count == leaf_count && std::is_constructible_v<mapping_type, std::size_t, std::size_t>) {
     storage_type s;
     s.map = mapping_type(n, 1);  // sub-columns back to back, n elements each
     for (std::size_t l = 0; l < leaf_count; ++l) {
@@ -201,8 +217,8 @@ template <class T, class Layout = soa> class view {
 
   // view<T const> from view<T>: a read-only view of the same elements.
   template <class U>
-    requires(is_const && std::is_same_v<U, value_type>)
-  COALESCE_HOST_DEVICE view(view<U, Layout> const& writable) : storage_(writable.storage()), size_(writable.size()) {}
+  requires(is_const&& std::is_same_v<U, value_type>) COALESCE_HOST_DEVICE view(view<U, Layout> const& writable)
+      : storage_(writable.storage()), size_(writable.size()) {}
 
   COALESCE_HOST_DEVICE std::size_t size() const { return size_; }
   COALESCE_HOST_DEVICE bool empty() const { return size_ == 0; }
@@ -260,14 +276,16 @@ template <class T, class Layout = soa> class view {
 
   static std::size_t checked_size(std::size_t available, std::size_t wanted, char const* what) {
     if (available < wanted) {
-      detail::throw_error(std::string("a view over user memory needs ") + std::to_string(wanted) + " elements of " + what +
-                          " but the memory holds " + std::to_string(available) + "; pass a smaller size or more memory");
+      detail::throw_error(std::string("a view over user memory needs ") + std::to_string(wanted) + " elements of " +
+                          what + " but the memory holds " + std::to_string(available) +
+                          "; pass a smaller size or more memory");
     }
     return wanted;
   }
 
   template <class U, class M> static M leaf_type_of(M U::*);
-  template <class U, class M, class... Ms> static auto leaf_type_of(M U::*, Ms... rest) -> decltype(leaf_type_of(rest...));
+  template <class U, class M, class... Ms> static auto leaf_type_of(M U::*, Ms... rest)
+      -> decltype(leaf_type_of(rest...));
 
   static void offset_of_path(std::size_t&) {}
   template <class U, class M, class... Ms> static void offset_of_path(std::size_t& offset, M U::*member, Ms... rest) {
@@ -304,7 +322,8 @@ template <class T, class Layout = soa> class view {
   }
   // Leaf L's column type, from the mapping's compile-time facts: contiguous (a raw pointer),
   // strided, or blocked.
-  template <class E, std::size_t L> COALESCE_HOST_DEVICE COALESCE_INLINE static auto column_type(E* first, std::size_t n) {
+  template <class E, std::size_t L>
+  COALESCE_HOST_DEVICE COALESCE_INLINE static auto column_type(E* first, std::size_t n) {
     constexpr column_place p = detail::static_place<mapping_type, L>();
     if constexpr (p.block == 0 && p.stride == sizeof(E)) {
       return contiguous_column<E>(first, n);
@@ -326,7 +345,8 @@ template <class T, class Layout = soa> class view {
           if constexpr (std::is_same_v<typename reflect::leaf_t<value_type, L>::type, E> &&
                         reflect::leaf_t<value_type, L>::extent == 1) {
             constexpr column_place p = detail::static_place<mapping_type, L>();
-            if (seen && (p.stride != first.stride || p.block != first.block || p.block_stride != first.block_stride)) same = false;
+            if (seen && (p.stride != first.stride || p.block != first.block || p.block_stride != first.block_stride))
+              same = false;
             if (!seen) first = p;
             seen = true;
           }

@@ -38,7 +38,9 @@ template <class U, class Space = host> class array {
   using space_type = Space;
 
   array() = default;
-  explicit array(std::size_t n) : memory_(kind, bytes_for(n)), size_(n) { detail::zero_bytes(kind, memory_.data(), n * sizeof(U)); }
+  explicit array(std::size_t n) : memory_(kind, bytes_for(n)), size_(n) {
+    detail::zero_bytes(kind, memory_.data(), n * sizeof(U));
+  }
   // From values in host memory.
   explicit array(std::span<U const> values) : memory_(kind, bytes_for(values.size())), size_(values.size()) {
     detail::copy_bytes(kind, memory_.data(), detail::memory_kind::host, values.data(), size_ * sizeof(U));

@@ -13,14 +13,17 @@ namespace coalesce::detail {
 
 enum class memory_kind : unsigned char { host, device };
 
-template <class S> inline constexpr memory_kind kind_of_space = std::is_same_v<S, device> ? memory_kind::device : memory_kind::host;
+template <class S> inline constexpr memory_kind kind_of_space =
+    std::is_same_v<S, device> ? memory_kind::device : memory_kind::host;
 
 // True when memory of this kind can be read by host code (always, unless it is GPU memory).
 constexpr bool host_accessible(memory_kind k) { return k == memory_kind::host || !device_is_gpu; }
 
 // True when pointers of kind a and of kind b can be used together by one loop or kernel: the
 // same kind, or both readable by host code (without CUDA, device memory is host memory).
-constexpr bool same_memory(memory_kind a, memory_kind b) { return a == b || (host_accessible(a) && host_accessible(b)); }
+constexpr bool same_memory(memory_kind a, memory_kind b) {
+  return a == b || (host_accessible(a) && host_accessible(b));
+}
 
 // Throws coalesce::error when p (not null) is not memory of `kind`: GPU memory handed over as
 // host memory or the reverse (a list or span that names the wrong space). Managed memory passes
@@ -55,7 +58,8 @@ struct column_copy {
   column_ref src;
   std::size_t width;  // bytes per element
 };
-void copy_columns(memory_kind kind, column_copy const* columns, std::size_t count, std::size_t n, void* stream = nullptr);
+void copy_columns(memory_kind kind, column_copy const* columns, std::size_t count, std::size_t n,
+                  void* stream = nullptr);
 
 // One column filled with a value (elements [first, first + n)).
 struct column_fill {

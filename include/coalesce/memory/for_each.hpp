@@ -100,9 +100,9 @@ template <class F> COALESCE_DETAIL_FLATTEN void for_each_index_serial(F& f, std:
 #if !COALESCE_WITH_CUDA
 // Indices [begin, end) of one thread. The kernel is copied first, so that its captures (the
 // view's pointers, dt ...) live in registers, where a store through a column cannot alias them.
-template <class F>
-COALESCE_DETAIL_FLATTEN void for_each_index_range(F const& shared, std::ptrdiff_t begin, std::ptrdiff_t end,
-                                                  loop_exception& failure) noexcept {
+template <class F> COALESCE_DETAIL_FLATTEN void for_each_index_range(F const& shared, std::ptrdiff_t begin,
+                                                                     std::ptrdiff_t end,
+                                                                     loop_exception& failure) noexcept {
   try {
     F f = shared;
     // simd: iterations are independent (the contract of for_each_index), which also tells the

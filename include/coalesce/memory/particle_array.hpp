@@ -74,7 +74,9 @@ template <class U, class S> struct particle_array_traits<span_in<U, S>> {
 
 // True for the four shapes above (references and const stripped).
 template <class A>
-concept particle_array = requires { typename particle_array_traits<std::remove_cvref_t<A>>::element_type; };
+concept particle_array = requires {
+  typename particle_array_traits<std::remove_cvref_t<A>>::element_type;
+};
 
 namespace detail {
 template <class A> using array_traits = particle_array_traits<std::remove_cvref_t<A>>;

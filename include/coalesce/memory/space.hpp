@@ -23,7 +23,8 @@ struct device {
   coalesce::stream stream{};
 };
 
-template <class S> concept space = std::is_same_v<S, host> || std::is_same_v<S, device>;
+template <class S>
+concept space = std::is_same_v<S, host> || std::is_same_v<S, device>;
 
 // True when device memory is GPU memory (libcoalesce built with CUDA).
 inline constexpr bool device_is_gpu = COALESCE_WITH_CUDA != 0;

@@ -18,7 +18,8 @@ namespace coalesce::detail {
 // copies move whole records, and must never read bytes that nothing wrote.
 template <class T, class L> void zero_gaps(layout_storage<T, L> const& s, memory_kind kind, void* stream = nullptr) {
   for (std::size_t b = 0; b < layout_storage<T, L>::blob_count; ++b) {
-    if (s.blobs[b] != nullptr && layout_storage<T, L>::blob_has_gaps(s.map, b)) zero_bytes(kind, s.blobs[b], s.map.blob_bytes(b), stream);
+    if (s.blobs[b] != nullptr && layout_storage<T, L>::blob_has_gaps(s.map, b))
+      zero_bytes(kind, s.blobs[b], s.map.blob_bytes(b), stream);
   }
 }
 
@@ -49,21 +50,22 @@ template <class T, class L> std::size_t used_bytes(layout_storage<T, L> const& s
 // the placement depends on it): then each blob's used bytes copy as one range.
 template <class T, class L> bool same_placement(layout_storage<T, L> const& a, layout_storage<T, L> const& b) {
   bool same = true;
-  reflect::for_each_column<T>([&](std::size_t l, std::size_t j) { same = same && a.map.place(l, j) == b.map.place(l, j); });
+  reflect::for_each_column<T>(
+      [&](std::size_t l, std::size_t j) { same = same && a.map.place(l, j) == b.map.place(l, j); });
   return same;
 }
 
-template <class T, class L>
-void copy_blobs(layout_storage<T, L> const& dst, memory_kind dk, layout_storage<T, L> const& src, memory_kind sk,
-                std::size_t n, void* stream) {
+template <class T, class L> void copy_blobs(layout_storage<T, L> const& dst, memory_kind dk,
+                                            layout_storage<T, L> const& src, memory_kind sk, std::size_t n,
+                                            void* stream) {
   for (std::size_t b = 0; b < layout_storage<T, L>::blob_count; ++b) {
     copy_bytes(dk, dst.blobs[b], sk, src.blobs[b], used_bytes(src, b, n), stream);
   }
 }
 
-template <class T, class LD, class LS>
-void copy_elements_queued(layout_storage<T, LD> const& dst, memory_kind dk, layout_storage<T, LS> const& src, memory_kind sk,
-                          std::size_t n, void* stream) {
+template <class T, class LD, class LS> void copy_elements_queued(layout_storage<T, LD> const& dst, memory_kind dk,
+                                                                 layout_storage<T, LS> const& src, memory_kind sk,
+                                                                 std::size_t n, void* stream) {
   if constexpr (std::is_same_v<LD, LS>) {
     if (same_placement(dst, src)) return copy_blobs(dst, dk, src, sk, n, stream);
   }
@@ -89,21 +91,21 @@ void copy_elements_queued(layout_storage<T, LD> const& dst, memory_kind dk, layo
   }
 }
 
-template <class T, class LD, class LS>
-void copy_elements(layout_storage<T, LD> const& dst, memory_kind dk, layout_storage<T, LS> const& src, memory_kind sk,
-                   std::size_t n, void* stream = nullptr) {
+template <class T, class LD, class LS> void copy_elements(layout_storage<T, LD> const& dst, memory_kind dk,
+                                                          layout_storage<T, LS> const& src, memory_kind sk,
+                                                          std::size_t n, void* stream = nullptr) {
   if (n == 0) return;
   copy_elements_queued(dst, dk, src, sk, n, stream);
   // Without a stream of the caller's (copy construction, assignment, conversion), a copy within
   // GPU memory is done when this returns: the caller's next work may go to a non-blocking stream,
   // which would not wait for the default stream. (Copies to or from host memory always wait.)
-  if (stream == nullptr && device_is_gpu && dk == memory_kind::device && sk == memory_kind::device) synchronize_stream(nullptr);
+  if (stream == nullptr && device_is_gpu && dk == memory_kind::device && sk == memory_kind::device)
+    synchronize_stream(nullptr);
 }
 
 // Fills elements [first, first + n) with `value`, leaf by leaf.
-template <class T, class L>
-void fill_elements(layout_storage<T, L> const& dst, memory_kind dk, T const& value, std::size_t first, std::size_t n,
-                   void* stream = nullptr) {
+template <class T, class L> void fill_elements(layout_storage<T, L> const& dst, memory_kind dk, T const& value,
+                                               std::size_t first, std::size_t n, void* stream = nullptr) {
   if (n == 0) return;
   std::vector<column_fill> fills;
   fills.reserve(reflect::column_count_v<T>);

@@ -90,9 +90,10 @@ template <class T, class Layout, class Space> class vector {
   }
   // From any contiguous host range of records: host_vector<Particle> h(legacy_std_vector);
   template <class R>
-    requires(!is_vector<std::remove_cvref_t<R>>::value) && std::ranges::contiguous_range<R const> &&
-            std::same_as<std::ranges::range_value_t<R>, T> && (!std::same_as<std::remove_cvref_t<R>, std::span<T const>>)
-  explicit vector(R const& records) : vector(std::span<T const>(std::ranges::data(records), std::ranges::size(records))) {}
+  requires(!is_vector<std::remove_cvref_t<R>>::value) &&
+      std::ranges::contiguous_range<R const>&& std::same_as<std::ranges::range_value_t<R>, T> &&
+      (!std::same_as<std::remove_cvref_t<R>, std::span<T const>>)explicit vector(R const& records)
+      : vector(std::span<T const>(std::ranges::data(records), std::ranges::size(records))) {}
   vector(vector const& other) : vector() { assign_from(other); }
   vector(vector&& other) noexcept { swap(other); }
   // Between layouts and spaces: device_vector<T> d = h; device_vector<T, aos> a = d;
@@ -225,26 +226,10 @@ template <class T, class Layout, class Space> class vector {
     return first;
   }
   std::size_t erase(std::size_t i) { return erase(i, i + 1); }
-  iterator begin()
-    requires std::is_same_v<Space, host>
-  {
-    return view().begin();
-  }
-  iterator end()
-    requires std::is_same_v<Space, host>
-  {
-    return view().end();
-  }
-  const_iterator begin() const
-    requires std::is_same_v<Space, host>
-  {
-    return view().begin();
-  }
-  const_iterator end() const
-    requires std::is_same_v<Space, host>
-  {
-    return view().end();
-  }
+  iterator begin() requires std::is_same_v<Space, host> { return view().begin(); }
+  iterator end() requires std::is_same_v<Space, host> { return view().end(); }
+  const_iterator begin() const requires std::is_same_v<Space, host> { return view().begin(); }
+  const_iterator end() const requires std::is_same_v<Space, host> { return view().end(); }
 
   // The layout's pointers, for code that drives columns itself (copies, reorders).
   storage_type storage() const { return storage_type::over(memory_.data(), capacity_); }
@@ -255,9 +240,9 @@ template <class T, class Layout, class Space> class vector {
   // the caller can reuse it next time (no copy back, no allocation).
   void adopt_buffer(detail::buffer& other) {
     if (other.size() != memory_.size() || (other.size() != 0 && other.kind() != kind)) {
-      detail::throw_error("adopt_buffer: the buffer has " + std::to_string(other.size()) +
-                          " bytes of another kind or size; it must match allocated_bytes() = " +
-                          std::to_string(memory_.size()));
+      detail::throw_error(
+          "adopt_buffer: the buffer has " + std::to_string(other.size()) +
+          " bytes of another kind or size; it must match allocated_bytes() = " + std::to_string(memory_.size()));
     }
     memory_.swap(other);
     memory_.free_on(bound_.handle());  // the vector's stream is where its later work goes
@@ -278,8 +263,9 @@ template <class T, class Layout, class Space> class vector {
   }
   static void check_capacity(std::size_t n) {
     if (n > max_size()) {
-      detail::throw_error("a vector of " + std::to_string(n) + " elements is larger than max_size() = " +
-                          std::to_string(max_size()) + " for this element type and layout (its size in bytes would "
+      detail::throw_error("a vector of " + std::to_string(n) +
+                          " elements is larger than max_size() = " + std::to_string(max_size()) +
+                          " for this element type and layout (its size in bytes would "
                           "overflow); ask for fewer elements");
     }
   }
@@ -299,9 +285,10 @@ template <class T, class Layout, class Space> class vector {
   // Storage allocated before a graph capture on the vector's stream cannot be freed inside it.
   void check_not_freeing_inside_capture() const {
     if (memory_.size() > 0 && !memory_.allocated_in_capture() && detail::stream_is_capturing(bound_.handle())) {
-      detail::throw_error("a vector made before the CUDA graph capture on its stream began cannot grow inside it (the "
-                          "capture cannot free its old storage); reserve() the capacity before capturing, or make "
-                          "the vector inside the capture");
+      detail::throw_error(
+          "a vector made before the CUDA graph capture on its stream began cannot grow inside it (the "
+          "capture cannot free its old storage); reserve() the capacity before capturing, or make "
+          "the vector inside the capture");
     }
   }
 

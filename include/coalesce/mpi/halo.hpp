@@ -65,12 +65,12 @@ class halo_plan {
 
   struct stage {
     unsigned axis = 0;
-    int direction = 0;                 // +1: sent to the rank above along axis, -1: below
-    int to = 0, from = 0;              // ranks (MPI_PROC_NULL past a clamped edge)
-    double received_shift = 0;         // added to the received ghosts' coordinate (a periodic image)
-    coalesce::detail::buffer sent;     // indices of the elements sent, in order (the particles' memory)
+    int direction = 0;              // +1: sent to the rank above along axis, -1: below
+    int to = 0, from = 0;           // ranks (MPI_PROC_NULL past a clamped edge)
+    double received_shift = 0;      // added to the received ghosts' coordinate (a periodic image)
+    coalesce::detail::buffer sent;  // indices of the elements sent, in order (the particles' memory)
     std::size_t sent_count = 0;
-    std::size_t first_ghost = 0;       // ghosts received: [first_ghost, first_ghost + received)
+    std::size_t first_ghost = 0;  // ghosts received: [first_ghost, first_ghost + received)
     std::size_t received = 0;
     std::uint32_t const* sent_indices() const { return reinterpret_cast<std::uint32_t const*>(sent.data()); }
   };
@@ -104,9 +104,10 @@ namespace coalesce::detail {
 template <class Array> void check_halo_memory(mpi::halo_plan const& h, char const* what) {
   constexpr memory_kind kind = kind_of_array<Array>;
   if (!coalesce::detail::same_memory(kind, h.memory())) {
-    throw_error(std::string(what) + ": an array in " + (kind == memory_kind::host ? "host" : "GPU") + " memory for a halo built on " +
-                (h.memory() == memory_kind::host ? "host" : "GPU") +
-                " memory; give it an array in the particles' memory (a device_array or device_vector for GPU particles)");
+    throw_error(
+        std::string(what) + ": an array in " + (kind == memory_kind::host ? "host" : "GPU") +
+        " memory for a halo built on " + (h.memory() == memory_kind::host ? "host" : "GPU") +
+        " memory; give it an array in the particles' memory (a device_array or device_vector for GPU particles)");
   }
 }
 
@@ -121,8 +122,9 @@ template <class Array> void check_halo_size(mpi::halo_plan const& h, Array const
 // A stage's message must hold what the plan says (plans built together, for arrays of one type).
 inline void check_arrived(std::size_t expected, std::size_t arrived, char const* what) {
   if (expected != arrived) {
-    throw_error(std::string(what) + ": a neighbour sent " + std::to_string(arrived) + " elements where this rank's halo plan expects " +
-                std::to_string(expected) + "; every rank must use the plans of one build_halo call, for arrays of the same type");
+    throw_error(std::string(what) + ": a neighbour sent " + std::to_string(arrived) +
+                " elements where this rank's halo plan expects " + std::to_string(expected) +
+                "; every rank must use the plans of one build_halo call, for arrays of the same type");
   }
 }
 
@@ -142,7 +144,8 @@ std::optional<coalesce::detail::position_columns> image_columns(mpi::halo_plan c
   if (typeid(T) != h.particle_type()) return std::nullopt;
   return coalesce::detail::position_columns_at(values.storage(), h.position());
 }
-template <class Array> std::optional<coalesce::detail::position_columns> image_columns(mpi::halo_plan const& h, Array& values) {
+template <class Array>
+std::optional<coalesce::detail::position_columns> image_columns(mpi::halo_plan const& h, Array& values) {
   using U = decltype(element_type_of(values));
   if (typeid(U) != h.particle_type() || size_of(values) == 0) return std::nullopt;
   coalesce::detail::position_columns out;
@@ -171,8 +174,8 @@ inline axis_messages exchange_axis(mpi::halo_plan const& h, message_columns cons
   pack(m, sending[0], from[0], send, h.stream().handle());
   pack(m, sending[1], from[1], send + m.bytes(sending[0]), h.stream().handle());
   axis_messages out;
-  std::byte const* got = sendrecv_pair(h.comm(), kind, h.transport(), h.stream().handle(), m, send, sending, to, source, expected,
-                                       out.count, h.buffers());
+  std::byte const* got = sendrecv_pair(h.comm(), kind, h.transport(), h.stream().handle(), m, send, sending, to, source,
+                                       expected, out.count, h.buffers());
   out.at = {got, got + m.bytes(out.count[0])};
   return out;
 }
@@ -192,8 +195,8 @@ template <class After> void for_each_axis(mpi::halo_plan const& h, message_colum
     auto const* st = stages.data() + 2 * a;
     std::array<std::size_t, 2> const expected{st[0].received, st[1].received};
     auto const got = exchange_axis(h, m, {st[0].sent_count, st[1].sent_count},
-                                   {index_map{st[0].sent_indices(), 0}, index_map{st[1].sent_indices(), 0}}, {st[0].to, st[1].to},
-                                   {st[0].from, st[1].from}, &expected);
+                                   {index_map{st[0].sent_indices(), 0}, index_map{st[1].sent_indices(), 0}},
+                                   {st[0].to, st[1].to}, {st[0].from, st[1].from}, &expected);
     for (int k = 0; k < 2; ++k) {
       check_arrived(st[k].received, got.count[k], "forward");
       unpack(m, st[k].received, got.at[k], index_map{nullptr, st[k].first_ghost}, h.stream().handle());
@@ -224,8 +227,9 @@ halo_plan build_halo(decomposition const& d, vector<T, L, S>& particles, Pos con
   for (unsigned a = 0; a < d.dims() && bad < 0; ++a) {
     if (d.ranks_per_axis()[a] > 1 && cutoff > sub.hi[a] - sub.lo[a]) {
       bad = 0;
-      why = "the cutoff " + std::to_string(cutoff) + " is larger than the subdomain's width " + std::to_string(sub.hi[a] - sub.lo[a]) +
-            " along axis " + std::to_string(a) + "; use fewer ranks along that axis or a smaller cutoff";
+      why = "the cutoff " + std::to_string(cutoff) + " is larger than the subdomain's width " +
+            std::to_string(sub.hi[a] - sub.lo[a]) + " along axis " + std::to_string(a) +
+            "; use fewer ranks along that axis or a smaller cutoff";
     }
   }
   detail::agree_on_errors(d.comm(), bad, why, "build_halo");
@@ -257,9 +261,9 @@ halo_plan build_halo(decomposition const& d, vector<T, L, S>& particles, Pos con
       st[k].sent = coalesce::detail::buffer(kind, std::max<std::size_t>(candidates, 1) * sizeof(std::uint32_t));
       if (st[k].to != MPI_PROC_NULL && candidates > 0) {
         bool const below = direction < 0;
-        st[k].sent_count = coalesce::detail::select_near_face(kind, columns.axis[a], columns.width, candidates, below,
-                                                              below ? sub.lo[a] + cutoff : sub.hi[a] - cutoff,
-                                                              reinterpret_cast<std::uint32_t*>(st[k].sent.data()), stream);
+        st[k].sent_count = coalesce::detail::select_near_face(
+            kind, columns.axis[a], columns.width, candidates, below, below ? sub.lo[a] + cutoff : sub.hi[a] - cutoff,
+            reinterpret_cast<std::uint32_t*>(st[k].sent.data()), stream);
       }
     }
     detail::message_columns const records = detail::columns_of("build_halo", particles);
@@ -280,12 +284,12 @@ halo_plan build_halo(decomposition const& d, vector<T, L, S>& particles, Pos con
       // the sender sits at the edge it sent across.
       int const direction = st[k].direction;
       int const from_coord = (coord - direction + d.ranks_per_axis()[a]) % d.ranks_per_axis()[a];
-      st[k].received_shift = periodic && direction < 0 && from_coord == 0 ? length
+      st[k].received_shift = periodic && direction < 0 && from_coord == 0      ? length
                              : periodic && direction > 0 && from_coord == last ? -length
-                                                                                : 0.0;
+                                                                               : 0.0;
       if (st[k].received > 0) {
-        coalesce::detail::shift_column(kind, after.axis[a], after.width, st[k].first_ghost, st[k].received, st[k].received_shift,
-                                       stream);
+        coalesce::detail::shift_column(kind, after.axis[a], after.width, st[k].first_ghost, st[k].received,
+                                       st[k].received_shift, stream);
       }
       h.stages_.push_back(std::move(st[k]));
     }
@@ -302,14 +306,15 @@ template <class T, class L, class S, class Pos>
 void forward(halo_plan const& h, vector<T, L, S>& particles, Pos const& position) {
   constexpr auto kind = coalesce::detail::kind_of_space<S>;
   if (particles.size() != h.owned() + h.ghosts()) {
-    detail::throw_error("forward: " + std::to_string(particles.size()) + " particles for a halo of " + std::to_string(h.owned()) +
-                        " owned and " + std::to_string(h.ghosts()) + " ghosts; rebuild the halo after the particle count changed");
+    detail::throw_error("forward: " + std::to_string(particles.size()) + " particles for a halo of " +
+                        std::to_string(h.owned()) + " owned and " + std::to_string(h.ghosts()) +
+                        " ghosts; rebuild the halo after the particle count changed");
   }
   auto const columns = coalesce::detail::position_columns_of(particles.storage(), position);
   detail::message_columns const m = detail::position_message(kind, columns);
   detail::for_each_axis(h, m, [&](halo_plan::stage const& st) {
-    coalesce::detail::shift_column(kind, columns.axis[st.axis], columns.width, st.first_ghost, st.received, st.received_shift,
-                                   h.stream().handle());
+    coalesce::detail::shift_column(kind, columns.axis[st.axis], columns.width, st.first_ghost, st.received,
+                                   st.received_shift, h.stream().handle());
   });
 }
 
@@ -328,8 +333,8 @@ template <class Array> void forward(halo_plan const& h, Array& values) {
   auto const images = detail::image_columns(h, values);
   detail::for_each_axis(h, m, [&](halo_plan::stage const& st) {
     if (!images || st.received == 0) return;
-    coalesce::detail::shift_column(kind, images->axis[st.axis], images->width, st.first_ghost, st.received, st.received_shift,
-                                   h.stream().handle());
+    coalesce::detail::shift_column(kind, images->axis[st.axis], images->width, st.first_ghost, st.received,
+                                   st.received_shift, h.stream().handle());
   });
 }
 
@@ -340,7 +345,8 @@ template <class Array> void forward(halo_plan const& h, Array& values) {
 // run to run, on the host and on the GPU.
 template <class Array> void reverse(halo_plan const& h, Array& values) {
   using U = decltype(detail::element_type_of(values));
-  static_assert(detail::summable<U>(), "coalesce::mpi::reverse: the values must have float, double or 32/64-bit integer leaves only");
+  static_assert(detail::summable<U>(),
+                "coalesce::mpi::reverse: the values must have float, double or 32/64-bit integer leaves only");
   detail::check_halo_memory<Array>(h, "reverse");
   if (detail::size_of(values) != h.owned() + h.ghosts()) {
     detail::throw_error("reverse: an array of " + std::to_string(detail::size_of(values)) + " elements for a halo of " +
@@ -352,9 +358,10 @@ template <class Array> void reverse(halo_plan const& h, Array& values) {
   for (std::size_t a = stages.size() / 2; a-- > 0;) {
     auto const* st = stages.data() + 2 * a;
     std::array<std::size_t, 2> const expected{st[0].sent_count, st[1].sent_count};
-    auto const got = detail::exchange_axis(h, m, {st[0].received, st[1].received},
-                                           {index_map{nullptr, st[0].first_ghost}, index_map{nullptr, st[1].first_ghost}},
-                                           {st[0].from, st[1].from}, {st[0].to, st[1].to}, &expected);
+    auto const got =
+        detail::exchange_axis(h, m, {st[0].received, st[1].received},
+                              {index_map{nullptr, st[0].first_ghost}, index_map{nullptr, st[1].first_ghost}},
+                              {st[0].from, st[1].from}, {st[0].to, st[1].to}, &expected);
     for (int k = 1; k >= 0; --k) {  // the stages backwards, as one at a time would: the same sums, bit for bit
       detail::check_arrived(st[k].sent_count, got.count[k], "reverse");
       detail::unpack_sum(m, got.count[k], got.at[k], index_map{st[k].sent_indices(), 0}, h.stream().handle());

@@ -119,7 +119,8 @@ struct message_buffers {
  private:
   // A new buffer is zeroed once: the padding between a message's segments is never written, and
   // a whole message is copied (staged) or sent, so no byte of it is left uninitialised.
-  static std::byte* grow(coalesce::detail::buffer& b, coalesce::detail::memory_kind kind, std::size_t bytes, void* stream) {
+  static std::byte* grow(coalesce::detail::buffer& b, coalesce::detail::memory_kind kind, std::size_t bytes,
+                         void* stream) {
     if (b.kind() != kind || b.size() < bytes) {
       b = coalesce::detail::buffer();
       b = coalesce::detail::buffer(kind, bytes);
@@ -234,10 +235,11 @@ std::byte const* exchange(MPI_Comm comm, memory_kind kind, mpi::transport how, v
 // distinct tags, so to[0] == to[1] is fine); returns the received messages in memory of `kind`
 // and their element counts. `expected` (a plan's replay): the counts to receive are known, so no
 // counts travel; a message of another size is an error.
-std::byte const* sendrecv_pair(MPI_Comm comm, memory_kind kind, mpi::transport how, void* stream, message_columns const& m,
-                               std::byte const* send, std::array<std::size_t, 2> count, std::array<int, 2> to,
-                               std::array<int, 2> from, std::array<std::size_t, 2> const* expected,
-                               std::array<std::size_t, 2>& received, message_buffers& buffers);
+std::byte const* sendrecv_pair(MPI_Comm comm, memory_kind kind, mpi::transport how, void* stream,
+                               message_columns const& m, std::byte const* send, std::array<std::size_t, 2> count,
+                               std::array<int, 2> to, std::array<int, 2> from,
+                               std::array<std::size_t, 2> const* expected, std::array<std::size_t, 2>& received,
+                               message_buffers& buffers);
 
 // A position's coordinates read back to the host (error messages).
 std::array<double, 3> read_position(memory_kind kind, coalesce::detail::position_columns const& c, std::size_t i);
@@ -253,7 +255,8 @@ template <class E> constexpr int scalar_code() {
 template <class U> constexpr auto leaf_scalar_codes() {
   return []<std::size_t... L>(std::index_sequence<L...>) {
     return std::array<int, sizeof...(L)>{scalar_code<typename reflect::leaf_t<U, L>::type>()...};
-  }(std::make_index_sequence<reflect::leaf_count_v<U>>{});
+  }
+  (std::make_index_sequence<reflect::leaf_count_v<U>>{});
 }
 template <class U> constexpr bool summable() {
   if constexpr (std::is_arithmetic_v<U>) {
@@ -271,15 +274,17 @@ template <class U> constexpr bool summable() {
 template <class T, class L, class S> void add_columns(message_columns& m, vector<T, L, S>& v, char const* what) {
   constexpr auto codes = leaf_scalar_codes<T>();
   reflect::for_each_column<T>([&](std::size_t l, std::size_t j) {
-    m.add(coalesce::detail::kind_of_space<S>, v.storage().column(l, j), reflect::leaf_table_v<T>[l].size, codes[l], what);
+    m.add(coalesce::detail::kind_of_space<S>, v.storage().column(l, j), reflect::leaf_table_v<T>[l].size, codes[l],
+          what);
   });
 }
 // coalesce::array, std::vector, span_in: contiguous elements, a column per leaf of the element.
-template <class A> requires coalesce::detail::array_traits<A>::contiguous
-void add_columns(message_columns& m, A& a, char const* what) {
+template <class A>
+requires coalesce::detail::array_traits<A>::contiguous void add_columns(message_columns& m, A& a, char const* what) {
   using U = typename coalesce::detail::array_traits<A>::element_type;
   static_assert(std::is_trivially_copyable_v<U>, "coalesce::mpi: per-particle arrays hold trivially copyable elements");
-  static_assert(std::is_arithmetic_v<U> || reflect::reflectable<U>, "coalesce::mpi: array elements must be arithmetic or reflectable");
+  static_assert(std::is_arithmetic_v<U> || reflect::reflectable<U>,
+                "coalesce::mpi: array elements must be arithmetic or reflectable");
   auto* base = reinterpret_cast<std::byte*>(coalesce::detail::array_traits<A>::data(a));
   constexpr auto kind = coalesce::detail::memory_of_array<A>;
   if constexpr (std::is_arithmetic_v<U>) {
@@ -301,15 +306,16 @@ template <class... Arrays> message_columns columns_of(char const* what, Arrays&.
 template <class A> typename coalesce::detail::array_traits<A>::element_type element_type_of(A const&);
 template <class A> inline constexpr memory_kind kind_of_array = coalesce::detail::memory_of_array<A>;
 template <class T, class L, class S, class... Extra> constexpr void check_same_memory() {
-  static_assert(!device_is_gpu || ((kind_of_array<Extra> == coalesce::detail::kind_of_space<S>) && ...),
+  static_assert(!device_is_gpu || ((kind_of_array<Extra> == coalesce::detail::kind_of_space<S>)&&...),
                 "coalesce::mpi: the extra arrays must be in the particles' memory (a device_vector's companions are "
                 "device_vectors; a std::vector is host memory)");
 }
 
 // True for GPU memory: the only memory whose work is queued on a stream. Host memory in a CUDA
 // build makes no CUDA call (a CUDA build must run on host memory where no GPU or driver exists).
-template <class S> inline constexpr bool on_gpu = device_is_gpu && std::is_same_v<S, coalesce::device>;
-template <class... Arrays> inline constexpr bool any_on_gpu = device_is_gpu && ((kind_of_array<Arrays> == memory_kind::device) || ...);
+template <class S> inline constexpr bool on_gpu = device_is_gpu&& std::is_same_v<S, coalesce::device>;
+template <class... Arrays> inline constexpr bool any_on_gpu = device_is_gpu &&
+                                                              ((kind_of_array<Arrays> == memory_kind::device) || ...);
 
 template <class A> std::size_t size_of(A const& a) {
   coalesce::detail::check_particle_array<A>();
@@ -334,7 +340,8 @@ template <class A> void synchronize_allocation_stream(A const& a) {
 // resize's own copies and fills (the default stream) finished after. A fill left running on the
 // default stream would race with unpacks on a non-blocking stream of the user's and zero the
 // arrivals (found by distributed_md at 4 ranks on 2 GPUs).
-template <class... Arrays> void resize_in_order(coalesce::stream s, std::size_t kept, std::size_t total, Arrays&... arrays) {
+template <class... Arrays>
+void resize_in_order(coalesce::stream s, std::size_t kept, std::size_t total, Arrays&... arrays) {
   if constexpr (any_on_gpu<Arrays...>) coalesce::synchronize(s);
   (resize_to(arrays, kept, total), ...);
   if constexpr (any_on_gpu<Arrays...>) {
@@ -346,8 +353,8 @@ template <class... Arrays> void resize_in_order(coalesce::stream s, std::size_t 
 // The migration once the destinations (ints in the particles' memory) are known.
 // describe(i, destination) says in words why element i's destination is bad.
 template <class T, class L, class S, class Describe, class... Extra>
-mpi::migration_report migrate_to(mpi::decomposition const& d, vector<T, L, S>& particles, int const* destination, std::string size_error,
-                            Describe const& describe, Extra&... arrays) {
+mpi::migration_report migrate_to(mpi::decomposition const& d, vector<T, L, S>& particles, int const* destination,
+                                 std::string size_error, Describe const& describe, Extra&... arrays) {
   check_same_memory<T, L, S, Extra...>();
   constexpr memory_kind kind = coalesce::detail::kind_of_space<S>;
   std::size_t const n = particles.size();
@@ -359,7 +366,8 @@ mpi::migration_report migrate_to(mpi::decomposition const& d, vector<T, L, S>& p
   int bad_destination = 0;
   std::vector<std::size_t> count;
   if (size_error.empty()) {
-    count = coalesce::detail::group_by_destination(plan, kind, destination, n, d.rank(), d.size(), first_bad, bad_destination);
+    count = coalesce::detail::group_by_destination(plan, kind, destination, n, d.rank(), d.size(), first_bad,
+                                                   bad_destination);
   }
   long long bad = size_error.empty() ? -1 : 0;
   if (first_bad != coalesce::detail::no_element) {
@@ -394,7 +402,8 @@ mpi::migration_report migrate_to(mpi::decomposition const& d, vector<T, L, S>& p
     std::size_t first = report.kept, offset = 0;
     for (std::size_t r = 0; r < count.size(); ++r) {
       if (static_cast<int>(r) == d.rank()) continue;
-      pack(columns, count[r], order != nullptr ? index_map{order + first, 0} : index_map{nullptr, first}, send + offset, stream);
+      pack(columns, count[r], order != nullptr ? index_map{order + first, 0} : index_map{nullptr, first}, send + offset,
+           stream);
       offset += columns.bytes(count[r]);
       first += count[r];
     }
@@ -403,12 +412,14 @@ mpi::migration_report migrate_to(mpi::decomposition const& d, vector<T, L, S>& p
     // Stayers to the front, in order, column by column: element k from element order[k] >= k, so
     // an ascending pass never reads a slot it has already overwritten.
     std::vector<coalesce::detail::column_copy> in_place;
-    for (std::size_t c = 0; c < columns.columns.size(); ++c) in_place.push_back({columns.columns[c], columns.columns[c], columns.widths[c]});
+    for (std::size_t c = 0; c < columns.columns.size(); ++c)
+      in_place.push_back({columns.columns[c], columns.columns[c], columns.widths[c]});
     coalesce::detail::move_columns_indexed(kind, in_place.data(), in_place.size(), report.kept, index_map{order, 0},
                                            index_map{nullptr, 0}, stream);
   }
   std::vector<std::size_t> arrived;
-  std::byte const* received = exchange(d.comm(), kind, d.transport(), stream, columns, send, send_counts, arrived, d.buffers());
+  std::byte const* received =
+      exchange(d.comm(), kind, d.transport(), stream, columns, send, send_counts, arrived, d.buffers());
 
   // Keep the stayers, append the arrivals by source rank: no holes.
   for (std::size_t c : arrived) report.received += c;
@@ -439,7 +450,8 @@ migration_report migrate(decomposition const& d, vector<T, L, S>& particles, std
   std::size_t const n = particles.size();
   std::string size_error;
   if (destination.size() != n) {
-    size_error = "the destination list has " + std::to_string(destination.size()) + " entries for " + std::to_string(n) + " elements";
+    size_error = "the destination list has " + std::to_string(destination.size()) + " entries for " +
+                 std::to_string(n) + " elements";
   }
   ((size_error.empty() && detail::size_of(arrays) != n
         ? (void)(size_error = "an extra array has " + std::to_string(detail::size_of(arrays)) + " elements for " +
@@ -453,8 +465,8 @@ migration_report migrate(decomposition const& d, vector<T, L, S>& particles, std
     return detail::migrate_to(d, particles, destination.data(), size_error, describe, arrays...);
   }
   int* const on_device = d.buffers().destinations_at_least(kind, n, d.stream().handle());
-  coalesce::detail::copy_bytes(kind, on_device, coalesce::detail::memory_kind::host, destination.data(), n * sizeof(int),
-                               d.stream().handle());
+  coalesce::detail::copy_bytes(kind, on_device, coalesce::detail::memory_kind::host, destination.data(),
+                               n * sizeof(int), d.stream().handle());
   return detail::migrate_to(d, particles, on_device, size_error, describe, arrays...);
 }
 
@@ -462,8 +474,8 @@ migration_report migrate(decomposition const& d, vector<T, L, S>& particles, std
 // keys: &Particle::pos, or member_path(&Atom::pos)), computed where the particles are. A position
 // that is not finite, or outside a clamped box, is an error on every rank.
 template <class T, class L, class S, class Pos, class... Extra>
-  requires(!std::is_convertible_v<Pos, std::span<int const>>)
-migration_report migrate(decomposition const& d, vector<T, L, S>& particles, Pos const& position, Extra&... arrays) {
+requires(!std::is_convertible_v<Pos, std::span<int const>>) migration_report
+    migrate(decomposition const& d, vector<T, L, S>& particles, Pos const& position, Extra&... arrays) {
   constexpr auto kind = coalesce::detail::kind_of_space<S>;
   std::size_t const n = particles.size();
   std::string size_error;
@@ -484,4 +496,3 @@ migration_report migrate(decomposition const& d, vector<T, L, S>& particles, Pos
 }
 
 }  // namespace coalesce::mpi
-

@@ -11,7 +11,6 @@
 
 namespace coalesce::detail {
 
-
 // Where the particles live and what counts as a neighbour: pairs closer than cutoff + skin
 // (the reach), with the minimum image along periodic axes.
 // list_format (reorder_ops.hpp): row_major and column_major are the padded formats, csr the packed one.
@@ -47,8 +46,8 @@ struct list_memory {
 // work on `stream`; returns when the list is complete). Checks first, writes nothing on bad
 // input: coalesce::error naming the first particle that is not finite or lies outside an open
 // axis, or the geometry that is wrong.
-void build_list(list_memory& m, list_format format, position_columns const& position, std::size_t n, list_geometry const& g,
-                void* stream);
+void build_list(list_memory& m, list_format format, position_columns const& position, std::size_t n,
+                list_geometry const& g, void* stream);
 
 // The largest distance (minimum image) any particle moved since the list was built.
 double max_displacement(list_memory const& m, position_columns const& position, std::size_t n, list_geometry const& g,

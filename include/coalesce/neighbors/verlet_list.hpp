@@ -96,13 +96,15 @@ template <> struct verlet_list_ref<csr> {
 // body(j) for every neighbour j of particle i, in the list's order: the one traversal a kernel
 // writes, whatever the format.
 template <class Format, class Body>
-COALESCE_HOST_DEVICE COALESCE_INLINE void for_each_neighbor(verlet_list_ref<Format> const& list, std::size_t i, Body&& body) {
+COALESCE_HOST_DEVICE COALESCE_INLINE void for_each_neighbor(verlet_list_ref<Format> const& list, std::size_t i,
+                                                            Body&& body) {
   std::uint32_t const n = list.count(i);
   for (std::uint32_t k = 0; k < n; ++k) body(list.neighbor(i, k));
 }
 
 template <class Format, class Space = device> class verlet_list {
-  static_assert(std::is_same_v<Format, padded_columns> || std::is_same_v<Format, padded_rows> || std::is_same_v<Format, csr>,
+  static_assert(std::is_same_v<Format, padded_columns> || std::is_same_v<Format, padded_rows> ||
+                    std::is_same_v<Format, csr>,
                 "coalesce: a verlet_list's format is coalesce::padded_columns, padded_rows or csr");
 
  public:
@@ -120,11 +122,11 @@ template <class Format, class Space = device> class verlet_list {
                                        domain.edges == boundary::periodic};
     build(particles, position, domain, periodic, on);
   }
-  template <class T, class L, class Pos>
-  void build(vector<T, L, Space> const& particles, Pos const& position, box const& domain, std::array<bool, 3> periodic,
-             stream on = {}) {
+  template <class T, class L, class Pos> void build(vector<T, L, Space> const& particles, Pos const& position,
+                                                    box const& domain, std::array<bool, 3> periodic, stream on = {}) {
     auto const columns = detail::position_columns_of(particles.storage(), position);
-    detail::list_geometry const g{domain.lo, domain.hi, periodic, columns.dims, params_.cutoff, params_.skin, params_.half};
+    detail::list_geometry const g{domain.lo,      domain.hi,    periodic,    columns.dims,
+                                  params_.cutoff, params_.skin, params_.half};
     detail::build_list(memory_, Format::format, columns, particles.size(), g, on.handle());
     geometry_ = g;  // after the build: a refused build leaves the list and its geometry as they were
     built_ = true;
@@ -142,7 +144,8 @@ template <class Format, class Space = device> class verlet_list {
   double max_displacement(vector<T, L, Space> const& particles, Pos const& position, stream on = {}) const {
     if (!built_ || particles.size() != memory_.particles) {
       detail::throw_error("verlet_list::max_displacement: the list was built for " + std::to_string(memory_.particles) +
-                          " particles (or never built), these are " + std::to_string(particles.size()) + "; build it first");
+                          " particles (or never built), these are " + std::to_string(particles.size()) +
+                          "; build it first");
     }
     auto const columns = detail::position_columns_of(particles.storage(), position);
     return detail::max_displacement(memory_, columns, particles.size(), geometry_, on.handle());
@@ -162,9 +165,7 @@ template <class Format, class Space = device> class verlet_list {
   }
 
   // A padded list as the description remap, the analysis and the advisor take.
-  neighbor_list<std::uint32_t, Space> as_neighbor_list() const
-    requires(!std::is_same_v<Format, csr>)
-  {
+  neighbor_list<std::uint32_t, Space> as_neighbor_list() const requires(!std::is_same_v<Format, csr>) {
     neighbor_list<std::uint32_t, Space> out{
         .indices = reinterpret_cast<std::uint32_t*>(memory_.indices.data()),
         .particles = memory_.particles,
@@ -181,7 +182,8 @@ template <class Format, class Space = device> class verlet_list {
     if (n == 0) return rows;
     auto const read = [&](detail::buffer const& b, std::size_t count) {
       std::vector<std::uint32_t> out(count);
-      if (count > 0) detail::copy_bytes(detail::memory_kind::host, out.data(), kind, b.data(), count * sizeof(std::uint32_t));
+      if (count > 0)
+        detail::copy_bytes(detail::memory_kind::host, out.data(), kind, b.data(), count * sizeof(std::uint32_t));
       return out;
     };
     std::size_t const slots = std::is_same_v<Format, csr> ? memory_.entries : n * memory_.width;
@@ -192,7 +194,7 @@ template <class Format, class Space = device> class verlet_list {
       std::size_t const c = std::is_same_v<Format, csr> ? offsets[i + 1] - offsets[i] : counts[i];
       rows[i].resize(c);
       for (std::size_t k = 0; k < c; ++k) {
-        rows[i][k] = std::is_same_v<Format, csr>            ? indices[offsets[i] + k]
+        rows[i][k] = std::is_same_v<Format, csr>           ? indices[offsets[i] + k]
                      : std::is_same_v<Format, padded_rows> ? indices[i * memory_.width + k]
                                                            : indices[k * n + i];
       }
@@ -212,7 +214,8 @@ template <class Format, class Space = device> class verlet_list {
   // Bytes of the list a traversal of every row reads (indices plus counts or offsets).
   std::size_t bytes() const {
     std::size_t const slots = std::is_same_v<Format, csr> ? memory_.entries : memory_.particles * memory_.width;
-    return slots * sizeof(std::uint32_t) + (memory_.particles + (std::is_same_v<Format, csr> ? 1 : 0)) * sizeof(std::uint32_t);
+    return slots * sizeof(std::uint32_t) +
+           (memory_.particles + (std::is_same_v<Format, csr> ? 1 : 0)) * sizeof(std::uint32_t);
   }
   std::uint64_t builds() const { return memory_.builds; }
   list_params const& params() const { return params_; }

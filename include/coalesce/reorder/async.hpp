@@ -65,10 +65,12 @@ template <class Key = std::uint32_t, class... A> [[nodiscard]] auto cell_keys_as
   return detail::without_waiting(detail::plan_among(args...), [&] { return cell_keys<Key>(std::forward<A>(args)...); });
 }
 template <class Key = std::uint32_t, class... A> [[nodiscard]] auto morton_keys_async(A&&... args) {
-  return detail::without_waiting(detail::plan_among(args...), [&] { return morton_keys<Key>(std::forward<A>(args)...); });
+  return detail::without_waiting(detail::plan_among(args...),
+                                 [&] { return morton_keys<Key>(std::forward<A>(args)...); });
 }
 template <class Key = std::uint32_t, class... A> [[nodiscard]] auto hilbert_keys_async(A&&... args) {
-  return detail::without_waiting(detail::plan_among(args...), [&] { return hilbert_keys<Key>(std::forward<A>(args)...); });
+  return detail::without_waiting(detail::plan_among(args...),
+                                 [&] { return hilbert_keys<Key>(std::forward<A>(args)...); });
 }
 
 // sort_by_key (reorder.hpp): a vector or a view, same arguments, without waiting.

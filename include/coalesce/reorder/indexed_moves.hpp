@@ -57,8 +57,8 @@ void shift_column(memory_kind kind, column_ref column, unsigned width, std::size
 // The indices i in [0, n), ascending, whose coordinate (a float or double column) is below
 // `threshold` (below = true) or at least `threshold` (below = false), written to out (room for n
 // in memory of `kind`). Returns how many (waits for the count).
-std::size_t select_near_face(memory_kind kind, column_ref column, unsigned width, std::size_t n, bool below, double threshold,
-                             std::uint32_t* out, void* stream);
+std::size_t select_near_face(memory_kind kind, column_ref column, unsigned width, std::size_t n, bool below,
+                             double threshold, std::uint32_t* out, void* stream);
 
 // A regular grid of ranks over a box, numbered row-major (the numbering of MPI_Cart_create
 // without reordering): the rank owning a position, -1 when it is not finite or outside a
@@ -130,7 +130,7 @@ inline constexpr std::size_t no_element = static_cast<std::size_t>(-1);
 // group in its original order. Returns the number of elements per rank (counts[self]: those that
 // stay). A destination outside [0, ranks) makes it return an empty vector and set first_bad to
 // the lowest such element index and bad_value to its destination (the plan then holds no order).
-std::vector<std::size_t> group_by_destination(reorder_plan& plan, memory_kind kind, int const* dest, std::size_t n, int self,
-                                              int ranks, std::size_t& first_bad, int& bad_value);
+std::vector<std::size_t> group_by_destination(reorder_plan& plan, memory_kind kind, int const* dest, std::size_t n,
+                                              int self, int ranks, std::size_t& first_bad, int& bad_value);
 
 }  // namespace coalesce::detail

@@ -79,9 +79,7 @@ template <class Key = std::uint32_t, class Space = host> struct key_array {
 };
 
 // A path of member pointers from the element type down to the position struct.
-template <class... M> struct member_path_t {
-  std::tuple<M...> members;
-};
+template <class... M> struct member_path_t { std::tuple<M...> members; };
 template <class... M> member_path_t<M...> member_path(M... members) { return {{members...}}; }
 
 namespace detail {
@@ -109,11 +107,10 @@ template <class P> constexpr bool is_position_struct() {
       return false;
     } else {
       using E = typename reflect::leaf_t<P, 0>::type;
-      return (std::is_same_v<E, float> || std::is_same_v<E, double>) &&
-             []<std::size_t... L>(std::index_sequence<L...>) {
-               return ((std::is_same_v<typename reflect::leaf_t<P, L>::type, E> && reflect::leaf_t<P, L>::extent == 1) &&
-                       ...);
-             }(std::make_index_sequence<n>{});
+      return (std::is_same_v<E, float> || std::is_same_v<E, double>)&&[]<std::size_t... L>(std::index_sequence<L...>) {
+        return ((std::is_same_v<typename reflect::leaf_t<P, L>::type, E> && reflect::leaf_t<P, L>::extent == 1) && ...);
+      }
+      (std::make_index_sequence<n>{});
     }
   }
 }
@@ -170,8 +167,8 @@ position_columns position_columns_of(layout_storage<T, L> const& storage, Pos co
 inline void check_box(box const& b, unsigned dims) {
   for (unsigned a = 0; a < dims; ++a) {
     if (!(std::isfinite(b.lo[a]) && std::isfinite(b.hi[a]) && b.hi[a] > b.lo[a])) {
-      throw_error("keys: the box needs finite lo < hi on every axis; axis " + std::to_string(a) + " has lo = " +
-                  std::to_string(b.lo[a]) + ", hi = " + std::to_string(b.hi[a]));
+      throw_error("keys: the box needs finite lo < hi on every axis; axis " + std::to_string(a) +
+                  " has lo = " + std::to_string(b.lo[a]) + ", hi = " + std::to_string(b.hi[a]));
     }
   }
 }
@@ -181,8 +178,8 @@ template <class Key> constexpr unsigned max_levels(unsigned dims) {
 }
 
 template <class Key, class S, class T, class L, class Pos>
-key_array<Key, S> curve_keys(curve kind, layout_storage<T, L> const& storage, std::size_t n, Pos const& position, box const& b,
-                             reorder_plan& plan, int levels) {
+key_array<Key, S> curve_keys(curve kind, layout_storage<T, L> const& storage, std::size_t n, Pos const& position,
+                             box const& b, reorder_plan& plan, int levels) {
   auto const columns = position_columns_of(storage, position);
   check_box(b, columns.dims);
   unsigned const most = max_levels<Key>(columns.dims);
@@ -251,10 +248,12 @@ key_array<Key, S> cell_keys_of(layout_storage<T, L> const& storage, std::size_t 
 // build checks the pointers; a host pointer handed to a device call is refused instead of read by
 // the GPU), and the work goes to the plan's stream, so a space naming another stream (device{s})
 // is a mistake that would otherwise be silent.
-template <class S, class T, class L> void check_view_call(S const& space, view<T, L> const& v, reorder_plan const& plan, char const* call) {
+template <class S, class T, class L>
+void check_view_call(S const& space, view<T, L> const& v, reorder_plan const& plan, char const* call) {
   if constexpr (std::is_same_v<S, device>) {
     if (!(space.stream == stream{}) && !(space.stream == plan.get_stream())) {
-      throw_error(std::string(call) + ": the space names a stream other than the plan's; the plan's stream runs the work, so "
+      throw_error(std::string(call) +
+                  ": the space names a stream other than the plan's; the plan's stream runs the work, so "
                   "give the stream to the plan (reorder_plan(s) or plan.set_stream(s)) and pass coalesce::device{}");
     }
   }
@@ -272,16 +271,16 @@ template <class S, class T, class L> void check_view_call(S const& space, view<T
 // floor((hi - lo) / cell_size) cells per axis, at least 1. Key = (cz * ny + cy) * nx + cx.
 template <class Key = std::uint32_t, class T, class L, class S, class Pos>
 [[nodiscard]] key_array<Key, S> cell_keys(vector<T, L, S> const& v, Pos const& position, box const& b, double cell_size,
-                            reorder_plan& plan) {
+                                          reorder_plan& plan) {
   return detail::cell_keys_of<Key, S>(v.storage(), v.size(), position, b, cell_size, plan);
 }
 // The same over a view of memory the program owns, in space S (coalesce::host{} or
 // coalesce::device{}): keys without copying the particles into a coalesce::vector. The work goes
 // to the plan's stream (device{s} with another stream is an error).
 template <class Key = std::uint32_t, class S, class T, class L, class Pos>
-  requires space<S>
-[[nodiscard]] key_array<Key, S> cell_keys(S space, view<T, L> const& v, Pos const& position, box const& b, double cell_size,
-                                          reorder_plan& plan) {
+requires space<S>
+[[nodiscard]] key_array<Key, S> cell_keys(S space, view<T, L> const& v, Pos const& position, box const& b,
+                                          double cell_size, reorder_plan& plan) {
   detail::check_view_call(space, v, plan, "cell_keys");
   return detail::cell_keys_of<Key, S>(v.storage(), v.size(), position, b, cell_size, plan);
 }
@@ -289,14 +288,14 @@ template <class Key = std::uint32_t, class S, class T, class L, class Pos>
 // Z-order (Morton) keys: each axis quantized to `levels` bits (0: as many as the key holds,
 // 10 per axis for 32-bit 3-D keys, 21 for 64-bit), bits interleaved x lowest.
 template <class Key = std::uint32_t, class T, class L, class S, class Pos>
-[[nodiscard]] key_array<Key, S> morton_keys(vector<T, L, S> const& v, Pos const& position, box const& b, reorder_plan& plan,
-                              int levels = 0) {
+[[nodiscard]] key_array<Key, S> morton_keys(vector<T, L, S> const& v, Pos const& position, box const& b,
+                                            reorder_plan& plan, int levels = 0) {
   return detail::curve_keys<Key, S>(detail::curve::morton, v.storage(), v.size(), position, b, plan, levels);
 }
 template <class Key = std::uint32_t, class S, class T, class L, class Pos>
-  requires space<S>
-[[nodiscard]] key_array<Key, S> morton_keys(S space, view<T, L> const& v, Pos const& position, box const& b, reorder_plan& plan,
-                                            int levels = 0) {
+requires space<S>
+[[nodiscard]] key_array<Key, S> morton_keys(S space, view<T, L> const& v, Pos const& position, box const& b,
+                                            reorder_plan& plan, int levels = 0) {
   detail::check_view_call(space, v, plan, "morton_keys");
   return detail::curve_keys<Key, S>(detail::curve::morton, v.storage(), v.size(), position, b, plan, levels);
 }
@@ -304,14 +303,14 @@ template <class Key = std::uint32_t, class S, class T, class L, class Pos>
 // Hilbert keys (Skilling's transpose algorithm): like Morton, but consecutive keys are always
 // neighbouring cells, so runs of the sorted order stay compact.
 template <class Key = std::uint32_t, class T, class L, class S, class Pos>
-[[nodiscard]] key_array<Key, S> hilbert_keys(vector<T, L, S> const& v, Pos const& position, box const& b, reorder_plan& plan,
-                               int levels = 0) {
+[[nodiscard]] key_array<Key, S> hilbert_keys(vector<T, L, S> const& v, Pos const& position, box const& b,
+                                             reorder_plan& plan, int levels = 0) {
   return detail::curve_keys<Key, S>(detail::curve::hilbert, v.storage(), v.size(), position, b, plan, levels);
 }
 template <class Key = std::uint32_t, class S, class T, class L, class Pos>
-  requires space<S>
-[[nodiscard]] key_array<Key, S> hilbert_keys(S space, view<T, L> const& v, Pos const& position, box const& b, reorder_plan& plan,
-                                             int levels = 0) {
+requires space<S>
+[[nodiscard]] key_array<Key, S> hilbert_keys(S space, view<T, L> const& v, Pos const& position, box const& b,
+                                             reorder_plan& plan, int levels = 0) {
   detail::check_view_call(space, v, plan, "hilbert_keys");
   return detail::curve_keys<Key, S>(detail::curve::hilbert, v.storage(), v.size(), position, b, plan, levels);
 }

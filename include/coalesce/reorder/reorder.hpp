@@ -6,8 +6,9 @@
 //   coalesce::sort_by_key(d, keys, plan);      // 1 radix sort + 1 fused gather of all columns
 //   coalesce::apply(plan, forces, ids_on_host);              // permute more arrays the same way
 //   coalesce::remap(coalesce::device_neighbor_list<std::uint32_t>{.indices = nbr, .particles = n, .max_neighbors = 32,
-//                   .order = coalesce::neighbor_order::row_major, .counts = counts}, plan);  // rows moved, entries renumbered
-//   coalesce::remap(coalesce::device_span<std::uint32_t>{.data = bonds, .size = 2 * nb}, plan);  // old index -> new index
+//                   .order = coalesce::neighbor_order::row_major, .counts = counts}, plan);  // rows moved,
+//                                                                              // entries renumbered
+//   coalesce::remap(coalesce::device_span<std::uint32_t>{.data = bonds, .size = 2 * nb}, plan);  // old -> new index
 //
 //   // Cell lists: sort by cell id, then cell c holds sorted elements [start[c], start[c + 1]).
 //   auto cells = coalesce::cell_keys(d, &Particle::pos, box, cutoff, plan);
@@ -26,8 +27,8 @@
 // the vector (every layout) is then permuted in one launch into a scratch allocation of the
 // same capacity, which the vector adopts; its old allocation goes back to the plan for the next
 // reorder. Arrays in device memory (device_span, neighbour lists) are permuted through plan
-// scratch and copied back in place (remap(from, to, plan) writes into your second list instead). Bad input (keys of the wrong length, indices out of range,
-// counts above max_neighbors, broken CSR offsets) is a coalesce::error naming the element, and
+// scratch and copied back in place (remap(from, to, plan) writes into your second list instead).
+// Bad input (keys of the wrong length, indices out of range, counts above max_neighbors, broken CSR offsets) is a coalesce::error naming the element, and
 // nothing is modified: every check runs before anything is written.
 //
 // Streams and waiting: a plan queues all its work on its stream (reorder_plan(s), set_stream;
@@ -106,11 +107,13 @@ permutation_columns<T, L> columns_to_permute(layout_storage<T, L> const& dst, la
     std::size_t const stride = record_stride_of_blob(src, b);
     as_records[b] = stride != 0 && stride == record_stride_of_blob(dst, b);
     if (as_records[b]) {
-      out.columns[out.count++] = {column_ref{dst.blobs[b], stride, 0, 63}, column_ref{src.blobs[b], stride, 0, 63}, stride};
+      out.columns[out.count++] = {column_ref{dst.blobs[b], stride, 0, 63}, column_ref{src.blobs[b], stride, 0, 63},
+                                  stride};
     }
   }
   reflect::for_each_column<T>([&](std::size_t l, std::size_t j) {
-    if (!as_records[M::blob_of(l)]) out.columns[out.count++] = {dst.column(l, j), src.column(l, j), reflect::leaf_table_v<T>[l].size};
+    if (!as_records[M::blob_of(l)])
+      out.columns[out.count++] = {dst.column(l, j), src.column(l, j), reflect::leaf_table_v<T>[l].size};
   });
   return out;
 }
@@ -166,7 +169,8 @@ template <class U> void permute_array(reorder_plan& plan, direction d, memory_ki
   copy_in_plan_stream(plan, kind, data, target.data(), n * sizeof(U));
 }
 // coalesce::array, std::vector and span_in: contiguous elements, one column.
-template <class A> requires array_traits<A>::contiguous void permute_one(reorder_plan& plan, direction d, A&& a) {
+template <class A>
+requires array_traits<A>::contiguous void permute_one(reorder_plan& plan, direction d, A&& a) {
   using traits = array_traits<A>;
   auto* const data = traits::data(a);
   if constexpr (!traits::owned) check_space(memory_of_array<A>, data, "apply: a span_in");
@@ -237,7 +241,7 @@ void sort_by_key(vector<T, L, S>& v, key_array<Key, S> const& keys, reorder_plan
 // elements are permuted through plan scratch and copied back into the user's memory, on the
 // plan's stream (a device{s} naming another stream is an error: give s to the plan).
 template <class S, class T, class L, class Key>
-  requires space<S>
+requires space<S>
 void sort_by_key(S space, view<T, L> const& v, key_array<Key, S> const& keys, reorder_plan& plan) {
   static_assert(!std::is_const_v<T>, "coalesce: sort_by_key needs a writable view (view<T, L>), not view<T const, L>");
   detail::check_view_call(space, v, plan, "sort_by_key");
@@ -288,16 +292,19 @@ void remap(csr_neighbor_list<Index, S> const& from, csr_neighbor_list<Index, S> 
 
 // Mean |i - j| over the entries j of each row i: a cheap gather-locality measure computed
 // where the list lives (one pass over it). Small after a spatial reorder, grows as particles move.
-template <class Index, class S> [[nodiscard]] double neighbor_locality(neighbor_list<Index, S> const& list, reorder_plan& plan) {
+template <class Index, class S>
+[[nodiscard]] double neighbor_locality(neighbor_list<Index, S> const& list, reorder_plan& plan) {
   return detail::neighbor_locality(plan, detail::kind_of_space<S>, detail::describe(list));
 }
-template <class Index, class S> [[nodiscard]] double neighbor_locality(csr_neighbor_list<Index, S> const& list, reorder_plan& plan) {
+template <class Index, class S>
+[[nodiscard]] double neighbor_locality(csr_neighbor_list<Index, S> const& list, reorder_plan& plan) {
   return detail::neighbor_locality(plan, detail::kind_of_space<S>, detail::describe(list));
 }
 
 // After sorting by cell keys: cells.cells + 1 offsets, cell c holding sorted elements
 // [offsets[c], offsets[c + 1]), in the memory of S (sort + boundary kernel, no histogram).
-template <class Key, class S> [[nodiscard]] std::span<std::uint32_t const> cell_offsets(reorder_plan& plan, key_array<Key, S> const& cells) {
+template <class Key, class S>
+[[nodiscard]] std::span<std::uint32_t const> cell_offsets(reorder_plan& plan, key_array<Key, S> const& cells) {
   if (cells.cells == 0) detail::throw_error("cell_offsets: the keys are not cell keys (use cell_keys)");
   return {detail::cell_offsets(plan, cells.cells, cells.generation), static_cast<std::size_t>(cells.cells + 1)};
 }

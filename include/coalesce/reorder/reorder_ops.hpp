@@ -96,7 +96,8 @@ struct neighbor_desc {
 void remap_indices(reorder_plan& plan, memory_kind kind, index_array const& indices);
 // In place (through plan scratch), or into `into` (a list of the same shape in other memory:
 // nothing is copied back).
-void remap_neighbors(reorder_plan& plan, memory_kind kind, neighbor_desc const& list, neighbor_desc const* into = nullptr);
+void remap_neighbors(reorder_plan& plan, memory_kind kind, neighbor_desc const& list,
+                     neighbor_desc const* into = nullptr);
 // Mean |i - j| over the list's entries (j a neighbour of i); 0 for an empty list.
 double neighbor_locality(reorder_plan& plan, memory_kind kind, neighbor_desc const& list);
 // cells + 1 start offsets of each cell in the sorted order (memory of the sort's kind). The

@@ -3,7 +3,10 @@
 
 #include <cstdio>
 
-struct sample { float x; int id; };
+struct sample {
+  float x;
+  int id;
+};
 
 int main() {
   coalesce::host_vector<sample> h(3);

@@ -7,8 +7,14 @@
 #include <cstdio>
 #include <vector>
 
-struct vec2 { float x, y; };
-struct body { vec2 pos; vec2 vel; float mass; };
+struct vec2 {
+  float x, y;
+};
+struct body {
+  vec2 pos;
+  vec2 vel;
+  float mass;
+};
 
 int main() {
   int gpus = 0;

@@ -3,7 +3,10 @@
 // source tree) or at link time (headers configured one way, libcoalesce.a built the other).
 #include <coalesce/coalesce.hpp>
 
-struct sample { float x; int id; };
+struct sample {
+  float x;
+  int id;
+};
 
 int main() {
   coalesce::host_vector<sample> h(4);

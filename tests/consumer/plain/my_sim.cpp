@@ -11,8 +11,14 @@
 #include <cuda_runtime.h>
 #endif
 
-struct vec3 { float x, y, z; };
-struct particle { vec3 pos; vec3 vel; float mass; };
+struct vec3 {
+  float x, y, z;
+};
+struct particle {
+  vec3 pos;
+  vec3 vel;
+  float mass;
+};
 
 int main() {
 #if COALESCE_WITH_CUDA

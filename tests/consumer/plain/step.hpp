@@ -3,7 +3,13 @@
 #pragma once
 #include <coalesce/coalesce.hpp>
 
-struct vec3 { float x, y, z; };
-struct particle { vec3 pos; vec3 vel; float mass; };
+struct vec3 {
+  float x, y, z;
+};
+struct particle {
+  vec3 pos;
+  vec3 vel;
+  float mass;
+};
 
 void step(coalesce::device_vector<particle>& d, float dt);

@@ -8,8 +8,14 @@
 #include <cuda_runtime.h>
 #endif
 
-struct float2_ { float x, y; };
-struct body { float2_ pos; double mass; int id; };
+struct float2_ {
+  float x, y;
+};
+struct body {
+  float2_ pos;
+  double mass;
+  int id;
+};
 
 int main() {
   std::vector<body> legacy(1000);
