@@ -60,7 +60,7 @@ rows_t brute_force(std::vector<Particle> const& p, coalesce::box const& b, std::
         }
         e[a] = best;
       }
-      if (e[0] * e[0] + e[1] * e[1] + e[2] * e[2] < reach2) rows[i].push_back(static_cast<std::uint32_t>(j));
+      if (coalesce::detail::distance2(e[0], e[1], e[2]) < reach2) rows[i].push_back(static_cast<std::uint32_t>(j));
     }
   }
   return rows;
@@ -113,9 +113,12 @@ rows_t build_rows(std::vector<Particle> const& p, coalesce::box const& b, std::a
   }
   CHECK(list.entries() == entries);
   CHECK(list.widest() == widest);
-  if constexpr (!std::is_same_v<Format, coalesce::csr>) {
+  if constexpr (std::is_same_v<Format, coalesce::padded_columns> || std::is_same_v<Format, coalesce::padded_rows>) {
     CHECK(list.width() >= widest);
-    CHECK(list.fill() <= 1.0);
+  }
+  CHECK(list.fill() <= 1.0);
+  if constexpr (std::is_same_v<Format, coalesce::clusters>) {
+    CHECK(list.candidates() >= entries);  // every neighbour is among the tested candidates
   }
   return rows;
 }
@@ -169,7 +172,7 @@ template <class Format, class Space, class Layout> void check_all_cases() {
 
 TEST_CASE_TEMPLATE(
     "every list format holds exactly the pairs within cutoff + skin, in a fixed order, host and device memory", Format,
-    coalesce::padded_columns, coalesce::padded_rows, coalesce::csr) {
+    coalesce::padded_columns, coalesce::padded_rows, coalesce::csr, coalesce::clusters) {
   check_all_cases<Format, coalesce::host, coalesce::soa>();
   check_all_cases<Format, coalesce::device, coalesce::soa>();
   check_all_cases<Format, coalesce::host, coalesce::aos>();
@@ -303,4 +306,47 @@ TEST_CASE("a padded list is a neighbor_list description: remap and the traversal
     same = same && seen == rows[i];
   }
   CHECK(same);
+}
+
+TEST_CASE("clusters: a few bytes per particle after a Hilbert sort, the padded list's pairs, random order refused") {
+  // LJ-like density (0.84 per unit volume), reach 1.5: about 12 neighbours per particle.
+  std::size_t const n = 40000;
+  float const side = std::cbrt(static_cast<float>(n) / 0.84f);
+  auto const p = random_particles(n, 0.0f, side, 31);
+  coalesce::box const b{.lo = {0, 0, 0}, .hi = {side, side, side}};
+  coalesce::list_params const params{.cutoff = 1.2, .skin = 0.3};
+  coalesce::host_vector<Particle> v(p);
+  coalesce::verlet_list<coalesce::clusters, coalesce::host> list(params);
+  CHECK_THROWS_WITH_AS(list.build(v, &Particle::pos, b), doctest::Contains("not in a spatial order"), coalesce::error);
+  CHECK(list.size() == 0);  // refused before anything was written
+  coalesce::reorder_plan plan;
+  auto const keys = coalesce::hilbert_keys(v, &Particle::pos, b, plan);
+  coalesce::sort_by_key(v, keys, plan);
+  list.build(v, &Particle::pos, b);
+  coalesce::verlet_list<coalesce::padded_columns, coalesce::host> padded(params);
+  padded.build(v, &Particle::pos, b);
+  CHECK(sorted_rows(list.rows_on_host()) == sorted_rows(padded.rows_on_host()));
+  CHECK(list.entries() == padded.entries());
+  double const bytes_per_particle = static_cast<double>(list.bytes()) / static_cast<double>(n);
+  CAPTURE(bytes_per_particle);
+  CAPTURE(list.fill());
+  CHECK(bytes_per_particle < 8.0);
+  CHECK(bytes_per_particle * 10 < static_cast<double>(padded.bytes()) / static_cast<double>(n));
+  // A traversal in a kernel: the same neighbour count per particle as the padded list's.
+  auto const nl = list.view();
+  auto const pl = padded.view();
+  std::size_t differing = 0;
+  for (std::size_t i = 0; i < n; ++i) {
+    std::uint32_t k = 0;
+    coalesce::for_each_neighbor(nl, i, [&](std::uint32_t) { ++k; });
+    differing += k != pl.count(i);
+  }
+  CHECK(differing == 0);
+  if (space_usable<coalesce::device>()) {
+    coalesce::device_vector<Particle> d(v);
+    coalesce::verlet_list<coalesce::clusters> on_device(params);
+    on_device.build(d, &Particle::pos, b);
+    CHECK(on_device.rows_on_host() == list.rows_on_host());  // host and GPU memory: the same runs and rows
+    CHECK(on_device.bytes() == list.bytes());
+  }
 }

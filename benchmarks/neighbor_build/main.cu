@@ -5,8 +5,9 @@
 //   - hand-written build: cell of each particle, atomic counts per cell, CUB scan, scatter, then
 //     one thread per particle over its 27 cells writing a padded column-major list
 //   - hand-written force: one thread per particle over that list, positions as float4
-//   - the library: verlet_list<padded_columns | padded_rows | csr>, full lists, built and then
-//     traversed with for_each_neighbor over a split view (positions packed in 16-byte slots)
+//   - the library: verlet_list<padded_columns | padded_rows | csr | clusters>, full lists, built
+//     and then traversed with for_each_neighbor over a split view (positions packed in 16-byte
+//     slots); clusters: runs of candidates per 32 particles, filtered as they are read
 // Each force is checked against a double-precision sum over the same pairs for 4096 particles:
 // the largest per-component error of every variant, beside the hand-written kernel's. Exit status
 // 1 when a list misses or adds a pair or a force is off by more than 2x the hand-written error.
@@ -237,6 +238,7 @@ int main(int argc, char** argv) {
   coalesce::verlet_list<coalesce::padded_columns> columns({.cutoff = cutoff, .skin = skin});
   coalesce::verlet_list<coalesce::padded_rows> rows({.cutoff = cutoff, .skin = skin});
   coalesce::verlet_list<coalesce::csr> packed({.cutoff = cutoff, .skin = skin});
+  coalesce::verlet_list<coalesce::clusters> clustered({.cutoff = cutoff, .skin = skin});
   std::vector<result> results;
   auto v = d.view();
   auto run_library = [&](auto& list, char const* name) {
@@ -330,6 +332,7 @@ int main(int argc, char** argv) {
 
   run_library(rows, "library padded_rows");
   run_library(packed, "library csr");
+  run_library(clustered, "library clusters");
   bool ok = true;
   // Every library list holds the pairs the hand-written list holds (as sets per row).
   {
@@ -349,6 +352,12 @@ int main(int argc, char** argv) {
       }
     }
     ok = ok && rows.rows_on_host() == reference_rows && packed.rows_on_host() == reference_rows;
+    // Clusters hold the same pairs in ascending index order.
+    auto sorted = [](std::vector<std::vector<std::uint32_t>> r) {
+      for (auto& row : r) std::sort(row.begin(), row.end());
+      return r;
+    };
+    ok = ok && sorted(clustered.rows_on_host()) == sorted(reference_rows);
     if (!ok) std::printf("DIFFERENT: the formats hold different lists\n");
   }
   auto library_error = [&](auto& lst) {
@@ -362,6 +371,21 @@ int main(int argc, char** argv) {
   results[0].error = library_error(columns);
   results[1].error = library_error(rows);
   results[2].error = library_error(packed);
+  results[3].error = library_error(clustered);
+  // Run to run, every format's forces are the same bits (a fixed order of neighbours).
+  auto forces_of = [&](auto& lst) {
+    library_force(lst.view(), v, length, rc2);
+    std::vector<Atom> out(n);
+    d.copy_to(std::span<Atom>(out));
+    return out;
+  };
+  auto same_bits = [&](auto& lst) {
+    auto const a = forces_of(lst), b = forces_of(lst);
+    return std::memcmp(a.data(), b.data(), a.size() * sizeof(Atom)) == 0;
+  };
+  bool const reproducible = same_bits(columns) && same_bits(rows) && same_bits(packed) && same_bits(clustered);
+  if (!reproducible) std::printf("DIFFERENT: a format's forces changed between two runs\n");
+  ok = ok && reproducible;
   results.insert(results.begin(), hand);
 
   std::printf(
@@ -380,6 +404,8 @@ int main(int argc, char** argv) {
   }
   std::printf("entries per particle (full list): %.1f; widest row %zu\n", double(columns.entries()) / n,
               columns.widest());
+  std::printf("clusters: %.1f candidates tested per particle (fill %.2f), %.2f runs per cluster of 32\n",
+              double(clustered.candidates()) / n, clustered.fill(), clustered.bytes() / 8.0 / ((n + 31) / 32));
   cudaFree(pos), cudaFree(f4), cudaFree(cell), cudaFree(members), cudaFree(counts), cudaFree(start), cudaFree(cursor),
       cudaFree(list), cudaFree(nn), cudaFree(temp);
   std::printf("%s\n", ok ? "lists identical, forces within 2x the hand-written error" : "FAILED");

@@ -297,15 +297,7 @@ void unpack_sum(message_columns const& m, std::size_t count, std::byte const* me
 
 std::array<double, 3> read_position(memory_kind kind, coalesce::detail::position_columns const& c, std::size_t i) {
   std::array<double, 3> p{0, 0, 0};
-  for (unsigned a = 0; a < c.dims; ++a) {
-    if (c.width == 4) {
-      float v = 0;
-      coalesce::detail::copy_bytes(memory_kind::host, &v, kind, c.axis[a].address(i), 4);
-      p[a] = v;
-    } else {
-      coalesce::detail::copy_bytes(memory_kind::host, &p[a], kind, c.axis[a].address(i), 8);
-    }
-  }
+  for (unsigned a = 0; a < c.dims; ++a) p[a] = read_coordinate(kind, c.axis[a], c.width, i);
   return p;
 }
 

@@ -1,6 +1,8 @@
 // Internal to libcoalesce: what the host and CUDA halves of the neighbour-list build share.
 #pragma once
 #include <cstddef>
+#include <algorithm>
+#include <cmath>
 #include <cstdint>
 
 #include "list_kernels.hpp"
@@ -10,6 +12,42 @@ namespace coalesce::detail {
 // Makes b hold at least `bytes` of m.kind memory (a rebuild of the same size allocates nothing);
 // true when it allocated.
 bool ensure_bytes(list_memory const& m, buffer& b, std::size_t bytes);
+
+bool on_gpu_memory(memory_kind kind);
+// Refuses a cutoff, skin or box a list cannot be built for (coalesce::error saying which).
+void check_geometry(list_geometry const& g);
+// Throws the error for particle i (not finite, or outside an open axis), naming its coordinates.
+[[noreturn]] void report_bad_particle(list_memory const& m, position_columns const& p, list_geometry const& g,
+                                      std::size_t i);
+
+// Cells at least `reach` wide; no more cells than a few per particle (a tiny cutoff in a large box
+// would otherwise make the empty cells the cost).
+template <class Real> inline cell_grid<Real> make_grid(list_geometry const& g, std::size_t n, std::size_t& cell_count) {
+  cell_grid<Real> out{};
+  double cells[3] = {1, 1, 1};
+  for (unsigned a = 0; a < 3; ++a) {
+    bool const used = a < g.dims;
+    double const length = used ? g.hi[a] - g.lo[a] : 1.0;
+    cells[a] = used ? std::max(1.0, std::floor(length / g.reach())) : 1.0;
+    out.lo[a] = static_cast<Real>(used ? g.lo[a] : 0.0);
+    out.length[a] = static_cast<Real>(length);
+    out.periodic[a] = used && g.periodic[a];
+  }
+  double const most = std::max<double>(64.0, 4.0 * static_cast<double>(n));
+  while (cells[0] * cells[1] * cells[2] > most) {
+    for (double& c : cells) c = std::max(1.0, std::floor(c / 2));
+  }
+  cell_count = 1;
+  for (unsigned a = 0; a < 3; ++a) {
+    out.cells[a] = static_cast<int>(cells[a]);
+    // cells per unit length, rounded down a little so a coordinate at hi still lands in the last cell
+    out.cells_per_length[a] = static_cast<Real>(cells[a] / static_cast<double>(out.length[a]));
+    cell_count *= static_cast<std::size_t>(cells[a]);
+  }
+  out.reach2 = static_cast<Real>(g.reach() * g.reach());
+  out.half = g.half;
+  return out;
+}
 
 // The steps of a build that differ between host and GPU memory. Each returns what the driver
 // (list_build.cpp) needs to decide the next step.
@@ -55,5 +93,26 @@ inline double max_displacement(list_memory const&, position_columns const&, std:
 }
 #endif
 }  // namespace cuda_lists
+
+// The cluster format's steps (cluster_build.cpp drives them; cluster_kernels.hpp has the bodies),
+// after bin() above has sorted the particles by cell.
+//   boxes:       each cluster's bounding box; returns the cells all clusters' reach covers
+//   candidates:  each cluster's candidates, sorted by index; returns how many in all
+//   runs:        the runs of every cluster into m.indices / m.offsets; returns how many
+//   count:       each particle's neighbours through the traversal (entries, widest row)
+namespace host_clusters {
+template <class Real> std::uint64_t boxes(list_memory& m, std::size_t n, cell_grid<Real> const& g);
+template <class Real> std::size_t candidates(list_memory& m, std::size_t n, cell_grid<Real> const& g);
+std::size_t runs(list_memory& m, std::size_t n);
+list_pass_result count(list_memory& m, std::size_t n, list_geometry const& g);
+}  // namespace host_clusters
+namespace cuda_clusters {
+#if COALESCE_WITH_CUDA
+template <class Real> std::uint64_t boxes(list_memory& m, std::size_t n, cell_grid<Real> const& g, void* stream);
+template <class Real> std::size_t candidates(list_memory& m, std::size_t n, cell_grid<Real> const& g, void* stream);
+std::size_t runs(list_memory& m, std::size_t n, void* stream);
+list_pass_result count(list_memory& m, std::size_t n, list_geometry const& g, void* stream);
+#endif
+}  // namespace cuda_clusters
 
 }  // namespace coalesce::detail

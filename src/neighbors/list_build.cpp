@@ -17,8 +17,6 @@ bool ensure_bytes(list_memory const& m, buffer& b, std::size_t bytes) {
   return true;
 }
 
-namespace {
-
 bool on_gpu_memory(memory_kind kind) { return device_is_gpu && kind == memory_kind::device; }
 
 void check_geometry(list_geometry const& g) {
@@ -43,48 +41,6 @@ void check_geometry(list_geometry const& g) {
   }
 }
 
-// Cells at least `reach` wide; no more cells than a few per particle (a tiny cutoff in a large box
-// would otherwise make the empty cells the cost).
-template <class Real> cell_grid<Real> make_grid(list_geometry const& g, std::size_t n, std::size_t& cell_count) {
-  cell_grid<Real> out{};
-  double cells[3] = {1, 1, 1};
-  for (unsigned a = 0; a < 3; ++a) {
-    bool const used = a < g.dims;
-    double const length = used ? g.hi[a] - g.lo[a] : 1.0;
-    cells[a] = used ? std::max(1.0, std::floor(length / g.reach())) : 1.0;
-    out.lo[a] = static_cast<Real>(used ? g.lo[a] : 0.0);
-    out.length[a] = static_cast<Real>(length);
-    out.periodic[a] = used && g.periodic[a];
-  }
-  double const most = std::max<double>(64.0, 4.0 * static_cast<double>(n));
-  while (cells[0] * cells[1] * cells[2] > most) {
-    for (double& c : cells) c = std::max(1.0, std::floor(c / 2));
-  }
-  cell_count = 1;
-  for (unsigned a = 0; a < 3; ++a) {
-    out.cells[a] = static_cast<int>(cells[a]);
-    // cells per unit length, rounded down a little so a coordinate at hi still lands in the last cell
-    out.cells_per_length[a] = static_cast<Real>(cells[a] / static_cast<double>(out.length[a]));
-    cell_count *= static_cast<std::size_t>(cells[a]);
-  }
-  out.reach2 = static_cast<Real>(g.reach() * g.reach());
-  out.half = g.half;
-  return out;
-}
-
-double read_coordinate(memory_kind kind, column_ref const& c, unsigned width, std::size_t i) {
-  std::byte bytes[8] = {};
-  copy_bytes(memory_kind::host, bytes, kind, c.address(i), width);
-  if (width == 4) {
-    float v;
-    std::memcpy(&v, bytes, 4);
-    return v;
-  }
-  double v;
-  std::memcpy(&v, bytes, 8);
-  return v;
-}
-
 [[noreturn]] void report_bad_particle(list_memory const& m, position_columns const& p, list_geometry const& g,
                                       std::size_t i) {
   std::string where = "(";
@@ -100,6 +56,8 @@ double read_coordinate(memory_kind kind, column_ref const& c, unsigned width, st
   throw_error("neighbor list: particle " + std::to_string(i) + " at " + where + ") " + why +
               "; nothing was written (migrate or wrap positions into the box first, or make that axis periodic)");
 }
+
+namespace {
 
 template <class Real> void build_in(list_memory& m, list_format format, position_columns const& p, std::size_t n,
                                     list_geometry const& g, void* stream) {

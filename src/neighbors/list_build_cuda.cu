@@ -82,7 +82,7 @@ __global__ void fill_kernel(cell_grid<Real> g, std::size_t n, point4<Real> const
 __global__ void reference_kernel(position_columns p, unsigned dims, std::size_t n, double* reference) {
   std::size_t const i = static_cast<std::size_t>(blockIdx.x) * blockDim.x + threadIdx.x;
   if (i >= n) return;
-  for (unsigned a = 0; a < 3; ++a) reference[3 * i + a] = a < dims ? coordinate_of(p.axis[a], p.width, i) : 0.0;
+  for (unsigned a = 0; a < 3; ++a) reference[3 * i + a] = a < dims ? coordinate_at(p.axis[a], p.width, i) : 0.0;
 }
 
 struct axes {

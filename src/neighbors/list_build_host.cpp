@@ -99,7 +99,7 @@ void keep_reference(list_memory& m, position_columns const& p, std::size_t n, un
   ensure_bytes(m, m.reference, 3 * n * sizeof(double));
   auto* ref = as<double>(m.reference);
   for (std::size_t i = 0; i < n; ++i) {
-    for (unsigned a = 0; a < 3; ++a) ref[3 * i + a] = a < dims ? coordinate_of(p.axis[a], p.width, i) : 0.0;
+    for (unsigned a = 0; a < 3; ++a) ref[3 * i + a] = a < dims ? coordinate_at(p.axis[a], p.width, i) : 0.0;
   }
 }
 

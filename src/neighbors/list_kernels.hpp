@@ -11,10 +11,6 @@
 
 namespace coalesce::detail {
 
-// A position as the build keeps it: x, y, z in the positions' precision (w unused), aligned so
-// that one vector load reads it.
-template <class Real> struct alignas(4 * sizeof(Real)) point4 { Real x, y, z, w; };
-
 // The cell grid: cells at least `reach` wide along every axis, so the 27 cells around a
 // particle's own hold every neighbour.
 template <class Real> struct cell_grid {
@@ -27,11 +23,6 @@ template <class Real> struct cell_grid {
   bool half;
 };
 
-COALESCE_HOST_DEVICE inline double coordinate_of(column_ref const& c, unsigned width, std::size_t i) {
-  return width == 4 ? static_cast<double>(*reinterpret_cast<float const*>(c.address(i)))
-                    : *reinterpret_cast<double const*>(c.address(i));
-}
-
 // Position i wrapped into a periodic box (open axes as they are); false when a coordinate is not
 // finite or lies outside an open axis.
 template <class Real> COALESCE_HOST_DEVICE inline bool place_point(cell_grid<Real> const& g, position_columns const& p,
@@ -40,7 +31,7 @@ template <class Real> COALESCE_HOST_DEVICE inline bool place_point(cell_grid<Rea
   Real c[3] = {0, 0, 0};
   int index[3] = {0, 0, 0};
   for (unsigned a = 0; a < dims; ++a) {
-    Real x = static_cast<Real>(coordinate_of(p.axis[a], p.width, i));
+    Real x = static_cast<Real>(coordinate_at(p.axis[a], p.width, i));
     Real t = x - g.lo[a];
     if (!(t - t == Real(0))) return false;  // NaN or infinite
     if (g.periodic[a]) {
@@ -105,7 +96,7 @@ template <class Real, class Emit> COALESCE_HOST_DEVICE inline std::uint32_t visi
           if (j == i || (g.half && j < i)) continue;
           point4<Real> const q = cell_points[k];
           Real const ex = xi.x - (q.x + sx), ey = xi.y - (q.y + sy), ez = xi.z - (q.z + sz);
-          if (ex * ex + ey * ey + ez * ez < g.reach2) emit(j, count++);
+          if (distance2(ex, ey, ez) < g.reach2) emit(j, count++);
         }
       }
     }
@@ -118,7 +109,7 @@ COALESCE_HOST_DEVICE inline double displacement2(position_columns const& p, unsi
                                                  std::size_t i, double const* length, bool const* periodic) {
   double sum = 0;
   for (unsigned a = 0; a < dims; ++a) {
-    double d = coordinate_of(p.axis[a], p.width, i) - reference[3 * i + a];
+    double d = coordinate_at(p.axis[a], p.width, i) - reference[3 * i + a];
     if (periodic[a]) d -= length[a] * nearbyint(d / length[a]);
     sum += d * d;
   }

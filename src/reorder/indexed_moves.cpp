@@ -59,17 +59,6 @@ template <std::size_t W> void move_column(column_copy const& col, std::size_t n,
   }
 }
 
-double read_coordinate(column_ref const& c, unsigned width, std::size_t i) {
-  if (width == 4) {
-    float v;
-    std::memcpy(&v, c.address(i), 4);
-    return v;
-  }
-  double v;
-  std::memcpy(&v, c.address(i), 8);
-  return v;
-}
-
 // Stores a coordinate in the column's precision; returns what was stored (a float rounds).
 double write_coordinate(column_ref const& c, unsigned width, std::size_t i, double x) {
   if (width == 4) {
@@ -178,7 +167,7 @@ std::size_t select_near_face(memory_kind kind, column_ref column, unsigned width
   (void)kind, (void)stream;
   std::size_t count = 0;
   for (std::size_t i = 0; i < n; ++i) {
-    double const x = read_coordinate(column, width, i);
+    double const x = coordinate_at(column, width, i);
     if (below ? x < threshold : x >= threshold) out[count++] = static_cast<std::uint32_t>(i);
   }
   return count;
@@ -194,7 +183,7 @@ void owners_of(memory_kind kind, position_columns const& position, std::size_t n
   for (std::size_t i = 0; i < n; ++i) {
     double p[3] = {0, 0, 0};
     for (unsigned a = 0; a < position.dims; ++a) {
-      p[a] = read_coordinate(position.axis[a], position.width, i);
+      p[a] = coordinate_at(position.axis[a], position.width, i);
       double const inside = wrapped_coordinate(grid, a, p[a], position.width);
       if (inside != p[a]) p[a] = write_coordinate(position.axis[a], position.width, i, inside);
     }
@@ -233,6 +222,20 @@ void deallocate_pinned(void* p) noexcept {
 #else
   host_deallocate(p);
 #endif
+}
+
+// Declared in reorder_ops.hpp: a coordinate for a message, in any memory.
+double read_coordinate(memory_kind kind, column_ref const& c, unsigned width, std::size_t i) {
+  std::byte bytes[8] = {};
+  copy_bytes(memory_kind::host, bytes, kind, c.address(i), width);
+  if (width == 4) {
+    float v;
+    std::memcpy(&v, bytes, 4);
+    return v;
+  }
+  double v;
+  std::memcpy(&v, bytes, 8);
+  return v;
 }
 
 }  // namespace coalesce::detail

@@ -94,11 +94,6 @@ __global__ void add_indexed_kernel(__grid_constant__ indexed_batch<column_sum> c
   }
 }
 
-__device__ __forceinline__ double coordinate(column_ref const& c, unsigned width, std::size_t i) {
-  return width == 4 ? static_cast<double>(*reinterpret_cast<float const*>(c.address(i)))
-                    : *reinterpret_cast<double const*>(c.address(i));
-}
-
 }  // namespace
 
 void move_columns_indexed(column_copy const* columns, std::size_t count, std::size_t n, index_map src, index_map dst,
@@ -143,7 +138,7 @@ std::size_t select_near_face(column_ref column, unsigned width, std::size_t n, b
                              std::uint32_t* out, void* stream) {
   auto const s = static_cast<cudaStream_t>(stream);
   auto const near = [=] __device__(std::uint32_t i) {
-    double const x = coordinate(column, width, i);
+    double const x = coordinate_at(column, width, i);
     return below ? x < threshold : x >= threshold;
   };
   thrust::counting_iterator<std::uint32_t> const first(0);
@@ -167,7 +162,7 @@ void owners_of(position_columns const& position, std::size_t n, owner_grid const
   each_on_device(static_cast<cudaStream_t>(stream), n, [=] __device__(std::size_t i) {
     double p[3] = {0, 0, 0};
     for (unsigned a = 0; a < position.dims; ++a) {
-      p[a] = coordinate(position.axis[a], position.width, i);
+      p[a] = coordinate_at(position.axis[a], position.width, i);
       double const inside = wrapped_coordinate(grid, a, p[a], position.width);
       if (inside != p[a]) {  // wrapped into the periodic box (exact in the column's precision)
         std::byte* const at = position.axis[a].address(i);

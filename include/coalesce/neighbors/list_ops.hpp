@@ -6,10 +6,25 @@
 #include <cstddef>
 #include <cstdint>
 
+#include <cmath>
+
+#include "../core/config.hpp"
 #include "../memory/buffer.hpp"
 #include "../reorder/reorder_ops.hpp"
 
 namespace coalesce::detail {
+
+// A position as a list keeps it: x, y, z in the positions' precision (w unused), aligned so that
+// one vector load reads it.
+template <class Real> struct alignas(4 * sizeof(Real)) point4 { Real x, y, z, w; };
+
+// The squared distance of a pair from its separation, with one rounding order on host and GPU
+// (explicit fused multiply-adds: a compiler's own contraction would differ between the build and
+// a traversal compiled in a user's file, and a pair at the reach could then be in one, not the other).
+template <class Real> COALESCE_HOST_DEVICE COALESCE_INLINE Real distance2(Real ex, Real ey, Real ez) {
+  using std::fma;  // the float overload on the host too (::fma is double's)
+  return fma(ez, ez, fma(ey, ey, ex * ex));
+}
 
 // Where the particles live and what counts as a neighbour: pairs closer than cutoff + skin
 // (the reach), with the minimum image along periodic axes.
@@ -38,8 +53,15 @@ struct list_memory {
   buffer counts;             // uint32 per particle
   buffer offsets;            // csr: particles + 1 (uint32)
   buffer reference;          // positions at the last build (3 x double per particle)
+  // clusters (the compressed format): indices holds runs (first, end) of candidate particles, offsets
+  // the runs of each cluster of 32 particles, points the wrapped positions a traversal filters with
+  buffer points;
+  std::size_t point_bytes = 0;  // clusters: 16 (float positions) or 32 (double)
+  std::size_t runs = 0;         // clusters: runs, all clusters
+  std::size_t candidates = 0;   // clusters: particles a traversal tests, all rows
   // scratch of a build
   buffer keys, ids, sorted_keys, sorted_ids, cell_points, own_points, cell_start, cell_end, temp, words;
+  buffer boxes, candidate_offsets, candidate_ids, candidate_sorted;  // clusters
 };
 
 // Builds the list of `n` particles whose positions are `position` into m (memory of m.kind,
@@ -48,6 +70,9 @@ struct list_memory {
 // axis, or the geometry that is wrong.
 void build_list(list_memory& m, list_format format, position_columns const& position, std::size_t n,
                 list_geometry const& g, void* stream);
+// The same checks, then the compressed cluster format (neighbors/clusters.hpp) into m.
+void build_cluster_list(list_memory& m, position_columns const& position, std::size_t n, list_geometry const& g,
+                        void* stream);
 
 // The largest distance (minimum image) any particle moved since the list was built.
 double max_displacement(list_memory const& m, position_columns const& position, std::size_t n, list_geometry const& g,

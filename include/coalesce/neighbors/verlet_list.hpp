@@ -16,6 +16,8 @@
 //   padded_columns  entry k of particle i at indices[k * n + i]: a warp's loads of slot k coalesce
 //   padded_rows     entry k of particle i at indices[i * width + k]: one particle's row contiguous
 //   csr             the neighbours of i at indices[offsets[i], offsets[i + 1]): no padding
+//   clusters        runs of candidate indices per cluster of 32 particles, filtered by distance
+//                   as they are read: a few bytes per particle (clusters.hpp)
 // Padded lists are coalesce::neighbor_list descriptions too (as_neighbor_list()): remap, the
 // analysis and the advisor read them as they read a list of the user's.
 //
@@ -43,6 +45,7 @@
 #include "../memory/stream.hpp"
 #include "../memory/vector.hpp"
 #include "../reorder/keys.hpp"
+#include "clusters.hpp"
 #include "list_ops.hpp"
 
 namespace coalesce {
@@ -104,8 +107,10 @@ COALESCE_HOST_DEVICE COALESCE_INLINE void for_each_neighbor(verlet_list_ref<Form
 
 template <class Format, class Space = device> class verlet_list {
   static_assert(std::is_same_v<Format, padded_columns> || std::is_same_v<Format, padded_rows> ||
-                    std::is_same_v<Format, csr>,
-                "coalesce: a verlet_list's format is coalesce::padded_columns, padded_rows or csr");
+                    std::is_same_v<Format, csr> || std::is_same_v<Format, clusters>,
+                "coalesce: a verlet_list's format is coalesce::padded_columns, padded_rows, csr or clusters");
+  static constexpr bool is_padded = std::is_same_v<Format, padded_columns> || std::is_same_v<Format, padded_rows>;
+  static constexpr bool is_clusters = std::is_same_v<Format, clusters>;
 
  public:
   using format_type = Format;
@@ -127,7 +132,11 @@ template <class Format, class Space = device> class verlet_list {
     auto const columns = detail::position_columns_of(particles.storage(), position);
     detail::list_geometry const g{domain.lo,      domain.hi,    periodic,    columns.dims,
                                   params_.cutoff, params_.skin, params_.half};
-    detail::build_list(memory_, Format::format, columns, particles.size(), g, on.handle());
+    if constexpr (is_clusters) {
+      detail::build_cluster_list(memory_, columns, particles.size(), g, on.handle());
+    } else {
+      detail::build_list(memory_, Format::format, columns, particles.size(), g, on.handle());
+    }
     geometry_ = g;  // after the build: a refused build leaves the list and its geometry as they were
     built_ = true;
   }
@@ -152,20 +161,24 @@ template <class Format, class Space = device> class verlet_list {
   }
 
   verlet_list_ref<Format> view() const {
-    verlet_list_ref<Format> r;
-    r.indices = reinterpret_cast<std::uint32_t const*>(memory_.indices.data());
-    r.particles = memory_.particles;
-    if constexpr (std::is_same_v<Format, csr>) {
-      r.offsets = reinterpret_cast<std::uint32_t const*>(memory_.offsets.data());
+    if constexpr (is_clusters) {
+      return detail::cluster_ref(memory_, geometry_);
     } else {
-      r.counts = reinterpret_cast<std::uint32_t const*>(memory_.counts.data());
-      r.width = memory_.width;
+      verlet_list_ref<Format> r;
+      r.indices = reinterpret_cast<std::uint32_t const*>(memory_.indices.data());
+      r.particles = memory_.particles;
+      if constexpr (std::is_same_v<Format, csr>) {
+        r.offsets = reinterpret_cast<std::uint32_t const*>(memory_.offsets.data());
+      } else {
+        r.counts = reinterpret_cast<std::uint32_t const*>(memory_.counts.data());
+        r.width = memory_.width;
+      }
+      return r;
     }
-    return r;
   }
 
   // A padded list as the description remap, the analysis and the advisor take.
-  neighbor_list<std::uint32_t, Space> as_neighbor_list() const requires(!std::is_same_v<Format, csr>) {
+  neighbor_list<std::uint32_t, Space> as_neighbor_list() const requires(is_padded) {
     neighbor_list<std::uint32_t, Space> out{
         .indices = reinterpret_cast<std::uint32_t*>(memory_.indices.data()),
         .particles = memory_.particles,
@@ -180,6 +193,9 @@ template <class Format, class Space = device> class verlet_list {
     std::size_t const n = memory_.particles;
     std::vector<std::vector<std::uint32_t>> rows(n);
     if (n == 0) return rows;
+    if constexpr (is_clusters) {
+      return cluster_rows_on_host();
+    }
     auto const read = [&](detail::buffer const& b, std::size_t count) {
       std::vector<std::uint32_t> out(count);
       if (count > 0)
@@ -205,14 +221,28 @@ template <class Format, class Space = device> class verlet_list {
   std::size_t size() const { return memory_.particles; }
   std::size_t entries() const { return memory_.entries; }  // neighbours stored, all rows
   std::size_t widest() const { return memory_.widest; }    // the longest row
-  std::size_t width() const { return memory_.width; }      // padded: slots per row (0 for csr)
-  // Padded: the share of slots that hold a neighbour (1 for csr).
+  std::size_t width() const { return memory_.width; }      // padded: slots per row (0 otherwise)
+  // Padded: the share of slots that hold a neighbour (1 for csr). Clusters: the share of the
+  // candidates a traversal tests that are neighbours.
   double fill() const {
+    if constexpr (is_clusters) {
+      if (memory_.candidates == 0) return 1.0;
+      return static_cast<double>(memory_.entries) / static_cast<double>(memory_.candidates);
+    }
     if (std::is_same_v<Format, csr> || memory_.particles == 0 || memory_.width == 0) return 1.0;
     return static_cast<double>(memory_.entries) / static_cast<double>(memory_.particles * memory_.width);
   }
-  // Bytes of the list a traversal of every row reads (indices plus counts or offsets).
+  // Clusters: the particles a traversal of every row tests (its neighbours and the rest).
+  std::size_t candidates() const requires(is_clusters) { return memory_.candidates; }
+  // Bytes of the list a traversal of every row reads (indices plus counts or offsets; for clusters
+  // the runs and their offsets, not the positions it filters with: those are the particles' own).
   std::size_t bytes() const {
+    if constexpr (is_clusters) {
+      std::size_t const cluster_count = (memory_.particles + clusters::cluster_size - 1) / clusters::cluster_size;
+      return memory_.entries == 0 && memory_.particles == 0
+                 ? 0
+                 : memory_.runs * 2 * sizeof(std::uint32_t) + (cluster_count + 1) * sizeof(std::uint32_t);
+    }
     std::size_t const slots = std::is_same_v<Format, csr> ? memory_.entries : memory_.particles * memory_.width;
     return slots * sizeof(std::uint32_t) +
            (memory_.particles + (std::is_same_v<Format, csr> ? 1 : 0)) * sizeof(std::uint32_t);
@@ -221,6 +251,30 @@ template <class Format, class Space = device> class verlet_list {
   list_params const& params() const { return params_; }
 
  private:
+  // The cluster format's rows: its traversal, run on host copies of the runs and positions.
+  std::vector<std::vector<std::uint32_t>> cluster_rows_on_host() const {
+    std::size_t const n = memory_.particles;
+    std::size_t const cluster_count = (n + clusters::cluster_size - 1) / clusters::cluster_size;
+    auto const read = [&]<class U>(detail::buffer const& b, std::size_t count, U) {
+      std::vector<U> out(count);
+      if (count > 0) detail::copy_bytes(detail::memory_kind::host, out.data(), kind, b.data(), count * sizeof(U));
+      return out;
+    };
+    auto const runs = read(memory_.indices, memory_.runs * 2, std::uint32_t{});
+    auto const offsets = read(memory_.offsets, cluster_count + 1, std::uint32_t{});
+    bool const single = memory_.point_bytes == sizeof(detail::point4<float>);
+    auto const points32 = read(memory_.points, single ? n : 0, detail::point4<float>{});
+    auto const points64 = read(memory_.points, single ? 0 : n, detail::point4<double>{});
+    verlet_list_ref<clusters> r = view();
+    r.runs = runs.data();
+    r.run_offsets = offsets.data();
+    r.points32 = single ? points32.data() : nullptr;
+    r.points64 = single ? nullptr : points64.data();
+    std::vector<std::vector<std::uint32_t>> rows(n);
+    for (std::size_t i = 0; i < n; ++i) for_each_neighbor(r, i, [&](std::uint32_t j) { rows[i].push_back(j); });
+    return rows;
+  }
+
   list_params params_;
   detail::list_geometry geometry_{};
   detail::list_memory memory_;

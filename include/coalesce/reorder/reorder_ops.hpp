@@ -23,6 +23,15 @@ struct position_columns {
   unsigned width = 4;
 };
 
+// Element i of a position column (float or double, by width) as a double: the one reading of a
+// coordinate that keys, migration and neighbour lists share, on host and GPU.
+COALESCE_HOST_DEVICE COALESCE_INLINE double coordinate_at(column_ref const& c, unsigned width, std::size_t i) {
+  return width == 4 ? static_cast<double>(*reinterpret_cast<float const*>(c.address(i)))
+                    : *reinterpret_cast<double const*>(c.address(i));
+}
+// The same from memory of `kind` read by the host (a copy for GPU memory): error messages.
+double read_coordinate(memory_kind kind, column_ref const& c, unsigned width, std::size_t i);
+
 enum class curve : unsigned char { cell, morton, hilbert };
 
 // What key to compute. grid[a] is the number of cells along axis a (cell keys), or 2^levels

@@ -1,0 +1,142 @@
+// coalesce/neighbors/clusters.hpp - the compressed neighbour-list format: for each cluster of 32
+// consecutive particles, runs of candidate indices [first, end) instead of one slot per neighbour.
+//
+//   // d: a coalesce::device_vector<Particle>, sorted along space first (hilbert_keys + sort_by_key)
+//   coalesce::box const domain{.lo = {0, 0, 0}, .hi = {L, L, L}};
+//   coalesce::verlet_list<coalesce::clusters> list({.cutoff = 2.5, .skin = 0.3});
+//   list.build(d, &Particle::pos, domain);                   // a few bytes per particle
+//   auto nl = list.view();
+//   auto v = d.view();
+//   coalesce::for_each_index(coalesce::device{}, v.size(), [=] COALESCE_HOST_DEVICE(std::size_t i) {
+//     coalesce::for_each_neighbor(nl, i, [&](std::uint32_t j) { v[i][&Particle::mass] += 0 * j; });
+//   });
+//
+// Why: after a spatial sort the neighbours of a particle are mostly a few runs of nearby indices,
+// and the 32 particles of a cluster share them. A padded list spends 4 bytes per neighbour per
+// particle (about 350 B at 80 neighbours); the runs of a cluster cost 8 bytes each, shared by 32
+// particles. A traversal reads each run's candidates' positions (the list keeps them as of the
+// build), keeps those within cutoff + skin in a 32-bit mask, then calls the body for the mask's
+// bits: for_each_neighbor yields exactly the pairs the padded formats hold (same reach, same
+// minimum image, same rounding), in ascending index order, and the kernel's body is unchanged.
+//
+// The price is the candidates: particles within reach of the cluster's bounding box, tested and
+// mostly dropped (a body that is not called costs little, a distance test does). The build needs
+// particles in a spatial order; on particles in a random order every cluster spans the box, and
+// the build refuses them with a message (sort first, or use padded_columns).
+#pragma once
+#include <bit>
+#include <cstddef>
+#include <cstdint>
+
+#include "../core/config.hpp"
+#include "list_ops.hpp"
+
+namespace coalesce {
+
+// The format tag, beside padded_columns, padded_rows and csr (verlet_list.hpp).
+struct clusters {
+  static constexpr std::uint32_t cluster_size = 32;  // consecutive particles per cluster: one warp
+};
+
+template <class Format> struct verlet_list_ref;
+
+// The handle kernels take by value (verlet_list<clusters>::view()).
+template <> struct verlet_list_ref<clusters> {
+  std::uint32_t const* runs = nullptr;         // run r: candidates [runs[2r], runs[2r + 1])
+  std::uint32_t const* run_offsets = nullptr;  // cluster c: runs [run_offsets[c], run_offsets[c + 1])
+  detail::point4<float> const* points32 = nullptr;   // positions at the build (float positions)
+  detail::point4<double> const* points64 = nullptr;  // or these (double positions)
+  std::size_t particles = 0;
+  double reach2 = 0;               // (cutoff + skin)^2
+  double length[3] = {0, 0, 0};    // box lengths along periodic axes
+  bool periodic[3] = {false, false, false};
+  bool half = false;
+
+  COALESCE_HOST_DEVICE std::size_t size() const { return particles; }
+
+  // body(j) for every j within reach of i, ascending j (the body's own cutoff test stays).
+  template <class Body> COALESCE_HOST_DEVICE COALESCE_INLINE void visit(std::size_t i, Body& body) const {
+    if (points32 != nullptr) {
+      visit_in(points32, static_cast<std::uint32_t>(i), body);
+    } else {
+      visit_in(points64, static_cast<std::uint32_t>(i), body);
+    }
+  }
+
+ private:
+  // The image of q nearest to x along one axis: the build's choice for every pair within reach
+  // (the reach is at most half a periodic length, so only one image can be within it).
+  template <class Real> COALESCE_HOST_DEVICE COALESCE_INLINE Real separation(Real x, Real q, int a) const {
+    Real shift = Real(0);
+    if (periodic[a]) {
+      Real const l = static_cast<Real>(length[a]);
+      Real const d = x - q;
+      shift = d > Real(0.5) * l ? l : (d < Real(-0.5) * l ? -l : Real(0));
+    }
+    return x - (q + shift);  // as the build computes it: xi - (q + s)
+  }
+
+  template <class Real, class Body>
+  COALESCE_HOST_DEVICE COALESCE_INLINE void visit_in(detail::point4<Real> const* points, std::uint32_t i,
+                                                     Body& body) const {
+    detail::point4<Real> const xi = points[i];
+    Real const r2 = static_cast<Real>(reach2);
+    std::uint32_t const c = i / clusters::cluster_size;
+    std::uint32_t const last_run = run_offsets[c + 1];
+    for (std::uint32_t r = run_offsets[c]; r < last_run; ++r) {
+      std::uint32_t const end = runs[2 * r + 1];
+      for (std::uint32_t base = runs[2 * r]; base < end; base += 32) {
+        std::uint32_t const m = end - base < 32 ? end - base : 32;
+        std::uint32_t mask = 0;
+        for (std::uint32_t k = 0; k < m; ++k) {
+          std::uint32_t const j = base + k;
+          detail::point4<Real> const q = points[j];
+          Real const d2 = detail::distance2(separation(xi.x, q.x, 0), separation(xi.y, q.y, 1),
+                                            separation(xi.z, q.z, 2));
+          bool const keep = d2 < r2 && j != i && (!half || j > i);
+          mask |= static_cast<std::uint32_t>(keep) << k;
+        }
+        while (mask != 0) {
+#if defined(__CUDA_ARCH__)
+          std::uint32_t const k = static_cast<std::uint32_t>(__ffs(mask) - 1);
+#else
+          std::uint32_t const k = static_cast<std::uint32_t>(std::countr_zero(mask));
+#endif
+          mask &= mask - 1;
+          body(base + k);
+        }
+      }
+    }
+  }
+};
+
+namespace detail {
+// The handle over a built list's memory (verlet_list::view(), and the build's own count pass).
+inline verlet_list_ref<clusters> cluster_ref(list_memory const& m, list_geometry const& g) {
+  verlet_list_ref<clusters> r;
+  r.runs = reinterpret_cast<std::uint32_t const*>(m.indices.data());
+  r.run_offsets = reinterpret_cast<std::uint32_t const*>(m.offsets.data());
+  if (m.point_bytes == sizeof(point4<float>)) {
+    r.points32 = reinterpret_cast<point4<float> const*>(m.points.data());
+  } else {
+    r.points64 = reinterpret_cast<point4<double> const*>(m.points.data());
+  }
+  r.particles = m.particles;
+  r.reach2 = g.reach() * g.reach();
+  for (unsigned a = 0; a < 3; ++a) {
+    r.periodic[a] = a < g.dims && g.periodic[a];
+    r.length[a] = g.hi[a] - g.lo[a];
+  }
+  r.half = g.half;
+  return r;
+}
+}  // namespace detail
+
+// The cluster format's traversal (verlet_list.hpp has the one for the other formats).
+template <class Body>
+COALESCE_HOST_DEVICE COALESCE_INLINE void for_each_neighbor(verlet_list_ref<clusters> const& list, std::size_t i,
+                                                            Body&& body) {
+  list.visit(i, body);
+}
+
+}  // namespace coalesce

@@ -1,0 +1,103 @@
+// The cluster format's build (coalesce/neighbors/clusters.hpp): the padded build's checks and
+// cell binning, then per cluster its bounding box, candidates, runs, and a count of the
+// neighbours the traversal yields (entries, widest row, fill), on host or GPU memory.
+#include <string>
+#include <utility>
+
+#include <coalesce/core/error.hpp>
+
+#include "cluster_kernels.hpp"
+#include "list_backend.hpp"
+
+namespace coalesce::detail {
+
+namespace {
+
+template <class Real>
+void build_clusters_in(list_memory& m, position_columns const& p, std::size_t n, list_geometry const& g, void* stream) {
+  std::size_t cell_count = 0;
+  cell_grid<Real> const grid = make_grid<Real>(g, n, cell_count);
+  bool const gpu = on_gpu_memory(m.kind);
+#if COALESCE_WITH_CUDA
+  std::size_t const bad = gpu ? cuda_lists::bin(m, p, n, g.dims, grid, cell_count, stream)
+                              : host_lists::bin(m, p, n, g.dims, grid, cell_count);
+  std::uint64_t const covered = bad < n ? 0
+                                : gpu   ? cuda_clusters::boxes(m, n, grid, stream)
+                                        : host_clusters::boxes(m, n, grid);
+#else
+  (void)stream;
+  (void)gpu;
+  std::size_t const bad = host_lists::bin(m, p, n, g.dims, grid, cell_count);
+  std::uint64_t const covered = bad < n ? 0 : host_clusters::boxes(m, n, grid);
+#endif
+  if (bad < n) report_bad_particle(m, p, g, bad);
+  // Clusters of particles in a spatial order reach a few dozen cells each; in a random order
+  // every cluster spans the box, and scanning it per cluster would cost more than the padded
+  // build's 27 cells per particle. Refused before any list memory is written.
+  std::size_t const clusters = cluster_count_of(n);
+  if (covered > 27ull * n && covered > 64ull * clusters) {
+    throw_error("neighbor list (clusters): the particles are not in a spatial order (their clusters of 32 "
+                "consecutive particles reach " +
+                std::to_string(covered / clusters) + " of the " + std::to_string(cell_count) +
+                " cells on average); sort them along space first (coalesce::hilbert_keys + sort_by_key), or use "
+                "the padded_columns format; nothing was written");
+  }
+#if COALESCE_WITH_CUDA
+  if (gpu) {
+    cuda_clusters::candidates(m, n, grid, stream);
+    m.runs = cuda_clusters::runs(m, n, stream);
+  } else {
+    host_clusters::candidates(m, n, grid);
+    m.runs = host_clusters::runs(m, n);
+  }
+#else
+  host_clusters::candidates(m, n, grid);
+  m.runs = host_clusters::runs(m, n);
+#endif
+  // The wrapped positions the traversal filters with stay with the list; the previous ones
+  // become the next build's scratch (a steady state allocates nothing).
+  std::swap(m.points, m.own_points);
+  m.point_bytes = sizeof(point4<Real>);
+  m.particles = n;
+  m.width = 0;
+#if COALESCE_WITH_CUDA
+  list_pass_result const r = gpu ? cuda_clusters::count(m, n, g, stream) : host_clusters::count(m, n, g);
+  if (gpu) {
+    cuda_lists::keep_reference(m, p, n, g.dims, stream);
+  } else {
+    host_lists::keep_reference(m, p, n, g.dims);
+  }
+#else
+  list_pass_result const r = host_clusters::count(m, n, g);
+  host_lists::keep_reference(m, p, n, g.dims);
+#endif
+  m.entries = r.entries;
+  m.widest = r.widest;
+  ++m.builds;
+}
+
+}  // namespace
+
+void build_cluster_list(list_memory& m, position_columns const& position, std::size_t n, list_geometry const& g,
+                        void* stream) {
+  check_geometry(g);
+  if (n >= std::size_t{0xffffffffu}) {
+    throw_error("neighbor list: " + std::to_string(n) + " particles do not fit 32-bit indices");
+  }
+  if (n == 0) {  // a rank may own no particle: an empty list, not an error
+    m.particles = 0;
+    m.entries = 0;
+    m.widest = 0;
+    m.runs = 0;
+    m.candidates = 0;
+    ++m.builds;
+    return;
+  }
+  if (position.width == 4) {
+    build_clusters_in<float>(m, position, n, g, stream);
+  } else {
+    build_clusters_in<double>(m, position, n, g, stream);
+  }
+}
+
+}  // namespace coalesce::detail

@@ -1,0 +1,211 @@
+// The cluster format's build in GPU memory: one thread per cluster for boxes, candidates and
+// runs (the bodies of cluster_kernels.hpp), CUB's scans between the counting and the filling
+// passes, CUB's segmented sort of each cluster's candidates, and one thread per particle for the
+// neighbour count. Read-backs: the cells covered (before anything is written), the candidate and
+// run totals (to size the buffers), the entry count and widest row.
+#include <algorithm>
+#include <cstdint>
+#include <string>
+
+#include <cub/device/device_scan.cuh>
+#include <cub/device/device_segmented_sort.cuh>
+
+#include <coalesce/core/error.hpp>
+
+#include "../core/cuda_check.hpp"
+#include "cluster_kernels.hpp"
+#include "list_backend.hpp"
+
+namespace coalesce::detail::cuda_clusters {
+
+namespace {
+
+constexpr int threads = 256;
+unsigned blocks(std::size_t n) { return static_cast<unsigned>((n + threads - 1) / threads); }
+template <class U> U* as(buffer const& b) { return reinterpret_cast<U*>(b.data()); }
+
+template <class Real> __global__ void boxes_kernel(point4<Real> const* own, std::size_t n, std::size_t clusters,
+                                                   cell_grid<Real> g, cluster_box<Real>* out,
+                                                   unsigned long long* covered) {
+  std::size_t const c = static_cast<std::size_t>(blockIdx.x) * blockDim.x + threadIdx.x;
+  unsigned long long cells = 0;
+  if (c < clusters) {
+    out[c] = box_of_cluster(own, n, c);
+    cells = cells_in(cells_near(g, out[c]));
+  }
+  for (int step = 16; step > 0; step /= 2) cells += __shfl_down_sync(0xffffffffu, cells, step);
+  if ((threadIdx.x & 31) == 0 && cells > 0) atomicAdd(covered, cells);
+}
+
+template <class Real>
+__global__ void candidates_kernel(cell_grid<Real> g, std::size_t clusters, cluster_box<Real> const* bx,
+                                  std::uint32_t const* start, std::uint32_t const* end,
+                                  point4<Real> const* points, std::uint32_t const* sorted, std::uint32_t* counts,
+                                  std::uint32_t const* offsets, std::uint32_t* ids) {
+  std::size_t const c = static_cast<std::size_t>(blockIdx.x) * blockDim.x + threadIdx.x;
+  if (c >= clusters) return;
+  std::uint32_t k = 0;
+  if (offsets == nullptr) {
+    visit_candidates(g, bx[c], start, end, points, sorted, [&](std::uint32_t) { ++k; });
+    counts[c] = k;
+  } else {
+    std::uint32_t* out = ids + offsets[c];
+    visit_candidates(g, bx[c], start, end, points, sorted, [&](std::uint32_t j) { out[k++] = j; });
+  }
+}
+
+__global__ void runs_kernel(std::size_t n, std::size_t clusters, std::uint32_t const* offsets,
+                            std::uint32_t const* ids, std::uint32_t* counts, std::uint32_t const* run_offsets,
+                            std::uint32_t* runs, unsigned long long* tested) {
+  std::size_t const c = static_cast<std::size_t>(blockIdx.x) * blockDim.x + threadIdx.x;
+  unsigned long long mine = 0;
+  if (c < clusters) {
+    std::uint32_t const* sorted = ids + offsets[c];
+    std::size_t const count = offsets[c + 1] - offsets[c];
+    if (run_offsets == nullptr) {
+      counts[c] = runs_of(sorted, count, [](std::uint32_t, std::uint32_t, std::uint32_t) {});
+    } else {
+      std::uint32_t* out = runs + 2 * static_cast<std::size_t>(run_offsets[c]);
+      unsigned long long length = 0;
+      runs_of(sorted, count, [&](std::uint32_t r, std::uint32_t first, std::uint32_t last) {
+        out[2 * r] = first;
+        out[2 * r + 1] = last;
+        length += last - first;
+      });
+      std::size_t const left = n - c * cluster_size;
+      mine = length * (left < cluster_size ? left : cluster_size);
+    }
+  }
+  if (run_offsets != nullptr) {
+    for (int step = 16; step > 0; step /= 2) mine += __shfl_down_sync(0xffffffffu, mine, step);
+    if ((threadIdx.x & 31) == 0 && mine > 0) atomicAdd(tested, mine);
+  }
+}
+
+__global__ void count_kernel(verlet_list_ref<clusters> r, std::size_t n, std::uint32_t* counts,
+                             unsigned long long* words) {
+  std::size_t const i = static_cast<std::size_t>(blockIdx.x) * blockDim.x + threadIdx.x;
+  std::uint32_t k = 0;
+  if (i < n) {
+    auto counter = [&](std::uint32_t) { ++k; };
+    r.visit(i, counter);
+    counts[i] = k;
+  }
+  unsigned const widest = __reduce_max_sync(0xffffffffu, k);
+  unsigned const sum = __reduce_add_sync(0xffffffffu, k);
+  if ((threadIdx.x & 31) == 0) {
+    atomicMax(&words[0], static_cast<unsigned long long>(widest));
+    atomicAdd(&words[1], static_cast<unsigned long long>(sum));
+  }
+}
+
+// The words: [0] cells covered / widest, [1] entries, [2] candidates tested.
+unsigned long long* zeroed_words(list_memory& m, cudaStream_t s) {
+  ensure_bytes(m, m.words, 4 * sizeof(unsigned long long));
+  COALESCE_CUDA_TRY(cudaMemsetAsync(m.words.data(), 0, 4 * sizeof(unsigned long long), s));
+  return as<unsigned long long>(m.words);
+}
+
+// offsets[0, count] from counts[0, count): an exclusive scan (counts[count] is zeroed first);
+// returns offsets[count].
+std::size_t scan(list_memory& m, std::uint32_t* counts, std::size_t count, std::uint32_t* offsets, cudaStream_t s) {
+  COALESCE_CUDA_TRY(cudaMemsetAsync(counts + count, 0, sizeof(std::uint32_t), s));
+  std::size_t bytes = 0;
+  COALESCE_CUDA_TRY(cub::DeviceScan::ExclusiveSum(nullptr, bytes, counts, offsets, static_cast<int>(count + 1), s));
+  ensure_bytes(m, m.temp, bytes);
+  bytes = m.temp.size();
+  COALESCE_CUDA_TRY(cub::DeviceScan::ExclusiveSum(m.temp.data(), bytes, counts, offsets, static_cast<int>(count + 1), s));
+  std::uint32_t total = 0;
+  COALESCE_CUDA_TRY(cudaMemcpyAsync(&total, offsets + count, sizeof total, cudaMemcpyDeviceToHost, s));
+  COALESCE_CUDA_TRY(cudaStreamSynchronize(s));
+  return total;
+}
+
+}  // namespace
+
+template <class Real> std::uint64_t boxes(list_memory& m, std::size_t n, cell_grid<Real> const& g, void* stream) {
+  auto const s = static_cast<cudaStream_t>(stream);
+  std::size_t const clusters = cluster_count_of(n);
+  ensure_bytes(m, m.boxes, clusters * sizeof(cluster_box<Real>));
+  unsigned long long* words = zeroed_words(m, s);
+  boxes_kernel<Real><<<blocks(clusters), threads, 0, s>>>(as<point4<Real>>(m.own_points), n, clusters, g,
+                                                           as<cluster_box<Real>>(m.boxes), words);
+  COALESCE_CUDA_TRY(cudaGetLastError());
+  unsigned long long covered = 0;
+  COALESCE_CUDA_TRY(cudaMemcpyAsync(&covered, words, sizeof covered, cudaMemcpyDeviceToHost, s));
+  COALESCE_CUDA_TRY(cudaStreamSynchronize(s));
+  return covered;
+}
+
+template <class Real> std::size_t candidates(list_memory& m, std::size_t n, cell_grid<Real> const& g, void* stream) {
+  auto const s = static_cast<cudaStream_t>(stream);
+  std::size_t const clusters = cluster_count_of(n);
+  ensure_bytes(m, m.counts, (std::max(n, clusters) + 1) * sizeof(std::uint32_t));
+  ensure_bytes(m, m.candidate_offsets, (clusters + 1) * sizeof(std::uint32_t));
+  auto* counts = as<std::uint32_t>(m.counts);
+  auto* offsets = as<std::uint32_t>(m.candidate_offsets);
+  auto const launch = [&](std::uint32_t const* at) {
+    candidates_kernel<Real><<<blocks(clusters), threads, 0, s>>>(
+        g, clusters, as<cluster_box<Real>>(m.boxes), as<std::uint32_t>(m.cell_start), as<std::uint32_t>(m.cell_end),
+        as<point4<Real>>(m.cell_points), as<std::uint32_t>(m.sorted_ids), counts, at, as<std::uint32_t>(m.candidate_ids));
+    COALESCE_CUDA_TRY(cudaGetLastError());
+  };
+  launch(nullptr);
+  std::size_t const total = scan(m, counts, clusters, offsets, s);
+  ensure_bytes(m, m.candidate_ids, total * sizeof(std::uint32_t));
+  ensure_bytes(m, m.candidate_sorted, total * sizeof(std::uint32_t));
+  launch(offsets);
+  std::size_t bytes = 0;
+  COALESCE_CUDA_TRY(cub::DeviceSegmentedSort::SortKeys(nullptr, bytes, as<std::uint32_t>(m.candidate_ids),
+                                                       as<std::uint32_t>(m.candidate_sorted),
+                                                       static_cast<std::int64_t>(total),
+                                                       static_cast<std::int64_t>(clusters), offsets, offsets + 1, s));
+  ensure_bytes(m, m.temp, bytes);
+  bytes = m.temp.size();
+  COALESCE_CUDA_TRY(cub::DeviceSegmentedSort::SortKeys(m.temp.data(), bytes, as<std::uint32_t>(m.candidate_ids),
+                                                       as<std::uint32_t>(m.candidate_sorted),
+                                                       static_cast<std::int64_t>(total),
+                                                       static_cast<std::int64_t>(clusters), offsets, offsets + 1, s));
+  return total;
+}
+
+std::size_t runs(list_memory& m, std::size_t n, void* stream) {
+  auto const s = static_cast<cudaStream_t>(stream);
+  std::size_t const clusters = cluster_count_of(n);
+  auto* counts = as<std::uint32_t>(m.counts);
+  auto const* offsets = as<std::uint32_t>(m.candidate_offsets);
+  auto const* ids = as<std::uint32_t>(m.candidate_sorted);
+  unsigned long long* words = zeroed_words(m, s);
+  runs_kernel<<<blocks(clusters), threads, 0, s>>>(n, clusters, offsets, ids, counts, nullptr, nullptr, words + 2);
+  COALESCE_CUDA_TRY(cudaGetLastError());
+  ensure_bytes(m, m.offsets, (clusters + 1) * sizeof(std::uint32_t));
+  auto* run_offsets = as<std::uint32_t>(m.offsets);
+  std::size_t const total = scan(m, counts, clusters, run_offsets, s);
+  ensure_bytes(m, m.indices, 2 * total * sizeof(std::uint32_t));
+  runs_kernel<<<blocks(clusters), threads, 0, s>>>(n, clusters, offsets, ids, counts, run_offsets,
+                                                   as<std::uint32_t>(m.indices), words + 2);
+  COALESCE_CUDA_TRY(cudaGetLastError());
+  unsigned long long tested = 0;
+  COALESCE_CUDA_TRY(cudaMemcpyAsync(&tested, words + 2, sizeof tested, cudaMemcpyDeviceToHost, s));
+  COALESCE_CUDA_TRY(cudaStreamSynchronize(s));
+  m.candidates = tested;
+  return total;
+}
+
+list_pass_result count(list_memory& m, std::size_t n, list_geometry const& g, void* stream) {
+  auto const s = static_cast<cudaStream_t>(stream);
+  unsigned long long* words = zeroed_words(m, s);
+  count_kernel<<<blocks(n), threads, 0, s>>>(cluster_ref(m, g), n, as<std::uint32_t>(m.counts), words);
+  COALESCE_CUDA_TRY(cudaGetLastError());
+  unsigned long long got[2] = {0, 0};
+  COALESCE_CUDA_TRY(cudaMemcpyAsync(got, words, sizeof got, cudaMemcpyDeviceToHost, s));
+  COALESCE_CUDA_TRY(cudaStreamSynchronize(s));
+  return {static_cast<std::size_t>(got[0]), static_cast<std::size_t>(got[1])};
+}
+
+template std::uint64_t boxes<float>(list_memory&, std::size_t, cell_grid<float> const&, void*);
+template std::uint64_t boxes<double>(list_memory&, std::size_t, cell_grid<double> const&, void*);
+template std::size_t candidates<float>(list_memory&, std::size_t, cell_grid<float> const&, void*);
+template std::size_t candidates<double>(list_memory&, std::size_t, cell_grid<double> const&, void*);
+
+}  // namespace coalesce::detail::cuda_clusters
