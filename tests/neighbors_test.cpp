@@ -350,3 +350,33 @@ TEST_CASE("clusters: a few bytes per particle after a Hilbert sort, the padded l
     CHECK(on_device.bytes() == list.bytes());
   }
 }
+
+TEST_CASE_TEMPLATE("a list read after the particles were reordered is refused, not read; needs_rebuild says so", Space,
+                   coalesce::host, coalesce::device) {
+  if (!space_usable<Space>()) return;
+  auto const p = random_particles(3000, 0.0f, 12.0f, 41);
+  coalesce::box const b{.lo = {0, 0, 0}, .hi = {12, 12, 12}};
+  coalesce::vector<Particle, coalesce::soa, Space> v(p);
+  coalesce::verlet_list<coalesce::padded_columns, Space> list({.cutoff = 1.0, .skin = 0.3});
+  list.build(v, &Particle::pos, b);
+  CHECK_NOTHROW((void)list.view(v));
+  CHECK_FALSE(list.needs_rebuild(v, &Particle::pos));
+  // A copy holds the same particles in the same order: the list stays valid for it.
+  coalesce::vector<Particle, coalesce::aos, Space> copy = v;
+  CHECK(copy.order_stamp() == v.order_stamp());
+  coalesce::reorder_plan plan;
+  auto const keys = coalesce::hilbert_keys(v, &Particle::pos, b, plan);
+  coalesce::sort_by_key(v, keys, plan);  // same positions, other indices: the displacement is zero
+  CHECK(copy.order_stamp() != v.order_stamp());
+  CHECK(list.needs_rebuild(v, &Particle::pos));
+  CHECK_THROWS_WITH_AS((void)list.view(v), doctest::Contains("reordered"), coalesce::error);
+  CHECK_THROWS_WITH_AS((void)list.max_displacement(v, &Particle::pos), doctest::Contains("reordered"), coalesce::error);
+  list.build(v, &Particle::pos, b);
+  CHECK_NOTHROW((void)list.view(v));
+  coalesce::apply(plan, v);  // apply permutes too
+  CHECK_THROWS_AS((void)list.view(v), coalesce::error);
+  list.build(v, &Particle::pos, b);
+  v.resize(v.size() - 1);  // fewer particles
+  CHECK(list.needs_rebuild(v, &Particle::pos));
+  CHECK_THROWS_WITH_AS((void)list.view(v), doctest::Contains("built for 3000"), coalesce::error);
+}

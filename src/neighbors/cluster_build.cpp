@@ -36,11 +36,12 @@ void build_clusters_in(list_memory& m, position_columns const& p, std::size_t n,
   // build's 27 cells per particle. Refused before any list memory is written.
   std::size_t const clusters = cluster_count_of(n);
   if (covered > 27ull * n && covered > 64ull * clusters) {
-    throw_error("neighbor list (clusters): the particles are not in a spatial order (their clusters of 32 "
-                "consecutive particles reach " +
-                std::to_string(covered / clusters) + " of the " + std::to_string(cell_count) +
-                " cells on average); sort them along space first (coalesce::hilbert_keys + sort_by_key), or use "
-                "the padded_columns format; nothing was written");
+    throw_error(
+        "neighbor list (clusters): the particles are not in a spatial order (their clusters of 32 "
+        "consecutive particles reach " +
+        std::to_string(covered / clusters) + " of the " + std::to_string(cell_count) +
+        " cells on average); sort them along space first (coalesce::hilbert_keys + sort_by_key), or use "
+        "the padded_columns format; nothing was written");
   }
 #if COALESCE_WITH_CUDA
   if (gpu) {

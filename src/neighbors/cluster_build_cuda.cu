@@ -37,11 +37,11 @@ template <class Real> __global__ void boxes_kernel(point4<Real> const* own, std:
   if ((threadIdx.x & 31) == 0 && cells > 0) atomicAdd(covered, cells);
 }
 
-template <class Real>
-__global__ void candidates_kernel(cell_grid<Real> g, std::size_t clusters, cluster_box<Real> const* bx,
-                                  std::uint32_t const* start, std::uint32_t const* end,
-                                  point4<Real> const* points, std::uint32_t const* sorted, std::uint32_t* counts,
-                                  std::uint32_t const* offsets, std::uint32_t* ids) {
+template <class Real> __global__ void candidates_kernel(cell_grid<Real> g, std::size_t clusters,
+                                                        cluster_box<Real> const* bx, std::uint32_t const* start,
+                                                        std::uint32_t const* end, point4<Real> const* points,
+                                                        std::uint32_t const* sorted, std::uint32_t* counts,
+                                                        std::uint32_t const* offsets, std::uint32_t* ids) {
   std::size_t const c = static_cast<std::size_t>(blockIdx.x) * blockDim.x + threadIdx.x;
   if (c >= clusters) return;
   std::uint32_t k = 0;
@@ -54,9 +54,9 @@ __global__ void candidates_kernel(cell_grid<Real> g, std::size_t clusters, clust
   }
 }
 
-__global__ void runs_kernel(std::size_t n, std::size_t clusters, std::uint32_t const* offsets,
-                            std::uint32_t const* ids, std::uint32_t* counts, std::uint32_t const* run_offsets,
-                            std::uint32_t* runs, unsigned long long* tested) {
+__global__ void runs_kernel(std::size_t n, std::size_t clusters, std::uint32_t const* offsets, std::uint32_t const* ids,
+                            std::uint32_t* counts, std::uint32_t const* run_offsets, std::uint32_t* runs,
+                            unsigned long long* tested) {
   std::size_t const c = static_cast<std::size_t>(blockIdx.x) * blockDim.x + threadIdx.x;
   unsigned long long mine = 0;
   if (c < clusters) {
@@ -114,7 +114,8 @@ std::size_t scan(list_memory& m, std::uint32_t* counts, std::size_t count, std::
   COALESCE_CUDA_TRY(cub::DeviceScan::ExclusiveSum(nullptr, bytes, counts, offsets, static_cast<int>(count + 1), s));
   ensure_bytes(m, m.temp, bytes);
   bytes = m.temp.size();
-  COALESCE_CUDA_TRY(cub::DeviceScan::ExclusiveSum(m.temp.data(), bytes, counts, offsets, static_cast<int>(count + 1), s));
+  COALESCE_CUDA_TRY(
+      cub::DeviceScan::ExclusiveSum(m.temp.data(), bytes, counts, offsets, static_cast<int>(count + 1), s));
   std::uint32_t total = 0;
   COALESCE_CUDA_TRY(cudaMemcpyAsync(&total, offsets + count, sizeof total, cudaMemcpyDeviceToHost, s));
   COALESCE_CUDA_TRY(cudaStreamSynchronize(s));
@@ -129,7 +130,7 @@ template <class Real> std::uint64_t boxes(list_memory& m, std::size_t n, cell_gr
   ensure_bytes(m, m.boxes, clusters * sizeof(cluster_box<Real>));
   unsigned long long* words = zeroed_words(m, s);
   boxes_kernel<Real><<<blocks(clusters), threads, 0, s>>>(as<point4<Real>>(m.own_points), n, clusters, g,
-                                                           as<cluster_box<Real>>(m.boxes), words);
+                                                          as<cluster_box<Real>>(m.boxes), words);
   COALESCE_CUDA_TRY(cudaGetLastError());
   unsigned long long covered = 0;
   COALESCE_CUDA_TRY(cudaMemcpyAsync(&covered, words, sizeof covered, cudaMemcpyDeviceToHost, s));
@@ -147,7 +148,8 @@ template <class Real> std::size_t candidates(list_memory& m, std::size_t n, cell
   auto const launch = [&](std::uint32_t const* at) {
     candidates_kernel<Real><<<blocks(clusters), threads, 0, s>>>(
         g, clusters, as<cluster_box<Real>>(m.boxes), as<std::uint32_t>(m.cell_start), as<std::uint32_t>(m.cell_end),
-        as<point4<Real>>(m.cell_points), as<std::uint32_t>(m.sorted_ids), counts, at, as<std::uint32_t>(m.candidate_ids));
+        as<point4<Real>>(m.cell_points), as<std::uint32_t>(m.sorted_ids), counts, at,
+        as<std::uint32_t>(m.candidate_ids));
     COALESCE_CUDA_TRY(cudaGetLastError());
   };
   launch(nullptr);
@@ -156,16 +158,14 @@ template <class Real> std::size_t candidates(list_memory& m, std::size_t n, cell
   ensure_bytes(m, m.candidate_sorted, total * sizeof(std::uint32_t));
   launch(offsets);
   std::size_t bytes = 0;
-  COALESCE_CUDA_TRY(cub::DeviceSegmentedSort::SortKeys(nullptr, bytes, as<std::uint32_t>(m.candidate_ids),
-                                                       as<std::uint32_t>(m.candidate_sorted),
-                                                       static_cast<std::int64_t>(total),
-                                                       static_cast<std::int64_t>(clusters), offsets, offsets + 1, s));
+  COALESCE_CUDA_TRY(cub::DeviceSegmentedSort::SortKeys(
+      nullptr, bytes, as<std::uint32_t>(m.candidate_ids), as<std::uint32_t>(m.candidate_sorted),
+      static_cast<std::int64_t>(total), static_cast<std::int64_t>(clusters), offsets, offsets + 1, s));
   ensure_bytes(m, m.temp, bytes);
   bytes = m.temp.size();
-  COALESCE_CUDA_TRY(cub::DeviceSegmentedSort::SortKeys(m.temp.data(), bytes, as<std::uint32_t>(m.candidate_ids),
-                                                       as<std::uint32_t>(m.candidate_sorted),
-                                                       static_cast<std::int64_t>(total),
-                                                       static_cast<std::int64_t>(clusters), offsets, offsets + 1, s));
+  COALESCE_CUDA_TRY(cub::DeviceSegmentedSort::SortKeys(
+      m.temp.data(), bytes, as<std::uint32_t>(m.candidate_ids), as<std::uint32_t>(m.candidate_sorted),
+      static_cast<std::int64_t>(total), static_cast<std::int64_t>(clusters), offsets, offsets + 1, s));
   return total;
 }
 

@@ -93,7 +93,8 @@ std::size_t runs(list_memory& m, std::size_t n) {
 #pragma omp parallel for schedule(static)
 #endif
   for (std::ptrdiff_t c = 0; c < count; ++c) {
-    counts[c] = runs_of(ids + offsets[c], offsets[c + 1] - offsets[c], [](std::uint32_t, std::uint32_t, std::uint32_t) {});
+    counts[c] =
+        runs_of(ids + offsets[c], offsets[c + 1] - offsets[c], [](std::uint32_t, std::uint32_t, std::uint32_t) {});
   }
   ensure_bytes(m, m.offsets, (clusters + 1) * sizeof(std::uint32_t));
   auto* run_offsets = as<std::uint32_t>(m.offsets);
@@ -107,11 +108,12 @@ std::size_t runs(list_memory& m, std::size_t n) {
   for (std::ptrdiff_t c = 0; c < count; ++c) {
     std::uint32_t* runs = out + 2 * static_cast<std::size_t>(run_offsets[c]);
     std::size_t length = 0;
-    runs_of(ids + offsets[c], offsets[c + 1] - offsets[c], [&](std::uint32_t r, std::uint32_t first, std::uint32_t end) {
-      runs[2 * r] = first;
-      runs[2 * r + 1] = end;
-      length += end - first;
-    });
+    runs_of(ids + offsets[c], offsets[c + 1] - offsets[c],
+            [&](std::uint32_t r, std::uint32_t first, std::uint32_t end) {
+              runs[2 * r] = first;
+              runs[2 * r + 1] = end;
+              length += end - first;
+            });
     std::size_t const members = std::min<std::size_t>(cluster_size, n - static_cast<std::size_t>(c) * cluster_size);
     tested += length * members;
   }

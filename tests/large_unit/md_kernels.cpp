@@ -519,6 +519,100 @@ energies run(std::vector<Atom> const& start, int steps) {
 }  // namespace raw
 }  // namespace large_unit
 
+namespace large_unit {
+// The same half list, two ways, same run: the hand-written binned build above (serial, as the
+// code it models) and the same build with OpenMP (count pass, scan, fill pass), against the
+// library's verlet_list<csr, host> (OpenMP, its cells in a counting sort). Medians of 5; the
+// library's rows must hold the hand-written pairs.
+half_list build_half_list_omp(std::vector<Atom> const& atoms, double length, double reach) {
+  int const cells = std::max(3, static_cast<int>(length / reach));
+  double const width = length / cells;
+  auto cell = [&](double x) { return std::min(cells - 1, std::max(0, static_cast<int>(x / width))); };
+  std::size_t const n = atoms.size();
+  std::vector<int> cell_of(n), count(static_cast<std::size_t>(cells * cells * cells) + 1, 0);
+  for (std::size_t i = 0; i < n; ++i) {
+    auto const& x = atoms[i].x;
+    cell_of[i] = (cell(x.x) * cells + cell(x.y)) * cells + cell(x.z);
+    ++count[static_cast<std::size_t>(cell_of[i]) + 1];
+  }
+  for (std::size_t c = 1; c < count.size(); ++c) count[c] += count[c - 1];
+  std::vector<int> members(n), cursor(count.begin(), count.end() - 1);
+  for (std::size_t i = 0; i < n; ++i)
+    members[static_cast<std::size_t>(cursor[static_cast<std::size_t>(cell_of[i])]++)] = static_cast<int>(i);
+  half_list nl;
+  nl.offsets.assign(n + 1, 0);
+  auto visit = [&](std::size_t i, auto&& emit) {
+    auto const& x = atoms[i].x;
+    int const c[3] = {cell(x.x), cell(x.y), cell(x.z)};
+    int found = 0;
+    for (int dx = -1; dx <= 1; ++dx)
+      for (int dy = -1; dy <= 1; ++dy)
+        for (int dz = -1; dz <= 1; ++dz) {
+          int const m[3] = {(c[0] + dx + cells) % cells, (c[1] + dy + cells) % cells, (c[2] + dz + cells) % cells};
+          std::size_t const cc = static_cast<std::size_t>((m[0] * cells + m[1]) * cells + m[2]);
+          for (int k = count[cc]; k < count[cc + 1]; ++k) {
+            int const j = members[static_cast<std::size_t>(k)];
+            if (j <= static_cast<int>(i)) continue;
+            auto const& y = atoms[static_cast<std::size_t>(j)].x;
+            double const ex = minimum_image(x.x - y.x, length), ey = minimum_image(x.y - y.y, length),
+                         ez = minimum_image(x.z - y.z, length);
+            if (ex * ex + ey * ey + ez * ez < reach * reach) emit(found++, j);
+          }
+        }
+    return found;
+  };
+  auto const n_signed = static_cast<std::ptrdiff_t>(n);
+#pragma omp parallel for schedule(static)
+  for (std::ptrdiff_t i = 0; i < n_signed; ++i)
+    nl.offsets[static_cast<std::size_t>(i) + 1] = visit(static_cast<std::size_t>(i), [](int, int) {});
+  for (std::size_t i = 0; i < n; ++i) nl.offsets[i + 1] += nl.offsets[i];
+  nl.neighbors.resize(static_cast<std::size_t>(nl.offsets[n]));
+#pragma omp parallel for schedule(static)
+  for (std::ptrdiff_t i = 0; i < n_signed; ++i) {
+    int* row = nl.neighbors.data() + nl.offsets[static_cast<std::size_t>(i)];
+    visit(static_cast<std::size_t>(i), [&](int k, int j) { row[k] = j; });
+  }
+  return nl;
+}
+
+template <class F> double median_seconds(F&& f) {
+  std::vector<double> t;
+  for (int r = 0; r < 5; ++r) {
+    double const t0 = omp_get_wtime();
+    f();
+    t.push_back(omp_get_wtime() - t0);
+  }
+  std::sort(t.begin(), t.end());
+  return t[2];
+}
+
+bool compare_list_builds(std::vector<Atom> const& atoms, double length, double reach) {
+  half_list serial, parallel;
+  double const serial_s = median_seconds([&] { serial = build_half_list(atoms, length, reach); });
+  double const parallel_s = median_seconds([&] { parallel = build_half_list_omp(atoms, length, reach); });
+  coalesce::host_vector<Atom> v(atoms);
+  coalesce::verlet_list<coalesce::csr, coalesce::host> list({.cutoff = reach - 0.3, .skin = 0.3, .half = true});
+  coalesce::box const b{.lo = {0, 0, 0}, .hi = {length, length, length}};
+  double const library_s = median_seconds([&] { list.build(v, &Atom::x, b); });
+  auto rows = list.rows_on_host();
+  bool same = rows.size() == atoms.size();
+  for (std::size_t i = 0; same && i < rows.size(); ++i) {
+    std::vector<int> a(serial.neighbors.begin() + serial.offsets[i], serial.neighbors.begin() + serial.offsets[i + 1]);
+    std::vector<int> c(rows[i].begin(), rows[i].end());
+    std::sort(a.begin(), a.end());
+    std::sort(c.begin(), c.end());
+    same = a == c;
+  }
+  same = same && parallel.neighbors.size() == serial.neighbors.size();
+  std::printf(
+      "half-list build (%zu pairs): hand-written serial %.4f s, hand-written OpenMP %.4f s, library csr %.4f s "
+      "(%.2fx the OpenMP build)%s\n",
+      serial.neighbors.size(), serial_s, parallel_s, library_s, library_s / parallel_s,
+      same ? "" : "  FAILED: the library's half list holds other pairs");
+  return same;
+}
+}  // namespace large_unit
+
 int main(int argc, char** argv) {
   using namespace large_unit;
   int const per_side = argc > 1 ? std::atoi(argv[1]) : 12;
@@ -551,5 +645,6 @@ int main(int argc, char** argv) {
   }
   if (!same)
     std::printf("FAILED: a layout's energies differ from the hand-written code's by more than 1e-9 (relative)\n");
-  return same ? 0 : 1;
+  bool const lists_same = compare_list_builds(start, 1.2 * per_side, std::sqrt(lj{}.cutoff2) + 0.3);
+  return same && lists_same ? 0 : 1;
 }

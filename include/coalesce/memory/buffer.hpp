@@ -3,7 +3,9 @@
 // instantiates a copy kernel and can be plain C++ even when device memory is GPU memory.
 #pragma once
 #include <array>
+#include <atomic>
 #include <cstddef>
+#include <cstdint>
 #include <utility>
 
 #include "../core/layout.hpp"
@@ -12,6 +14,13 @@
 namespace coalesce::detail {
 
 enum class memory_kind : unsigned char { host, device };
+
+// A fresh value on every call, unique across the program (an inline function's one counter):
+// the stamps vector::order_stamp() hands out.
+inline std::uint64_t next_order_stamp() {
+  static std::atomic<std::uint64_t> counter{0};
+  return ++counter;
+}
 
 template <class S> inline constexpr memory_kind kind_of_space =
     std::is_same_v<S, device> ? memory_kind::device : memory_kind::host;

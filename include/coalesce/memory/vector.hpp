@@ -25,6 +25,7 @@
 #pragma once
 #include <algorithm>
 #include <cstddef>
+#include <cstdint>
 #include <ranges>
 #include <span>
 #include <string>
@@ -122,6 +123,12 @@ template <class T, class Layout, class Space> class vector {
 
   std::size_t size() const { return size_; }
   bool empty() const { return size_ == 0; }
+  // A value that changes whenever the library permutes the elements (sort_by_key, apply,
+  // coalesce::mpi's migrate, erase): 0 for a vector made or filled from records and never
+  // permuted since; a copy (or an assignment) has its source's. What a neighbour list remembers of
+  // the order it was built for (verlet_list::view(v)). Writes through a view (a permutation by
+  // hand) and records in another order copied in are not seen.
+  std::uint64_t order_stamp() const { return order_; }
   std::size_t capacity() const { return capacity_; }
   // The most elements this layout can address without its byte count overflowing.
   static constexpr std::size_t max_size() { return storage_type::max_capacity(); }
@@ -167,6 +174,7 @@ template <class T, class Layout, class Space> class vector {
     std::swap(bound_, other.bound_);
     std::swap(size_, other.size_);
     std::swap(capacity_, other.capacity_);
+    std::swap(order_, other.order_);
   }
   friend void swap(vector& a, vector& b) noexcept { a.swap(b); }
 
@@ -222,6 +230,7 @@ template <class T, class Layout, class Space> class vector {
     }
     auto v = view();
     for (std::size_t i = first; i + (last - first) < size_; ++i) v[i] = T(v[i + (last - first)]);
+    order_ = detail::next_order_stamp();  // the elements after `first` moved
     size_ -= last - first;
     return first;
   }
@@ -245,7 +254,8 @@ template <class T, class Layout, class Space> class vector {
           " bytes of another kind or size; it must match allocated_bytes() = " + std::to_string(memory_.size()));
     }
     memory_.swap(other);
-    memory_.free_on(bound_.handle());  // the vector's stream is where its later work goes
+    memory_.free_on(bound_.handle());     // the vector's stream is where its later work goes
+    order_ = detail::next_order_stamp();  // the elements were rebuilt in another order
   }
 
  private:
@@ -319,12 +329,14 @@ template <class T, class Layout, class Space> class vector {
     detail::copy_elements(storage(), kind, other.storage(), vector<T, L2, S2>::kind, other.size_, use.handle());
     if (!callers_stream && use != stream{}) coalesce::synchronize(use);
     size_ = other.size_;
+    order_ = other.order_;
   }
 
   detail::buffer memory_;
   stream bound_{};
   std::size_t size_ = 0;
   std::size_t capacity_ = 0;
+  std::uint64_t order_ = 0;  // 0: not permuted by the library since it was made or filled
 };
 
 template <class T, class Layout = soa> using host_vector = vector<T, Layout, host>;

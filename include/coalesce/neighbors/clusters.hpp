@@ -42,13 +42,13 @@ template <class Format> struct verlet_list_ref;
 
 // The handle kernels take by value (verlet_list<clusters>::view()).
 template <> struct verlet_list_ref<clusters> {
-  std::uint32_t const* runs = nullptr;         // run r: candidates [runs[2r], runs[2r + 1])
-  std::uint32_t const* run_offsets = nullptr;  // cluster c: runs [run_offsets[c], run_offsets[c + 1])
+  std::uint32_t const* runs = nullptr;               // run r: candidates [runs[2r], runs[2r + 1])
+  std::uint32_t const* run_offsets = nullptr;        // cluster c: runs [run_offsets[c], run_offsets[c + 1])
   detail::point4<float> const* points32 = nullptr;   // positions at the build (float positions)
   detail::point4<double> const* points64 = nullptr;  // or these (double positions)
   std::size_t particles = 0;
-  double reach2 = 0;               // (cutoff + skin)^2
-  double length[3] = {0, 0, 0};    // box lengths along periodic axes
+  double reach2 = 0;             // (cutoff + skin)^2
+  double length[3] = {0, 0, 0};  // box lengths along periodic axes
   bool periodic[3] = {false, false, false};
   bool half = false;
 
@@ -91,8 +91,8 @@ template <> struct verlet_list_ref<clusters> {
         for (std::uint32_t k = 0; k < m; ++k) {
           std::uint32_t const j = base + k;
           detail::point4<Real> const q = points[j];
-          Real const d2 = detail::distance2(separation(xi.x, q.x, 0), separation(xi.y, q.y, 1),
-                                            separation(xi.z, q.z, 2));
+          Real const d2 =
+              detail::distance2(separation(xi.x, q.x, 0), separation(xi.y, q.y, 1), separation(xi.z, q.z, 2));
           bool const keep = d2 < r2 && j != i && (!half || j > i);
           mask |= static_cast<std::uint32_t>(keep) << k;
         }
@@ -133,9 +133,8 @@ inline verlet_list_ref<clusters> cluster_ref(list_memory const& m, list_geometry
 }  // namespace detail
 
 // The cluster format's traversal (verlet_list.hpp has the one for the other formats).
-template <class Body>
-COALESCE_HOST_DEVICE COALESCE_INLINE void for_each_neighbor(verlet_list_ref<clusters> const& list, std::size_t i,
-                                                            Body&& body) {
+template <class Body> COALESCE_HOST_DEVICE COALESCE_INLINE void for_each_neighbor(verlet_list_ref<clusters> const& list,
+                                                                                  std::size_t i, Body&& body) {
   list.visit(i, body);
 }
 

@@ -36,6 +36,7 @@
 #include <array>
 #include <cstddef>
 #include <cstdint>
+#include <string>
 #include <type_traits>
 #include <vector>
 
@@ -139,6 +140,7 @@ template <class Format, class Space = device> class verlet_list {
     }
     geometry_ = g;  // after the build: a refused build leaves the list and its geometry as they were
     built_ = true;
+    order_ = particles.order_stamp();
   }
 
   // True when the list must be rebuilt before its next use: never built, another particle
@@ -146,18 +148,23 @@ template <class Format, class Space = device> class verlet_list {
   // beyond cutoff + skin may have come within the cutoff). One fused pass, one read-back.
   template <class T, class L, class Pos>
   bool needs_rebuild(vector<T, L, Space> const& particles, Pos const& position, stream on = {}) const {
-    if (!built_ || particles.size() != memory_.particles) return true;
+    if (!built_ || particles.size() != memory_.particles || particles.order_stamp() != order_) return true;
     return max_displacement(particles, position, on) > 0.5 * params_.skin;
   }
   template <class T, class L, class Pos>
   double max_displacement(vector<T, L, Space> const& particles, Pos const& position, stream on = {}) const {
-    if (!built_ || particles.size() != memory_.particles) {
-      detail::throw_error("verlet_list::max_displacement: the list was built for " + std::to_string(memory_.particles) +
-                          " particles (or never built), these are " + std::to_string(particles.size()) +
-                          "; build it first");
-    }
+    check_current(particles, "verlet_list::max_displacement");
     auto const columns = detail::position_columns_of(particles.storage(), position);
     return detail::max_displacement(memory_, columns, particles.size(), geometry_, on.handle());
+  }
+
+  // The handle, after checking that `particles` are in the order the list was built for: the same
+  // count, and not permuted by the library since (sort_by_key, apply, migrate, erase: their
+  // order_stamp()). A list read after a reorder would pair the wrong particles; this throws
+  // instead. view() without particles skips the check (the caller keeps track).
+  template <class T, class L> verlet_list_ref<Format> view(vector<T, L, Space> const& particles) const {
+    check_current(particles, "verlet_list::view");
+    return view();
   }
 
   verlet_list_ref<Format> view() const {
@@ -251,6 +258,20 @@ template <class Format, class Space = device> class verlet_list {
   list_params const& params() const { return params_; }
 
  private:
+  template <class T, class L> void check_current(vector<T, L, Space> const& particles, char const* what) const {
+    if (!built_ || particles.size() != memory_.particles) {
+      detail::throw_error(std::string(what) + ": the list was built for " + std::to_string(memory_.particles) +
+                          " particles (or never built), these are " + std::to_string(particles.size()) +
+                          "; build it first");
+    }
+    if (particles.order_stamp() != order_) {
+      detail::throw_error(std::string(what) +
+                          ": the particles were reordered (sort_by_key, apply, migrate, erase) since this list "
+                          "was built, so its indices name other particles now; build it again first "
+                          "(needs_rebuild says so too)");
+    }
+  }
+
   // The cluster format's rows: its traversal, run on host copies of the runs and positions.
   std::vector<std::vector<std::uint32_t>> cluster_rows_on_host() const {
     std::size_t const n = memory_.particles;
@@ -279,6 +300,7 @@ template <class Format, class Space = device> class verlet_list {
   detail::list_geometry geometry_{};
   detail::list_memory memory_;
   bool built_ = false;
+  std::uint64_t order_ = 0;  // the particles' order_stamp() at the build
 };
 
 }  // namespace coalesce
