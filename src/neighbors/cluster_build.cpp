@@ -79,6 +79,25 @@ void build_clusters_in(list_memory& m, position_columns const& p, std::size_t n,
 
 }  // namespace
 
+void cluster_rows(list_memory const& m, list_geometry const& g, std::vector<std::uint32_t>& offsets,
+                  std::vector<std::uint32_t>& indices, void* stream) {
+  std::size_t const n = m.particles;
+  offsets.assign(n + 1, 0);
+  indices.clear();
+  if (n == 0) return;
+#if COALESCE_WITH_CUDA
+  if (on_gpu_memory(m.kind)) return cuda_clusters::rows(m, g, offsets, indices, stream);
+#else
+  (void)stream;
+#endif
+  verlet_list_ref<clusters> const r = cluster_ref(m, g);
+  for (std::size_t i = 0; i < n; ++i) {
+    auto push = [&](std::uint32_t j) { indices.push_back(j); };
+    r.visit(i, push);
+    offsets[i + 1] = static_cast<std::uint32_t>(indices.size());
+  }
+}
+
 void build_cluster_list(list_memory& m, position_columns const& position, std::size_t n, list_geometry const& g,
                         void* stream) {
   check_geometry(g);

@@ -99,6 +99,16 @@ __global__ void count_kernel(verlet_list_ref<clusters> r, std::size_t n, std::ui
   }
 }
 
+__global__ void rows_kernel(verlet_list_ref<clusters> r, std::size_t n, std::uint32_t const* offsets,
+                            std::uint32_t* indices) {
+  std::size_t const i = static_cast<std::size_t>(blockIdx.x) * blockDim.x + threadIdx.x;
+  if (i >= n) return;
+  std::uint32_t* out = indices + offsets[i];
+  std::uint32_t k = 0;
+  auto write = [&](std::uint32_t j) { out[k++] = j; };
+  r.visit(i, write);
+}
+
 // The words: [0] cells covered / widest, [1] entries, [2] candidates tested.
 unsigned long long* zeroed_words(list_memory& m, cudaStream_t s) {
   ensure_bytes(m, m.words, 4 * sizeof(unsigned long long));
@@ -201,6 +211,29 @@ list_pass_result count(list_memory& m, std::size_t n, list_geometry const& g, vo
   COALESCE_CUDA_TRY(cudaMemcpyAsync(got, words, sizeof got, cudaMemcpyDeviceToHost, s));
   COALESCE_CUDA_TRY(cudaStreamSynchronize(s));
   return {static_cast<std::size_t>(got[0]), static_cast<std::size_t>(got[1])};
+}
+
+void rows(list_memory const& m, list_geometry const& g, std::vector<std::uint32_t>& offsets,
+          std::vector<std::uint32_t>& indices, void* stream) {
+  auto const s = static_cast<cudaStream_t>(stream);
+  std::size_t const n = m.particles;
+  // A check and output path, not a step of a time loop: its own buffers.
+  std::vector<std::uint32_t> counts(n);
+  COALESCE_CUDA_TRY(
+      cudaMemcpyAsync(counts.data(), m.counts.data(), n * sizeof(std::uint32_t), cudaMemcpyDeviceToHost, s));
+  COALESCE_CUDA_TRY(cudaStreamSynchronize(s));
+  for (std::size_t i = 0; i < n; ++i) offsets[i + 1] = offsets[i] + counts[i];
+  indices.resize(offsets[n]);
+  buffer device_offsets(memory_kind::device, (n + 1) * sizeof(std::uint32_t));
+  buffer device_indices(memory_kind::device, std::max<std::size_t>(indices.size(), 1) * sizeof(std::uint32_t));
+  COALESCE_CUDA_TRY(cudaMemcpyAsync(device_offsets.data(), offsets.data(), (n + 1) * sizeof(std::uint32_t),
+                                    cudaMemcpyHostToDevice, s));
+  rows_kernel<<<blocks(n), threads, 0, s>>>(cluster_ref(m, g), n, as<std::uint32_t>(device_offsets),
+                                            as<std::uint32_t>(device_indices));
+  COALESCE_CUDA_TRY(cudaGetLastError());
+  COALESCE_CUDA_TRY(cudaMemcpyAsync(indices.data(), device_indices.data(), indices.size() * sizeof(std::uint32_t),
+                                    cudaMemcpyDeviceToHost, s));
+  COALESCE_CUDA_TRY(cudaStreamSynchronize(s));
 }
 
 template std::uint64_t boxes<float>(list_memory&, std::size_t, cell_grid<float> const&, void*);

@@ -4,6 +4,7 @@
 #include <algorithm>
 #include <cmath>
 #include <cstdint>
+#include <vector>
 
 #include "list_kernels.hpp"
 
@@ -112,6 +113,9 @@ template <class Real> std::uint64_t boxes(list_memory& m, std::size_t n, cell_gr
 template <class Real> std::size_t candidates(list_memory& m, std::size_t n, cell_grid<Real> const& g, void* stream);
 std::size_t runs(list_memory& m, std::size_t n, void* stream);
 list_pass_result count(list_memory& m, std::size_t n, list_geometry const& g, void* stream);
+// Every row, from the counts of count() (m.counts): offsets and indices copied to the host.
+void rows(list_memory const& m, list_geometry const& g, std::vector<std::uint32_t>& offsets,
+          std::vector<std::uint32_t>& indices, void* stream);
 #endif
 }  // namespace cuda_clusters
 

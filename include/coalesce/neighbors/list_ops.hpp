@@ -5,6 +5,7 @@
 #include <array>
 #include <cstddef>
 #include <cstdint>
+#include <vector>
 
 #include <cmath>
 
@@ -80,6 +81,10 @@ void build_list(list_memory& m, list_format format, position_columns const& posi
 // The same checks, then the compressed cluster format (neighbors/clusters.hpp) into m.
 void build_cluster_list(list_memory& m, position_columns const& position, std::size_t n, list_geometry const& g,
                         void* stream);
+// A cluster list's rows as its traversal yields them, run where the list lives (the GPU's
+// arithmetic for a GPU list), returned to the host: row i is indices[offsets[i], offsets[i + 1]).
+void cluster_rows(list_memory const& m, list_geometry const& g, std::vector<std::uint32_t>& offsets,
+                  std::vector<std::uint32_t>& indices, void* stream);
 
 // The largest distance (minimum image) any particle moved since the list was built.
 double max_displacement(list_memory const& m, position_columns const& position, std::size_t n, list_geometry const& g,

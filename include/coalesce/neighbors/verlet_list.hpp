@@ -272,27 +272,14 @@ template <class Format, class Space = device> class verlet_list {
     }
   }
 
-  // The cluster format's rows: its traversal, run on host copies of the runs and positions.
+  // The cluster format's rows: its traversal, run where the list lives (the library's).
   std::vector<std::vector<std::uint32_t>> cluster_rows_on_host() const {
-    std::size_t const n = memory_.particles;
-    std::size_t const cluster_count = (n + clusters::cluster_size - 1) / clusters::cluster_size;
-    auto const read = [&]<class U>(detail::buffer const& b, std::size_t count, U) {
-      std::vector<U> out(count);
-      if (count > 0) detail::copy_bytes(detail::memory_kind::host, out.data(), kind, b.data(), count * sizeof(U));
-      return out;
-    };
-    auto const runs = read(memory_.indices, memory_.runs * 2, std::uint32_t{});
-    auto const offsets = read(memory_.offsets, cluster_count + 1, std::uint32_t{});
-    bool const single = memory_.point_bytes == sizeof(detail::point4<float>);
-    auto const points32 = read(memory_.points, single ? n : 0, detail::point4<float>{});
-    auto const points64 = read(memory_.points, single ? 0 : n, detail::point4<double>{});
-    verlet_list_ref<clusters> r = view();
-    r.runs = runs.data();
-    r.run_offsets = offsets.data();
-    r.points32 = single ? points32.data() : nullptr;
-    r.points64 = single ? nullptr : points64.data();
-    std::vector<std::vector<std::uint32_t>> rows(n);
-    for (std::size_t i = 0; i < n; ++i) for_each_neighbor(r, i, [&](std::uint32_t j) { rows[i].push_back(j); });
+    std::vector<std::uint32_t> offsets, indices;
+    detail::cluster_rows(memory_, geometry_, offsets, indices, nullptr);
+    std::vector<std::vector<std::uint32_t>> rows(memory_.particles);
+    for (std::size_t i = 0; i < rows.size(); ++i) {
+      rows[i].assign(indices.begin() + offsets[i], indices.begin() + offsets[i + 1]);
+    }
     return rows;
   }
 
