@@ -74,7 +74,7 @@ template <class Real> std::size_t bin(list_memory& m, position_columns const& p,
                                       cell_grid<Real> const& g, std::size_t cell_count, void* stream);
 template <class Real>
 list_pass_result fill(list_memory& m, std::size_t n, cell_grid<Real> const& g, bool count_only, void* stream);
-std::size_t offsets_from_counts(list_memory& m, std::size_t n, void* stream);
+void offsets_from_counts(list_memory& m, std::size_t n, void* stream);
 void keep_reference(list_memory& m, position_columns const& p, std::size_t n, unsigned dims, void* stream);
 double max_displacement(list_memory const& m, position_columns const& p, std::size_t n, unsigned dims,
                         double const* length, bool const* periodic, void* stream);
@@ -86,7 +86,7 @@ template <class Real> std::size_t bin(list_memory&, position_columns const&, std
 template <class Real> list_pass_result fill(list_memory&, std::size_t, cell_grid<Real> const&, bool, void*) {
   return {};
 }
-inline std::size_t offsets_from_counts(list_memory&, std::size_t, void*) { return 0; }
+inline void offsets_from_counts(list_memory&, std::size_t, void*) {}
 inline void keep_reference(list_memory&, position_columns const&, std::size_t, unsigned, void*) {}
 inline double max_displacement(list_memory const&, position_columns const&, std::size_t, unsigned, double const*,
                                bool const*, void*) {

@@ -78,7 +78,7 @@ template <class Real> void build_in(list_memory& m, list_format format, position
     ensure_bytes(m, m.offsets, (n + 1) * sizeof(std::uint32_t));
     std::size_t const total = counted.entries;
     if (gpu) {
-      (void)cuda_lists::offsets_from_counts(m, n, stream);
+      cuda_lists::offsets_from_counts(m, n, stream);
     } else {
       host_lists::offsets_from_counts(m, n);
     }

@@ -169,12 +169,11 @@ list_pass_result fill(list_memory& m, std::size_t n, cell_grid<Real> const& g, b
   return {static_cast<std::size_t>(got[0]), static_cast<std::size_t>(got[1])};
 }
 
-std::size_t offsets_from_counts(list_memory& m, std::size_t n, void* stream) {
+void offsets_from_counts(list_memory& m, std::size_t n, void* stream) {
   auto const s = static_cast<cudaStream_t>(stream);
   std::size_t temp_bytes = m.temp.size();
   COALESCE_CUDA_TRY(cub::DeviceScan::ExclusiveSum(m.temp.data(), temp_bytes, as<std::uint32_t>(m.counts),
                                                   as<std::uint32_t>(m.offsets), static_cast<int>(n + 1), s));
-  return n;
 }
 
 void keep_reference(list_memory& m, position_columns const& p, std::size_t n, unsigned dims, void* stream) {
