@@ -370,6 +370,26 @@ template <class L> void check_halo() {
     summed = summed && totals[i].x == want && totals[i].y == 2.0f * want;
   }
   CHECK(summed);
+
+  // reverse into one member of the particles (Cabana's scatter on a slice): the same totals in
+  // vel, every other member untouched.
+  {
+    std::vector<Particle> records(particles.size());
+    particles.copy_to(records);
+    for (auto& r : records) r.vel = vec3{1.0f, 2.0f, 0.0f};
+    particles.assign(coalesce::host_vector<Particle, L>(records));
+    cm::reverse(halo, particles, &Particle::vel);
+    std::vector<Particle> after(particles.size());
+    particles.copy_to(after);
+    bool member_summed = true, others_kept = true;
+    for (std::size_t i = 0; i < halo.owned(); ++i) {
+      member_summed = member_summed && after[i].vel.x == totals[i].x && after[i].vel.y == totals[i].y;
+      others_kept = others_kept && after[i].id == records[i].id && after[i].pos.x == records[i].pos.x &&
+                    after[i].mass == records[i].mass;
+    }
+    CHECK(member_summed);
+    CHECK(others_kept);
+  }
 }
 }  // namespace
 

@@ -134,6 +134,13 @@ inline message_columns position_message(memory_kind kind, coalesce::detail::posi
   for (unsigned a = 0; a < c.dims; ++a) m.add(kind, c.axis[a], c.width, -1, "forward");
   return m;
 }
+// The same columns typed (float or double by width), so that reverse can sum them.
+inline message_columns summable_message(memory_kind kind, coalesce::detail::position_columns const& c) {
+  message_columns m;
+  int const code = c.width == 4 ? scalar_code<float>() : scalar_code<double>();
+  for (unsigned a = 0; a < c.dims; ++a) m.add(kind, c.axis[a], c.width, code, "reverse");
+  return m;
+}
 
 // The position's columns in `values` when its elements are records of the halo's particle type
 // (a coalesce::vector in any layout, a coalesce::array or a std::vector of them): whole records
@@ -338,6 +345,30 @@ template <class Array> void forward(halo_plan const& h, Array& values) {
   });
 }
 
+}  // namespace coalesce::mpi
+
+namespace coalesce::detail {
+// reverse's stages, backwards, over the columns of m.
+inline void reverse_columns(mpi::halo_plan const& h, message_columns const& m) {
+  auto const& stages = h.stages();
+  for (std::size_t a = stages.size() / 2; a-- > 0;) {
+    auto const* st = stages.data() + 2 * a;
+    std::array<std::size_t, 2> const expected{st[0].sent_count, st[1].sent_count};
+    auto const got = exchange_axis(h, m, {st[0].received, st[1].received},
+                                   {coalesce::detail::index_map{nullptr, st[0].first_ghost},
+                                    coalesce::detail::index_map{nullptr, st[1].first_ghost}},
+                                   {st[0].from, st[1].from}, {st[0].to, st[1].to}, &expected);
+    for (int k = 1; k >= 0; --k) {  // the stages backwards, as one at a time would: the same sums, bit for bit
+      check_arrived(st[k].sent_count, got.count[k], "reverse");
+      unpack_sum(m, got.count[k], got.at[k], coalesce::detail::index_map{st[k].sent_indices(), 0}, h.stream().handle());
+    }
+  }
+  wait_for_unpacks(h, m);
+}
+}  // namespace coalesce::detail
+
+namespace coalesce::mpi {
+
 // Ghosts' values summed into their owners (the stages backwards: a ghost of a ghost reaches its
 // owner through the rank it came through), e.g. forces computed on ghosts. Afterwards the owned
 // entries hold the totals; ghost entries hold partial sums (the relays), not meaningful values.
@@ -353,21 +384,23 @@ template <class Array> void reverse(halo_plan const& h, Array& values) {
                         std::to_string(h.owned()) + " owned particles and " + std::to_string(h.ghosts()) +
                         " ghosts; it needs owned() + ghosts() elements");
   }
-  detail::message_columns const m = detail::columns_of("reverse", values);
-  auto const& stages = h.stages();
-  for (std::size_t a = stages.size() / 2; a-- > 0;) {
-    auto const* st = stages.data() + 2 * a;
-    std::array<std::size_t, 2> const expected{st[0].sent_count, st[1].sent_count};
-    auto const got =
-        detail::exchange_axis(h, m, {st[0].received, st[1].received},
-                              {index_map{nullptr, st[0].first_ghost}, index_map{nullptr, st[1].first_ghost}},
-                              {st[0].from, st[1].from}, {st[0].to, st[1].to}, &expected);
-    for (int k = 1; k >= 0; --k) {  // the stages backwards, as one at a time would: the same sums, bit for bit
-      detail::check_arrived(st[k].sent_count, got.count[k], "reverse");
-      detail::unpack_sum(m, got.count[k], got.at[k], index_map{st[k].sent_indices(), 0}, h.stream().handle());
-    }
+  detail::reverse_columns(h, detail::columns_of("reverse", values));
+}
+
+// One member of the particles themselves (a force or a velocity: 1 to 3 float or double
+// coordinates, as a position is), ghosts' values summed into their owners' member; the other
+// members are untouched. Cabana's scatter(halo, slice) on one member:
+//   coalesce::mpi::reverse(halo, particles, &Particle::force);
+template <class T, class L, class S, class Member>
+void reverse(halo_plan const& h, vector<T, L, S>& particles, Member const& member) {
+  constexpr auto kind = coalesce::detail::kind_of_space<S>;
+  if (particles.size() != h.owned() + h.ghosts()) {
+    detail::throw_error("reverse: " + std::to_string(particles.size()) + " particles for a halo of " +
+                        std::to_string(h.owned()) + " owned and " + std::to_string(h.ghosts()) +
+                        " ghosts; reverse runs on the particles with their ghosts (owned() + ghosts())");
   }
-  detail::wait_for_unpacks(h, m);
+  auto const columns = coalesce::detail::position_columns_of(particles.storage(), member);
+  detail::reverse_columns(h, detail::summable_message(kind, columns));
 }
 
 }  // namespace coalesce::mpi
