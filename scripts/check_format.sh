@@ -12,6 +12,16 @@ if [[ -z "$format" ]]; then
   echo "FAILED: no clang-format; run scripts/install-deps.sh (Debian package clang-format)"
   exit 1
 fi
+# Another major version formats differently: say so rather than report every file.
+if ! "$format" --version | grep -q "version 14\."; then
+  echo "FAILED: $("$format" --version) is not clang-format 14, the version .clang-format is written for"
+  exit 1
+fi
+files=$(git ls-files '*.hpp' '*.cpp' '*.cu' '*.cuh' '*.h') || { echo "FAILED: git ls-files (run in a git clone)"; exit 1; }
+if [[ -z "$files" ]]; then
+  echo "FAILED: no C++ or CUDA files found by git ls-files"
+  exit 1
+fi
 bad=()
 while IFS= read -r f; do
   [[ "$f" == tests/compile_fail/* ]] && continue
@@ -21,7 +31,7 @@ while IFS= read -r f; do
   elif ! "$format" --style=file "$f" | cmp -s "$f" -; then
     bad+=("$f")
   fi
-done < <(git ls-files '*.hpp' '*.cpp' '*.cu' '*.cuh' '*.h')
+done <<< "$files"
 if ((${#bad[@]} > 0)); then
   printf 'not formatted: %s\n' "${bad[@]}"
   echo "FAILED: ${#bad[@]} file(s) differ from clang-format's output; run scripts/check_format.sh --fix"

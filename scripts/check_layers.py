@@ -50,40 +50,47 @@ def resolve(path, kind, target, root):
     return None
 
 
-NAMESPACE_OPEN = re.compile(r"^\s*namespace\s*([\w:]*)\s*\{", re.M)
-
-
 def detail_namespace_problems(files, root):
-    """A detail namespace anywhere but directly in coalesce (nested in coalesce::detail is fine)."""
+    """A detail namespace anywhere but directly in coalesce (nested in coalesce::detail is fine).
+    Namespaces are followed by their braces (comments and strings removed first)."""
     problems = []
+    token = re.compile(r"\b(?:inline\s+)?namespace\s*([\w:]*)\s*\{|[{}]")
     for f in files:
-        open_names = []  # the namespaces open at each point, by the project's "}  // namespace X" closers
-        for line in f.read_text().splitlines():
-            m = NAMESPACE_OPEN.match(line)
-            if m:
-                name = m.group(1)
-                full = "::".join(open_names + [name]) if name else "::".join(open_names + ["(anonymous)"])
-                last = full.split("::")[-1]
-                if (last == "detail" or last.endswith("_detail")) and full != "coalesce::detail":
-                    problems.append(f"{f.relative_to(root)}: namespace {full}: internals belong in coalesce::detail")
-                open_names.extend((name or "(anonymous)").split("::"))
-                if line.rstrip().endswith("}"):  # namespace x {} on one line
-                    del open_names[-len((name or "(anonymous)").split("::")):]
+        stack = []  # one entry per open brace: a namespace's names, or None for any other brace
+        for m in token.finditer(code_only(f.read_text())):
+            text = m.group(0)
+            if text == "}":
+                if stack:
+                    stack.pop()
                 continue
-            c = re.match(r"^\s*\}\s*//\s*namespace\s*([\w:]*)", line)
-            if c and open_names:
-                del open_names[-len((c.group(1) or "(anonymous)").split("::")):]
+            if text == "{":
+                stack.append(None)
+                continue
+            names = (m.group(1) or "(anonymous)").split("::")
+            enclosing = [n for entry in stack if entry for n in entry]
+            for k in range(len(names)):
+                prefix = "::".join(enclosing + names[: k + 1])
+                last = names[k]
+                if (last == "detail" or last.endswith("_detail")) and prefix != "coalesce::detail":
+                    problems.append(f"{f.relative_to(root)}: namespace {prefix}: internals belong in coalesce::detail")
+            stack.append(names)
     return problems
 
 
+def code_only(text):
+    """The text without comments and string or character literals (a `detail` in a string is no use of it)."""
+    return re.sub(r'//[^\n]*|/\*.*?\*/|"(?:\\.|[^"\\\n])*"|\'(?:\\.|[^\'\\\n])*\'', " ", text, flags=re.S)
+
+
 def example_problems(root):
-    """examples/ is what a user's code looks like: the public API, no coalesce::detail."""
+    """examples/ is what a user's code looks like: the public API, no coalesce::detail (named,
+    aliased or brought in by a using-directive)."""
     problems = []
     for p in sorted((root / "examples").rglob("*")):
         if p.suffix not in (".hpp", ".cpp", ".cu", ".cuh", ".h"):
             continue
-        for number, line in enumerate(p.read_text().splitlines(), 1):
-            if re.search(r"\bdetail::", line.split("//")[0]):
+        for number, line in enumerate(code_only(p.read_text()).splitlines(), 1):
+            if re.search(r"\bdetail\b", line):
                 problems.append(f"{p.relative_to(root)}:{number}: examples use the public API only, not detail::")
     return problems
 

@@ -43,21 +43,30 @@ void build_clusters_in(list_memory& m, position_columns const& p, std::size_t n,
         " cells on average); sort them along space first (coalesce::hilbert_keys + sort_by_key), or use "
         "the padded_columns format; nothing was written");
   }
+  std::size_t runs = 0, tested = 0;
 #if COALESCE_WITH_CUDA
   if (gpu) {
     cuda_clusters::candidates(m, n, grid, stream);
-    m.runs = cuda_clusters::runs(m, n, stream);
+    runs = cuda_clusters::runs(m, n, tested, stream);
   } else {
     host_clusters::candidates(m, n, grid);
-    m.runs = host_clusters::runs(m, n);
+    runs = host_clusters::runs(m, n, tested);
   }
 #else
   host_clusters::candidates(m, n, grid);
-  m.runs = host_clusters::runs(m, n);
+  runs = host_clusters::runs(m, n, tested);
 #endif
-  // The wrapped positions the traversal filters with stay with the list; the previous ones
-  // become the next build's scratch (a steady state allocates nothing).
+  // Everything the rest writes is allocated before the new list replaces the old one: a build
+  // that runs out of memory part-way leaves the previous list whole.
+  ensure_bytes(m, m.counts, (n + 1) * sizeof(std::uint32_t));
+  ensure_bytes(m, m.reference, 3 * n * sizeof(double));
+  // The new runs, and the wrapped positions the traversal filters with, become the list's; the
+  // previous ones become the next build's scratch (a steady state allocates nothing).
+  std::swap(m.indices, m.next_runs);
+  std::swap(m.offsets, m.next_offsets);
   std::swap(m.points, m.own_points);
+  m.runs = runs;
+  m.candidates = tested;
   m.point_bytes = sizeof(point4<Real>);
   m.particles = n;
   m.width = 0;

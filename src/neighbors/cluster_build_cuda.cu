@@ -37,18 +37,23 @@ template <class Real> __global__ void boxes_kernel(point4<Real> const* own, std:
   if ((threadIdx.x & 31) == 0 && cells > 0) atomicAdd(covered, cells);
 }
 
-template <class Real> __global__ void candidates_kernel(cell_grid<Real> g, std::size_t clusters,
-                                                        cluster_box<Real> const* bx, std::uint32_t const* start,
-                                                        std::uint32_t const* end, point4<Real> const* points,
-                                                        std::uint32_t const* sorted, std::uint32_t* counts,
-                                                        std::uint32_t const* offsets, std::uint32_t* ids) {
+template <class Real>
+__global__ void candidates_kernel(cell_grid<Real> g, std::size_t clusters, cluster_box<Real> const* bx,
+                                  std::uint32_t const* start, std::uint32_t const* end, point4<Real> const* points,
+                                  std::uint32_t const* sorted, std::uint32_t* counts, std::uint32_t const* offsets,
+                                  std::uint32_t* ids, unsigned long long* total) {
   std::size_t const c = static_cast<std::size_t>(blockIdx.x) * blockDim.x + threadIdx.x;
-  if (c >= clusters) return;
   std::uint32_t k = 0;
   if (offsets == nullptr) {
-    visit_candidates(g, bx[c], start, end, points, sorted, [&](std::uint32_t) { ++k; });
-    counts[c] = k;
-  } else {
+    if (c < clusters) {
+      visit_candidates(g, bx[c], start, end, points, sorted, [&](std::uint32_t) { ++k; });
+      counts[c] = k;
+    }
+    // The total in 64 bits: the scan's 32-bit offsets must not wrap unseen.
+    auto sum = static_cast<unsigned long long>(k);
+    for (int step = 16; step > 0; step /= 2) sum += __shfl_down_sync(0xffffffffu, sum, step);
+    if ((threadIdx.x & 31) == 0 && sum > 0) atomicAdd(total, sum);
+  } else if (c < clusters) {
     std::uint32_t* out = ids + offsets[c];
     visit_candidates(g, bx[c], start, end, points, sorted, [&](std::uint32_t j) { out[k++] = j; });
   }
@@ -151,18 +156,26 @@ template <class Real> std::uint64_t boxes(list_memory& m, std::size_t n, cell_gr
 template <class Real> std::size_t candidates(list_memory& m, std::size_t n, cell_grid<Real> const& g, void* stream) {
   auto const s = static_cast<cudaStream_t>(stream);
   std::size_t const clusters = cluster_count_of(n);
-  ensure_bytes(m, m.counts, (std::max(n, clusters) + 1) * sizeof(std::uint32_t));
+  ensure_bytes(m, m.cluster_counts, (clusters + 1) * sizeof(std::uint32_t));
   ensure_bytes(m, m.candidate_offsets, (clusters + 1) * sizeof(std::uint32_t));
-  auto* counts = as<std::uint32_t>(m.counts);
+  auto* counts = as<std::uint32_t>(m.cluster_counts);
   auto* offsets = as<std::uint32_t>(m.candidate_offsets);
+  unsigned long long* words = zeroed_words(m, s);
   auto const launch = [&](std::uint32_t const* at) {
     candidates_kernel<Real><<<blocks(clusters), threads, 0, s>>>(
         g, clusters, as<cluster_box<Real>>(m.boxes), as<std::uint32_t>(m.cell_start), as<std::uint32_t>(m.cell_end),
         as<point4<Real>>(m.cell_points), as<std::uint32_t>(m.sorted_ids), counts, at,
-        as<std::uint32_t>(m.candidate_ids));
+        as<std::uint32_t>(m.candidate_ids), words + 1);
     COALESCE_CUDA_TRY(cudaGetLastError());
   };
   launch(nullptr);
+  unsigned long long counted = 0;
+  COALESCE_CUDA_TRY(cudaMemcpyAsync(&counted, words + 1, sizeof counted, cudaMemcpyDeviceToHost, s));
+  COALESCE_CUDA_TRY(cudaStreamSynchronize(s));
+  if (counted >= 0xffffffffull) {
+    throw_error("neighbor list (clusters): " + std::to_string(counted) +
+                " candidates do not fit 32-bit offsets; use padded_columns for a system this size");
+  }
   std::size_t const total = scan(m, counts, clusters, offsets, s);
   ensure_bytes(m, m.candidate_ids, total * sizeof(std::uint32_t));
   ensure_bytes(m, m.candidate_sorted, total * sizeof(std::uint32_t));
@@ -179,26 +192,26 @@ template <class Real> std::size_t candidates(list_memory& m, std::size_t n, cell
   return total;
 }
 
-std::size_t runs(list_memory& m, std::size_t n, void* stream) {
+std::size_t runs(list_memory& m, std::size_t n, std::size_t& tested, void* stream) {
   auto const s = static_cast<cudaStream_t>(stream);
   std::size_t const clusters = cluster_count_of(n);
-  auto* counts = as<std::uint32_t>(m.counts);
+  auto* counts = as<std::uint32_t>(m.cluster_counts);
   auto const* offsets = as<std::uint32_t>(m.candidate_offsets);
   auto const* ids = as<std::uint32_t>(m.candidate_sorted);
   unsigned long long* words = zeroed_words(m, s);
   runs_kernel<<<blocks(clusters), threads, 0, s>>>(n, clusters, offsets, ids, counts, nullptr, nullptr, words + 2);
   COALESCE_CUDA_TRY(cudaGetLastError());
-  ensure_bytes(m, m.offsets, (clusters + 1) * sizeof(std::uint32_t));
-  auto* run_offsets = as<std::uint32_t>(m.offsets);
+  ensure_bytes(m, m.next_offsets, (clusters + 1) * sizeof(std::uint32_t));
+  auto* run_offsets = as<std::uint32_t>(m.next_offsets);
   std::size_t const total = scan(m, counts, clusters, run_offsets, s);
-  ensure_bytes(m, m.indices, 2 * total * sizeof(std::uint32_t));
+  ensure_bytes(m, m.next_runs, 2 * total * sizeof(std::uint32_t));
   runs_kernel<<<blocks(clusters), threads, 0, s>>>(n, clusters, offsets, ids, counts, run_offsets,
-                                                   as<std::uint32_t>(m.indices), words + 2);
+                                                   as<std::uint32_t>(m.next_runs), words + 2);
   COALESCE_CUDA_TRY(cudaGetLastError());
-  unsigned long long tested = 0;
-  COALESCE_CUDA_TRY(cudaMemcpyAsync(&tested, words + 2, sizeof tested, cudaMemcpyDeviceToHost, s));
+  unsigned long long sum = 0;
+  COALESCE_CUDA_TRY(cudaMemcpyAsync(&sum, words + 2, sizeof sum, cudaMemcpyDeviceToHost, s));
   COALESCE_CUDA_TRY(cudaStreamSynchronize(s));
-  m.candidates = tested;
+  tested = static_cast<std::size_t>(sum);
   return total;
 }
 

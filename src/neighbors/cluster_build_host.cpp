@@ -51,9 +51,9 @@ template <class Real> std::size_t candidates(list_memory& m, std::size_t n, cell
   auto const* end = as<std::uint32_t const>(m.cell_end);
   auto const* points = as<point4<Real> const>(m.cell_points);
   auto const* sorted = as<std::uint32_t const>(m.sorted_ids);
-  ensure_bytes(m, m.counts, (std::max(n, clusters) + 1) * sizeof(std::uint32_t));
+  ensure_bytes(m, m.cluster_counts, (clusters + 1) * sizeof(std::uint32_t));
   ensure_bytes(m, m.candidate_offsets, (clusters + 1) * sizeof(std::uint32_t));
-  auto* counts = as<std::uint32_t>(m.counts);
+  auto* counts = as<std::uint32_t>(m.cluster_counts);
   auto const count = static_cast<std::ptrdiff_t>(clusters);
 #if defined(_OPENMP)
 #pragma omp parallel for schedule(dynamic, 64)
@@ -83,11 +83,11 @@ template <class Real> std::size_t candidates(list_memory& m, std::size_t n, cell
   return total;
 }
 
-std::size_t runs(list_memory& m, std::size_t n) {
+std::size_t runs(list_memory& m, std::size_t n, std::size_t& tested_out) {
   std::size_t const clusters = cluster_count_of(n);
   auto const* offsets = as<std::uint32_t const>(m.candidate_offsets);
   auto const* ids = as<std::uint32_t const>(m.candidate_sorted);
-  auto* counts = as<std::uint32_t>(m.counts);
+  auto* counts = as<std::uint32_t>(m.cluster_counts);
   auto const count = static_cast<std::ptrdiff_t>(clusters);
 #if defined(_OPENMP)
 #pragma omp parallel for schedule(static)
@@ -96,11 +96,11 @@ std::size_t runs(list_memory& m, std::size_t n) {
     counts[c] =
         runs_of(ids + offsets[c], offsets[c + 1] - offsets[c], [](std::uint32_t, std::uint32_t, std::uint32_t) {});
   }
-  ensure_bytes(m, m.offsets, (clusters + 1) * sizeof(std::uint32_t));
-  auto* run_offsets = as<std::uint32_t>(m.offsets);
+  ensure_bytes(m, m.next_offsets, (clusters + 1) * sizeof(std::uint32_t));
+  auto* run_offsets = as<std::uint32_t>(m.next_offsets);
   std::size_t const total = exclusive_scan(counts, clusters, run_offsets);
-  ensure_bytes(m, m.indices, 2 * total * sizeof(std::uint32_t));
-  auto* out = as<std::uint32_t>(m.indices);
+  ensure_bytes(m, m.next_runs, 2 * total * sizeof(std::uint32_t));
+  auto* out = as<std::uint32_t>(m.next_runs);
   std::size_t tested = 0;
 #if defined(_OPENMP)
 #pragma omp parallel for schedule(static) reduction(+ : tested)
@@ -117,7 +117,7 @@ std::size_t runs(list_memory& m, std::size_t n) {
     std::size_t const members = std::min<std::size_t>(cluster_size, n - static_cast<std::size_t>(c) * cluster_size);
     tested += length * members;
   }
-  m.candidates = tested;
+  tested_out = tested;
   return total;
 }
 

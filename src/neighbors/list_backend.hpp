@@ -99,19 +99,20 @@ inline double max_displacement(list_memory const&, position_columns const&, std:
 // after bin() above has sorted the particles by cell.
 //   boxes:       each cluster's bounding box; returns the cells all clusters' reach covers
 //   candidates:  each cluster's candidates, sorted by index; returns how many in all
-//   runs:        the runs of every cluster into m.indices / m.offsets; returns how many
+//   runs:        the runs of every cluster into m.next_runs / m.next_offsets; returns how many,
+//                and the candidates a traversal of every row tests
 //   count:       each particle's neighbours through the traversal (entries, widest row)
 namespace host_clusters {
 template <class Real> std::uint64_t boxes(list_memory& m, std::size_t n, cell_grid<Real> const& g);
 template <class Real> std::size_t candidates(list_memory& m, std::size_t n, cell_grid<Real> const& g);
-std::size_t runs(list_memory& m, std::size_t n);
+std::size_t runs(list_memory& m, std::size_t n, std::size_t& tested);
 list_pass_result count(list_memory& m, std::size_t n, list_geometry const& g);
 }  // namespace host_clusters
 namespace cuda_clusters {
 #if COALESCE_WITH_CUDA
 template <class Real> std::uint64_t boxes(list_memory& m, std::size_t n, cell_grid<Real> const& g, void* stream);
 template <class Real> std::size_t candidates(list_memory& m, std::size_t n, cell_grid<Real> const& g, void* stream);
-std::size_t runs(list_memory& m, std::size_t n, void* stream);
+std::size_t runs(list_memory& m, std::size_t n, std::size_t& tested, void* stream);
 list_pass_result count(list_memory& m, std::size_t n, list_geometry const& g, void* stream);
 // Every row, from the counts of count() (m.counts): offsets and indices copied to the host.
 void rows(list_memory const& m, list_geometry const& g, std::vector<std::uint32_t>& offsets,

@@ -90,7 +90,11 @@ template <class L> void migrate_by_position() {
       std::accumulate(records.begin(), records.end(), 0LL, [](long long s, Particle const& p) { return s + p.id; }));
   long long const count_before = sum_over_ranks(static_cast<long long>(n));
 
+  auto const stamp_before = particles.order_stamp();
   auto const report = cm::migrate(d, particles, &Particle::pos, charge);
+  // Anything left or arrived: a neighbour list of the old order must see it (host memory too,
+  // where the stayers are compacted in place without a permutation).
+  if (report.sent + report.received > 0) CHECK(particles.order_stamp() != stamp_before);
   CHECK(report.kept + report.received == particles.size());
   CHECK(report.kept + report.sent == n);
   CHECK(charge.size() == particles.size());

@@ -257,6 +257,9 @@ template <class T, class Layout, class Space> class vector {
     memory_.free_on(bound_.handle());     // the vector's stream is where its later work goes
     order_ = detail::next_order_stamp();  // the elements were rebuilt in another order
   }
+  // For algorithms that move elements in place (coalesce::mpi's migrate, a halo's ghosts): the
+  // elements are in another order now; order_stamp() changes.
+  void mark_reordered() noexcept { order_ = detail::next_order_stamp(); }
 
  private:
   template <class, class, class> friend class vector;

@@ -247,6 +247,7 @@ halo_plan build_halo(decomposition const& d, vector<T, L, S>& particles, Pos con
   h.stream_ = d.stream();
   h.transport_ = d.transport();
   h.owned_ = particles.size();
+  particles.mark_reordered();  // new ghosts behind the owned particles: lists of the old ones are stale
   h.particle_type_ = &typeid(T);
   h.position_ = coalesce::detail::position_leaves_of<T>(position);
   void* const stream = d.stream().handle();

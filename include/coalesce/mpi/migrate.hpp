@@ -423,6 +423,9 @@ mpi::migration_report migrate_to(mpi::decomposition const& d, vector<T, L, S>& p
 
   // Keep the stayers, append the arrivals by source rank: no holes.
   for (std::size_t c : arrived) report.received += c;
+  // Elements left, arrived or moved in place: lists built for the old order are stale now (on GPU
+  // memory apply() above said so already; host memory moved them in place).
+  if (report.sent + report.received > 0) particles.mark_reordered();
   std::size_t const total = report.kept + report.received;
   resize_in_order(d.stream(), report.kept, total, particles, arrays...);
   message_columns const into = columns_of("migrate", particles, arrays...);

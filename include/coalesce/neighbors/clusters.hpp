@@ -84,12 +84,13 @@ template <> struct verlet_list_ref<clusters> {
     std::uint32_t const c = i / clusters::cluster_size;
     std::uint32_t const last_run = run_offsets[c + 1];
     for (std::uint32_t r = run_offsets[c]; r < last_run; ++r) {
-      std::uint32_t const end = runs[2 * r + 1];
-      for (std::uint32_t base = runs[2 * r]; base < end; base += 32) {
-        std::uint32_t const m = end - base < 32 ? end - base : 32;
+      // 64-bit: 2 * r and base + 32 must not wrap near 2^32 runs or particles
+      std::size_t const end = runs[2 * static_cast<std::size_t>(r) + 1];
+      for (std::size_t base = runs[2 * static_cast<std::size_t>(r)]; base < end; base += 32) {
+        auto const m = static_cast<std::uint32_t>(end - base < 32 ? end - base : 32);
         std::uint32_t mask = 0;
         for (std::uint32_t k = 0; k < m; ++k) {
-          std::uint32_t const j = base + k;
+          auto const j = static_cast<std::uint32_t>(base + k);
           detail::point4<Real> const q = points[j];
           Real const d2 =
               detail::distance2(separation(xi.x, q.x, 0), separation(xi.y, q.y, 1), separation(xi.z, q.z, 2));
@@ -103,7 +104,7 @@ template <> struct verlet_list_ref<clusters> {
           std::uint32_t const k = static_cast<std::uint32_t>(std::countr_zero(mask));
 #endif
           mask &= mask - 1;
-          body(base + k);
+          body(static_cast<std::uint32_t>(base + k));
         }
       }
     }

@@ -19,18 +19,28 @@ namespace coalesce::detail {
 // one vector load reads it.
 template <class Real> struct alignas(4 * sizeof(Real)) point4 { Real x, y, z, w; };
 
-// The squared distance of a pair from its separation, with one rounding order wherever hardware
-// FMA is there (the GPU; a host file built with -mfma or -march=native): explicit fused
-// multiply-adds, so that a compiler's own contraction cannot make the build (libcoalesce.a) and a
-// traversal (a user's file) disagree on a pair at the reach. Without hardware FMA a call to fma()
-// per pair would cost more than the distance (1.6x a hand-written CPU list build): plain products.
-// Either way a pair that rounds differently lies at cutoff + skin, beyond the cutoff.
+// A value the compiler must treat as computed (an empty asm that may change it): a product
+// passed through it cannot be fused with the addition that follows.
+template <class Real> COALESCE_HOST_DEVICE COALESCE_INLINE Real unfused(Real v) {
+#if !defined(__CUDA_ARCH__) && (defined(__GNUC__) || defined(__clang__)) && (defined(__x86_64__) || defined(__i386__))
+  asm("" : "+x"(v));
+#elif !defined(__CUDA_ARCH__) && (defined(__GNUC__) || defined(__clang__)) && defined(__aarch64__)
+  asm("" : "+w"(v));
+#endif
+  return v;
+}
+
+// The squared distance of a pair from its separation, rounded the same way wherever it is
+// compiled, so that a list's build and count (libcoalesce.a) and a traversal in a user's file
+// (any -march, any -ffp-contract) classify a pair at the reach alike: on the GPU explicit fused
+// multiply-adds, on the host plain products that no compiler may fuse (a call to fma() per pair,
+// where the host file has no hardware FMA, cost 1.6x a hand-written CPU list build). A host list
+// and a GPU list may still disagree on a pair within an ulp of cutoff + skin, beyond the cutoff.
 template <class Real> COALESCE_HOST_DEVICE COALESCE_INLINE Real distance2(Real ex, Real ey, Real ez) {
-#if defined(__CUDA_ARCH__) || defined(__FMA__)
-  using std::fma;  // the float overload on the host too (::fma is double's)
+#if defined(__CUDA_ARCH__)
   return fma(ez, ez, fma(ey, ey, ex * ex));
 #else
-  return ex * ex + ey * ey + ez * ez;
+  return (unfused(ex * ex) + unfused(ey * ey)) + unfused(ez * ez);
 #endif
 }
 
@@ -69,7 +79,9 @@ struct list_memory {
   std::size_t candidates = 0;   // clusters: particles a traversal tests, all rows
   // scratch of a build
   buffer keys, ids, sorted_keys, sorted_ids, cell_points, own_points, cell_start, cell_end, temp, words;
-  buffer boxes, candidate_offsets, candidate_ids, candidate_sorted;  // clusters
+  // clusters: per-cluster counts, and the next runs and their offsets, swapped in at the end of a
+  // build (a build that throws part-way leaves the previous list whole)
+  buffer boxes, candidate_offsets, candidate_ids, candidate_sorted, cluster_counts, next_offsets, next_runs;
 };
 
 // Builds the list of `n` particles whose positions are `position` into m (memory of m.kind,
