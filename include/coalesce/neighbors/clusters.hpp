@@ -93,7 +93,7 @@ template <> struct verlet_list_ref<clusters> {
           auto const j = static_cast<std::uint32_t>(base + k);
           detail::point4<Real> const q = points[j];
           Real const d2 =
-              detail::distance2(separation(xi.x, q.x, 0), separation(xi.y, q.y, 1), separation(xi.z, q.z, 2));
+              detail::distance2_unfused(separation(xi.x, q.x, 0), separation(xi.y, q.y, 1), separation(xi.z, q.z, 2));
           bool const keep = d2 < r2 && j != i && (!half || j > i);
           mask |= static_cast<std::uint32_t>(keep) << k;
         }

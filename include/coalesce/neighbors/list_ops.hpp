@@ -30,13 +30,22 @@ template <class Real> COALESCE_HOST_DEVICE COALESCE_INLINE Real unfused(Real v) 
   return v;
 }
 
-// The squared distance of a pair from its separation, rounded the same way wherever it is
-// compiled, so that a list's build and count (libcoalesce.a) and a traversal in a user's file
-// (any -march, any -ffp-contract) classify a pair at the reach alike: on the GPU explicit fused
-// multiply-adds, on the host plain products that no compiler may fuse (a call to fma() per pair,
-// where the host file has no hardware FMA, cost 1.6x a hand-written CPU list build). A host list
-// and a GPU list may still disagree on a pair within an ulp of cutoff + skin, beyond the cutoff.
+// The squared distance of a pair from its separation, as the builds compute it (libcoalesce.a
+// only): explicit fused multiply-adds on the GPU, plain arithmetic on the host (a call to fma()
+// per pair, where the host file has no hardware FMA, cost 1.6x a hand-written CPU list build).
 template <class Real> COALESCE_HOST_DEVICE COALESCE_INLINE Real distance2(Real ex, Real ey, Real ez) {
+#if defined(__CUDA_ARCH__)
+  return fma(ez, ez, fma(ey, ey, ex * ex));
+#else
+  return ex * ex + ey * ey + ez * ez;
+#endif
+}
+
+// The same, rounded the same way wherever it is compiled: the cluster format's filter runs in a
+// user's file (any -march, any -ffp-contract) and in libcoalesce.a's count, and both must classify
+// a pair at the reach alike. On the host the products pass an empty-asm barrier, so no compiler
+// can fuse them (it costs the CPU build about a third; the padded builds do not need it).
+template <class Real> COALESCE_HOST_DEVICE COALESCE_INLINE Real distance2_unfused(Real ex, Real ey, Real ez) {
 #if defined(__CUDA_ARCH__)
   return fma(ez, ez, fma(ey, ey, ex * ex));
 #else
