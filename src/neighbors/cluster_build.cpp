@@ -109,19 +109,7 @@ void cluster_rows(list_memory const& m, list_geometry const& g, std::vector<std:
 
 void build_cluster_list(list_memory& m, position_columns const& position, std::size_t n, list_geometry const& g,
                         void* stream) {
-  check_geometry(g);
-  if (n >= std::size_t{0xffffffffu}) {
-    throw_error("neighbor list: " + std::to_string(n) + " particles do not fit 32-bit indices");
-  }
-  if (n == 0) {  // a rank may own no particle: an empty list, not an error
-    m.particles = 0;
-    m.entries = 0;
-    m.widest = 0;
-    m.runs = 0;
-    m.candidates = 0;
-    ++m.builds;
-    return;
-  }
+  if (start_build(m, g, n)) return;
   if (position.width == 4) {
     build_clusters_in<float>(m, position, n, g, stream);
   } else {

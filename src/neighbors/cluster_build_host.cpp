@@ -14,17 +14,6 @@ namespace coalesce::detail::host_clusters {
 
 namespace {
 template <class U> U* as(buffer const& b) { return reinterpret_cast<U*>(b.data()); }
-
-// offsets[c] = sum of counts[0, c), for c in [0, count]; returns the total.
-std::size_t exclusive_scan(std::uint32_t const* counts, std::size_t count, std::uint32_t* offsets) {
-  std::size_t running = 0;
-  for (std::size_t c = 0; c < count; ++c) {
-    offsets[c] = static_cast<std::uint32_t>(running);
-    running += counts[c];
-  }
-  offsets[count] = static_cast<std::uint32_t>(running);
-  return running;
-}
 }  // namespace
 
 template <class Real> std::uint64_t boxes(list_memory& m, std::size_t n, cell_grid<Real> const& g) {

@@ -22,10 +22,6 @@ namespace coalesce::detail {
 inline constexpr std::uint32_t cluster_size = clusters::cluster_size;
 inline constexpr std::uint32_t run_gap = 4;
 
-COALESCE_HOST_DEVICE inline std::size_t cluster_count_of(std::size_t n) {
-  return (n + cluster_size - 1) / cluster_size;
-}
-
 template <class Real> struct cluster_box {
   Real lo[3];
   Real hi[3];

@@ -15,6 +15,21 @@ namespace coalesce::detail {
 bool ensure_bytes(list_memory const& m, buffer& b, std::size_t bytes);
 
 bool on_gpu_memory(memory_kind kind);
+
+// offsets[c] = sum of counts[0, c), for c in [0, count]; returns the total (host memory).
+inline std::size_t exclusive_scan(std::uint32_t const* counts, std::size_t count, std::uint32_t* offsets) {
+  std::size_t running = 0;
+  for (std::size_t c = 0; c < count; ++c) {
+    offsets[c] = static_cast<std::uint32_t>(running);
+    running += counts[c];
+  }
+  offsets[count] = static_cast<std::uint32_t>(running);
+  return running;
+}
+
+// The start every build shares: the geometry and count checked, and an empty set made an empty
+// list (a rank may own no particle). True when there is nothing more to build.
+bool start_build(list_memory& m, list_geometry const& g, std::size_t n);
 // Refuses a cutoff, skin or box a list cannot be built for (coalesce::error saying which).
 void check_geometry(list_geometry const& g);
 // Throws the error for particle i (not finite, or outside an open axis), naming its coordinates.

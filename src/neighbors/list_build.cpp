@@ -120,16 +120,8 @@ template <class Real> void build_in(list_memory& m, list_format format, position
 
 void build_list(list_memory& m, list_format format, position_columns const& position, std::size_t n,
                 list_geometry const& g, void* stream) {
-  check_geometry(g);
-  if (n >= std::size_t{0xffffffffu}) {
-    throw_error("neighbor list: " + std::to_string(n) + " particles do not fit 32-bit indices");
-  }
-  if (n == 0) {  // a rank may own no particle: an empty list, not an error
+  if (start_build(m, g, n)) {
     m.format = format;
-    m.particles = 0;
-    m.entries = 0;
-    m.widest = 0;
-    ++m.builds;
     return;
   }
   if (position.width == 4) {
@@ -137,6 +129,21 @@ void build_list(list_memory& m, list_format format, position_columns const& posi
   } else {
     build_in<double>(m, format, position, n, g, stream);
   }
+}
+
+bool start_build(list_memory& m, list_geometry const& g, std::size_t n) {
+  check_geometry(g);
+  if (n >= std::size_t{0xffffffffu}) {
+    throw_error("neighbor list: " + std::to_string(n) + " particles do not fit 32-bit indices");
+  }
+  if (n > 0) return false;
+  m.particles = 0;  // a rank may own no particle: an empty list, not an error
+  m.entries = 0;
+  m.widest = 0;
+  m.runs = 0;
+  m.candidates = 0;
+  ++m.builds;
+  return true;
 }
 
 double max_displacement(list_memory const& m, position_columns const& position, std::size_t n, list_geometry const& g,

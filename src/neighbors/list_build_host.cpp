@@ -86,13 +86,7 @@ template <class Real> list_pass_result fill(list_memory& m, std::size_t n, cell_
 }
 
 void offsets_from_counts(list_memory& m, std::size_t n) {
-  auto const* counts = as<std::uint32_t const>(m.counts);
-  auto* offsets = as<std::uint32_t>(m.offsets);
-  std::uint32_t running = 0;
-  for (std::size_t i = 0; i <= n; ++i) {
-    offsets[i] = running;
-    running += i < n ? counts[i] : 0;
-  }
+  exclusive_scan(as<std::uint32_t const>(m.counts), n, as<std::uint32_t>(m.offsets));
 }
 
 void keep_reference(list_memory& m, position_columns const& p, std::size_t n, unsigned dims) {

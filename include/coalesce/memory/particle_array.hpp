@@ -81,6 +81,7 @@ concept particle_array = requires {
 namespace detail {
 template <class A> using array_traits = particle_array_traits<std::remove_cvref_t<A>>;
 template <class A> inline constexpr memory_kind memory_of_array = kind_of_space<typename array_traits<A>::space>;
+template <class A> using element_of_array = typename array_traits<A>::element_type;
 
 // The one refusal every call that takes per-particle arrays gives for another type.
 template <class A> constexpr void check_particle_array() {
@@ -88,6 +89,11 @@ template <class A> constexpr void check_particle_array() {
                 "coalesce: this argument is not a per-particle array; pass a coalesce::vector, a coalesce::array, a "
                 "span_in (device_span, host_span) over your memory, or a std::vector (host memory) "
                 "(coalesce/memory/particle_array.hpp)");
+}
+// Its element count, or the refusal above for another type.
+template <class A> std::size_t particle_count(A const& a) {
+  check_particle_array<A>();
+  return array_traits<A>::size(a);
 }
 }  // namespace detail
 

@@ -102,7 +102,7 @@ namespace coalesce::detail {
 // The plan's send lists live in the particles' memory: an array in the other memory (a
 // std::vector for a halo of GPU particles) would be packed through GPU indices on the host.
 template <class Array> void check_halo_memory(mpi::halo_plan const& h, char const* what) {
-  constexpr memory_kind kind = kind_of_array<Array>;
+  constexpr memory_kind kind = memory_of_array<Array>;
   if (!coalesce::detail::same_memory(kind, h.memory())) {
     throw_error(
         std::string(what) + ": an array in " + (kind == memory_kind::host ? "host" : "GPU") +
@@ -112,8 +112,8 @@ template <class Array> void check_halo_memory(mpi::halo_plan const& h, char cons
 }
 
 template <class Array> void check_halo_size(mpi::halo_plan const& h, Array const& a, char const* what) {
-  if (size_of(a) != h.owned() && size_of(a) != h.owned() + h.ghosts()) {
-    throw_error(std::string(what) + ": an array of " + std::to_string(size_of(a)) + " elements for a halo of " +
+  if (particle_count(a) != h.owned() && particle_count(a) != h.owned() + h.ghosts()) {
+    throw_error(std::string(what) + ": an array of " + std::to_string(particle_count(a)) + " elements for a halo of " +
                 std::to_string(h.owned()) + " owned particles and " + std::to_string(h.ghosts()) +
                 " ghosts; give it owned() or owned() + ghosts() elements");
   }
@@ -128,17 +128,12 @@ inline void check_arrived(std::size_t expected, std::size_t arrived, char const*
   }
 }
 
-// The columns of a position (x, y[, z]) as a message.
-inline message_columns position_message(memory_kind kind, coalesce::detail::position_columns const& c) {
+// The columns of a position-like member (x, y[, z]) as a message: untyped for forward (copied),
+// typed float or double by width for reverse (summed).
+inline message_columns coordinate_message(memory_kind kind, coalesce::detail::position_columns const& c, bool summed) {
   message_columns m;
-  for (unsigned a = 0; a < c.dims; ++a) m.add(kind, c.axis[a], c.width, -1, "forward");
-  return m;
-}
-// The same columns typed (float or double by width), so that reverse can sum them.
-inline message_columns summable_message(memory_kind kind, coalesce::detail::position_columns const& c) {
-  message_columns m;
-  int const code = c.width == 4 ? scalar_code<float>() : scalar_code<double>();
-  for (unsigned a = 0; a < c.dims; ++a) m.add(kind, c.axis[a], c.width, code, "reverse");
+  int const code = !summed ? -1 : c.width == 4 ? scalar_code<float>() : scalar_code<double>();
+  for (unsigned a = 0; a < c.dims; ++a) m.add(kind, c.axis[a], c.width, code, summed ? "reverse" : "forward");
   return m;
 }
 
@@ -153,8 +148,8 @@ std::optional<coalesce::detail::position_columns> image_columns(mpi::halo_plan c
 }
 template <class Array>
 std::optional<coalesce::detail::position_columns> image_columns(mpi::halo_plan const& h, Array& values) {
-  using U = decltype(element_type_of(values));
-  if (typeid(U) != h.particle_type() || size_of(values) == 0) return std::nullopt;
+  using U = element_of_array<Array>;
+  if (typeid(U) != h.particle_type() || particle_count(values) == 0) return std::nullopt;
   coalesce::detail::position_columns out;
   out.dims = h.position().dims;
   out.width = h.position().width;
@@ -319,7 +314,7 @@ void forward(halo_plan const& h, vector<T, L, S>& particles, Pos const& position
                         " ghosts; rebuild the halo after the particle count changed");
   }
   auto const columns = coalesce::detail::position_columns_of(particles.storage(), position);
-  detail::message_columns const m = detail::position_message(kind, columns);
+  detail::message_columns const m = detail::coordinate_message(kind, columns, false);
   detail::for_each_axis(h, m, [&](halo_plan::stage const& st) {
     coalesce::detail::shift_column(kind, columns.axis[st.axis], columns.width, st.first_ghost, st.received,
                                    st.received_shift, h.stream().handle());
@@ -333,10 +328,10 @@ void forward(halo_plan const& h, vector<T, L, S>& particles, Pos const& position
 template <class Array> void forward(halo_plan const& h, Array& values) {
   detail::check_halo_memory<Array>(h, "forward");
   detail::check_halo_size(h, values, "forward");
-  if (detail::size_of(values) != h.owned() + h.ghosts()) {
+  if (detail::particle_count(values) != h.owned() + h.ghosts()) {
     detail::resize_in_order(h.stream(), h.owned(), h.owned() + h.ghosts(), values);
   }
-  constexpr auto kind = detail::kind_of_array<Array>;
+  constexpr auto kind = detail::memory_of_array<Array>;
   detail::message_columns const m = detail::columns_of("forward", values);
   auto const images = detail::image_columns(h, values);
   detail::for_each_axis(h, m, [&](halo_plan::stage const& st) {
@@ -376,14 +371,14 @@ namespace coalesce::mpi {
 // Each stage adds what arrives in list order into distinct elements, so the sums are the same
 // run to run, on the host and on the GPU.
 template <class Array> void reverse(halo_plan const& h, Array& values) {
-  using U = decltype(detail::element_type_of(values));
+  using U = detail::element_of_array<Array>;
   static_assert(detail::summable<U>(),
                 "coalesce::mpi::reverse: the values must have float, double or 32/64-bit integer leaves only");
   detail::check_halo_memory<Array>(h, "reverse");
-  if (detail::size_of(values) != h.owned() + h.ghosts()) {
-    detail::throw_error("reverse: an array of " + std::to_string(detail::size_of(values)) + " elements for a halo of " +
-                        std::to_string(h.owned()) + " owned particles and " + std::to_string(h.ghosts()) +
-                        " ghosts; it needs owned() + ghosts() elements");
+  if (detail::particle_count(values) != h.owned() + h.ghosts()) {
+    detail::throw_error("reverse: an array of " + std::to_string(detail::particle_count(values)) +
+                        " elements for a halo of " + std::to_string(h.owned()) + " owned particles and " +
+                        std::to_string(h.ghosts()) + " ghosts; it needs owned() + ghosts() elements");
   }
   detail::reverse_columns(h, detail::columns_of("reverse", values));
 }
@@ -401,7 +396,7 @@ void reverse(halo_plan const& h, vector<T, L, S>& particles, Member const& membe
                         " ghosts; reverse runs on the particles with their ghosts (owned() + ghosts())");
   }
   auto const columns = coalesce::detail::position_columns_of(particles.storage(), member);
-  detail::reverse_columns(h, detail::summable_message(kind, columns));
+  detail::reverse_columns(h, detail::coordinate_message(kind, columns, true));
 }
 
 }  // namespace coalesce::mpi

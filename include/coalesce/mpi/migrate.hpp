@@ -303,10 +303,8 @@ template <class... Arrays> message_columns columns_of(char const* what, Arrays&.
   return m;
 }
 
-template <class A> typename coalesce::detail::array_traits<A>::element_type element_type_of(A const&);
-template <class A> inline constexpr memory_kind kind_of_array = coalesce::detail::memory_of_array<A>;
 template <class T, class L, class S, class... Extra> constexpr void check_same_memory() {
-  static_assert(!device_is_gpu || ((kind_of_array<Extra> == coalesce::detail::kind_of_space<S>)&&...),
+  static_assert(!device_is_gpu || ((memory_of_array<Extra> == coalesce::detail::kind_of_space<S>)&&...),
                 "coalesce::mpi: the extra arrays must be in the particles' memory (a device_vector's companions are "
                 "device_vectors; a std::vector is host memory)");
 }
@@ -315,12 +313,8 @@ template <class T, class L, class S, class... Extra> constexpr void check_same_m
 // build makes no CUDA call (a CUDA build must run on host memory where no GPU or driver exists).
 template <class S> inline constexpr bool on_gpu = device_is_gpu&& std::is_same_v<S, coalesce::device>;
 template <class... Arrays> inline constexpr bool any_on_gpu = device_is_gpu &&
-                                                              ((kind_of_array<Arrays> == memory_kind::device) || ...);
+                                                              ((memory_of_array<Arrays> == memory_kind::device) || ...);
 
-template <class A> std::size_t size_of(A const& a) {
-  coalesce::detail::check_particle_array<A>();
-  return coalesce::detail::array_traits<A>::size(a);
-}
 // Keeps the first `kept` elements and grows to `total` (the arrivals are unpacked behind them).
 template <class A> void resize_to(A& a, std::size_t kept, std::size_t total) {
   static_assert(coalesce::detail::array_traits<A>::resizable,
@@ -456,9 +450,9 @@ migration_report migrate(decomposition const& d, vector<T, L, S>& particles, std
     size_error = "the destination list has " + std::to_string(destination.size()) + " entries for " +
                  std::to_string(n) + " elements";
   }
-  ((size_error.empty() && detail::size_of(arrays) != n
-        ? (void)(size_error = "an extra array has " + std::to_string(detail::size_of(arrays)) + " elements for " +
-                              std::to_string(n) + " particles")
+  ((size_error.empty() && detail::particle_count(arrays) != n
+        ? (void)(size_error = "an extra array has " + std::to_string(detail::particle_count(arrays)) +
+                              " elements for " + std::to_string(n) + " particles")
         : (void)0),
    ...);
   auto const describe = [&](std::size_t, int rank) {
@@ -482,9 +476,9 @@ requires(!std::is_convertible_v<Pos, std::span<int const>>) migration_report
   constexpr auto kind = coalesce::detail::kind_of_space<S>;
   std::size_t const n = particles.size();
   std::string size_error;
-  ((size_error.empty() && detail::size_of(arrays) != n
-        ? (void)(size_error = "an extra array has " + std::to_string(detail::size_of(arrays)) + " elements for " +
-                              std::to_string(n) + " particles")
+  ((size_error.empty() && detail::particle_count(arrays) != n
+        ? (void)(size_error = "an extra array has " + std::to_string(detail::particle_count(arrays)) +
+                              " elements for " + std::to_string(n) + " particles")
         : (void)0),
    ...);
   auto const columns = coalesce::detail::position_columns_of(particles.storage(), position);

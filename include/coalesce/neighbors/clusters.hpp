@@ -112,6 +112,11 @@ template <> struct verlet_list_ref<clusters> {
 };
 
 namespace detail {
+// Clusters of n particles (the last one may hold fewer than 32).
+COALESCE_HOST_DEVICE inline std::size_t cluster_count_of(std::size_t n) {
+  return (n + clusters::cluster_size - 1) / clusters::cluster_size;
+}
+
 // The handle over a built list's memory (verlet_list::view(), and the build's own count pass).
 inline verlet_list_ref<clusters> cluster_ref(list_memory const& m, list_geometry const& g) {
   verlet_list_ref<clusters> r;

@@ -245,7 +245,7 @@ template <class Format, class Space = device> class verlet_list {
   // the runs and their offsets, not the positions it filters with: those are the particles' own).
   std::size_t bytes() const {
     if constexpr (is_clusters) {
-      std::size_t const cluster_count = (memory_.particles + clusters::cluster_size - 1) / clusters::cluster_size;
+      std::size_t const cluster_count = detail::cluster_count_of(memory_.particles);
       return memory_.entries == 0 && memory_.particles == 0
                  ? 0
                  : memory_.runs * 2 * sizeof(std::uint32_t) + (cluster_count + 1) * sizeof(std::uint32_t);

@@ -125,11 +125,6 @@ inline std::uint32_t const* order_in(reorder_plan& plan, memory_kind kind, direc
   return d == direction::sorted ? permutation_in(plan, kind) : inverse_in(plan, kind);
 }
 
-template <class A> std::size_t size_to_permute(A const& a) {
-  check_particle_array<A>();
-  return array_traits<A>::size(a);
-}
-
 template <class T, class L, class S> void permute_one(reorder_plan& plan, direction d, vector<T, L, S>& v) {
   constexpr memory_kind kind = kind_of_space<S>;
   if (v.allocated_bytes() == 0) return;  // no elements, no allocation: nothing to move
@@ -218,14 +213,14 @@ template <class Key, class S> void sort_keys(key_array<Key, S> const& keys, reor
 // All sizes are checked before anything moves; if memory runs out part-way (a scratch
 // allocation throws), the arguments before the failing one have already been permuted.
 template <class... X> void apply(reorder_plan& plan, X&&... arrays) {
-  (detail::check_same_size("apply: an array", detail::size_to_permute(arrays), plan.size()), ...);
+  (detail::check_same_size("apply: an array", detail::particle_count(arrays), plan.size()), ...);
   (detail::permute_one(plan, detail::direction::sorted, arrays), ...);
 }
 // The reverse: arrays in the sorted order go back to the order before the sort (element
 // permutation()[i] becomes element i). Results computed on reordered particles return to the
 // caller's original order without carrying an id column.
 template <class... X> void apply_inverse(reorder_plan& plan, X&&... arrays) {
-  (detail::check_same_size("apply_inverse: an array", detail::size_to_permute(arrays), plan.size()), ...);
+  (detail::check_same_size("apply_inverse: an array", detail::particle_count(arrays), plan.size()), ...);
   (detail::permute_one(plan, detail::direction::original, arrays), ...);
 }
 
