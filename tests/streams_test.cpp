@@ -287,3 +287,70 @@ TEST_CASE_TEMPLATE("what an _async call found is reported by the next waiting ca
   CHECK_THROWS_WITH_AS(coalesce::remap(bad.span(), plan), doctest::Contains("entry 2 is 700"), coalesce::error);
   CHECK_NOTHROW(plan.check());  // the good _async call found nothing to blame
 }
+
+// The one stream rule (coalesce/memory/stream.hpp): every call that runs work takes the stream
+// last, and the default stream can be named. Named here in every such call, each must give what
+// the call without a stream gives, and the vectors' allocation stream stays the default one.
+TEST_CASE_TEMPLATE("every call that runs work takes the default stream by name, last, as when it is left out", S,
+                   coalesce::host, coalesce::device) {
+  auto const named = coalesce::default_stream;
+  CHECK(named == coalesce::stream{});
+  std::mt19937 rng(21);
+  std::size_t const n = 77;
+  auto const records = some_particles(n, rng);
+
+  coalesce::vector<Particle, coalesce::aosoa<8>, S> zeros(n, named), filled(n, records[5], named);
+  coalesce::vector<Particle, coalesce::soa, S> from_records{std::span<Particle const>(records), named};
+  coalesce::vector<Particle, coalesce::aos, S> converted(from_records, named), assigned;
+  assigned.assign(converted, named);
+  assigned.reserve(2 * n, named);
+  assigned.resize(n + 3, records[7], named);
+  assigned.resize(n + 5, named);
+  assigned.shrink_to_fit(named);
+  filled.resize(n + 1, named);
+  CHECK(zeros.allocation_stream() == named);
+  CHECK(assigned.allocation_stream() == named);
+  CHECK(assigned.capacity() == n + 5);
+
+  std::vector<Particle> out(n + 5);
+  assigned.copy_to(out, named);
+  bool same = true;
+  for (std::size_t i = 0; i < n; ++i) same = same && same_bytes(out[i], records[i]);
+  same = same && same_bytes(out[n], records[7]) && same_bytes(out[n + 2], records[7]) &&
+         same_bytes(out[n + 3], Particle{}) && same_bytes(out[n + 4], Particle{});
+  CHECK(same);
+  std::vector<Particle> fill_out(n + 1);
+  filled.copy_to(fill_out, named);
+  bool fills = true;
+  for (std::size_t i = 0; i < n; ++i) fills = fills && same_bytes(fill_out[i], records[5]);
+  CHECK(fills);
+  CHECK(same_bytes(fill_out[n], Particle{}));
+
+  coalesce::reorder_plan by_name(named), left_out;
+  CHECK(by_name.get_stream() == left_out.get_stream());
+  coalesce::vector<Particle, coalesce::soa, S> a{std::span<Particle const>(records)}, b = a;
+  coalesce::sort_by_key(a, coalesce::hilbert_keys(a, &Particle::pos, box10, by_name), by_name);
+  coalesce::sort_by_key(b, coalesce::hilbert_keys(b, &Particle::pos, box10, left_out), left_out);
+  CHECK(by_name.permutation_on_host() == left_out.permutation_on_host());
+
+  std::vector<std::uint32_t> visited(n, 0);
+  coalesce::for_each_index(
+      coalesce::host{}, n, [&](std::size_t i) { visited[i] += 1; }, named);
+  CHECK(std::count(visited.begin(), visited.end(), 1u) == static_cast<std::ptrdiff_t>(n));
+  coalesce::synchronize(named);
+}
+
+// _async forms defer one call's checks without touching the plan's policy (checks() reads the
+// same before, after, and when the call throws on a mistake of its arguments).
+TEST_CASE("an _async call leaves the plan's policy as it was, also when it throws") {
+  coalesce::reorder_plan plan;
+  std::vector<Particle> records(3);
+  coalesce::host_vector<Particle> v{std::span<Particle const>(records)};
+  std::vector<std::uint32_t> const two_keys{1, 0};  // one key short
+  CHECK_THROWS_AS(coalesce::sort_by_key_async(v, std::span<std::uint32_t const>(two_keys), plan), coalesce::error);
+  CHECK(plan.checks() == coalesce::check_policy::before_writing);
+  plan.set_checks(coalesce::check_policy::off);
+  auto const keys = coalesce::morton_keys_async(v, &Particle::pos, box10, plan);
+  CHECK(keys.size == 3);
+  CHECK(plan.checks() == coalesce::check_policy::off);
+}

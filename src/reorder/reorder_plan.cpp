@@ -84,6 +84,9 @@ check_policy reorder_plan::checks() const { return state_ ? state_->checks : che
 void reorder_plan::set_checks(check_policy checks) { detail::state_of(*this).checks = checks; }
 void reorder_plan::check() { detail::report_deferred(detail::state_of(*this)); }
 
+detail::deferred_call::deferred_call(reorder_plan& plan) : plan_(plan) { ++state_of(plan).deferring_calls; }
+detail::deferred_call::~deferred_call() { --state_of(plan_).deferring_calls; }
+
 namespace detail {
 
 reorder_state& state_of(reorder_plan& plan) {
@@ -132,14 +135,14 @@ char const* curve_name(curve c) {
 // what earlier deferred work (an _async call) found, as the docs promise: resetting the words
 // would lose it, and leaving it would blame this call.
 std::uint64_t* flags_for(reorder_state& s, memory_kind kind) {
-  if (s.deferred_flags_set && s.checks == check_policy::before_writing) report_deferred(s);
-  if (s.checks == check_policy::off) return nullptr;
+  if (s.deferred_flags_set && s.policy_now() == check_policy::before_writing) report_deferred(s);
+  if (s.policy_now() == check_policy::off) return nullptr;
   std::uint64_t* flags = s.host_flags.data();
   if (kind == memory_kind::device && device_is_gpu) {
     flags = static_cast<std::uint64_t*>(s.ensure(s.flag, memory_kind::device, check_words * sizeof(std::uint64_t)));
   }
-  if (s.checks == check_policy::before_writing || !s.deferred_flags_set) s.backend(kind).reset_flags(flags);
-  if (s.checks == check_policy::deferred) {
+  if (s.policy_now() == check_policy::before_writing || !s.deferred_flags_set) s.backend(kind).reset_flags(flags);
+  if (s.policy_now() == check_policy::deferred) {
     s.deferred_flags_kind = kind;
     s.deferred_flags_set = true;
   }
@@ -151,7 +154,7 @@ std::uint64_t* flags_for(reorder_state& s, memory_kind kind) {
 std::array<std::uint64_t, check_words> verdict(reorder_state& s, memory_kind kind, std::uint64_t const* flags) {
   std::array<std::uint64_t, check_words> words;
   words.fill(nothing_found);
-  if (flags != nullptr && s.checks == check_policy::before_writing) {
+  if (flags != nullptr && s.policy_now() == check_policy::before_writing) {
     copy_bytes(memory_kind::host, words.data(), kind, flags, sizeof words, s.stream);
   }
   return words;
@@ -348,7 +351,7 @@ void remap_indices(reorder_plan& plan, memory_kind kind, index_array const& indi
   reorder_backend& backend = s.backend(kind);
   std::uint64_t* flags = flags_for(s, kind);
   std::uint32_t const* inverse = inverse_in(plan, kind);
-  if (s.checks != check_policy::before_writing) {
+  if (s.policy_now() != check_policy::before_writing) {
     // One pass: out-of-range entries are recorded (deferred) and left as they are.
     backend.map_indices(indices.data, indices.size, inverse, s.n, flags);
     return;
@@ -437,7 +440,7 @@ void remap_neighbors(reorder_plan& plan, memory_kind kind, neighbor_desc const& 
     if (flags != nullptr) {
       backend.check_csr_offsets(list.offsets, list.particles, flags);
       copy_bytes(memory_kind::host, words.data(), kind, flags, sizeof words, s.stream);
-      if (s.checks == check_policy::before_writing) report_list_problems(s, kind, list, words, "remap");
+      if (s.policy_now() == check_policy::before_writing) report_list_problems(s, kind, list, words, "remap");
     } else {
       words[list_entries] = read_one(s, kind, list.offsets + list.particles);
     }
@@ -453,9 +456,10 @@ void remap_neighbors(reorder_plan& plan, memory_kind kind, neighbor_desc const& 
         into != nullptr
             ? into->indices
             : reinterpret_cast<std::uint32_t*>(scratch_besides(plan, kind, entries * 4, &new_offsets).data());
-    if (flags != nullptr && s.checks == check_policy::before_writing) backend.reset_flags(flags);
+    if (flags != nullptr && s.policy_now() == check_policy::before_writing) backend.reset_flags(flags);
     backend.remap_csr(list, perm, inv, s.n, reinterpret_cast<std::uint32_t const*>(new_offsets.data()), out, flags);
-    if (s.checks == check_policy::before_writing) report_list_problems(s, kind, list, verdict(s, kind, flags), "remap");
+    if (s.policy_now() == check_policy::before_writing)
+      report_list_problems(s, kind, list, verdict(s, kind, flags), "remap");
     std::uint32_t* offsets_out = into != nullptr ? into->offsets : list.offsets;
     if (into == nullptr) copy_bytes(kind, list.indices, kind, out, entries * 4, s.stream);
     copy_bytes(kind, offsets_out, kind, new_offsets.data(), offsets_bytes, s.stream);
@@ -477,7 +481,8 @@ void remap_neighbors(reorder_plan& plan, memory_kind kind, neighbor_desc const& 
   }
   std::uint64_t* flags = flags_for(s, kind);
   backend.remap_fixed(list, perm, inv, s.n, out, out_counts, flags);
-  if (s.checks == check_policy::before_writing) report_list_problems(s, kind, list, verdict(s, kind, flags), "remap");
+  if (s.policy_now() == check_policy::before_writing)
+    report_list_problems(s, kind, list, verdict(s, kind, flags), "remap");
   if (into == nullptr) {
     copy_bytes(kind, list.indices, kind, out, slots * 4, s.stream);
     if (out_counts != nullptr) copy_bytes(kind, list.counts, kind, out_counts, list.particles * 4, s.stream);

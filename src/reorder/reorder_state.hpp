@@ -19,8 +19,13 @@
 namespace coalesce::detail {
 
 struct reorder_state {
-  void* stream = nullptr;  // a cudaStream_t for GPU work (null: the default stream)
-  check_policy checks = check_policy::before_writing;
+  void* stream = nullptr;                              // a cudaStream_t for GPU work (null: the default stream)
+  check_policy checks = check_policy::before_writing;  // the plan's own (reorder_plan::checks())
+  int deferring_calls = 0;  // open _async calls (detail::deferred_call): their checks wait for nothing
+  // The policy of the call under way: the plan's, with before_writing deferred inside an _async call.
+  check_policy policy_now() const {
+    return deferring_calls > 0 && checks == check_policy::before_writing ? check_policy::deferred : checks;
+  }
   host_backend host_loops{false};
   host_backend host_cores{true};
 #if COALESCE_WITH_CUDA

@@ -2,6 +2,7 @@
 // steady-state reorder loop (a kernel, keys, sort_by_key, remap, apply) captures into a CUDA
 // graph: capture fails on any host synchronisation or allocation, so a replay that matches the
 // eager loop bit for bit shows the loop has neither.
+#include <algorithm>
 #include <cstdint>
 #include <random>
 #include <vector>
@@ -253,13 +254,19 @@ TEST_CASE("a vector made on a stream allocates, grows and frees on it, inside a 
   {
     coalesce::device_vector<Particle> scratch(n / 2, stream);  // zeroed on the stream
     CHECK(scratch.allocation_stream() == coalesce::stream(stream));
-    scratch.resize(n, Particle{{1, 2, 3}, {4, 5, 6}, 7.0f, 8});  // moves and fills on the stream
+    scratch.resize(n, Particle{{1, 2, 3}, {4, 5, 6}, 7.0f, 8}, stream);  // moves and fills on the stream
+    // Without the stream the call would go to the default stream after waiting for the capturing
+    // one, which a capture does not allow: refused with what to do, and the capture stays valid.
+    CHECK_THROWS_WITH_AS(scratch.resize(n + 1), doctest::Contains("pass that stream"), coalesce::error);
     auto in = scratch.view();
-    coalesce::for_each_index(coalesce::device{stream}, n, [=] __device__(std::size_t i) {
-      Particle p = in[i];
-      p.id = static_cast<std::uint32_t>(i);
-      out[i] = p;
-    });
+    coalesce::for_each_index(
+        coalesce::device{}, n,
+        [=] __device__(std::size_t i) {
+          Particle p = in[i];
+          p.id = static_cast<std::uint32_t>(i);
+          out[i] = p;
+        },
+        stream);
   }  // freed on the stream
   cudaError_t const ended = cudaStreamEndCapture(stream, &graph);
   REQUIRE_MESSAGE(ended == cudaSuccess, "capture broken by a non-stream-ordered call: ", cudaGetErrorString(ended));
@@ -282,9 +289,11 @@ TEST_CASE("a vector made on a stream allocates, grows and frees on it, inside a 
   check_cuda(cudaStreamDestroy(stream));
 }
 
-// Made on a stream and converted on it: the vector keeps its stream through copies between
-// layouts; a copy made without a stream is an ordinary cudaMalloc'd vector.
-TEST_CASE("vectors made on a stream keep it; copies without a stream do not") {
+// A device vector keeps only its allocation stream (the one rule, coalesce/memory/stream.hpp):
+// made or converted on a stream it is allocated and freed there; a copy made without a stream is
+// an ordinary cudaMalloc'd vector; work goes to the stream each call names, and a call without
+// one (the default stream) first waits for the allocation stream, so it reads what was queued there.
+TEST_CASE("a vector keeps only its allocation stream; each call's work goes to the stream it names") {
   cudaStream_t stream = nullptr;
   check_cuda(cudaStreamCreateWithFlags(&stream, cudaStreamNonBlocking));
   auto const records = particles_in_box(5'001, 3);
@@ -295,20 +304,21 @@ TEST_CASE("vectors made on a stream keep it; copies without a stream do not") {
     coalesce::device_vector<Particle, coalesce::aos> plain = converted;
     CHECK(on_stream.allocation_stream() == coalesce::stream(stream));
     CHECK(converted.allocation_stream() == coalesce::stream(stream));
-    CHECK(plain.allocation_stream() == coalesce::stream{});
+    CHECK(plain.allocation_stream() == coalesce::default_stream);
     CHECK(same_records(records_of(plain), records));
     on_stream = {};  // freed on its stream
-    CHECK(on_stream.allocation_stream() == coalesce::stream{});
+    CHECK(on_stream.allocation_stream() == coalesce::default_stream);
 
-    // A sort hands the vector the plan's scratch: it stays bound to its stream, and grows there.
+    // A sort hands the vector the plan's scratch: it keeps its allocation stream.
     coalesce::device_vector<Particle> sorted{std::span<Particle const>(records), stream};
     coalesce::reorder_plan plan(stream);
     for (int k = 0; k < 3; ++k) {
       coalesce::sort_by_key(sorted, coalesce::hilbert_keys(sorted, &Particle::pos, box16, plan), plan);
       CHECK(sorted.allocation_stream() == coalesce::stream(stream));
     }
-    sorted.resize(records.size() + 100, Particle{{1, 1, 1}, {1, 1, 1}, 9.0f, 7});
-    auto const grown = records_of(sorted);  // waits for the stream (copy without a stream)
+    sorted.resize(records.size() + 100, Particle{{1, 1, 1}, {1, 1, 1}, 9.0f, 7}, stream);  // queued on it
+    CHECK(sorted.allocation_stream() == coalesce::stream(stream));
+    auto const grown = records_of(sorted);  // the default stream: waits for the allocation stream first
     std::size_t nines = 0;
     for (auto const& p : grown) nines += p.mass == 9.0f && p.id == 7;
     CHECK(nines == 100);
@@ -316,11 +326,44 @@ TEST_CASE("vectors made on a stream keep it; copies without a stream do not") {
     // Made before a capture, it cannot grow inside it: a clear error, and the capture stays valid.
     cudaGraph_t graph = nullptr;
     check_cuda(cudaStreamBeginCapture(stream, cudaStreamCaptureModeGlobal));
-    CHECK_THROWS_WITH_AS(sorted.reserve(10 * records.size()),
+    CHECK_THROWS_WITH_AS(sorted.reserve(10 * records.size(), stream),
                          doctest::Contains("reserve() the capacity before capturing"), coalesce::error);
+    std::vector<Particle> sink(sorted.size());
+    CHECK_THROWS_WITH_AS(sorted.copy_to(sink), doctest::Contains("pass that stream"), coalesce::error);
     check_cuda(cudaStreamEndCapture(stream, &graph));
     check_cuda(cudaGraphDestroy(graph));
+
+    // Grown on the default stream (named), the default stream is its allocation stream from then on.
+    sorted.resize(records.size() + 200, coalesce::default_stream);
+    CHECK(sorted.allocation_stream() == coalesce::default_stream);
+    CHECK(records_of(sorted).size() == records.size() + 200);
   }
+  check_cuda(cudaStreamDestroy(stream));
+}
+
+// A loop names its stream last; device{s} is the older spelling of the same, and naming two
+// different streams is refused rather than one of them picked.
+TEST_CASE("for_each_index takes its stream last, the default one by name too") {
+  cudaStream_t stream = nullptr;
+  check_cuda(cudaStreamCreateWithFlags(&stream, cudaStreamNonBlocking));
+  std::size_t const n = 1'000;
+  coalesce::device_array<float> values(n);
+  float* f = values.data();
+  coalesce::for_each_index(
+      coalesce::device{}, n, [=] __device__(std::size_t i) { f[i] = 1.0f; }, stream);
+  check_cuda(cudaStreamSynchronize(stream));
+  coalesce::for_each_index(
+      coalesce::device{}, n, [=] __device__(std::size_t i) { f[i] += 2.0f; }, coalesce::default_stream);
+  coalesce::synchronize(coalesce::default_stream);
+  coalesce::for_each_index(
+      coalesce::device{stream}, n, [=] __device__(std::size_t i) { f[i] *= 2.0f; }, stream);
+  check_cuda(cudaStreamSynchronize(stream));
+  auto const got = values.to_host();
+  CHECK(std::count(got.begin(), got.end(), 6.0f) == static_cast<std::ptrdiff_t>(n));
+  CHECK_THROWS_WITH_AS(
+      coalesce::for_each_index(
+          coalesce::device{stream}, n, [=] __device__(std::size_t i) { f[i] = 0.0f; }, cudaStreamPerThread),
+      doctest::Contains("two different streams"), coalesce::error);
   check_cuda(cudaStreamDestroy(stream));
 }
 
@@ -347,7 +390,7 @@ TEST_CASE("a copy without a stream into a stream-bound vector waits for the sour
     for (auto const& p : got) wrong += p.mass != 3.0f;
     CHECK(wrong == 0);
     coalesce::host_vector<Particle> downloaded(bound, stream);
-    CHECK(downloaded.allocation_stream() == coalesce::stream{});
+    CHECK(downloaded.allocation_stream() == coalesce::default_stream);
     CHECK(bound.allocation_stream() == coalesce::stream(stream));
   }
   check_cuda(cudaFree(busy));

@@ -11,7 +11,11 @@
 //       .max_neighbors = 32, .order = coalesce::neighbor_order::column_major};
 //   coalesce::apply(plan, energy.span());                        // permute it with the particles
 //
-// The memory is one 256-byte aligned allocation; copies go through libcoalesce.
+// The memory is one 256-byte aligned allocation; copies go through libcoalesce. Streams follow
+// the one rule of coalesce/memory/stream.hpp, as for coalesce::vector: every call that runs work
+// takes a stream last (coalesce::default_stream when left out); the array keeps only its
+// allocation stream (allocated there with cudaMallocAsync, freed there); a call on the default
+// stream first waits for it and is done when it returns; a call on a stream of yours is queued.
 #pragma once
 #include <algorithm>
 #include <cstddef>
@@ -38,58 +42,76 @@ template <class U, class Space = host> class array {
   using space_type = Space;
 
   array() = default;
-  explicit array(std::size_t n) : memory_(kind, bytes_for(n)), size_(n) {
-    detail::zero_bytes(kind, memory_.data(), n * sizeof(U));
+  explicit array(std::size_t n, stream on = default_stream) : memory_(kind, bytes_for(n), on.handle()), size_(n) {
+    keep_allocation_stream(on);
+    detail::zero_bytes(kind, memory_.data(), n * sizeof(U), on.handle());
   }
-  // From values in host memory.
-  explicit array(std::span<U const> values) : memory_(kind, bytes_for(values.size())), size_(values.size()) {
-    detail::copy_bytes(kind, memory_.data(), detail::memory_kind::host, values.data(), size_ * sizeof(U));
+  // From values in host memory (returns when they have been read).
+  explicit array(std::span<U const> values, stream on = default_stream)
+      : memory_(kind, bytes_for(values.size()), on.handle()), size_(values.size()) {
+    keep_allocation_stream(on);
+    detail::copy_bytes(kind, memory_.data(), detail::memory_kind::host, values.data(), size_ * sizeof(U), on.handle());
   }
-  explicit array(std::vector<U> const& values) : array(std::span<U const>(values)) {}
+  explicit array(std::vector<U> const& values, stream on = default_stream) : array(std::span<U const>(values), on) {}
   array(array const& other) : memory_(kind, other.memory_.size()), size_(other.size_) {
+    other.wait_for_allocation_stream(default_stream);
     detail::copy_bytes(kind, memory_.data(), kind, other.memory_.data(), size_ * sizeof(U));
   }
-  array(array&&) noexcept = default;
+  array(array&& other) noexcept { swap(other); }
   array& operator=(array const& other) {
     if (this != &other) array(other).swap(*this);
     return *this;
   }
-  array& operator=(array&&) noexcept = default;
+  array& operator=(array&& other) noexcept {
+    array(std::move(other)).swap(*this);
+    return *this;
+  }
   void swap(array& other) noexcept {
     memory_.swap(other.memory_);
     std::swap(size_, other.size_);
+    std::swap(allocation_stream_, other.allocation_stream_);
   }
 
   U* data() { return reinterpret_cast<U*>(memory_.data()); }
   U const* data() const { return reinterpret_cast<U const*>(memory_.data()); }
   std::size_t size() const { return size_; }
   bool empty() const { return size_ == 0; }
+  // Where the memory was last allocated and will be freed (the default stream for host arrays).
+  stream allocation_stream() const { return allocation_stream_; }
   // Where the memory lives, for apply() and remap() (reorder.hpp).
   span_in<U, Space> span() { return {data(), size_}; }
 
-  // Overwrites the values from host memory, in place (the memory and data() stay the same).
-  void copy_from(std::span<U const> values) {
+  // Overwrites the values from host memory, in place (the memory and data() stay the same);
+  // returns when they have been read.
+  void copy_from(std::span<U const> values, stream on = default_stream) {
     if (values.size() != size_) {
       detail::throw_error("array::copy_from needs exactly size() = " + std::to_string(size_) + " values, got " +
                           std::to_string(values.size()));
     }
-    detail::copy_bytes(kind, memory_.data(), detail::memory_kind::host, values.data(), size_ * sizeof(U));
+    wait_for_allocation_stream(on);
+    detail::copy_bytes(kind, memory_.data(), detail::memory_kind::host, values.data(), size_ * sizeof(U), on.handle());
   }
   // Keeps the first min(n, size()) values; values past the old size are zero. Grows the memory
-  // (by at least half) only when n exceeds what it holds, so data() stays while it fits.
-  void resize(std::size_t n) {
+  // (by at least half, allocated on `on`, the allocation stream from then on) only when n
+  // exceeds what it holds, so data() stays while it fits.
+  void resize(std::size_t n, stream on = default_stream) {
+    wait_for_allocation_stream(on);
     std::size_t const held = memory_.size() / sizeof(U);
     if (n > held) {
-      detail::buffer grown(kind, bytes_for(std::max(n, held + held / 2)));
-      if (size_ > 0) detail::copy_bytes(kind, grown.data(), kind, memory_.data(), size_ * sizeof(U));
+      detail::buffer grown(kind, bytes_for(std::max(n, held + held / 2)), on.handle());
+      if (size_ > 0) detail::copy_bytes(kind, grown.data(), kind, memory_.data(), size_ * sizeof(U), on.handle());
+      memory_.free_on(on.handle());  // after the copy that reads it
       memory_ = std::move(grown);
+      keep_allocation_stream(on);
     }
-    if (n > size_) detail::zero_bytes(kind, memory_.data() + size_ * sizeof(U), (n - size_) * sizeof(U));
+    if (n > size_) detail::zero_bytes(kind, memory_.data() + size_ * sizeof(U), (n - size_) * sizeof(U), on.handle());
     size_ = n;
   }
-  std::vector<U> to_host() const {
+  // The values, in host memory (waits for them).
+  std::vector<U> to_host(stream on = default_stream) const {
+    wait_for_allocation_stream(on);
     std::vector<U> out(size_);
-    detail::copy_bytes(detail::memory_kind::host, out.data(), kind, memory_.data(), size_ * sizeof(U));
+    detail::copy_bytes(detail::memory_kind::host, out.data(), kind, memory_.data(), size_ * sizeof(U), on.handle());
     return out;
   }
   // Host arrays only: index from host code (a device array's values live in GPU memory).
@@ -114,9 +136,23 @@ template <class U, class Space = host> class array {
     }
     return n * sizeof(U);
   }
+  void keep_allocation_stream(stream on) {
+    allocation_stream_ = kind == detail::memory_kind::device ? on : default_stream;
+  }
+  // A call on the default stream first waits for the allocation stream (see vector.hpp).
+  void wait_for_allocation_stream(stream on) const {
+    if (on != default_stream || allocation_stream_ == default_stream) return;
+    if (detail::stream_is_capturing(allocation_stream_.handle())) {
+      detail::throw_error(
+          "a call without a stream on an array whose allocation stream is capturing a CUDA graph: pass that stream "
+          "as the call's last argument (resize(n, s), copy_from(values, s), to_host(s))");
+    }
+    coalesce::synchronize(allocation_stream_);
+  }
 
   detail::buffer memory_;
   std::size_t size_ = 0;
+  stream allocation_stream_{};
 };
 
 template <class U> using host_array = array<U, host>;

@@ -5,9 +5,10 @@
 //     v[i][&Particle::mass] *= 0.5f;
 //   });
 //   coalesce::synchronize(coalesce::device{});   // launches are asynchronous, like a kernel launch
-//   coalesce::for_each_index(coalesce::device{s}, v.size(), [=] COALESCE_HOST_DEVICE (std::size_t i) {
+//   coalesce::for_each_index(coalesce::device{}, v.size(), [=] COALESCE_HOST_DEVICE (std::size_t i) {
 //     v[i][&Particle::mass] *= 2.0f;
-//   });                                           // on the CUDA stream s (coalesce/memory/stream.hpp)
+//   }, s);                                        // on the CUDA stream s: the stream last, as every
+//                                                 // call that runs work takes it (memory/stream.hpp)
 //
 // host: a plain loop. device: one GPU thread per index (CUDA; the calling file must be compiled
 // by nvcc with --extended-lambda, which the coalesce target adds), or all CPU cores through
@@ -19,6 +20,7 @@
 #include <mutex>
 #include <string>
 #include <type_traits>
+#include <utility>
 
 #include "../core/config.hpp"
 #include "buffer.hpp"
@@ -188,10 +190,23 @@ template <class F> void for_each_index(device on, std::size_t n, F f) {
 #endif
 }
 
+// The loop on stream `on`, given last as every call that runs work takes its stream
+// (coalesce/memory/stream.hpp); device{s} is the older spelling of the same. A host loop has no
+// stream to run on: it runs before returning, whatever `on` is.
+template <class F> void for_each_index(device where, std::size_t n, F f, stream on) {
+  if (where.stream != default_stream && where.stream != on) {
+    detail::throw_error(
+        "for_each_index: device{s} and the last argument name two different streams; name the stream once "
+        "(for_each_index(coalesce::device{}, n, f, s))");
+  }
+  for_each_index(device{on == default_stream ? where.stream : on}, n, std::move(f));
+}
+template <class F> void for_each_index(host, std::size_t n, F&& f, stream) { detail::for_each_index_serial(f, n); }
+
 // Waits until device work queued so far has finished: all of it for device{}, the stream's for
 // device{s}; reports asynchronous errors as coalesce::error.
 inline void synchronize(device on) {
-  if (on.stream == stream{}) {
+  if (on.stream == default_stream) {
     detail::synchronize(detail::memory_kind::device);
   } else {
     synchronize(on.stream);

@@ -8,20 +8,23 @@
 //   h.push_back(p);  h.resize(m);  h.reserve(c);  h.clear();     // as std::vector (host only)
 //   auto v = d.view();                                           // for kernels, by value
 //   coalesce::device_vector<Particle> t(n, s);                   // allocated and zeroed on stream s
+//   t.resize(2 * n, s);  t.copy_to(std::span<Particle>(legacy_out), s);   // work on s: the stream last
 //   // (with a value instead of a stream: t(n, Particle{}); t(n, {}) is ambiguous)
 //
 // One allocation per vector (columns of a soa vector are carved from it, each on a 256-byte
-// boundary). Without a stream it is cudaMalloc'd, as a std::vector would be. A device vector
-// constructed on a stream (or assigned on one when it must grow) is bound to that stream: it is
-// allocated there (cudaMallocAsync: no device-wide wait, allowed in a CUDA graph capture on that
-// stream), and its resize, reserve, copies without a stream of their own and its destruction are
-// queued there, so the stream must outlive the vector. As with any cudaMallocAsync memory, work
-// on other streams (a reorder_plan's on another stream included) must be ordered with that
-// stream (an event, cudaStreamSynchronize) before it uses the elements and before the vector is
-// resized or destroyed. A vector made before a graph capture cannot grow, be reassigned larger
-// or be destroyed inside it (reserve first). Copies, conversions and fills go through
-// libcoalesce (type-erased kernels), so a plain .cpp file can hold device vectors; only the
-// kernels a user writes need nvcc.
+// boundary). Streams follow the one rule of coalesce/memory/stream.hpp: every call here that runs
+// work (constructors, assign, copy_to, resize, reserve, shrink_to_fit) takes a stream as its last
+// argument, coalesce::default_stream when left out. A device vector keeps one stream, its
+// allocation stream (allocation_stream()): where its storage was last allocated (cudaMallocAsync
+// on a stream of yours: no device-wide wait, allowed in a CUDA graph capture there) and where it
+// is freed; no other work goes there by itself, as with rmm's device_uvector. A call on the
+// default stream first waits for the allocation stream (so a vector made on a non-blocking stream
+// is safe to use without one) and, for copies and fills, is done when it returns; a call on a
+// stream of yours is queued there and returns, and ordering it with the allocation stream and
+// with other streams is yours, as for any cudaMallocAsync memory (an event, cudaStreamSynchronize).
+// A vector made before a graph capture cannot grow, be reassigned larger or be destroyed inside
+// it (reserve first). Copies, conversions and fills go through libcoalesce (type-erased
+// kernels), so a plain .cpp file can hold device vectors; only the kernels a user writes need nvcc.
 #pragma once
 #include <algorithm>
 #include <cstddef>
@@ -68,7 +71,7 @@ template <class T, class Layout, class Space> class vector {
   vector() = default;
 
   // n value-initialized (zero) elements.
-  explicit vector(std::size_t n) : vector(n, stream{}) {}
+  explicit vector(std::size_t n) : vector(n, default_stream) {}
   // The same allocated and zeroed on stream `on`; returns without waiting (work on `on` sees the
   // zeros). On the default stream it is done when it returns.
   vector(std::size_t n, stream on) : vector() {
@@ -76,14 +79,14 @@ template <class T, class Layout, class Space> class vector {
     detail::zero_bytes(kind, memory_.data(), memory_.size(), on.handle());
     size_ = n;
   }
-  vector(std::size_t n, T const& value) : vector() {
-    reallocate_empty(n);
-    detail::fill_elements(storage(), kind, value, 0, n);
+  vector(std::size_t n, T const& value, stream on = default_stream) : vector() {
+    reallocate_empty(n, on);
+    detail::fill_elements(storage(), kind, value, 0, n, on.handle());
     size_ = n;
   }
   // From AoS records in host memory (a legacy array, a std::vector<T>). Copies on `on`, and
   // returns when the records have been read (the host may reuse them).
-  explicit vector(std::span<T const> records, stream on = {}) : vector() {
+  explicit vector(std::span<T const> records, stream on = default_stream) : vector() {
     reallocate_empty(records.size(), on);
     auto const source = coalesce::view<T const, aos>(records);
     detail::copy_elements(storage(), kind, source.storage(), detail::memory_kind::host, records.size(), on.handle());
@@ -104,7 +107,7 @@ template <class T, class Layout, class Space> class vector {
   template <class L2, class S2> vector(vector<T, L2, S2> const& other, stream on) : vector() { assign_from(other, on); }
 
   // Replaces the contents with other's elements (any layout, any space), copied on `on`.
-  template <class L2, class S2> void assign(vector<T, L2, S2> const& other, stream on = {}) {
+  template <class L2, class S2> void assign(vector<T, L2, S2> const& other, stream on = default_stream) {
     if (static_cast<void const*>(&other) != static_cast<void const*>(this)) assign_from(other, on);
   }
 
@@ -135,24 +138,27 @@ template <class T, class Layout, class Space> class vector {
   // Bytes of the one allocation behind the vector (columns padded to 256 bytes).
   std::size_t allocated_bytes() const { return memory_.size(); }
 
-  void reserve(std::size_t new_capacity) {
-    if (new_capacity > capacity_) move_to_capacity(new_capacity);
+  void reserve(std::size_t new_capacity, stream on = default_stream) {
+    wait_for_allocation_stream(on);
+    if (new_capacity > capacity_) move_to_capacity(new_capacity, on);
   }
-  void shrink_to_fit() {
-    if (capacity_ > size_) move_to_capacity(size_);
+  void shrink_to_fit(stream on = default_stream) {
+    wait_for_allocation_stream(on);
+    if (capacity_ > size_) move_to_capacity(size_, on);
   }
-  // New elements get `value` (T{}). A vector without a stream fills on the default stream and
-  // is done when this returns, so work on any stream of the caller's sees it; a vector bound to
-  // a stream queues the move and the fill on that stream and returns without waiting.
-  void resize(std::size_t n) { resize(n, T{}); }
-  void resize(std::size_t n, T const& value) {
-    if (n > capacity_) move_to_capacity(std::max(n, grown_capacity()));
-    if (n > size_) detail::fill_elements(storage(), kind, value, size_, n - size_, bound_.handle());
+  // New elements get `value` (T{}). On the default stream the fill is done when this returns, so
+  // work on any stream of the caller's sees it; on a stream of yours the move (when it grows) and
+  // the fill are queued there and it returns without waiting.
+  void resize(std::size_t n, stream on = default_stream) { resize(n, T{}, on); }
+  void resize(std::size_t n, T const& value, stream on = default_stream) {
+    wait_for_allocation_stream(on);
+    if (n > capacity_) move_to_capacity(std::max(n, grown_capacity()), on);
+    if (n > size_) detail::fill_elements(storage(), kind, value, size_, n - size_, on.handle());
     size_ = n;
   }
-  // The stream the vector is bound to (made or grown on; the default stream when it never was):
-  // where its allocations, resize, reserve and free are queued.
-  stream allocation_stream() const { return bound_; }
+  // Where the storage was last allocated and where it will be freed (the default stream for
+  // host vectors and for device vectors never allocated on a stream of yours).
+  stream allocation_stream() const { return allocation_stream_; }
   void clear() noexcept { size_ = 0; }
 
   void push_back(T const& value) {
@@ -160,7 +166,7 @@ template <class T, class Layout, class Space> class vector {
                   "coalesce: push_back on a device_vector would write GPU memory from the host one element "
                   "at a time; fill a host_vector and copy it (device_vector<T> d = h), or resize and fill "
                   "in a kernel");
-    if (size_ == capacity_) move_to_capacity(grown_capacity());
+    if (size_ == capacity_) move_to_capacity(grown_capacity(), default_stream);
     ++size_;
     view()[size_ - 1] = value;
   }
@@ -171,7 +177,7 @@ template <class T, class Layout, class Space> class vector {
 
   void swap(vector& other) noexcept {
     memory_.swap(other.memory_);
-    std::swap(bound_, other.bound_);
+    std::swap(allocation_stream_, other.allocation_stream_);
     std::swap(size_, other.size_);
     std::swap(capacity_, other.capacity_);
     std::swap(order_, other.order_);
@@ -180,14 +186,14 @@ template <class T, class Layout, class Space> class vector {
 
   // To AoS records in host memory; `out` must hold exactly size() records. Copies on `on` and
   // returns when the records have arrived.
-  void copy_to(std::span<T> out, stream on = {}) const {
+  void copy_to(std::span<T> out, stream on = default_stream) const {
     if (out.size() != size_) {
       detail::throw_error("copy_to needs a span of exactly size() = " + std::to_string(size_) + " records, got " +
                           std::to_string(out.size()) + "; resize the destination first");
     }
+    wait_for_allocation_stream(on);
     auto const target = coalesce::view<T, aos>(out);
-    stream const use = on != stream{} ? on : bound_;  // after the work queued on the vector's stream
-    detail::copy_elements(target.storage(), detail::memory_kind::host, storage(), kind, size_, use.handle());
+    detail::copy_elements(target.storage(), detail::memory_kind::host, storage(), kind, size_, on.handle());
   }
 
   view_type view() { return view_type(storage(), size_); }
@@ -254,8 +260,8 @@ template <class T, class Layout, class Space> class vector {
           " bytes of another kind or size; it must match allocated_bytes() = " + std::to_string(memory_.size()));
     }
     memory_.swap(other);
-    memory_.free_on(bound_.handle());     // the vector's stream is where its later work goes
-    order_ = detail::next_order_stamp();  // the elements were rebuilt in another order
+    memory_.free_on(allocation_stream_.handle());  // freed where the vector frees its storage
+    order_ = detail::next_order_stamp();           // the elements were rebuilt in another order
   }
   // For algorithms that move elements in place (coalesce::mpi's migrate, a halo's ghosts): the
   // elements are in another order now; order_stamp() changes.
@@ -283,21 +289,37 @@ template <class T, class Layout, class Space> class vector {
     }
   }
 
-  // Fresh, uninitialized storage for exactly `n` elements, allocated on `on`; old contents are
-  // dropped.
-  void reallocate_empty(std::size_t n, stream on = {}) {
+  // Fresh, uninitialized storage for exactly `n` elements, allocated on `on` (the vector's
+  // allocation stream from now on); old contents are dropped.
+  void reallocate_empty(std::size_t n, stream on = default_stream) {
     check_capacity(n);
-    check_not_freeing_inside_capture();
+    check_not_freeing_inside_capture(on);
     memory_ = detail::buffer(kind, storage_type::bytes(n), on.handle());
-    bound_ = kind == detail::memory_kind::device ? on : stream{};  // host memory has no stream to keep
+    allocation_stream_ =
+        kind == detail::memory_kind::device ? on : default_stream;  // host memory has no stream to keep
     capacity_ = n;
     size_ = 0;
     detail::zero_gaps(storage(), kind, on.handle());  // padding inside records: zeroed once per allocation
   }
 
-  // Storage allocated before a graph capture on the vector's stream cannot be freed inside it.
-  void check_not_freeing_inside_capture() const {
-    if (memory_.size() > 0 && !memory_.allocated_in_capture() && detail::stream_is_capturing(bound_.handle())) {
+  // The default stream's half of the rule: a call without a stream of its own first waits for
+  // the work queued on the allocation stream (the allocation itself, the caller's kernels there),
+  // unless that stream is capturing a graph, where waiting is not allowed: pass it instead.
+  void wait_for_allocation_stream(stream on) const {
+    if (on != default_stream || allocation_stream_ == default_stream) return;
+    if (detail::stream_is_capturing(allocation_stream_.handle())) {
+      detail::throw_error(
+          "a call without a stream on a vector whose allocation stream is capturing a CUDA graph: pass that "
+          "stream as the call's last argument (resize(n, s), reserve(n, s), copy_to(out, s), assign(v, s))");
+    }
+    coalesce::synchronize(allocation_stream_);
+  }
+
+  // Storage allocated before a graph capture cannot be freed inside it (on its allocation stream
+  // or on `on`, where a move frees it).
+  void check_not_freeing_inside_capture(stream on) const {
+    if (memory_.size() > 0 && !memory_.allocated_in_capture() &&
+        (detail::stream_is_capturing(allocation_stream_.handle()) || detail::stream_is_capturing(on.handle()))) {
       detail::throw_error(
           "a vector made before the CUDA graph capture on its stream began cannot grow inside it (the "
           "capture cannot free its old storage); reserve() the capacity before capturing, or make "
@@ -305,38 +327,35 @@ template <class T, class Layout, class Space> class vector {
     }
   }
 
-  // On the vector's stream (queued there; without one, done on return).
-  void move_to_capacity(std::size_t new_capacity) {
+  // Moves the elements to new storage allocated on `on`, which becomes the allocation stream; the
+  // old storage is freed on `on` after the copy that reads it (queued there; on the default
+  // stream, done on return).
+  void move_to_capacity(std::size_t new_capacity, stream on) {
     check_capacity(new_capacity);
-    void* const on = bound_.handle();
-    check_not_freeing_inside_capture();
-    detail::buffer fresh(kind, storage_type::bytes(new_capacity), on);
+    check_not_freeing_inside_capture(on);
+    detail::buffer fresh(kind, storage_type::bytes(new_capacity), on.handle());
     auto const target = storage_type::over(fresh.data(), new_capacity);
-    detail::zero_gaps(target, kind, on);
-    detail::copy_elements(target, kind, storage(), kind, size_, on);
+    detail::zero_gaps(target, kind, on.handle());
+    detail::copy_elements(target, kind, storage(), kind, size_, on.handle());
+    memory_.free_on(on.handle());
     memory_ = std::move(fresh);
+    allocation_stream_ = kind == detail::memory_kind::device ? on : default_stream;
     capacity_ = new_capacity;
   }
 
-  // Without a stream of the caller's, a vector bound to a stream copies (and grows) on it and
-  // waits for it, and a source bound to a stream is waited for first (its work there may still
-  // be queued): such calls are done when they return, as for vectors without streams.
-  template <class L2, class S2> void assign_from(vector<T, L2, S2> const& other, stream on = {}) {
-    bool const callers_stream = on != stream{};
-    stream const use = callers_stream ? on : bound_;
-    // A GPU source is written by work on its own stream (the default one when unbound).
-    if (!callers_stream && vector<T, L2, S2>::kind == detail::memory_kind::device && other.bound_ != use) {
-      coalesce::synchronize(other.bound_);
-    }
-    if (capacity_ < other.size_) reallocate_empty(other.size_, use);
-    detail::copy_elements(storage(), kind, other.storage(), vector<T, L2, S2>::kind, other.size_, use.handle());
-    if (!callers_stream && use != stream{}) coalesce::synchronize(use);
+  // On `on`. On the default stream it first waits for both vectors' allocation streams (the
+  // source's elements may still be written there) and is done when it returns.
+  template <class L2, class S2> void assign_from(vector<T, L2, S2> const& other, stream on = default_stream) {
+    wait_for_allocation_stream(on);
+    other.wait_for_allocation_stream(on);
+    if (capacity_ < other.size_) reallocate_empty(other.size_, on);
+    detail::copy_elements(storage(), kind, other.storage(), vector<T, L2, S2>::kind, other.size_, on.handle());
     size_ = other.size_;
     order_ = other.order_;
   }
 
   detail::buffer memory_;
-  stream bound_{};
+  stream allocation_stream_{};
   std::size_t size_ = 0;
   std::size_t capacity_ = 0;
   std::uint64_t order_ = 0;  // 0: not permuted by the library since it was made or filled

@@ -29,6 +29,10 @@
 // Bad input, agreed on by every rank before anything moves: a cutoff that is not positive, or
 // larger than a subdomain's width along an axis with more than one rank (the ghosts of one hop
 // would not cover it), and arrays of the wrong length.
+//
+// Streams (the one rule of coalesce/memory/stream.hpp): every call that runs work takes a stream
+// last, coalesce::default_stream when left out; these calls take a decomposition or a halo plan,
+// whose stream (set_stream) is theirs, as a reorder_plan's is.
 #pragma once
 #include <array>
 #include <cmath>

@@ -26,6 +26,10 @@
 // MPI gets GPU pointers when the decomposition's transport is device_pointers (a CUDA-aware MPI),
 // otherwise each message is staged through page-locked host memory. Every call waits for its
 // messages: the data is in place when it returns.
+//
+// Streams (the one rule of coalesce/memory/stream.hpp): every call that runs work takes a stream
+// last, coalesce::default_stream when left out; these calls take a decomposition or a halo plan,
+// whose stream (set_stream) is theirs, as a reorder_plan's is.
 #pragma once
 #include <mpi.h>
 
@@ -94,7 +98,7 @@ struct message_buffers {
   // Kept between migrations too, so that a steady loop allocates (and page-faults) nothing: the
   // plan of the grouping sort (its scratch pool ends up holding the particles' previous storage:
   // one copy of the particles) and the destination ranks.
-  reorder_plan grouping{coalesce::stream{}, check_policy::off};
+  reorder_plan grouping{coalesce::default_stream, check_policy::off};
   coalesce::detail::buffer destinations;
   int* destinations_at_least(coalesce::detail::memory_kind kind, std::size_t n, void* stream) {
     return reinterpret_cast<int*>(grow(destinations, kind, n * sizeof(int), stream));
@@ -324,12 +328,6 @@ template <class A> void resize_to(A& a, std::size_t kept, std::size_t total) {
   coalesce::detail::array_traits<A>::resize(a, total);
 }
 
-// A vector made on a stream resizes on it (queued): wait for it as for the default stream.
-template <class A> void synchronize_allocation_stream(A const& a) {
-  if constexpr (requires { a.allocation_stream(); }) {
-    if (a.allocation_stream() != coalesce::stream{}) coalesce::synchronize(a.allocation_stream());
-  }
-}
 // Resizes per-particle storage outside any stream's work: the work queued on `s` first, the
 // resize's own copies and fills (the default stream) finished after. A fill left running on the
 // default stream would race with unpacks on a non-blocking stream of the user's and zero the
@@ -339,8 +337,7 @@ void resize_in_order(coalesce::stream s, std::size_t kept, std::size_t total, Ar
   if constexpr (any_on_gpu<Arrays...>) coalesce::synchronize(s);
   (resize_to(arrays, kept, total), ...);
   if constexpr (any_on_gpu<Arrays...>) {
-    coalesce::synchronize(coalesce::stream{});
-    (synchronize_allocation_stream(arrays), ...);  // vectors made on a stream fill on it
+    coalesce::synchronize(coalesce::default_stream);  // a vector made on a stream waits for it itself
   }
 }
 

@@ -23,6 +23,9 @@
 // mostly dropped (a body that is not called costs little, a distance test does). The build needs
 // particles in a spatial order; on particles in a random order every cluster spans the box, and
 // the build refuses them with a message (sort first, or use padded_columns).
+//
+// Streams (the one rule of coalesce/memory/stream.hpp): every call that runs work takes a stream
+// last, coalesce::default_stream when left out.
 #pragma once
 #include <bit>
 #include <cstddef>

@@ -32,6 +32,9 @@
 // outside an open axis (naming the particle), a cutoff that is not positive, a negative skin,
 // cutoff + skin over half a periodic box length. An empty set gives an empty list (a rank may own
 // no particle). GPU memory: the build runs on `stream` and returns when the list is complete.
+//
+// Streams (the one rule of coalesce/memory/stream.hpp): every call that runs work takes a stream
+// last, coalesce::default_stream when left out.
 #pragma once
 #include <array>
 #include <cstddef>
@@ -123,13 +126,14 @@ template <class Format, class Space = device> class verlet_list {
   // Builds the list of `particles` (any layout) whose position is the member (path) `position`,
   // in `domain` (periodic or clamped as its edges say; `periodic` overrides that per axis).
   template <class T, class L, class Pos>
-  void build(vector<T, L, Space> const& particles, Pos const& position, box const& domain, stream on = {}) {
+  void build(vector<T, L, Space> const& particles, Pos const& position, box const& domain, stream on = default_stream) {
     std::array<bool, 3> const periodic{domain.edges == boundary::periodic, domain.edges == boundary::periodic,
                                        domain.edges == boundary::periodic};
     build(particles, position, domain, periodic, on);
   }
   template <class T, class L, class Pos> void build(vector<T, L, Space> const& particles, Pos const& position,
-                                                    box const& domain, std::array<bool, 3> periodic, stream on = {}) {
+                                                    box const& domain, std::array<bool, 3> periodic,
+                                                    stream on = default_stream) {
     auto const columns = detail::position_columns_of(particles.storage(), position);
     detail::list_geometry const g{domain.lo,      domain.hi,    periodic,    columns.dims,
                                   params_.cutoff, params_.skin, params_.half};
@@ -147,12 +151,12 @@ template <class Format, class Space = device> class verlet_list {
   // count, or some particle moved more than skin / 2 since the build (then a pair that was
   // beyond cutoff + skin may have come within the cutoff). One fused pass, one read-back.
   template <class T, class L, class Pos>
-  bool needs_rebuild(vector<T, L, Space> const& particles, Pos const& position, stream on = {}) const {
+  bool needs_rebuild(vector<T, L, Space> const& particles, Pos const& position, stream on = default_stream) const {
     if (!built_ || particles.size() != memory_.particles || particles.order_stamp() != order_) return true;
     return max_displacement(particles, position, on) > 0.5 * params_.skin;
   }
   template <class T, class L, class Pos>
-  double max_displacement(vector<T, L, Space> const& particles, Pos const& position, stream on = {}) const {
+  double max_displacement(vector<T, L, Space> const& particles, Pos const& position, stream on = default_stream) const {
     check_current(particles, "verlet_list::max_displacement");
     auto const columns = detail::position_columns_of(particles.storage(), position);
     return detail::max_displacement(memory_, columns, particles.size(), geometry_, on.handle());

@@ -8,8 +8,8 @@
 //   plan.check();  // waits for s; a coalesce::error naming the first bad element, if there was one
 //
 // X_async(args...) is X(args...) with the plan's checks deferred for that one call: its work is
-// queued on the plan's stream and it returns without waiting for it, whatever policy the plan
-// keeps for its other calls (with check_policy::off nothing is checked at all). What the checks
+// queued on the plan's stream and it returns without waiting for it. The plan's policy is not
+// touched (checks() reads the same during the call; with check_policy::off nothing is checked). What the checks
 // find is reported by the plan's next check() or by its next call that checks data and waits
 // for the verdict (keys, remap, sort_by_key on caller keys), before that call does anything; by then
 // the arrays of the failing call may hold the out-of-range entries, copied as they were
@@ -43,15 +43,10 @@ template <class... A> reorder_plan& plan_among(A&... args) {
   return *found;
 }
 
-// Runs `call` with the plan's checks deferred (unless they are off) and puts the plan's policy
-// back afterwards, also when the call throws.
+// Runs `call` inside a deferred_call scope: its checks are recorded, not waited for, and the
+// plan's own policy (checks()) stays what it is, also when the call throws.
 template <class F> decltype(auto) without_waiting(reorder_plan& plan, F&& call) {
-  struct restore {
-    reorder_plan& plan;
-    check_policy policy;
-    ~restore() { plan.set_checks(policy); }
-  } const keep{plan, plan.checks()};
-  if (keep.policy == check_policy::before_writing) plan.set_checks(check_policy::deferred);
+  deferred_call const scope(plan);
   return std::forward<F>(call)();
 }
 

@@ -30,6 +30,10 @@
 // Keys use only the bits they need
 // (cell keys: bit_width(cells - 1); Morton and Hilbert: dims * levels) and the sort is told that
 // bit range, so a 2^21-cell grid sorts 21 bits, not 32. The kernels live in libcoalesce.
+//
+// Streams (the one rule of coalesce/memory/stream.hpp): every call that runs work takes a stream
+// last, coalesce::default_stream when left out; these calls take a reorder_plan, whose stream
+// (the one it was made with) is theirs.
 #pragma once
 #include <array>
 #include <bit>
@@ -251,7 +255,7 @@ key_array<Key, S> cell_keys_of(layout_storage<T, L> const& storage, std::size_t 
 template <class S, class T, class L>
 void check_view_call(S const& space, view<T, L> const& v, reorder_plan const& plan, char const* call) {
   if constexpr (std::is_same_v<S, device>) {
-    if (!(space.stream == stream{}) && !(space.stream == plan.get_stream())) {
+    if (space.stream != default_stream && space.stream != plan.get_stream()) {
       throw_error(std::string(call) +
                   ": the space names a stream other than the plan's; the plan's stream runs the work, so "
                   "give the stream to the plan (reorder_plan(s) or plan.set_stream(s)) and pass coalesce::device{}");

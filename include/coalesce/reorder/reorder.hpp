@@ -38,6 +38,10 @@
 // reports), so a steady-state loop can be captured into a CUDA graph (docs/reorder.md).
 //
 // Index arrays hold std::uint32_t or std::int32_t; a reorder handles up to 2^32 - 1 elements.
+//
+// Streams (the one rule of coalesce/memory/stream.hpp): every call that runs work takes a stream
+// last, coalesce::default_stream when left out; these calls take a reorder_plan, whose stream
+// (the one it was made with) is theirs.
 #pragma once
 #include <array>
 #include <cstddef>

@@ -39,6 +39,20 @@ enum class check_policy : unsigned char {
 namespace detail {
 struct reorder_state;  // src/reorder_state.hpp: buffers, sizes, counters
 reorder_state& state_of(reorder_plan& plan);
+
+// The scope of one _async call (coalesce/reorder/async.hpp): while it is open, the plan's calls
+// that would wait for their checks' verdict (check_policy::before_writing) record it as
+// check_policy::deferred does instead. The plan's policy, checks(), is never changed.
+class deferred_call {
+ public:
+  explicit deferred_call(reorder_plan& plan);
+  ~deferred_call();
+  deferred_call(deferred_call const&) = delete;
+  deferred_call& operator=(deferred_call const&) = delete;
+
+ private:
+  reorder_plan& plan_;
+};
 }  // namespace detail
 
 // Owns everything a reorder needs between calls: the sort's temporary storage, the keys, the
