@@ -34,12 +34,13 @@ ca::access_trace count_integrate(neighbor_reorder::host_system const& s) {
 
 }  // namespace
 
-int advise_samples(ca::device_model const& model, bool json, std::size_t particles) {
+int advise_samples(ca::device_model const& model, bool json, std::size_t particles, std::size_t system) {
   auto const random = neighbor_reorder::make_host_system(particles);
   auto const sorted = neighbor_reorder::hilbert_ordered(random);
-  auto const forces_random = count_forces(random, "forces (random order)");
-  auto const forces_sorted = count_forces(sorted, "forces (Hilbert order)");
-  auto const integrate = count_integrate(random);
+  auto forces_random = count_forces(random, "forces (random order)");
+  auto forces_sorted = count_forces(sorted, "forces (Hilbert order)");
+  auto integrate = count_integrate(random);
+  for (auto* trace : {&forces_random, &forces_sorted, &integrate}) trace->system_elements = system;
   struct scenario {
     char const* title;
     ca::advice advice;
@@ -61,9 +62,9 @@ int advise_samples(ca::device_model const& model, bool json, std::size_t particl
     return 0;
   }
   std::printf(
-      "The layout advisor on the samples' kernels (%zu particles counted on the CPU; neighbor_reorder's\n"
-      "pair_force and the integrator step, the same source that runs on the GPU)\n",
-      particles);
+      "The layout advisor on the samples' kernels (%zu particles counted on the CPU for a system of %zu;\n"
+      "neighbor_reorder's pair_force and the integrator step, the same source that runs on the GPU)\n",
+      particles, system);
   for (auto const& s : scenarios) std::cout << "\n== " << s.title << "\n" << ca::describe(s.advice);
   return 0;
 }

@@ -68,6 +68,7 @@ struct options {
   bool structs = false;
   bool advise = false;
   std::size_t particles = 16384;
+  std::size_t system = 4'194'304;  // the samples' own size: what the counted sample stands for
   std::vector<std::size_t> fields;
   std::optional<std::string> index_file;
   std::string index_type = "u32";
@@ -103,6 +104,8 @@ A real index array (gather in[idx[i]]):
 Layout advice for the samples' kernels (counted on the CPU, ranked by the sector model):
   --advise              neighbour forces (random and Hilbert order), the integrator step, a mix
   --particles N         particles in the counted sample (default 16384)
+  --system N            particles of the real system the sample stands for (default 4194304, the
+                        neighbour sample's size; the L2 model is scaled by particles / system)
 Output:
   --json                machine-readable JSON on stdout
   --help                this text
@@ -161,6 +164,9 @@ options parse(int argc, char** argv) {
       o.banks = true;
     } else if (flag == "--advise") {
       o.advise = true;
+    } else if (flag == "--system") {
+      o.system = parse_integer<std::size_t>(flag, next());
+      if (o.system < 1) throw usage_error{"--system: at least 1 particle"};
     } else if (flag == "--particles") {
       o.particles = parse_integer<std::size_t>(flag, next());
       if (o.particles < 64) throw usage_error{"--particles: at least 64 (two warps and a box of a few cells)"};
@@ -461,7 +467,7 @@ int main(int argc, char** argv) {
       return 0;
     }
     ca::device_model const model = device_named(o.device);
-    if (o.advise) return advise_samples(model, o.json, o.particles);
+    if (o.advise) return advise_samples(model, o.json, o.particles, o.system);
     if (o.structs) return run_struct(o, model);
     if (o.index_file) return run_index(o, model);
     return run_pattern(o, model);

@@ -10,6 +10,8 @@
 #include <coalesce/analysis/advisor.hpp>
 #include <coalesce/core/error.hpp>
 
+#include "cache_model.hpp"
+
 namespace coalesce {
 namespace {
 
@@ -43,28 +45,32 @@ namespace coalesce::analysis {
 double kernel_prediction::bytes_per_thread() const {
   return threads == 0 ? 0.0 : static_cast<double>(sectors) * sector_bytes / static_cast<double>(threads);
 }
+double kernel_prediction::dram_bytes_per_thread() const {
+  return threads == 0 ? 0.0 : static_cast<double>(dram_bytes) / static_cast<double>(threads);
+}
 
 std::string describe(advice const& a) {
   std::ostringstream o;
   layout_prediction const& best = a.best();
-  o << "layout advice (" << a.model.name << " model: distinct " << a.model.sector_bytes
-    << "-byte sectors each warp reads and writes, kernels weighted)\n";
+  o << "layout advice (" << a.model.name << " model: each kernel's time per thread is the slowest of its L1 "
+    << "sectors, L2 sectors and DRAM bytes at the device's rates; kernels weighted)\n";
   // The name column is as wide as the longest name: every printed type is whole (it compiles).
   std::size_t width = 20;
   for (auto const& p : a.ranking) width = std::max(width, short_type(p.cpp_type).size());
+  auto const cell = [&](std::string const& text, std::size_t w) {
+    o << " " << std::string(w > text.size() ? w - text.size() : 0, ' ') << text;
+  };
   o << "  " << std::string(width, ' ');
-  for (auto const& k : best.kernels)
-    o << " " << std::string(std::max<int>(0, 12 - static_cast<int>(k.kernel.size())), ' ') << k.kernel;
-  o << "   mix B/thread  x best\n";
+  for (auto const& k : best.kernels) cell(k.kernel + " ps", 14);
+  o << "   mix ps/thread  x best  DRAM B/thread\n";
   for (auto const& p : a.ranking) {
     std::string const name = short_type(p.cpp_type);
     o << "  " << name << std::string(width - name.size(), ' ');
-    for (auto const& k : p.kernels)
-      o << " " << std::string(std::max(0, 12 - static_cast<int>(fixed(k.bytes_per_thread(), 1).size())), ' ')
-        << fixed(k.bytes_per_thread(), 1);
-    o << "   " << std::string(std::max(0, 12 - static_cast<int>(fixed(p.weighted_bytes_per_thread, 1).size())), ' ')
-      << fixed(p.weighted_bytes_per_thread, 1) << "  "
-      << fixed(p.weighted_bytes_per_thread / best.weighted_bytes_per_thread) << "\n";
+    for (auto const& k : p.kernels) cell(fixed(k.time_ps_per_thread, 1) + " " + std::string(k.bound), 14);
+    cell(fixed(p.weighted_time_ps, 1), 16);
+    cell(fixed(p.weighted_time_ps / best.weighted_time_ps), 7);
+    cell(fixed(p.weighted_dram_bytes_per_thread, 1), 14);
+    o << "\n";
   }
   o << "recommended: " << best.cpp_type << "\n";
   for (auto const& r : a.reasons) o << "  - " << r << "\n";
@@ -80,12 +86,17 @@ std::string to_json(advice const& a) {
   for (std::size_t i = 0; i < a.ranking.size(); ++i) {
     auto const& p = a.ranking[i];
     o << (i ? ", " : "") << "{\"layout\": " << json_string(p.layout) << ", \"type\": " << json_string(p.cpp_type)
-      << ", \"mix_bytes_per_thread\": " << p.weighted_bytes_per_thread << ", \"kernels\": [";
+      << ", \"mix_bytes_per_thread\": " << p.weighted_bytes_per_thread
+      << ", \"mix_dram_bytes_per_thread\": " << p.weighted_dram_bytes_per_thread
+      << ", \"mix_time_ps_per_thread\": " << p.weighted_time_ps << ", \"kernels\": [";
     for (std::size_t k = 0; k < p.kernels.size(); ++k) {
       auto const& kp = p.kernels[k];
       o << (k ? ", " : "") << "{\"kernel\": " << json_string(kp.kernel) << ", \"sectors\": " << kp.sectors
         << ", \"l1_sectors\": " << kp.l1_sectors << ", \"requests\": " << kp.requests
-        << ", \"bytes_per_thread\": " << kp.bytes_per_thread() << "}";
+        << ", \"l2_sectors\": " << kp.l2_sectors << ", \"dram_bytes\": " << kp.dram_bytes
+        << ", \"time_ps_per_thread\": " << kp.time_ps_per_thread
+        << ", \"bound\": " << json_string(std::string(kp.bound)) << ", \"bytes_per_thread\": " << kp.bytes_per_thread()
+        << "}";
     }
     o << "]}";
   }
@@ -104,8 +115,43 @@ void counting_state::out_of_range(std::size_t element) const {
               "them from the sample, or count with a sample that holds every element they name");
 }
 
+namespace {
+
+// One instruction of one lane: the access it starts (its address is that leaf's) and its width.
+struct lane_instruction {
+  std::size_t access;
+  std::uint32_t width;
+};
+
+// A lane's accesses as the instructions the compiler issues for them under this mapping: a read of
+// a struct whose slot allows it is one vector load (vector_rule), anything else one instruction per leaf.
+void instructions_of(analysis::access_trace const& trace, std::size_t thread, std::vector<column_desc> const& columns,
+                     vector_load_rule vector_rule, std::vector<lane_instruction>& out) {
+  out.clear();
+  std::size_t const end = trace.thread_begin[thread + 1];
+  for (std::size_t at = trace.thread_begin[thread]; at < end;) {
+    analysis::field_access const& a = trace.accesses[at];
+    std::size_t last = at + 1;  // the leaves of this C++ access: [at, last)
+    while (last < end && trace.accesses[last].access_bytes == 0) ++last;
+    column_desc const& first = columns[a.column];
+    std::size_t const leaves = columns[trace.accesses[last - 1].column].leaf - first.leaf + 1;
+    std::uint32_t const vector = !a.write && first.sub == 0 && last - at > 1 && a.access_bytes > 0
+                                     ? vector_rule(first.leaf, leaves, a.access_bytes)
+                                     : 0;
+    if (vector != 0) {
+      out.push_back({at, vector});
+    } else {
+      for (std::size_t k = at; k < last; ++k)
+        out.push_back({k, static_cast<std::uint32_t>(columns[trace.accesses[k].column].bytes)});
+    }
+    at = last;
+  }
+}
+
+}  // namespace
+
 analysis::kernel_prediction predict_trace(analysis::device_model const& model, analysis::access_trace const& trace,
-                                          std::vector<column_desc> const& columns) {
+                                          std::vector<column_desc> const& columns, vector_load_rule vector_rule) {
   analysis::kernel_prediction out;
   out.kernel = trace.kernel;
   out.threads = trace.threads;
@@ -116,55 +162,104 @@ analysis::kernel_prediction predict_trace(analysis::device_model const& model, a
     return c.block == 0 ? c.base + j * c.stride : c.base + (j / c.block) * c.block_stride + (j % c.block) * c.stride;
   };
   std::uint64_t const fetch = model.fetch_bytes();
-  // Per warp: every sector touched (then sorted, duplicates dropped), and per k-th access the
-  // lanes' addresses grouped by (column, direction): a few groups, searched linearly.
-  std::vector<std::uint64_t> read_sectors, written_sectors;
+  // The caches. L1: each block of 8 warps (256 threads) gets a fresh share of an SM's L1, the
+  // share of one of the 8 such blocks an SM keeps resident (in a large system those blocks are
+  // far apart in the particle order and share no data). L2: one, scaled to the share of the real
+  // system the sample is, so that the sample's arrays fill it as the real arrays fill the real L2.
+  double const share = trace.system_elements > trace.elements && trace.system_elements > 0
+                           ? static_cast<double>(trace.elements) / static_cast<double>(trace.system_elements)
+                           : 1.0;
+  std::uint64_t const min_cache = std::uint64_t{fetch} * model.cache_ways;
+  std::uint64_t const l2_bytes =
+      std::max<std::uint64_t>(static_cast<std::uint64_t>(static_cast<double>(model.l2_bytes) * share), min_cache);
+  sector_cache l2(l2_bytes, fetch, model.cache_ways);
+  std::size_t const warps_per_block = 8, blocks_per_sm = 8;
+  std::uint64_t const l1_share = std::max<std::uint64_t>(model.l1_bytes / blocks_per_sm, min_cache);
+  sector_cache block_l1(l1_share, fetch, model.cache_ways);
+  std::uint64_t dram_sectors = 0;
+
+  // Per warp: every sector touched (then sorted, duplicates dropped), and per k-th instruction
+  // the lanes' addresses grouped by (column, direction, width): a few groups, searched linearly.
+  std::vector<std::uint64_t> read_sectors, written_sectors, instruction_sectors;
   struct group {
     std::uint32_t column;
     bool write;
+    std::uint32_t width;
     std::vector<std::uint64_t> lanes;
   };
   std::vector<group> groups;
+  std::vector<std::vector<lane_instruction>> lanes(model.warp_size);
   for (std::size_t first = 0; first < trace.threads; first += model.warp_size) {
     std::size_t const last = std::min<std::size_t>(trace.threads, first + model.warp_size);
+    if ((first / model.warp_size) % warps_per_block == 0) block_l1 = sector_cache(l1_share, fetch, model.cache_ways);
     read_sectors.clear();
     written_sectors.clear();
     std::size_t longest = 0;
-    for (std::size_t i = first; i < last; ++i)
-      longest = std::max(longest, trace.thread_begin[i + 1] - trace.thread_begin[i]);
+    for (std::size_t i = first; i < last; ++i) {
+      instructions_of(trace, i, columns, vector_rule, lanes[i - first]);
+      longest = std::max(longest, lanes[i - first].size());
+    }
     for (std::size_t k = 0; k < longest; ++k) {
       for (auto& g : groups) g.lanes.clear();
       std::size_t used = 0;
       for (std::size_t i = first; i < last; ++i) {
-        std::size_t const at = trace.thread_begin[i] + k;
-        if (at >= trace.thread_begin[i + 1]) continue;
-        analysis::field_access const& a = trace.accesses[at];
+        auto const& mine = lanes[i - first];
+        if (k >= mine.size()) continue;
+        analysis::field_access const& a = trace.accesses[mine[k].access];
+        std::uint32_t const width = mine[k].width;
         std::uint64_t const addr = address(a);
         std::size_t g = 0;
-        while (g < used && !(groups[g].column == a.column && groups[g].write == a.write)) ++g;
+        while (g < used && !(groups[g].column == a.column && groups[g].write == a.write && groups[g].width == width))
+          ++g;
         if (g == used) {
           if (used == groups.size()) groups.push_back({});
           groups[used].column = a.column;
           groups[used].write = a.write;
+          groups[used].width = width;
           ++used;
         }
         groups[g].lanes.push_back(addr);
-        std::uint64_t const width = columns[a.column].bytes;
         auto& sectors = a.write ? written_sectors : read_sectors;
         for (std::uint64_t sector = addr / fetch; sector <= (addr + width - 1) / fetch; ++sector)
           sectors.push_back(sector);
       }
       for (std::size_t g = 0; g < used; ++g) {
-        auto const stats =
-            analysis::addresses(model, groups[g].lanes, static_cast<std::int64_t>(columns[groups[g].column].bytes));
+        auto const stats = analysis::addresses(model, groups[g].lanes, static_cast<std::int64_t>(groups[g].width));
         out.l1_sectors += model.fetch == analysis::fetch_unit::sector ? stats.sectors : stats.lines;
         out.requests += stats.requests;
+        // The instruction's distinct sectors through the caches: reads look in the SM's L1 and go
+        // to L2 on a miss; writes pass L1 by (write-through) and land in L2 (write-back).
+        instruction_sectors.clear();
+        for (std::uint64_t const addr : groups[g].lanes) {
+          for (std::uint64_t sector = addr / fetch; sector <= (addr + groups[g].width - 1) / fetch; ++sector)
+            instruction_sectors.push_back(sector);
+        }
+        std::sort(instruction_sectors.begin(), instruction_sectors.end());
+        instruction_sectors.erase(std::unique(instruction_sectors.begin(), instruction_sectors.end()),
+                                  instruction_sectors.end());
+        for (std::uint64_t const sector : instruction_sectors) {
+          if (!groups[g].write && block_l1.access(sector).hit) continue;
+          ++out.l2_sectors;
+          auto const in_l2 = l2.access(sector, groups[g].write);
+          if (!in_l2.hit && !groups[g].write) ++dram_sectors;
+          if (in_l2.evicted_dirty) ++dram_sectors;
+        }
       }
     }
     for (auto* sectors : {&read_sectors, &written_sectors}) {
       std::sort(sectors->begin(), sectors->end());
       out.sectors += static_cast<std::uint64_t>(std::unique(sectors->begin(), sectors->end()) - sectors->begin());
     }
+  }
+  dram_sectors += l2.dirty();  // written back after the kernel
+  out.dram_bytes = dram_sectors * fetch;
+  if (out.threads > 0) {
+    double const per_thread = 1.0 / static_cast<double>(out.threads);
+    double const l1 = static_cast<double>(out.l1_sectors * fetch) * per_thread / model.l1_tb_per_s;
+    double const l2_time = static_cast<double>(out.l2_sectors * fetch) * per_thread / model.l2_tb_per_s;
+    double const dram = static_cast<double>(out.dram_bytes) * per_thread / model.dram_tb_per_s;
+    out.time_ps_per_thread = std::max({l1, l2_time, dram});
+    out.bound = out.time_ps_per_thread == dram ? "DRAM" : out.time_ps_per_thread == l2_time ? "L2" : "L1";
   }
   return out;
 }
@@ -200,22 +295,30 @@ analysis::advice rank_layouts(analysis::device_model const& model, std::vector<a
                               std::vector<std::string> const& member_names) {
   analysis::advice a;
   a.model = model;
-  // Fewest bytes for the mix first; within 1 %, fewer L1 sectors (fewer, wider requests) first.
-  // "Within 1 %" is not transitive, so it cannot be a sort's comparator (std::stable_sort needs a
-  // strict weak ordering): sort by bytes, then let a candidate move ahead of its predecessors
-  // while it is within 1 % of them in bytes and has fewer L1 sectors (an insertion pass, stable).
-  std::stable_sort(candidates.begin(), candidates.end(), [](auto const& x, auto const& y) {
-    return x.weighted_bytes_per_thread < y.weighted_bytes_per_thread;
-  });
+  // Shortest predicted time for the mix first; within 1 %, fewer predicted DRAM bytes, then fewer L1 sectors
+  // (fewer, wider requests), then the simpler type (fewer template arguments, then the shorter
+  // name) first. "Within 1 %" is not transitive, so it cannot be a sort's comparator
+  // (std::stable_sort needs a strict weak ordering): sort by bytes, then let a candidate move ahead
+  // of its predecessors while it is within 1 % of them in time and better on the tie-breakers
+  // (an insertion pass over a lexicographic order: deterministic, whatever the input order).
+  std::stable_sort(candidates.begin(), candidates.end(),
+                   [](auto const& x, auto const& y) { return x.weighted_time_ps < y.weighted_time_ps; });
   auto const close = [](double a, double b) { return std::abs(a - b) <= 0.01 * std::max(a, b); };
+  auto const simplicity = [](std::string const& type) {
+    return std::pair<std::size_t, std::size_t>(static_cast<std::size_t>(std::count(type.begin(), type.end(), '<')),
+                                               type.size());
+  };
+  auto const better_tie = [&](analysis::layout_prediction const& x, analysis::layout_prediction const& y) {
+    if (x.weighted_dram_bytes_per_thread != y.weighted_dram_bytes_per_thread)
+      return x.weighted_dram_bytes_per_thread < y.weighted_dram_bytes_per_thread;
+    if (x.weighted_l1_sectors != y.weighted_l1_sectors) return x.weighted_l1_sectors < y.weighted_l1_sectors;
+    return simplicity(x.cpp_type) < simplicity(y.cpp_type);
+  };
   for (std::size_t k = 1; k < candidates.size(); ++k) {
     for (std::size_t m = k; m > 0; --m) {
       auto& ahead = candidates[m - 1];
       auto& here = candidates[m];
-      if (!close(ahead.weighted_bytes_per_thread, here.weighted_bytes_per_thread) ||
-          !(here.weighted_l1_sectors < ahead.weighted_l1_sectors)) {
-        break;
-      }
+      if (!close(ahead.weighted_time_ps, here.weighted_time_ps) || !better_tie(here, ahead)) break;
       std::swap(ahead, here);
     }
   }
@@ -267,10 +370,13 @@ analysis::advice rank_layouts(analysis::device_model const& model, std::vector<a
   }
   if (a.ranking.size() > 1) {
     auto const& second = a.ranking[1];
-    a.reasons.push_back(short_type(best.cpp_type) + " moves " + fixed(best.weighted_bytes_per_thread, 1) +
-                        " bytes per thread for the mix; the next, " + short_type(second.cpp_type) + ", " +
-                        fixed(second.weighted_bytes_per_thread, 1) + " (" +
-                        fixed(second.weighted_bytes_per_thread / best.weighted_bytes_per_thread) + "x)");
+    std::string bounds;
+    for (auto const& k : best.kernels) bounds += (bounds.empty() ? "" : ", ") + k.kernel + ": " + std::string(k.bound);
+    a.reasons.push_back(short_type(best.cpp_type) + " is predicted at " + fixed(best.weighted_time_ps, 1) +
+                        " ps per thread for the mix (bound by " + bounds + "), moving " +
+                        fixed(best.weighted_dram_bytes_per_thread, 1) + " DRAM bytes per thread; the next, " +
+                        short_type(second.cpp_type) + ", " + fixed(second.weighted_time_ps, 1) + " ps (" +
+                        fixed(second.weighted_time_ps / best.weighted_time_ps) + "x)");
   }
   return a;
 }

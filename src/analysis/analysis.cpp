@@ -122,6 +122,15 @@ void device_model::validate() const {
                 str(std::uint64_t{line_bytes}) + ")");
   }
   if (fetch != fetch_unit::sector && fetch != fetch_unit::line) throw_error(where + "fetch must be sector or line");
+  if (sms < 1) throw_error(where + "sms must be at least 1");
+  if (!(l1_tb_per_s > 0) || !(l2_tb_per_s > 0) || !(dram_tb_per_s > 0))
+    throw_error(where + "l1_tb_per_s, l2_tb_per_s and dram_tb_per_s must be positive");
+  if (cache_ways < 1 || cache_ways > 64)
+    throw_error(where + "cache_ways must be 1..64 (got " + str(std::uint64_t{cache_ways}) + ")");
+  if (l1_bytes < std::uint64_t{sector_bytes} * cache_ways || l2_bytes < std::uint64_t{sector_bytes} * cache_ways) {
+    throw_error(where + "l1_bytes and l2_bytes must hold at least cache_ways sectors (got " + str(l1_bytes) + " and " +
+                str(l2_bytes) + ")");
+  }
 }
 
 std::string_view level_note() {

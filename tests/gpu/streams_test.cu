@@ -334,9 +334,14 @@ TEST_CASE("a vector keeps only its allocation stream; each call's work goes to t
     check_cuda(cudaGraphDestroy(graph));
 
     // Grown on the default stream (named), the default stream is its allocation stream from then on.
-    sorted.resize(records.size() + 200, coalesce::default_stream);
+    sorted.reserve(4 * sorted.capacity(), coalesce::default_stream);  // past its capacity: a new allocation
     CHECK(sorted.allocation_stream() == coalesce::default_stream);
-    CHECK(records_of(sorted).size() == records.size() + 200);
+    sorted.resize(records.size() + 200, coalesce::default_stream);
+    auto const regrown = records_of(sorted);
+    std::size_t zeros = 0;
+    for (auto const& p : regrown) zeros += p.mass == 0.0f && p.id == 0;
+    CHECK(zeros == 100);
+    CHECK(same_bytes(regrown[records.size()], grown[records.size()]));
   }
   check_cuda(cudaStreamDestroy(stream));
 }

@@ -61,6 +61,10 @@ struct field_access {
   std::uint32_t column = 0;
   std::uint32_t element = 0;
   bool write = false;
+  // Bytes of the C++ access this leaf access starts (a vec3 read whole: 12, on its first leaf;
+  // a float: 4); 0 on the other leaves of that access. The replay issues a read of a struct as one
+  // vector load where the mapping's slot allows it, as coalesce's reference does on the GPU.
+  std::uint32_t access_bytes = 0;
 };
 
 // Per column: how often the kernel read and wrote it, and how many of those went through an
@@ -73,6 +77,10 @@ struct column_use {
 struct access_trace {
   std::string kernel;
   std::size_t elements = 0;  // sample size
+  // Elements of the real system the sample stands for (0: the sample is the system). The L2 and
+  // DRAM figures scale the L2 by elements / system_elements, so that the sample's arrays fill it
+  // as the real arrays fill the real one.
+  std::size_t system_elements = 0;
   std::size_t threads = 0;
   std::vector<field_access> accesses;     // every thread's accesses, thread after thread, in order
   std::vector<std::size_t> thread_begin;  // accesses of thread i: [thread_begin[i], thread_begin[i + 1])
@@ -91,8 +99,15 @@ struct kernel_prediction {
   std::string kernel;
   std::uint64_t sectors = 0;        // distinct sectors per warp, summed over warps (reads + writes)
   std::uint64_t l1_sectors = 0;     // sectors per instruction, summed
-  std::uint64_t requests = 0;       // warp-wide instructions
+  std::uint64_t requests = 0;       // warp-wide instructions (a vector load of a packed slot is one)
+  std::uint64_t l2_sectors = 0;     // sectors L2 serves: L1 read misses and every written sector
+  std::uint64_t dram_bytes = 0;     // L2 misses and write-backs, in bytes
   double bytes_per_thread() const;  // sectors x sector bytes / threads
+  double dram_bytes_per_thread() const;
+  // Picoseconds per thread at the whole device's rates: the slowest of L1 sectors, L2 sectors and
+  // DRAM bytes over the model's throughput of that level, and which level it was.
+  double time_ps_per_thread = 0;
+  std::string_view bound = "DRAM";
   std::size_t threads = 0;
   std::uint32_t sector_bytes = 32;
 };
@@ -103,6 +118,8 @@ struct layout_prediction {
   std::vector<kernel_prediction> kernels;
   double weighted_bytes_per_thread = 0;  // the mix: sum over kernels of weight x bytes per thread
   double weighted_l1_sectors = 0;
+  double weighted_dram_bytes_per_thread = 0;  // the same with the cache model's DRAM bytes
+  double weighted_time_ps = 0;                // the mix's time estimate: what candidates are ranked by
 };
 
 struct advice {
@@ -130,11 +147,13 @@ struct counting_state {
 
   void record(std::size_t element, std::size_t offset, std::size_t bytes, bool write) {
     std::int32_t last = -1;
+    std::uint32_t starts = static_cast<std::uint32_t>(bytes);  // on the first leaf of this access only
     for (std::size_t b = offset; b < offset + bytes; ++b) {
       std::int32_t const c = column_at[b];
       if (c < 0 || c == last) continue;
       last = c;
-      trace->accesses.push_back({static_cast<std::uint32_t>(c), static_cast<std::uint32_t>(element), write});
+      trace->accesses.push_back({static_cast<std::uint32_t>(c), static_cast<std::uint32_t>(element), write, starts});
+      starts = 0;
       auto& use = trace->columns[static_cast<std::size_t>(c)];
       bool const gathered = element != thread;
       (write ? use.writes : use.reads) += 1;
@@ -221,10 +240,27 @@ template <class T> class counting_view {
   counting_state* state_;
 };
 
+// The width of the one vector load that reads `bytes` of leaves [first_leaf, first_leaf + leaves)
+// as a struct, or 0 where the leaves are read one by one: the rule of detail::load_packed
+// (reference.hpp), asked of the mapping's packed() slot.
+using vector_load_rule = std::uint32_t (*)(std::size_t first_leaf, std::size_t leaves, std::size_t bytes);
+template <class T, class Layout>
+std::uint32_t vector_load_bytes(std::size_t first_leaf, std::size_t leaves, std::size_t bytes) {
+  using mapping = typename layout_storage<T, Layout>::mapping_type;
+  if constexpr (requires { mapping::packed(std::size_t{}, std::size_t{}); }) {
+    if (leaves < 2) return 0;  // a lone leaf is an ordinary load of its own width
+    node_slot const slot = mapping::packed(first_leaf, leaves);
+    if (slot.alignment >= 16 && slot.bytes >= 16 && bytes > 8 && bytes <= 16) return 16;
+    if (slot.alignment >= 8 && slot.bytes >= 8 && bytes > 4 && bytes <= 8) return 8;
+  }
+  return 0;
+}
+
 // Replays a trace against per-column placements (analysis.cpp's column_desc: base offset of the
-// blob, stride, blocks) and counts sectors (src/advisor.cpp).
+// blob, stride, blocks): counts sectors per warp and per instruction, and runs the instructions'
+// sectors through the L1 and L2 model for L2 sectors and DRAM bytes (src/advisor.cpp).
 analysis::kernel_prediction predict_trace(analysis::device_model const& model, analysis::access_trace const& trace,
-                                          std::vector<column_desc> const& columns);
+                                          std::vector<column_desc> const& columns, vector_load_rule vector_rule);
 
 template <class T> std::vector<std::int32_t> column_map() {
   std::vector<std::int32_t> at(sizeof(T), -1);
@@ -270,9 +306,11 @@ template <class T, class Layout> analysis::layout_prediction predict_layout(anal
   out.cpp_type = std::move(cpp_type);
   for (auto const& use : mix) {
     auto const columns = columns_under<T, Layout>(std::max<std::size_t>(use.trace->elements, 1));
-    out.kernels.push_back(predict_trace(model, *use.trace, columns));
+    out.kernels.push_back(predict_trace(model, *use.trace, columns, &vector_load_bytes<T, Layout>));
     out.weighted_bytes_per_thread += use.weight * out.kernels.back().bytes_per_thread();
     out.weighted_l1_sectors += use.weight * static_cast<double>(out.kernels.back().l1_sectors);
+    out.weighted_dram_bytes_per_thread += use.weight * out.kernels.back().dram_bytes_per_thread();
+    out.weighted_time_ps += use.weight * out.kernels.back().time_ps_per_thread;
   }
   return out;
 }

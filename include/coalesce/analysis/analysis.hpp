@@ -64,11 +64,28 @@ struct device_model {
   std::uint32_t sector_bytes = 32;  // power of two, 16..4096
   std::uint32_t line_bytes = 128;   // power of two, a multiple of sector_bytes, at most 4096
   fetch_unit fetch = fetch_unit::sector;
+  // The caches behind the L1 requests, for the advisor's L2 and DRAM figures
+  // (coalesce/analysis/advisor.hpp): each SM's L1 data cache as global loads see it (stores pass
+  // through to L2), the L2 all SMs share, and the ways of the set-associative model of both.
+  std::uint32_t sms = 132;
+  std::uint64_t l1_bytes = 192 * 1024;
+  std::uint64_t l2_bytes = 50 * 1024 * 1024;
+  std::uint32_t cache_ways = 16;
+  // Whole-device throughput of each level, TB/s, for the advisor's time estimate: the slowest of
+  // L1 sectors, L2 sectors and DRAM bytes over its rate (H200: 132 SMs x 128 B per clock at
+  // 1.98 GHz; L2 and HBM3e as calibrated on the neighbour-force kernel, docs/analysis.md).
+  double l1_tb_per_s = 33.0;
+  double l2_tb_per_s = 10.0;
+  double dram_tb_per_s = 4.8;
 
   // Volta and later: 32-byte sectors of 128-byte lines, each sector fetched on its own.
   static constexpr device_model sectored() { return {"sectored", 32, 32, 128, fetch_unit::sector}; }
-  // The H200 this project measures on (sm_90): the sectored model.
+  // The H200 this project measures on (sm_90): the sectored model, 132 SMs, 50 MiB of L2.
   static constexpr device_model hopper() { return {"hopper", 32, 32, 128, fetch_unit::sector}; }
+  // An A100 (sm_80): 108 SMs, 40 MiB of L2.
+  static constexpr device_model ampere() {
+    return {"ampere", 32, 32, 128, fetch_unit::sector, 108, 192 * 1024, 40 * 1024 * 1024, 16, 19.5, 5.0, 2.0};
+  }
   // Fermi to Pascal with global loads cached in L1: a touched line is fetched whole.
   static constexpr device_model line_based() { return {"line-based", 32, 32, 128, fetch_unit::line}; }
 
