@@ -29,9 +29,11 @@ COALESCE_HOST_DEVICE inline float pair_scale(float dx, float dy, float dz, float
 
 // The force on particle i from its neighbours in a column-major list (entry k of particle i at
 // k * n + i, count[i] of them), for particles in any layout (v: a view, or a counting view).
-template <class View> COALESCE_HOST_DEVICE inline vec3 pair_force(View const& v, std::uint32_t const* nbr,
-                                                                  std::uint32_t const* count, std::size_t n, float L,
-                                                                  std::size_t i) {
+// Index: the list's and the counts' type: a raw pointer on the GPU, analysis::counted in the
+// advisor's count (so the list's own loads are counted too).
+template <class View, class Index = std::uint32_t const*>
+COALESCE_HOST_DEVICE inline vec3 pair_force(View const& v, Index const& nbr, Index const& count, std::size_t n, float L,
+                                            std::size_t i) {
   vec3 const p = v[i][&Particle::pos];
   float fx = 0, fy = 0, fz = 0;
   std::uint32_t const m = count[i];

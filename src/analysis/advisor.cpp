@@ -1,10 +1,12 @@
 // The layout advisor's engine (coalesce/analysis/advisor.hpp): a counted kernel's accesses replayed warp
 // by warp against each candidate's addresses, sectors counted, candidates ranked and explained.
 #include <algorithm>
+#include <cmath>
 #include <cstdio>
 #include <numeric>
 #include <sstream>
 #include <string>
+#include <unordered_map>
 #include <vector>
 
 #include <coalesce/analysis/advisor.hpp>
@@ -117,6 +119,37 @@ void counting_state::out_of_range(std::size_t element) const {
 
 namespace {
 
+// Calibrated on the H200 with Nsight Compute (tests/data/h200_ncu_neighbor_layouts_2026-12-01.txt):
+// loads of a warp's last 8 instructions are in flight, and DRAM is read 64 bytes at a time.
+constexpr std::size_t in_flight_instructions = 2;
+constexpr std::uint64_t dram_fetch_sectors = 2;
+
+// The share of the real L2 the sample's replay gets. Random gathers (and streams) reuse an element
+// after the whole array has gone by: reuse distances grow as the system, so the L2 shrinks by
+// elements / system_elements. Gathers in a spatial order reuse an element after the neighbours
+// along the curve have gone by, a distance that grows as the system's surface, (elements /
+// system_elements)^(2/3) in 3-D. Which one: the median distance between a gathering thread and
+// the element it reads, over the sample (under a tenth of it: spatial order).
+double l2_share(analysis::access_trace const& trace) {
+  if (trace.system_elements <= trace.elements || trace.elements == 0) return 1.0;
+  double const ratio = static_cast<double>(trace.elements) / static_cast<double>(trace.system_elements);
+  std::vector<std::uint32_t> distance;
+  std::size_t const step = std::max<std::size_t>(1, trace.threads / 4096);  // a few thousand threads are enough
+  for (std::size_t t = 0; t < trace.threads; t += step) {
+    for (std::size_t a = trace.thread_begin[t]; a < trace.thread_begin[t + 1]; ++a) {
+      auto const& x = trace.accesses[a];
+      if (x.column >= trace.element_columns || x.element == t % trace.elements) continue;
+      std::size_t const d = x.element > t ? x.element - t : t - x.element;
+      distance.push_back(static_cast<std::uint32_t>(std::min(d, trace.elements - d % trace.elements)));
+    }
+  }
+  if (distance.empty()) return ratio;
+  auto const middle = distance.begin() + static_cast<std::ptrdiff_t>(distance.size() / 2);
+  std::nth_element(distance.begin(), middle, distance.end());
+  bool const spatial = *middle < trace.elements / 10;
+  return spatial ? std::pow(ratio, 2.0 / 3.0) : ratio;
+}
+
 // One instruction of one lane: the access it starts (its address is that leaf's) and its width.
 struct lane_instruction {
   std::size_t access;
@@ -150,6 +183,21 @@ void instructions_of(analysis::access_trace const& trace, std::size_t thread, st
 
 }  // namespace
 
+void counting_state::array_out_of_range(std::string const& name, std::size_t k, std::size_t size) const {
+  throw_error("count_accesses('" + trace->kernel + "'): thread " + std::to_string(thread) + " read entry " +
+              std::to_string(k) + " of the counted array '" + name + "', which has " + std::to_string(size) +
+              " entries; count with the array the kernel really reads (its sample's list)");
+}
+
+void append_array_columns(std::vector<column_desc>& columns, analysis::access_trace const& trace,
+                          std::size_t storage_bytes) {
+  std::uint64_t at = round_up(storage_bytes, column_alignment);
+  for (auto const& a : trace.arrays) {
+    columns.push_back({a.name, 0, 0, a.element_bytes, at, a.element_bytes, 0, 0});
+    at += round_up(a.element_bytes * a.size, column_alignment);
+  }
+}
+
 analysis::kernel_prediction predict_trace(analysis::device_model const& model, analysis::access_trace const& trace,
                                           std::vector<column_desc> const& columns, vector_load_rule vector_rule) {
   analysis::kernel_prediction out;
@@ -166,9 +214,7 @@ analysis::kernel_prediction predict_trace(analysis::device_model const& model, a
   // share of one of the 8 such blocks an SM keeps resident (in a large system those blocks are
   // far apart in the particle order and share no data). L2: one, scaled to the share of the real
   // system the sample is, so that the sample's arrays fill it as the real arrays fill the real L2.
-  double const share = trace.system_elements > trace.elements && trace.system_elements > 0
-                           ? static_cast<double>(trace.elements) / static_cast<double>(trace.system_elements)
-                           : 1.0;
+  double const share = l2_share(trace);
   std::uint64_t const min_cache = std::uint64_t{fetch} * model.cache_ways;
   std::uint64_t const l2_bytes =
       std::max<std::uint64_t>(static_cast<std::uint64_t>(static_cast<double>(model.l2_bytes) * share), min_cache);
@@ -177,6 +223,10 @@ analysis::kernel_prediction predict_trace(analysis::device_model const& model, a
   std::uint64_t const l1_share = std::max<std::uint64_t>(model.l1_bytes / blocks_per_sm, min_cache);
   sector_cache block_l1(l1_share, fetch, model.cache_ways);
   std::uint64_t dram_sectors = 0;
+  // A sector this warp asked for in its last few instructions is still in flight: a load of it
+  // misses L1 again and goes to L2 (a struct's second member read right after the first, as
+  // Nsight Compute counts on the H200). Sector -> the warp instruction that last missed it.
+  std::unordered_map<std::uint64_t, std::size_t> in_flight;
 
   // Per warp: every sector touched (then sorted, duplicates dropped), and per k-th instruction
   // the lanes' addresses grouped by (column, direction, width): a few groups, searched linearly.
@@ -192,6 +242,7 @@ analysis::kernel_prediction predict_trace(analysis::device_model const& model, a
   for (std::size_t first = 0; first < trace.threads; first += model.warp_size) {
     std::size_t const last = std::min<std::size_t>(trace.threads, first + model.warp_size);
     if ((first / model.warp_size) % warps_per_block == 0) block_l1 = sector_cache(l1_share, fetch, model.cache_ways);
+    in_flight.clear();
     read_sectors.clear();
     written_sectors.clear();
     std::size_t longest = 0;
@@ -238,10 +289,23 @@ analysis::kernel_prediction predict_trace(analysis::device_model const& model, a
         instruction_sectors.erase(std::unique(instruction_sectors.begin(), instruction_sectors.end()),
                                   instruction_sectors.end());
         for (std::uint64_t const sector : instruction_sectors) {
-          if (!groups[g].write && block_l1.access(sector).hit) continue;
+          if (!groups[g].write) {
+            bool const hit = block_l1.access(sector).hit;
+            auto const pending = in_flight.find(sector);
+            bool const arrived = pending == in_flight.end() || k >= pending->second + in_flight_instructions;
+            if (hit && arrived) continue;
+            in_flight[sector] = k;
+          }
           ++out.l2_sectors;
           auto const in_l2 = l2.access(sector, groups[g].write);
-          if (!in_l2.hit && !groups[g].write) ++dram_sectors;
+          if (!in_l2.hit && !groups[g].write) {
+            // DRAM is read in aligned pairs of sectors: the other one lands in L2 too.
+            dram_sectors += dram_fetch_sectors;
+            std::uint64_t const pair = sector - sector % dram_fetch_sectors;
+            for (std::uint64_t other = pair; other < pair + dram_fetch_sectors; ++other) {
+              if (other != sector && l2.access(other).evicted_dirty) ++dram_sectors;
+            }
+          }
           if (in_l2.evicted_dirty) ++dram_sectors;
         }
       }

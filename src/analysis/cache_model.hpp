@@ -44,7 +44,8 @@ class sector_cache {
 
   // Sectors still dirty (written back after the kernel).
   std::uint64_t dirty() const {
-    return static_cast<std::uint64_t>(std::count_if(slots_.begin(), slots_.end(), [](slot const& s) { return s.valid && s.dirty; }));
+    return static_cast<std::uint64_t>(
+        std::count_if(slots_.begin(), slots_.end(), [](slot const& s) { return s.valid && s.dirty; }));
   }
 
  private:

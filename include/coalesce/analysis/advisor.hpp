@@ -84,7 +84,16 @@ struct access_trace {
   std::size_t threads = 0;
   std::vector<field_access> accesses;     // every thread's accesses, thread after thread, in order
   std::vector<std::size_t> thread_begin;  // accesses of thread i: [thread_begin[i], thread_begin[i + 1])
-  std::vector<column_use> columns;        // per 1-D column of the element type
+  std::vector<column_use> columns;        // per 1-D column of the element type, then per counted array
+  // Arrays the kernel read through analysis::counted (an index list, a neighbour list, counts), in
+  // the order it first read them: their loads are columns after the element type's own.
+  struct array_info {
+    std::string name;
+    std::size_t element_bytes = 0;
+    std::size_t size = 0;
+  };
+  std::vector<array_info> arrays;
+  std::size_t element_columns = 0;  // columns of the element type (the arrays' columns follow)
 };
 
 // A kernel and how often it runs per step (e.g. forces once, integrate twice: weights 1 and 2).
@@ -161,7 +170,32 @@ struct counting_state {
     }
   }
   [[noreturn]] void out_of_range(std::size_t element) const;
+
+  // A read of entry k of a counted array (analysis::counted), registered on its first read.
+  void record_array(void const* key, std::string const& name, std::size_t element_bytes, std::size_t size,
+                    std::size_t k) {
+    std::size_t id = 0;
+    while (id < array_keys.size() && array_keys[id] != key) ++id;
+    if (id == array_keys.size()) {
+      array_keys.push_back(key);
+      trace->arrays.push_back({name, element_bytes, size});
+      trace->columns.emplace_back();
+    }
+    if (k >= size) array_out_of_range(name, k, size);
+    std::size_t const column = trace->element_columns + id;
+    trace->accesses.push_back({static_cast<std::uint32_t>(column), static_cast<std::uint32_t>(k), false,
+                               static_cast<std::uint32_t>(element_bytes)});
+    trace->columns[column].reads += 1;
+  }
+  [[noreturn]] void array_out_of_range(std::string const& name, std::size_t k, std::size_t size) const;
+  std::vector<void const*> array_keys;
 };
+
+// The count_accesses call under way on this thread (null outside one): where counted arrays record.
+inline counting_state*& current_counting() {
+  thread_local counting_state* state = nullptr;
+  return state;
+}
 
 // The counted view of element type T: what a kernel body sees as `v` while it is counted.
 template <class T> class counting_view;
@@ -292,6 +326,11 @@ template <class T, class Layout> std::vector<column_desc> columns_under(std::siz
   return out;
 }
 
+// The counted arrays' columns, placed after the particles' storage (each 256-byte aligned, as a
+// coalesce::array's is): a plain stride of the element size, whatever the layout.
+void append_array_columns(std::vector<column_desc>& columns, analysis::access_trace const& trace,
+                          std::size_t storage_bytes);
+
 // Rank and explain (src/advisor.cpp).
 analysis::advice rank_layouts(analysis::device_model const& model, std::vector<analysis::layout_prediction> candidates,
                               std::span<analysis::kernel_use const> mix, std::vector<reflect::leaf_info> const& leaves,
@@ -305,7 +344,9 @@ template <class T, class Layout> analysis::layout_prediction predict_layout(anal
   out.layout = layout_name_of<Layout>();
   out.cpp_type = std::move(cpp_type);
   for (auto const& use : mix) {
-    auto const columns = columns_under<T, Layout>(std::max<std::size_t>(use.trace->elements, 1));
+    auto columns = columns_under<T, Layout>(std::max<std::size_t>(use.trace->elements, 1));
+    append_array_columns(columns, *use.trace,
+                         layout_storage<T, Layout>::bytes(std::max<std::size_t>(use.trace->elements, 1)));
     out.kernels.push_back(predict_trace(model, *use.trace, columns, &vector_load_bytes<T, Layout>));
     out.weighted_bytes_per_thread += use.weight * out.kernels.back().bytes_per_thread();
     out.weighted_l1_sectors += use.weight * static_cast<double>(out.kernels.back().l1_sectors);
@@ -335,6 +376,33 @@ template <std::size_t K, class T, class U> struct std::tuple_element<K, coalesce
 
 namespace coalesce::analysis {
 
+// An array the kernel reads beside the view (a neighbour list, its counts, an index list), read
+// like a pointer (list[k * n + i]): inside count_accesses each read is recorded as a load of its
+// own column, so the prediction counts the list's bytes too; outside it is a plain read. The
+// kernel body takes the array's type as a template parameter (a raw pointer on the GPU, this in
+// the count).
+template <class U> class counted {
+  static_assert(std::is_trivially_copyable_v<U>, "coalesce: counted<U> holds plain values (indices, counts)");
+
+ public:
+  counted(std::span<U const> values, std::string name) : values_(values), name_(std::move(name)) {}
+  counted(std::vector<U> const& values, std::string name) : counted(std::span<U const>(values), std::move(name)) {}
+  U operator[](std::size_t k) const {
+    if (detail::counting_state* const state = detail::current_counting()) {
+      state->record_array(values_.data(), name_, sizeof(U), values_.size(), k);
+    } else if (k >= values_.size()) {
+      detail::throw_error("counted array '" + name_ + "': index " + std::to_string(k) + " of " +
+                          std::to_string(values_.size()) + " entries");
+    }
+    return values_[k];
+  }
+  std::size_t size() const { return values_.size(); }
+
+ private:
+  std::span<U const> values_;
+  std::string name_;
+};
+
 // Runs kernel(v, i) for i in [0, threads) (default: one thread per sample element) over a
 // counting view of a copy of `sample`, recording every field access. The sample's copy may be
 // changed by the kernel's writes; `sample` itself is not.
@@ -350,6 +418,7 @@ template <class T, class Kernel> access_trace count_accesses(std::string kernel_
   trace.elements = sample.size();
   trace.threads = threads;
   trace.columns.resize(reflect::column_count_v<T>);
+  trace.element_columns = reflect::column_count_v<T>;
   trace.thread_begin.reserve(threads + 1);
   std::vector<T> copy(sample.begin(), sample.end());
   detail::counting_state state;
@@ -359,6 +428,13 @@ template <class T, class Kernel> access_trace count_accesses(std::string kernel_
   state.elements = copy.size();
   state.column_at = detail::column_map<T>();
   detail::counting_view<T> const view(&state);
+  struct current {  // counted arrays record into this call's trace, also when the kernel throws
+    detail::counting_state* before;
+    explicit current(detail::counting_state* now) : before(detail::current_counting()) {
+      detail::current_counting() = now;
+    }
+    ~current() { detail::current_counting() = before; }
+  } const counting(&state);
   for (std::size_t i = 0; i < threads; ++i) {
     state.thread = i;
     trace.thread_begin.push_back(trace.accesses.size());

@@ -69,7 +69,7 @@ struct device_model {
   // through to L2), the L2 all SMs share, and the ways of the set-associative model of both.
   std::uint32_t sms = 132;
   std::uint64_t l1_bytes = 192 * 1024;
-  std::uint64_t l2_bytes = 50 * 1024 * 1024;
+  std::uint64_t l2_bytes = 25 * 1024 * 1024;
   std::uint32_t cache_ways = 16;
   // Whole-device throughput of each level, TB/s, for the advisor's time estimate: the slowest of
   // L1 sectors, L2 sectors and DRAM bytes over its rate (H200: 132 SMs x 128 B per clock at
