@@ -20,14 +20,22 @@
 // touched: an access to an element other than i is a gather (through an index), and the element
 // indices seen make the prediction measure the gather's locality instead of assuming it.
 //
-// Prediction (per candidate mapping): the recorded accesses are replayed warp by warp (32
-// consecutive threads; the k-th access of each lane is one instruction) against the addresses the
-// mapping gives each leaf. Two counts come out: `sectors`, the distinct 32-byte sectors a warp
-// reads and writes over the whole kernel (what reaches DRAM when a warp's reuse stays in cache:
-// the figure layouts are ranked by), and `l1_sectors`, the sectors of every instruction summed
-// (L1 traffic, the tie-breaker). Candidates: aos, soa, aosoa<8>, aosoa<32>, and split layouts
-// packing one or two top-level members (all pairs for structs of up to 8 members), plus the
-// user's own mappings (advise<T, Extra...>).
+// Arrays the body reads beside the view (a neighbour list, its counts) are counted when it reads
+// them through analysis::counted (a template parameter of the body: a raw pointer on the GPU).
+//
+// Prediction (per candidate mapping): each recorded access becomes the instructions the compiler
+// issues for it under the mapping (a struct read whole is one vector load where the mapping's
+// slot allows it, as the reference does; anything else one load per leaf), replayed warp by warp
+// (32 consecutive threads; the k-th instruction of each lane is one warp instruction) against the
+// addresses the mapping gives each leaf, and through a model of the caches (an L1 share per block
+// of 8 warps, loads in flight, one L2 partition scaled to the share of the real system the sample
+// is: access_trace::system_elements; DRAM read 64 bytes at a time). Out come requests, L1 sectors,
+// L2 sectors and DRAM bytes per kernel, and a time: the slowest of the three levels at the
+// device's rates, which candidates are ranked by (ties: fewer DRAM bytes, fewer L1 sectors, the
+// simpler type). docs/analysis.md holds the model against Nsight Compute on the H200.
+// Candidates: aos, soa, aosoa<8>, aosoa<32>, and split layouts packing one or two top-level
+// members, padded and unpadded (all pairs for structs of up to 8 members), plus the user's own
+// mappings (advise<T, Extra...>).
 //
 // Bad input (a kernel that touches an element outside the sample, an empty sample, weights that
 // sum to zero or are negative) throws coalesce::error saying what was wrong.
