@@ -42,5 +42,8 @@ if wants ncu; then
   export PATH=$PATH:$(ls -d /opt/nvidia/nsight-compute/*/ 2>/dev/null | tail -1)
   examples/explore/ncu_compare.sh build-gpu > "$out/ncu.txt" 2>&1 || status=1
   cat "$out/ncu.txt"
+  # L1, L2 and DRAM counters of the neighbour kernel on every layout (the advisor's cache model is
+  # held against the copy in tests/data by tests/advisor_test.cpp).
+  benchmarks/neighbor_reorder/ncu_layouts.sh build-gpu "$out" || status=1
 fi
 exit $status

@@ -20,8 +20,8 @@ using neighbor_reorder::Particle;
 std::vector<std::string> const names = {"Particle::pos", "Particle::vel", "Particle::mass", "Particle::id"};
 
 ca::access_trace count_forces(neighbor_reorder::host_system const& s, std::string name) {
-  std::uint32_t const* list = s.list.data();
-  std::uint32_t const* counts = s.counts.data();
+  // The list and the counts counted too: their loads share the caches with the positions.
+  ca::counted<std::uint32_t> const list(s.list, "neighbour list"), counts(s.counts, "counts");
   return ca::count_accesses<Particle>(std::move(name), s.particles, [&](auto v, std::size_t i) {
     (void)neighbor_reorder::pair_force(v, list, counts, s.n, s.box, i);
   });

@@ -480,26 +480,49 @@ void add_single(std::vector<analysis::layout_prediction>& out, analysis::device_
   out.push_back(detail::predict_layout<T, split<member_indices<A>, aos, soa, unpadded>>(model, mix,
                                                                                         split_type<T, A>(names, true)));
 }
+// Two members packed; unpadded too where the mix gathers both (a gathered group is where the
+// padding's one vector load and the unpadded slot's fewer bytes pull apart).
 template <class T, std::size_t A, std::size_t B>
 void add_pair(std::vector<analysis::layout_prediction>& out, analysis::device_model const& model,
-              std::span<analysis::kernel_use const> mix, std::vector<std::string> const& names) {
+              std::span<analysis::kernel_use const> mix, std::vector<std::string> const& names,
+              std::vector<bool> const& gathered) {
   if constexpr (A < B) {
     out.push_back(
         detail::predict_layout<T, split<member_indices<A, B>, aos, soa>>(model, mix, split_type<T, A, B>(names)));
+    if (gathered[A] && gathered[B]) {
+      out.push_back(detail::predict_layout<T, split<member_indices<A, B>, aos, soa, unpadded>>(
+          model, mix, split_type<T, A, B>(names, true)));
+    }
   }
 }
 template <class T, std::size_t A, std::size_t Members>
 void add_pairs(std::vector<analysis::layout_prediction>& out, analysis::device_model const& model,
-               std::span<analysis::kernel_use const> mix, std::vector<std::string> const& names) {
-  [&]<std::size_t... B>(std::index_sequence<B...>) { (add_pair<T, A, B>(out, model, mix, names), ...); }
+               std::span<analysis::kernel_use const> mix, std::vector<std::string> const& names,
+               std::vector<bool> const& gathered) {
+  [&]<std::size_t... B>(std::index_sequence<B...>) { (add_pair<T, A, B>(out, model, mix, names, gathered), ...); }
   (std::make_index_sequence<Members>{});
+}
+// Which top-level members some kernel of the mix gathers (reads or writes of an element other than
+// the thread's own).
+template <class T> std::vector<bool> gathered_members(std::span<analysis::kernel_use const> mix) {
+  std::vector<bool> out(reflect::members<T>::count, false);
+  auto const& table = reflect::leaf_table_v<T>;
+  for (auto const& use : mix) {
+    for (auto const& leaf : table) {
+      for (std::size_t j = 0; j < leaf.extent; ++j) {
+        auto const& c = use.trace->columns[leaf.first_column + j];
+        if (c.gathered_reads + c.gathered_writes > 0) out[leaf.path[0]] = true;
+      }
+    }
+  }
+  return out;
 }
 }  // namespace coalesce::detail
 
 namespace coalesce::analysis {
 
-// Predicts every candidate (aos, soa, aosoa<8>, aosoa<32>, splits packing one or two top-level
-// members, and Extra...) for the weighted mix and ranks them, best first, with the reasons.
+// Predicts every candidate (aos, soa, aosoa<8>, aosoa<32>, splits packing one top-level member,
+// padded and unpadded, or two, unpadded too where the mix gathers both, and Extra...) for the weighted mix and ranks them, best first, with the reasons.
 // member_names (optional, in member order, qualified: "Particle::pos") make the pasted type name
 // the members (coalesce::fields<&Particle::pos>) instead of their indices.
 template <class T, class... Extra> advice advise(std::span<kernel_use const> mix,
@@ -528,7 +551,10 @@ template <class T, class... Extra> advice advise(std::span<kernel_use const> mix
   if constexpr (members > 1) {
     [&]<std::size_t... A>(std::index_sequence<A...>) {
       (detail::add_single<T, A>(candidates, model, mix, member_names), ...);
-      if constexpr (members <= 8) (detail::add_pairs<T, A, members>(candidates, model, mix, member_names), ...);
+      if constexpr (members <= 8) {
+        auto const gathered = detail::gathered_members<T>(mix);
+        (detail::add_pairs<T, A, members>(candidates, model, mix, member_names, gathered), ...);
+      }
     }
     (std::make_index_sequence<members>{});
   }
