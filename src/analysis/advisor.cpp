@@ -373,10 +373,12 @@ analysis::advice rank_layouts(analysis::device_model const& model, std::vector<a
     return std::pair<std::size_t, std::size_t>(static_cast<std::size_t>(std::count(type.begin(), type.end(), '<')),
                                                type.size());
   };
+  // Each tie-breaker decides only past 1 % (the cache model's set mapping moves DRAM bytes by a
+  // fraction of that between layouts that store the gathered bytes alike).
   auto const better_tie = [&](analysis::layout_prediction const& x, analysis::layout_prediction const& y) {
-    if (x.weighted_dram_bytes_per_thread != y.weighted_dram_bytes_per_thread)
+    if (!close(x.weighted_dram_bytes_per_thread, y.weighted_dram_bytes_per_thread))
       return x.weighted_dram_bytes_per_thread < y.weighted_dram_bytes_per_thread;
-    if (x.weighted_l1_sectors != y.weighted_l1_sectors) return x.weighted_l1_sectors < y.weighted_l1_sectors;
+    if (!close(x.weighted_l1_sectors, y.weighted_l1_sectors)) return x.weighted_l1_sectors < y.weighted_l1_sectors;
     return simplicity(x.cpp_type) < simplicity(y.cpp_type);
   };
   for (std::size_t k = 1; k < candidates.size(); ++k) {
