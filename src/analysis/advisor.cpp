@@ -121,7 +121,7 @@ void counting_state::out_of_range(std::size_t element) const {
 namespace {
 
 // Calibrated on the H200 with Nsight Compute (tests/data/h200_ncu_neighbor_layouts_2026-12-01.txt):
-// loads of a warp's last 8 instructions are in flight, and DRAM is read 64 bytes at a time.
+// loads of a warp's last 2 instructions are in flight, and DRAM is read 64 bytes at a time.
 constexpr std::size_t in_flight_instructions = 2;
 constexpr std::uint64_t dram_fetch_sectors = 2;
 
@@ -201,6 +201,7 @@ void append_array_columns(std::vector<column_desc>& columns, analysis::access_tr
 
 analysis::kernel_prediction predict_trace(analysis::device_model const& model, analysis::access_trace const& trace,
                                           std::vector<column_desc> const& columns, vector_load_rule vector_rule) {
+  model.validate();  // predict() may be handed a hand-built model: no cache of zero ways
   analysis::kernel_prediction out;
   out.kernel = trace.kernel;
   out.threads = trace.threads;

@@ -248,6 +248,7 @@ TEST_CASE("a vector made on a stream allocates, grows and frees on it, inside a 
   std::size_t const n = 100'003;  // not a multiple of any block
   coalesce::device_vector<Particle, coalesce::aosoa<32>> result(n);
   auto out = result.view();
+  coalesce::device_array<float> made_before(n);  // cudaMalloc'd, before the capture
 
   cudaGraph_t graph = nullptr;
   check_cuda(cudaStreamBeginCapture(stream, cudaStreamCaptureModeGlobal));
@@ -258,6 +259,12 @@ TEST_CASE("a vector made on a stream allocates, grows and frees on it, inside a 
     // Without the stream the call would go to the default stream after waiting for the capturing
     // one, which a capture does not allow: refused with what to do, and the capture stays valid.
     CHECK_THROWS_WITH_AS(scratch.resize(n + 1), doctest::Contains("pass that stream"), coalesce::error);
+    // Nor on another stream: the storage is the graph's until a launch.
+    CHECK_THROWS_WITH_AS(scratch.reserve(2 * n, cudaStreamPerThread), doctest::Contains("pass that stream"),
+                         coalesce::error);
+    // An array made before the capture cannot grow inside it (its old memory cannot be freed there).
+    CHECK_THROWS_WITH_AS(made_before.resize(4 * n, stream), doctest::Contains("cannot grow inside it"),
+                         coalesce::error);
     auto in = scratch.view();
     coalesce::for_each_index(
         coalesce::device{}, n,
@@ -362,6 +369,9 @@ TEST_CASE("for_each_index takes its stream last, the default one by name too") {
   coalesce::synchronize(coalesce::default_stream);
   coalesce::for_each_index(
       coalesce::device{stream}, n, [=] __device__(std::size_t i) { f[i] *= 2.0f; }, stream);
+  // device{s} with the default stream named last (a wrapper forwarding its defaulted stream): on s.
+  coalesce::for_each_index(
+      coalesce::device{stream}, n, [=] __device__(std::size_t i) { f[i] += 0.0f; }, coalesce::default_stream);
   check_cuda(cudaStreamSynchronize(stream));
   auto const got = values.to_host();
   CHECK(std::count(got.begin(), got.end(), 6.0f) == static_cast<std::ptrdiff_t>(n));

@@ -190,6 +190,7 @@ struct counting_state {
       trace->columns.emplace_back();
     }
     if (k >= size) array_out_of_range(name, k, size);
+    if (k > UINT32_MAX) array_out_of_range(name, k, std::size_t{UINT32_MAX} + 1);  // the trace keeps 32-bit indices
     std::size_t const column = trace->element_columns + id;
     trace->accesses.push_back({static_cast<std::uint32_t>(column), static_cast<std::uint32_t>(k), false,
                                static_cast<std::uint32_t>(element_bytes)});
@@ -419,6 +420,10 @@ template <class T, class Kernel> access_trace count_accesses(std::string kernel_
   if (sample.empty()) {
     detail::throw_error("count_accesses('" + kernel_name +
                         "'): the sample is empty; give it some elements of the real data");
+  }
+  if (sample.size() > UINT32_MAX) {
+    detail::throw_error("count_accesses('" + kernel_name + "'): a sample of " + std::to_string(sample.size()) +
+                        " elements; the trace indexes elements with 32 bits: count a smaller sample");
   }
   if (threads == 0) threads = sample.size();
   access_trace trace;

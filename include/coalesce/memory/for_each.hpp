@@ -194,7 +194,7 @@ template <class F> void for_each_index(device on, std::size_t n, F f) {
 // (coalesce/memory/stream.hpp); device{s} is the older spelling of the same. A host loop has no
 // stream to run on: it runs before returning, whatever `on` is.
 template <class F> void for_each_index(device where, std::size_t n, F f, stream on) {
-  if (where.stream != default_stream && where.stream != on) {
+  if (where.stream != default_stream && on != default_stream && where.stream != on) {
     detail::throw_error(
         "for_each_index: device{s} and the last argument name two different streams; name the stream once "
         "(for_each_index(coalesce::device{}, n, f, s))");

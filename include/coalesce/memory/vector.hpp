@@ -294,6 +294,7 @@ template <class T, class Layout, class Space> class vector {
   void reallocate_empty(std::size_t n, stream on = default_stream) {
     check_capacity(n);
     check_not_freeing_inside_capture(on);
+    memory_.free_on(on.handle());  // after the work the caller queued on `on`, which may read it
     memory_ = detail::buffer(kind, storage_type::bytes(n), on.handle());
     allocation_stream_ =
         kind == detail::memory_kind::device ? on : default_stream;  // host memory has no stream to keep
@@ -303,16 +304,17 @@ template <class T, class Layout, class Space> class vector {
   }
 
   // The default stream's half of the rule: a call without a stream of its own first waits for
-  // the work queued on the allocation stream (the allocation itself, the caller's kernels there),
-  // unless that stream is capturing a graph, where waiting is not allowed: pass it instead.
+  // the work queued on the allocation stream (the allocation itself, the caller's kernels there).
+  // While that stream is capturing a graph, its storage may be the graph's (no memory behind it
+  // until a launch) and waiting is not allowed: only calls on that stream may touch it.
   void wait_for_allocation_stream(stream on) const {
-    if (on != default_stream || allocation_stream_ == default_stream) return;
+    if (allocation_stream_ == default_stream || on == allocation_stream_) return;
     if (detail::stream_is_capturing(allocation_stream_.handle())) {
       detail::throw_error(
           "a call without a stream on a vector whose allocation stream is capturing a CUDA graph: pass that "
           "stream as the call's last argument (resize(n, s), reserve(n, s), copy_to(out, s), assign(v, s))");
     }
-    coalesce::synchronize(allocation_stream_);
+    if (on == default_stream) coalesce::synchronize(allocation_stream_);
   }
 
   // Storage allocated before a graph capture cannot be freed inside it (on its allocation stream
