@@ -272,9 +272,6 @@ analysis::kernel_prediction predict_trace(analysis::device_model const& model, a
           ++used;
         }
         groups[g].lanes.push_back(addr);
-        auto& sectors = a.write ? written_sectors : read_sectors;
-        for (std::uint64_t sector = addr / fetch; sector <= (addr + width - 1) / fetch; ++sector)
-          sectors.push_back(sector);
       }
       for (std::size_t g = 0; g < used; ++g) {
         auto const stats = analysis::addresses(model, groups[g].lanes, static_cast<std::int64_t>(groups[g].width));
@@ -290,6 +287,8 @@ analysis::kernel_prediction predict_trace(analysis::device_model const& model, a
         std::sort(instruction_sectors.begin(), instruction_sectors.end());
         instruction_sectors.erase(std::unique(instruction_sectors.begin(), instruction_sectors.end()),
                                   instruction_sectors.end());
+        auto& warp_sectors = groups[g].write ? written_sectors : read_sectors;  // distinct per warp: below
+        warp_sectors.insert(warp_sectors.end(), instruction_sectors.begin(), instruction_sectors.end());
         for (std::uint64_t const sector : instruction_sectors) {
           if (!groups[g].write) {
             bool const hit = block_l1.access(sector).hit;

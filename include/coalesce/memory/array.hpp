@@ -98,12 +98,8 @@ template <class U, class Space = host> class array {
     wait_for_allocation_stream(on);
     std::size_t const held = memory_.size() / sizeof(U);
     if (n > held) {
-      if (memory_.size() > 0 && !memory_.allocated_in_capture() &&
-          (detail::stream_is_capturing(allocation_stream_.handle()) || detail::stream_is_capturing(on.handle()))) {
-        detail::throw_error(
-            "an array made before the CUDA graph capture on its stream began cannot grow inside it (the capture "
-            "cannot free its old memory); resize it before capturing, or make it inside the capture");
-      }
+      detail::check_not_freeing_inside_capture(memory_, allocation_stream_, on, "an array",
+                                               "resize it before capturing, or make it inside the capture");
       detail::buffer grown(kind, bytes_for(std::max(n, held + held / 2)), on.handle());
       if (size_ > 0) detail::copy_bytes(kind, grown.data(), kind, memory_.data(), size_ * sizeof(U), on.handle());
       memory_.free_on(on.handle());  // after the copy that reads it
@@ -145,15 +141,9 @@ template <class U, class Space = host> class array {
   void keep_allocation_stream(stream on) {
     allocation_stream_ = kind == detail::memory_kind::device ? on : default_stream;
   }
-  // A call on the default stream first waits for the allocation stream (see vector.hpp).
   void wait_for_allocation_stream(stream on) const {
-    if (allocation_stream_ == default_stream || on == allocation_stream_) return;
-    if (detail::stream_is_capturing(allocation_stream_.handle())) {
-      detail::throw_error(
-          "a call without a stream on an array whose allocation stream is capturing a CUDA graph: pass that stream "
-          "as the call's last argument (resize(n, s), copy_from(values, s), to_host(s))");
-    }
-    if (on == default_stream) coalesce::synchronize(allocation_stream_);
+    detail::wait_for_allocation_stream(allocation_stream_, on, "an array",
+                                       "resize(n, s), copy_from(values, s), to_host(s)");
   }
 
   detail::buffer memory_;

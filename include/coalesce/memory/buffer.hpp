@@ -6,8 +6,10 @@
 #include <atomic>
 #include <cstddef>
 #include <cstdint>
+#include <string>
 #include <utility>
 
+#include "../core/error.hpp"
 #include "../core/layout.hpp"
 #include "space.hpp"
 
@@ -129,5 +131,35 @@ class buffer {
   stream_allocation how_{};
   void* free_stream_ = nullptr;
 };
+
+// The one stream rule for memory that keeps an allocation stream (coalesce::vector and
+// coalesce::array; coalesce/memory/stream.hpp). A call on the default stream first waits for the
+// work queued on the allocation stream (the allocation itself, the caller's kernels there). While
+// that stream is capturing a graph its storage may be the graph's (no memory behind it until a
+// launch) and waiting is not allowed: only calls on that stream may touch it. `owner` names the
+// container, `calls` its calls that take the stream, for the message.
+inline void wait_for_allocation_stream(stream allocation, stream on, char const* owner, char const* calls) {
+  if (allocation == default_stream || on == allocation) return;
+  if (stream_is_capturing(allocation.handle())) {
+    throw_error(std::string("a call on ") + owner +
+                " whose allocation stream is capturing a CUDA graph, made on another stream: pass that stream as "
+                "the call's last argument (" +
+                calls + ")");
+  }
+  if (on == default_stream) coalesce::synchronize(allocation);
+}
+
+// Memory allocated before a graph capture cannot be freed inside it (on its allocation stream, or
+// on `on`, where a growth frees it): `fix` says what to do instead.
+inline void check_not_freeing_inside_capture(buffer const& memory, stream allocation, stream on, char const* owner,
+                                             char const* fix) {
+  if (memory.size() > 0 && !memory.allocated_in_capture() &&
+      (stream_is_capturing(allocation.handle()) || stream_is_capturing(on.handle()))) {
+    throw_error(std::string(owner) +
+                " made before the CUDA graph capture on its stream began cannot grow inside it (the capture "
+                "cannot free its old memory); " +
+                fix);
+  }
+}
 
 }  // namespace coalesce::detail

@@ -303,30 +303,15 @@ template <class T, class Layout, class Space> class vector {
     detail::zero_gaps(storage(), kind, on.handle());  // padding inside records: zeroed once per allocation
   }
 
-  // The default stream's half of the rule: a call without a stream of its own first waits for
-  // the work queued on the allocation stream (the allocation itself, the caller's kernels there).
-  // While that stream is capturing a graph, its storage may be the graph's (no memory behind it
-  // until a launch) and waiting is not allowed: only calls on that stream may touch it.
+  // The rule's waits and capture checks, shared with coalesce::array (memory/buffer.hpp).
   void wait_for_allocation_stream(stream on) const {
-    if (allocation_stream_ == default_stream || on == allocation_stream_) return;
-    if (detail::stream_is_capturing(allocation_stream_.handle())) {
-      detail::throw_error(
-          "a call without a stream on a vector whose allocation stream is capturing a CUDA graph: pass that "
-          "stream as the call's last argument (resize(n, s), reserve(n, s), copy_to(out, s), assign(v, s))");
-    }
-    if (on == default_stream) coalesce::synchronize(allocation_stream_);
+    detail::wait_for_allocation_stream(allocation_stream_, on, "a vector",
+                                       "resize(n, s), reserve(n, s), copy_to(out, s), assign(v, s)");
   }
-
-  // Storage allocated before a graph capture cannot be freed inside it (on its allocation stream
-  // or on `on`, where a move frees it).
   void check_not_freeing_inside_capture(stream on) const {
-    if (memory_.size() > 0 && !memory_.allocated_in_capture() &&
-        (detail::stream_is_capturing(allocation_stream_.handle()) || detail::stream_is_capturing(on.handle()))) {
-      detail::throw_error(
-          "a vector made before the CUDA graph capture on its stream began cannot grow inside it (the "
-          "capture cannot free its old storage); reserve() the capacity before capturing, or make "
-          "the vector inside the capture");
-    }
+    detail::check_not_freeing_inside_capture(
+        memory_, allocation_stream_, on, "a vector",
+        "reserve() the capacity before capturing, or make the vector inside the capture");
   }
 
   // Moves the elements to new storage allocated on `on`, which becomes the allocation stream; the
