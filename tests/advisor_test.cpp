@@ -19,6 +19,7 @@
 #include "neighbor_reorder/host_system.hpp"
 #include "convert_legacy/particle.hpp"
 #include "particle_integrator/kernels.hpp"
+#include "test_suites.hpp"
 #include "test_types.hpp"
 
 namespace ca = coalesce::analysis;
@@ -157,7 +158,8 @@ TEST_CASE("the advisor ranks the integrator's layouts as the H200 measured them 
   CHECK(check_ranking(drift_predicted, drift_times) >= 4);
 }
 
-TEST_CASE("the advisor ranks the neighbour-force kernel's layouts as the H200 measured them (random order)") {
+TEST_CASE("the advisor ranks the neighbour-force kernel's layouts as the H200 measured them (random order)" *
+          coalesce_test::calibration) {
   using neighbor_reorder::Particle;
   auto const s = neighbor_reorder::make_host_system(4096);
   std::uint32_t const* list = s.list.data();
@@ -188,7 +190,7 @@ TEST_CASE("the advisor ranks the neighbour-force kernel's layouts as the H200 me
   CHECK(ca::to_json(a).find("\"recommended\"") != std::string::npos);
 }
 
-TEST_CASE("a mix of a gather kernel and streaming kernels weighs both") {
+TEST_CASE("a mix of a gather kernel and streaming kernels weighs both" * coalesce_test::calibration) {
   using neighbor_reorder::Particle;
   auto const s = neighbor_reorder::make_host_system(2048);
   std::uint32_t const* list = s.list.data();
@@ -326,7 +328,8 @@ TEST_CASE("the user's own mapping is a candidate like the others") {
 // L1 sectors (the instructions' sectors: one vector load of a 16-byte slot beats three columns).
 // The bytes-only model had this order wrong after the sort (docs/analysis.md).
 TEST_CASE(
-    "the advisor's time estimate orders the neighbour-force layouts as the H200 measured them, random and sorted") {
+    "the advisor's time estimate orders the neighbour-force layouts as the H200 measured them, random and sorted" *
+    coalesce_test::calibration) {
   using neighbor_reorder::Particle;
   using pos = coalesce::split<coalesce::member_indices<0>, coalesce::aos, coalesce::soa>;
   using pos_mass = coalesce::split<coalesce::member_indices<0, 2>, coalesce::aos, coalesce::soa>;
@@ -450,7 +453,8 @@ std::map<int, ncu_launch> ncu_launches() {
 // within 15 % in both orders, L2 sectors within 15 % in random order. Not yet: L2 sectors after the
 // Hilbert sort, up to 29 % high for the layouts whose second member is read from the sector the
 // first one just asked for (aos, split<pos, mass>: the model sends it to L2 while in flight).
-TEST_CASE("the model's L1 sectors, L2 sectors and DRAM bytes against Nsight Compute on the H200") {
+TEST_CASE("the model's L1 sectors, L2 sectors and DRAM bytes against Nsight Compute on the H200" *
+          coalesce_test::calibration) {
   using neighbor_reorder::Particle;
   using pos = coalesce::split<coalesce::member_indices<0>, coalesce::aos, coalesce::soa>;
   using pos_mass = coalesce::split<coalesce::member_indices<0, 2>, coalesce::aos, coalesce::soa>;

@@ -7,6 +7,7 @@
 
 #include <coalesce/coalesce.hpp>
 
+#include "test_suites.hpp"
 #include "test_types.hpp"
 
 using namespace coalesce_test;
@@ -170,7 +171,7 @@ TEST_CASE_TEMPLATE("round trips are bit-exact for every layout, space and awkwar
   }
 }
 
-TEST_CASE("round trips are bit-exact at about a million elements") {
+TEST_CASE("round trips are bit-exact at about a million elements" * calibration) {
   std::size_t const n = 1000007;
   auto const particles = make_records<Particle>(n, make_particle);
   round_trip_all_targets<Particle, coalesce::aos, coalesce::device>(particles);
