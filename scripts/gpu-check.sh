@@ -45,5 +45,7 @@ if wants ncu; then
   # L1, L2 and DRAM counters of the neighbour kernel on every layout (the advisor's cache model is
   # held against the copy in tests/data by tests/advisor_test.cpp).
   benchmarks/neighbor_reorder/ncu_layouts.sh build-gpu "$out" || status=1
+  # The cluster format's shared-memory tile: no bank conflicts.
+  benchmarks/neighbor_build/ncu_tile.sh build-gpu "$out" || status=1
 fi
 exit $status

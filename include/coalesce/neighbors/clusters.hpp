@@ -32,6 +32,7 @@
 #include <cstdint>
 
 #include "../core/config.hpp"
+#include "cluster_tile.hpp"
 #include "list_ops.hpp"
 
 namespace coalesce {
@@ -40,6 +41,7 @@ namespace coalesce {
 struct clusters {
   static constexpr std::uint32_t cluster_size = 32;  // consecutive particles per cluster: one warp
 };
+static_assert(clusters::cluster_size == detail::cluster_tile_chunk, "the GPU traversal tiles a cluster per warp");
 
 template <class Format> struct verlet_list_ref;
 
@@ -67,21 +69,16 @@ template <> struct verlet_list_ref<clusters> {
   }
 
  private:
-  // The image of q nearest to x along one axis: the build's choice for every pair within reach
-  // (the reach is at most half a periodic length, so only one image can be within it).
   template <class Real> COALESCE_HOST_DEVICE COALESCE_INLINE Real separation(Real x, Real q, int a) const {
-    Real shift = Real(0);
-    if (periodic[a]) {
-      Real const l = static_cast<Real>(length[a]);
-      Real const d = x - q;
-      shift = d > Real(0.5) * l ? l : (d < Real(-0.5) * l ? -l : Real(0));
-    }
-    return x - (q + shift);  // as the build computes it: xi - (q + s)
+    return x - detail::nearest_image(x, q, periodic[a], length[a]);  // as the build computes it
   }
 
   template <class Real, class Body>
   COALESCE_HOST_DEVICE COALESCE_INLINE void visit_in(detail::point4<Real> const* points, std::uint32_t i,
                                                      Body& body) const {
+#if defined(__CUDA_ARCH__)
+    if (detail::visit_cluster_tiled(*this, points, i, body)) return;  // a warp per cluster (cluster_tile.hpp)
+#endif
     detail::point4<Real> const xi = points[i];
     Real const r2 = static_cast<Real>(reach2);
     std::uint32_t const c = i / clusters::cluster_size;
