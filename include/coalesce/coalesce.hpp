@@ -13,6 +13,7 @@
 #pragma once
 #include "analysis/advisor.hpp"
 #include "analysis/analysis.hpp"
+#include "analysis/counted_list.hpp"
 #include "memory/array.hpp"
 #include "reorder/async.hpp"
 #include "core/column.hpp"

@@ -97,7 +97,7 @@ std::string to_json(advice const& a) {
       o << (k ? ", " : "") << "{\"kernel\": " << json_string(kp.kernel) << ", \"sectors\": " << kp.sectors
         << ", \"l1_sectors\": " << kp.l1_sectors << ", \"requests\": " << kp.requests
         << ", \"l2_sectors\": " << kp.l2_sectors << ", \"dram_bytes\": " << kp.dram_bytes
-        << ", \"time_ps_per_thread\": " << kp.time_ps_per_thread
+        << ", \"pair_tests\": " << kp.pair_tests << ", \"time_ps_per_thread\": " << kp.time_ps_per_thread
         << ", \"bound\": " << json_string(std::string(kp.bound)) << ", \"bytes_per_thread\": " << kp.bytes_per_thread()
         << "}";
     }
@@ -205,6 +205,7 @@ analysis::kernel_prediction predict_trace(analysis::device_model const& model, a
   analysis::kernel_prediction out;
   out.kernel = trace.kernel;
   out.threads = trace.threads;
+  out.pair_tests = trace.pair_tests;
   out.sector_bytes = model.fetch_bytes();
   auto const address = [&](analysis::field_access const& a) {
     column_desc const& c = columns[a.column];
@@ -323,8 +324,12 @@ analysis::kernel_prediction predict_trace(analysis::device_model const& model, a
     double const l1 = static_cast<double>(out.l1_sectors * fetch) * per_thread / model.l1_tb_per_s;
     double const l2_time = static_cast<double>(out.l2_sectors * fetch) * per_thread / model.l2_tb_per_s;
     double const dram = static_cast<double>(out.dram_bytes) * per_thread / model.dram_tb_per_s;
-    out.time_ps_per_thread = std::max({l1, l2_time, dram});
-    out.bound = out.time_ps_per_thread == dram ? "DRAM" : out.time_ps_per_thread == l2_time ? "L2" : "L1";
+    double const tests = static_cast<double>(trace.pair_tests) * per_thread / model.pair_tests_per_ns * 1000.0;
+    out.time_ps_per_thread = std::max({l1, l2_time, dram, tests});
+    out.bound = out.time_ps_per_thread == tests     ? "tests"
+                : out.time_ps_per_thread == dram    ? "DRAM"
+                : out.time_ps_per_thread == l2_time ? "L2"
+                                                    : "L1";
   }
   return out;
 }

@@ -125,6 +125,7 @@ void device_model::validate() const {
   if (sms < 1) throw_error(where + "sms must be at least 1");
   if (!(l1_tb_per_s > 0) || !(l2_tb_per_s > 0) || !(dram_tb_per_s > 0))
     throw_error(where + "l1_tb_per_s, l2_tb_per_s and dram_tb_per_s must be positive");
+  if (!(pair_tests_per_ns > 0)) throw_error(where + "pair_tests_per_ns must be positive");
   if (cache_ways < 1 || cache_ways > 64)
     throw_error(where + "cache_ways must be 1..64 (got " + str(std::uint64_t{cache_ways}) + ")");
   if (l1_bytes < std::uint64_t{sector_bytes} * cache_ways || l2_bytes < std::uint64_t{sector_bytes} * cache_ways) {

@@ -55,12 +55,13 @@ COALESCE_HOST_DEVICE inline void add(row_digest& d, std::uint32_t j) {
 
 enum class shape { whole_warps, some_lanes_skip, lanes_span_clusters, blocks_of_1024 };
 
-template <class List> __global__ void __launch_bounds__(1024) rows_kernel(List nl, std::size_t n, shape how, row_digest* out) {
+template <class List> __global__ void __launch_bounds__(1024)
+    rows_kernel(List nl, std::size_t n, shape how, row_digest* out) {
   std::size_t t = static_cast<std::size_t>(blockIdx.x) * blockDim.x + threadIdx.x;
   if (t >= n) return;
   std::size_t i = t;
   if (how == shape::lanes_span_clusters) i = (t * 7919) % n;  // n is not a multiple of 7919
-  if (how == shape::some_lanes_skip && t % 3 == 1) return;     // these lanes never call it
+  if (how == shape::some_lanes_skip && t % 3 == 1) return;    // these lanes never call it
   row_digest d;
   coalesce::for_each_neighbor(nl, i, [&](std::uint32_t j) { add(d, j); });
   out[i] = d;

@@ -102,6 +102,10 @@ struct access_trace {
   };
   std::vector<array_info> arrays;
   std::size_t element_columns = 0;  // columns of the element type (the arrays' columns follow)
+  // Distance tests a neighbour traversal made for the kernel outside its body (the cluster
+  // format's candidates, counted by analysis::counted_list): compute, timed at
+  // device_model::pair_tests_per_ns.
+  std::uint64_t pair_tests = 0;
 };
 
 // A kernel and how often it runs per step (e.g. forces once, integrate twice: weights 1 and 2).
@@ -119,10 +123,12 @@ struct kernel_prediction {
   std::uint64_t requests = 0;       // warp-wide instructions (a vector load of a packed slot is one)
   std::uint64_t l2_sectors = 0;     // sectors L2 serves: L1 read misses and every written sector
   std::uint64_t dram_bytes = 0;     // L2 misses and write-backs, in bytes
+  std::uint64_t pair_tests = 0;     // the trace's (access_trace::pair_tests)
   double bytes_per_thread() const;  // sectors x sector bytes / threads
   double dram_bytes_per_thread() const;
   // Picoseconds per thread at the whole device's rates: the slowest of L1 sectors, L2 sectors and
-  // DRAM bytes over the model's throughput of that level, and which level it was.
+  // DRAM bytes over the model's throughput of that level, and of pair tests (a cluster list's
+  // candidates) over theirs; and which it was.
   double time_ps_per_thread = 0;
   std::string_view bound = "DRAM";
   std::size_t threads = 0;
@@ -197,6 +203,7 @@ struct counting_state {
     trace->columns[column].reads += 1;
   }
   [[noreturn]] void array_out_of_range(std::string const& name, std::size_t k, std::size_t size) const;
+  void record_pair_tests(std::uint64_t tests) { trace->pair_tests += tests; }
   std::vector<void const*> array_keys;
 };
 

@@ -77,6 +77,11 @@ struct device_model {
   double l1_tb_per_s = 33.0;
   double l2_tb_per_s = 10.0;
   double dram_tb_per_s = 4.8;
+  // The cluster neighbour format's candidate tests (with the body calls they lead to) per ns, whole
+  // device: the one cost of a kernel the advisor counts that is not bytes. H200: the LJ benchmark's
+  // 4.19M particles x 17 chunks of 32 candidates (514 candidates per cluster) in 7.67 ms
+  // (benchmarks/neighbor_build with the warp tile, 2026-12-02).
+  double pair_tests_per_ns = 297.0;
 
   // Volta and later: 32-byte sectors of 128-byte lines, each sector fetched on its own.
   static constexpr device_model sectored() { return {"sectored", 32, 32, 128, fetch_unit::sector}; }
@@ -85,7 +90,8 @@ struct device_model {
   static constexpr device_model hopper() { return {"hopper", 32, 32, 128, fetch_unit::sector}; }
   // An A100 (sm_80): 108 SMs, 40 MiB of L2 (not calibrated against Nsight Compute yet).
   static constexpr device_model ampere() {
-    return {"ampere", 32, 32, 128, fetch_unit::sector, 108, 192 * 1024, 40 * 1024 * 1024, 16, 19.5, 5.0, 2.0};
+    // pair tests: the H200's scaled by SMs x clock (108 x 1.41 GHz against 132 x 1.98 GHz)
+    return {"ampere", 32, 32, 128, fetch_unit::sector, 108, 192 * 1024, 40 * 1024 * 1024, 16, 19.5, 5.0, 2.0, 173.0};
   }
   // Fermi to Pascal with global loads cached in L1: a touched line is fetched whole.
   static constexpr device_model line_based() { return {"line-based", 32, 32, 128, fetch_unit::line}; }

@@ -70,8 +70,9 @@ template <class Real> COALESCE_HOST_DEVICE constexpr std::size_t cluster_tile_in
 }
 
 // Warps of a block that have a tile: 32 for float positions, 19 for double.
-template <class Real> inline constexpr unsigned cluster_tile_warps =
-    static_cast<unsigned>(cluster_tile_bytes / cluster_tile_warp_bytes<Real>());
+template <class Real>
+inline constexpr unsigned cluster_tile_warps = static_cast<unsigned>(cluster_tile_bytes /
+                                                                     cluster_tile_warp_bytes<Real>());
 
 #if defined(__CUDA_ARCH__)
 // One static tile per block, whatever the positions' precision (one array, not one per type).
@@ -150,6 +151,10 @@ __device__ __forceinline__ std::uint32_t test_chunk(point4<Real> const* tile, po
 template <class List, class Real, class Body>
 __device__ __forceinline__ bool visit_cluster_tiled(List const& list, point4<Real> const* points, std::uint32_t i,
                                                     Body& body) {
+#if __CUDA_ARCH__ < 700
+  (void)list, (void)points, (void)i, (void)body;
+  return false;  // __match_any_sync and independent thread scheduling: Volta and later
+#else
   constexpr std::uint32_t chunk = cluster_tile_chunk;
   unsigned const thread = threadIdx.x + blockDim.x * (threadIdx.y + blockDim.y * threadIdx.z);
   unsigned const warp = thread / 32;
@@ -158,7 +163,8 @@ __device__ __forceinline__ bool visit_cluster_tiled(List const& list, point4<Rea
   std::uint32_t const c = i / chunk;  // clusters::cluster_size
   if (__match_any_sync(active, c) != active) return false;
   auto* const tile = reinterpret_cast<point4<Real>*>(cluster_tile_memory() + cluster_tile_offset<Real>(warp, 0));
-  auto* const indices = reinterpret_cast<std::uint32_t*>(cluster_tile_memory() + cluster_tile_index_offset<Real>(warp, 0));
+  auto* const indices =
+      reinterpret_cast<std::uint32_t*>(cluster_tile_memory() + cluster_tile_index_offset<Real>(warp, 0));
   unsigned const lane = thread % 32;
   unsigned const leader = static_cast<unsigned>(__ffs(static_cast<int>(active)) - 1);
   unsigned const rank = static_cast<unsigned>(__popc(active & ((1u << lane) - 1u)));
@@ -214,7 +220,8 @@ __device__ __forceinline__ bool visit_cluster_tiled(List const& list, point4<Rea
     if (image_once) {
       mask = list.half ? test_chunk<true, true>(tile, xi, i, r2, list) : test_chunk<true, false>(tile, xi, i, r2, list);
     } else {
-      mask = list.half ? test_chunk<false, true>(tile, xi, i, r2, list) : test_chunk<false, false>(tile, xi, i, r2, list);
+      mask =
+          list.half ? test_chunk<false, true>(tile, xi, i, r2, list) : test_chunk<false, false>(tile, xi, i, r2, list);
     }
     pending |= static_cast<std::uint64_t>(mask) << (32 * second);
     __syncwarp(active);  // every lane has tested the chunk before the next one overwrites the points
@@ -236,6 +243,7 @@ __device__ __forceinline__ bool visit_cluster_tiled(List const& list, point4<Rea
     }
   }
   return true;
+#endif
 }
 #endif
 

@@ -19,6 +19,9 @@
 // bits: for_each_neighbor yields exactly the pairs the padded formats hold (same reach, same
 // minimum image, same rounding), in ascending index order, and the kernel's body is unchanged.
 //
+// On the GPU a warp traverses its cluster together through a shared-memory tile (cluster_tile.hpp):
+// the same pairs, order and rounding, each candidate loaded once per warp.
+//
 // The price is the candidates: particles within reach of the cluster's bounding box, tested and
 // mostly dropped (a body that is not called costs little, a distance test does). The build needs
 // particles in a spatial order; on particles in a random order every cluster spans the box, and
