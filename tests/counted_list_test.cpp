@@ -35,29 +35,32 @@ std::vector<Particle> sorted_liquid(std::size_t n, float& side) {
 }
 
 // The force kernel's shape: every neighbour's position gathered, the thread's own force written.
-template <class Format>
-ca::access_trace count_forces(std::vector<Particle> const& sample, coalesce::verlet_list<Format, coalesce::host> const& list,
-                              std::vector<std::vector<std::uint32_t>>* seen = nullptr) {
+template <class Format> ca::access_trace count_forces(std::vector<Particle> const& sample,
+                                                      coalesce::verlet_list<Format, coalesce::host> const& list,
+                                                      std::vector<std::vector<std::uint32_t>>* seen = nullptr) {
   ca::counted_list<Format> const nl(list);
   if (seen != nullptr) seen->assign(sample.size(), {});
-  auto t = ca::count_accesses<Particle>(std::string("forces/") + typeid(Format).name(), sample, [&](auto v, std::size_t i) {
-    coalesce_test::vec3 const p = v[i][&Particle::pos];
-    float f = 0;
-    coalesce::for_each_neighbor(nl, i, [&](std::uint32_t j) {
-      coalesce_test::vec3 const q = v[j][&Particle::pos];
-      f += p.x - q.x;
-      if (seen != nullptr) (*seen)[i].push_back(j);
-    });
-    v[i][&Particle::vel][&coalesce_test::vec3::x] = f;
-  });
+  auto t =
+      ca::count_accesses<Particle>(std::string("forces/") + typeid(Format).name(), sample, [&](auto v, std::size_t i) {
+        coalesce_test::vec3 const p = v[i][&Particle::pos];
+        float f = 0;
+        coalesce::for_each_neighbor(nl, i, [&](std::uint32_t j) {
+          coalesce_test::vec3 const q = v[j][&Particle::pos];
+          f += p.x - q.x;
+          if (seen != nullptr) (*seen)[i].push_back(j);
+        });
+        v[i][&Particle::vel][&coalesce_test::vec3::x] = f;
+      });
   t.system_elements = 4'194'304;  // the H200 run's size (benchmarks/neighbor_build)
   return t;
 }
 
-template <class Format> std::vector<std::vector<std::uint32_t>> own_rows(coalesce::verlet_list<Format, coalesce::host> const& list) {
+template <class Format>
+std::vector<std::vector<std::uint32_t>> own_rows(coalesce::verlet_list<Format, coalesce::host> const& list) {
   auto const nl = list.view();
   std::vector<std::vector<std::uint32_t>> rows(nl.size());
-  for (std::size_t i = 0; i < nl.size(); ++i) coalesce::for_each_neighbor(nl, i, [&](std::uint32_t j) { rows[i].push_back(j); });
+  for (std::size_t i = 0; i < nl.size(); ++i)
+    coalesce::for_each_neighbor(nl, i, [&](std::uint32_t j) { rows[i].push_back(j); });
   return rows;
 }
 
@@ -137,8 +140,8 @@ TEST_CASE("the advisor predicts a format's list bytes and the cluster format's t
   auto const& ck = clusters.kernels.at(0);
   MESSAGE("padded_columns: " << pk.time_ps_per_thread << " ps/thread (" << pk.bound << "), DRAM "
                              << pk.dram_bytes_per_thread() << " B/thread; clusters: " << ck.time_ps_per_thread
-                             << " ps/thread (" << ck.bound << "), DRAM " << ck.dram_bytes_per_thread()
-                             << " B/thread, " << static_cast<double>(ck.pair_tests) / 16384 << " tests/thread");
+                             << " ps/thread (" << ck.bound << "), DRAM " << ck.dram_bytes_per_thread() << " B/thread, "
+                             << static_cast<double>(ck.pair_tests) / 16384 << " tests/thread");
   // The list's bytes: the padded list is most of the padded kernel's DRAM traffic; the clusters'
   // runs a few bytes.
   CHECK(ck.dram_bytes_per_thread() * 5 < pk.dram_bytes_per_thread());

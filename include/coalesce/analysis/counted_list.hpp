@@ -99,8 +99,8 @@ namespace coalesce::detail {
 // The cluster format as the warp tile loads it: lane i % 32 loads candidate i % 32 of every chunk
 // of the cluster's candidate stream (walking the runs from the chunk's start); the bodies of the
 // neighbours in a chunk follow its load.
-template <class Body> void count_cluster_traversal(analysis::counted_list<clusters> const& list, std::size_t i,
-                                                   Body& body) {
+template <class Body>
+void count_cluster_traversal(analysis::counted_list<clusters> const& list, std::size_t i, Body& body) {
   auto const& ref = list.ref();
   std::vector<std::uint32_t> hits;  // the list's own neighbours of i, ascending
   auto collect = [&](std::uint32_t j) { hits.push_back(j); };
