@@ -77,10 +77,10 @@ std::vector<Particle> scattered(std::size_t n, int rank) {
   return out;
 }
 
-template <class L> void migrate_by_position() {
+template <class L> void migrate_by_position(std::size_t base_count = 300) {
   cm::decomposition const d(MPI_COMM_WORLD, unit_box);
   int const rank = d.rank();
-  std::size_t const n = 300 + 37 * static_cast<std::size_t>(rank);  // odd sizes, different per rank
+  std::size_t const n = base_count + 37 * static_cast<std::size_t>(rank);  // odd sizes, different per rank
   auto const records = scattered(n, rank);
   test_vector<Particle, L> particles(records);
   std::vector<double> charges(n);
@@ -156,6 +156,10 @@ TEST_CASE("migration by position moves every particle to its owner, on every lay
   migrate_by_position<coalesce::soa>();
   migrate_by_position<coalesce::aosoa<8>>();
   migrate_by_position<split_first>();
+  // Past the host moves' chunks of 2048 elements (src/reorder/indexed_moves.cpp): the in-place
+  // compaction and the packing run chunk after chunk, all columns of a chunk together.
+  migrate_by_position<coalesce::aosoa<16>>(5000);
+  migrate_by_position<coalesce::soa>(5000);
 }
 
 TEST_CASE("migration by destination rank: arrivals come by source rank, each in its sender's order") {
