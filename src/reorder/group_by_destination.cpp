@@ -15,12 +15,12 @@ namespace coalesce::detail {
 
 namespace {
 // group_by_destination in memory the host reads: a stable counting sort (keys take ranks + 2
-// values), one pass to count and one to place, instead of a general sort.
+// values) from the counts per key the caller's pass found, one pass to place, instead of a
+// general sort.
 std::vector<std::size_t> group_on_host(reorder_state& s, memory_kind kind, std::uint32_t const* keys, int const* dest,
-                                       std::size_t n, int self, int ranks, std::size_t& first_bad, int& bad_value) {
+                                       std::size_t n, int self, int ranks, std::vector<std::size_t> const& per_key,
+                                       std::size_t& first_bad, int& bad_value) {
   auto const cells = static_cast<std::size_t>(ranks) + 2;
-  std::vector<std::size_t> per_key(cells, 0);
-  for (std::size_t i = 0; i < n; ++i) ++per_key[keys[i]];
   if (per_key[cells - 1] > 0) {  // a destination outside [0, ranks): the lowest such element
     std::size_t i = 0;
     while (keys[i] != cells - 1) ++i;
@@ -57,6 +57,22 @@ std::vector<std::size_t> group_by_destination(reorder_plan& plan, memory_kind ki
   auto& s = state_of(plan);
   first_bad = none;
   if (n == 0) return std::vector<std::size_t>(static_cast<std::size_t>(ranks), 0);
+  if (host_accessible(kind)) {
+    // On the host one pass counts the destinations: the common step, nobody leaving, ends there,
+    // as a hand-written loop does; the keys are written only when some element moves.
+    if (s.deferred_flags_set) report_deferred(s);  // as the path below: an earlier call's checks first
+    std::vector<std::size_t> per_key(static_cast<std::size_t>(ranks) + 2, 0);
+    for (std::size_t i = 0; i < n; ++i) ++per_key[destination_key(dest[i], self, ranks)];
+    if (per_key[0] == n) {
+      std::vector<std::size_t> counts(static_cast<std::size_t>(ranks), 0);
+      counts[static_cast<std::size_t>(self)] = n;
+      return counts;
+    }
+    s.ensure(s.keys, kind, n * 4);
+    auto* keys = reinterpret_cast<std::uint32_t*>(s.keys.data());
+    destination_keys(kind, dest, n, self, ranks, keys, s.stream);
+    return group_on_host(s, kind, keys, dest, n, self, ranks, per_key, first_bad, bad_value);
+  }
   // Keys 0 (stays), rank + 1 (leaves), ranks + 1 (a bad destination, sorted last) in the plan's key
   // buffer; the stable sort then groups them, and the cells' starts are the counts.
   s.ensure(s.keys, kind, n * 4);
@@ -80,7 +96,6 @@ std::vector<std::size_t> group_by_destination(reorder_plan& plan, memory_kind ki
       return counts;
     }
   }
-  if (host_accessible(kind)) return group_on_host(s, kind, keys, dest, n, self, ranks, first_bad, bad_value);
   int const end_bit = std::bit_width(static_cast<unsigned>(ranks) + 1u);
   sort_keys(plan, kind, keys, 4, n, 0, end_bit, 0);
   auto const cells = static_cast<std::uint64_t>(ranks) + 2;

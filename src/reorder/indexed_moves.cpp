@@ -257,12 +257,7 @@ void destination_keys(memory_kind kind, int const* dest, std::size_t n, int self
   if (on_gpu(kind)) return cuda_moves::destination_keys(dest, n, self, ranks, keys, stream);
 #endif
   (void)kind, (void)stream;
-  for (std::size_t i = 0; i < n; ++i) {
-    int const r = dest[i];
-    keys[i] = r == self             ? 0u
-              : r >= 0 && r < ranks ? static_cast<std::uint32_t>(r) + 1u
-                                    : static_cast<std::uint32_t>(ranks) + 1u;
-  }
+  for (std::size_t i = 0; i < n; ++i) keys[i] = destination_key(dest[i], self, ranks);
 }
 
 void* allocate_pinned(std::size_t bytes) {

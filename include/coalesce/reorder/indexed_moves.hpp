@@ -114,6 +114,11 @@ void owners_of(memory_kind kind, position_columns const& position, std::size_t n
 
 // keys[i] = 0 when dest[i] == self, dest[i] + 1 for another rank in [0, ranks), ranks + 1 for a
 // destination outside (sorted last, found there).
+COALESCE_HOST_DEVICE inline std::uint32_t destination_key(int r, int self, int ranks) {
+  return r == self             ? 0u
+         : r >= 0 && r < ranks ? static_cast<std::uint32_t>(r) + 1u
+                               : static_cast<std::uint32_t>(ranks) + 1u;
+}
 void destination_keys(memory_kind kind, int const* dest, std::size_t n, int self, int ranks, std::uint32_t* keys,
                       void* stream);
 
