@@ -14,6 +14,13 @@
 namespace coalesce::detail {
 
 namespace {
+// The counts of a migration in which nobody leaves: all n on this rank.
+std::vector<std::size_t> everyone_stays(std::size_t n, int self, int ranks) {
+  std::vector<std::size_t> counts(static_cast<std::size_t>(ranks), 0);
+  counts[static_cast<std::size_t>(self)] = n;
+  return counts;
+}
+
 // group_by_destination in memory the host reads: a stable counting sort (keys take ranks + 2
 // values) from the counts per key the caller's pass found, one pass to place, instead of a
 // general sort.
@@ -64,9 +71,7 @@ std::vector<std::size_t> group_by_destination(reorder_plan& plan, memory_kind ki
     std::vector<std::size_t> per_key(static_cast<std::size_t>(ranks) + 2, 0);
     for (std::size_t i = 0; i < n; ++i) ++per_key[destination_key(dest[i], self, ranks)];
     if (per_key[0] == n) {
-      std::vector<std::size_t> counts(static_cast<std::size_t>(ranks), 0);
-      counts[static_cast<std::size_t>(self)] = n;
-      return counts;
+      return everyone_stays(n, self, ranks);
     }
     s.ensure(s.keys, kind, n * 4);
     auto* keys = reinterpret_cast<std::uint32_t*>(s.keys.data());
@@ -91,9 +96,7 @@ std::vector<std::size_t> group_by_destination(reorder_plan& plan, memory_kind ki
     std::uint64_t first_leaver = nothing_found;
     copy_bytes(memory_kind::host, &first_leaver, kind, flags + bad_entry, sizeof first_leaver, s.stream);
     if (first_leaver == nothing_found) {
-      std::vector<std::size_t> counts(static_cast<std::size_t>(ranks), 0);
-      counts[static_cast<std::size_t>(self)] = n;
-      return counts;
+      return everyone_stays(n, self, ranks);
     }
   }
   int const end_bit = std::bit_width(static_cast<unsigned>(ranks) + 1u);
