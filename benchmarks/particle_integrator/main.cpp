@@ -4,6 +4,7 @@
 // run and against hand-written raw-pointer kernels, and prints (and writes as JSON) the table.
 //
 //   particle_integrator [--n particles] [--runs r] [--json file]
+#include <algorithm>
 #include <cmath>
 #include <cstdio>
 #include <cstdlib>
@@ -195,6 +196,45 @@ void time_conversions(std::string const& record, std::vector<Rec> const& records
   }
 }
 
+// Velocities stored as half (core/stored_as.hpp): the step moves 30 bytes per particle instead
+// of 36, so its time should follow (target: <= 30/36 of the float soa step, x 1.05); its error
+// against the all-float step is printed beside the time. Conversions into and out of it count
+// the stored bytes against the copy ceiling.
+using vel_half = coalesce::stored_as<coalesce::soa, coalesce::store<&particle::vel, coalesce::half>>;
+void time_stored_velocities(std::vector<particle> const& records, double step_ceiling, double raw_ms, double copy_gbs,
+                            double copy_ms, int runs) {
+  std::size_t const n = records.size();
+  double const stored_step_bytes = 30.0 * static_cast<double>(n);
+  coalesce::device_vector<particle> plain(records);
+  coalesce::device_vector<particle, vel_half> half(records);
+  double const plain_ms = bench::median_ms([&] { step(plain.view(), dt); }, runs);
+  double const half_ms = bench::median_ms([&] { step(half.view(), dt); }, runs);
+  add("step", "coalesce soa (again, for vel as half)", plain_ms, 36.0 * static_cast<double>(n), step_ceiling, raw_ms);
+  add("step", "coalesce soa, vel stored as half", half_ms, stored_step_bytes, step_ceiling, raw_ms);
+  // Error: 10 steps from the same particles, positions against the all-float run.
+  coalesce::device_vector<particle> a(records);
+  coalesce::device_vector<particle, vel_half> b(records);
+  for (int s = 0; s < 10; ++s) {
+    step(a.view(), dt);
+    step(b.view(), dt);
+  }
+  auto const want = records_of<particle>(a), got = records_of<particle>(b);
+  double largest = 0;
+  for (std::size_t i = 0; i < n; ++i) {
+    largest = std::max({largest, std::fabs(static_cast<double>(got[i].pos.x) - want[i].pos.x),
+                        std::fabs(static_cast<double>(got[i].pos.y) - want[i].pos.y),
+                        std::fabs(static_cast<double>(got[i].pos.z) - want[i].pos.z)});
+  }
+  std::printf(
+      "vel as half: step %.4f ms = %.3f x the float soa step (target <= %.3f = 30/36 x 1.05); largest "
+      "position error after 10 steps %.3g (positions and velocities in [-0.5, 0.5], dt = 1/64)\n",
+      half_ms, half_ms / plain_ms, 30.0 / 36.0 * 1.05, largest);
+  // Conversions: read 24 + write 18 bytes per particle (and back).
+  double const bytes = 42.0 * static_cast<double>(n);
+  add("convert", "soa -> soa, vel as half", bench::median_ms([&] { half = plain; }, runs), bytes, copy_gbs, copy_ms);
+  add("convert", "soa, vel as half -> soa", bench::median_ms([&] { plain = half; }, runs), bytes, copy_gbs, copy_ms);
+}
+
 void measure(options const& o) {
   std::size_t const n = o.n;
   auto const records = make_particles(n);
@@ -236,6 +276,7 @@ void measure(options const& o) {
   time_step("aos", coalesce::aos{});
   time_step("aosoa<32>", coalesce::aosoa<32>{});
   time_step("split<pos: aos, soa>", split_pos{});
+  time_stored_velocities(records, step_ceiling, raw_ms, copy_gbs, copy_ms, o.runs);
   // The baseline once more: the spread between its two figures is this run's noise.
   add("step", "hand-written soa (again)", bench::median_ms([&] { raw_soa_step(pointers_of(raw), n, dt); }, o.runs),
       step_bytes, step_ceiling, raw_ms);

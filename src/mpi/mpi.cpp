@@ -287,7 +287,9 @@ void unpack_sum(message_columns const& m, std::size_t count, std::byte const* me
   std::size_t offset = 0;
   for (std::size_t c = 0; c < m.columns.size(); ++c) {
     if (m.types[c] < 0)
-      throw_error("reverse: a column that is not float, double or a 32/64-bit integer cannot be summed");
+      throw_error(
+          "reverse: a column that is not float, double or a 32/64-bit integer cannot be summed (a member "
+          "stored in another format by stored_as is not summed either: sum into a float or double array)");
     sums.push_back({m.columns[c], coalesce::column_ref{const_cast<std::byte*>(message) + offset, m.widths[c]},
                     static_cast<coalesce::detail::scalar_type>(m.types[c])});
     offset += round_up(count * m.widths[c]);

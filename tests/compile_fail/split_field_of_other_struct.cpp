@@ -1,4 +1,4 @@
-// expect: coalesce: fields<...> names a member of another struct
+// expect: coalesce: fields<...> (or store<...>) names a member of another struct
 #include <coalesce/coalesce.hpp>
 struct vec3 { float x, y, z; };
 struct Particle { vec3 pos; vec3 vel; float mass; };

@@ -336,8 +336,8 @@ template <class T, class Layout> std::vector<column_desc> columns_under(std::siz
   auto const& table = reflect::leaf_table_v<T>;
   reflect::for_each_column<T>([&](std::size_t l, std::size_t j) {
     column_place const p = m.place(l, j);
-    out.push_back({analysis::leaf_path(table[l], j), l, j, table[l].size, blob_start[mapping::blob_of(l)] + p.offset,
-                   p.stride, p.block_stride, p.block});
+    out.push_back({analysis::leaf_path(table[l], j), l, j, storage::leaf_bytes(l),
+                   blob_start[mapping::blob_of(l)] + p.offset, p.stride, p.block_stride, p.block});
   });
   return out;
 }

@@ -365,11 +365,12 @@ layout_report layout_table(device_model const& model, std::span<const std::size_
     std::size_t const l = selected.empty() ? k : selected[k];
     for (std::size_t j = 0; j < table[l].extent; ++j) {
       column_place const p = m.place(l, j);
-      columns.push_back({analysis::leaf_path(table[l], j), l, j, table[l].size,
+      columns.push_back({analysis::leaf_path(table[l], j), l, j, storage::leaf_bytes(l),
                          blob_start[mapping::blob_of(l)] + p.offset, p.stride, p.block_stride, p.block});
     }
   }
-  return detail::analyse_columns(model, layout_name<Layout>(), sizeof(T), columns, warps);
+  // Stored bytes: a member kept in half counts 2 bytes per leaf (core/stored_as.hpp).
+  return detail::analyse_columns(model, layout_name<Layout>(), storage::shape::record_bytes, columns, warps);
 }
 
 template <class T, std::size_t... W>

@@ -45,6 +45,7 @@
 
 #include "config.hpp"
 #include "reflect.hpp"
+#include "stored_types.hpp"
 
 namespace coalesce {
 
@@ -121,9 +122,48 @@ struct shape_leaf {
   std::size_t offset;
 };
 
+// For each of T's leaves: the direct member it belongs to (byte offset, size, alignment), so
+// that a split's group keeps each member's inner layout as it is in T.
+struct member_slot {
+  std::size_t offset, size, align;
+};
+template <class T> struct leaf_members {
+  static constexpr std::array<member_slot, reflect::leaf_count_v<T>> of_leaf = [] {
+    std::array<member_slot, reflect::leaf_count_v<T>> out{};
+    [&]<std::size_t... K>(std::index_sequence<K...>) {
+      (
+          [&] {
+            using M = typename reflect::members<T>::template type<K>;
+            constexpr std::size_t first = reflect::first_leaf_of_member<T, K>();
+            for (std::size_t l = first; l < first + reflect::leaves_in<M>(); ++l) {
+              out[l] = {reflect::members<T>::offsets[K], sizeof(M), alignof(M)};
+            }
+          }(),
+          ...);
+    }
+    (std::make_index_sequence<reflect::members<T>::count>{});
+    return out;
+  }();
+};
+
+// T's leaves as T stores them. Every root shape (this one, or core/stored_as.hpp's, whose
+// leaves have the sizes of their stored formats) also says, per leaf, its stored format and
+// its direct member's slot in the shape's record (`member_of_leaf`), and names itself `origin`
+// (a split's sub-shapes name the root shape they came from).
 template <class T> struct root_shape {
   using root = T;
+  using origin = root_shape;
+  static constexpr bool converts = false;  // every leaf stored as its own type
   static constexpr std::size_t count = reflect::leaf_count_v<T>;
+  static constexpr auto const& member_of_leaf = leaf_members<T>::of_leaf;
+  static constexpr std::array<stored_format, count> formats = [] {
+    std::array<stored_format, count> out{};
+    [&]<std::size_t... L>(std::index_sequence<L...>) {
+      ((out[L] = natural_format<typename reflect::leaf_t<T, L>::type>()), ...);
+    }
+    (std::make_index_sequence<count>{});
+    return out;
+  }();
   static constexpr std::array<shape_leaf, count> leaves = [] {
     std::array<shape_leaf, count> out{};
     for (std::size_t l = 0; l < count; ++l) {
@@ -136,6 +176,16 @@ template <class T> struct root_shape {
   static constexpr std::size_t record_align = alignof(T);
   COALESCE_HOST_DEVICE COALESCE_INLINE static constexpr shape_leaf leaf(std::size_t l) { return element_of<leaves>(l); }
 };
+
+// The root shape a layout places T's leaves from: T as it is, or, for a layout that stores some
+// members in other formats (core/stored_as.hpp), T with those leaves' stored sizes.
+template <class T, class L> struct shape_for { using type = root_shape<T>; };
+template <class T, class L>
+requires requires { typename L::template root_shape<T>; }
+struct shape_for<T, L> {
+  using type = typename L::template root_shape<T>;
+};
+template <class T, class L> using shape_for_t = typename shape_for<T, L>::type;
 
 // A layout's name() where it has one (every coalesce layout does), else "custom".
 template <class L> std::string layout_name_of() {

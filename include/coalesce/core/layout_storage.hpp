@@ -67,11 +67,23 @@ template <class M> constexpr std::size_t max_capacity_of() {
 }  // namespace detail
 
 template <class T, class Layout> struct layout_storage {
-  using shape = detail::root_shape<T>;
+  using shape = detail::shape_for_t<T, Layout>;
   static_assert(detail::check_mapping<Layout, shape>());
   using mapping_type = typename Layout::template mapping<shape>;
   static constexpr std::size_t leaves = shape::count;
   static constexpr std::size_t blob_count = mapping_type::blob_count;
+
+  // True when some leaf is stored in another format than its type (core/stored_as.hpp).
+  static constexpr bool converts = shape::converts;
+  // Leaf l's stored format, and its bytes per element (what copies move).
+  COALESCE_HOST_DEVICE COALESCE_INLINE static constexpr stored_format format(std::size_t l) {
+    return detail::element_of<shape::formats>(l);
+  }
+  static constexpr std::size_t leaf_bytes(std::size_t l) { return shape::leaves[l].size; }
+  // True when leaf l is stored as its own type (the proxy hands out a plain reference).
+  static constexpr bool natural(std::size_t l) {
+    return !converts || detail::root_shape<T>::formats[l] == shape::formats[l];
+  }
 
   mapping_type map{};
   std::array<std::byte*, blob_count> blobs{};
@@ -139,7 +151,7 @@ template <class T, class Layout> struct layout_storage {
     std::size_t columns = 0;
     for (std::size_t l = 0; l < leaves; ++l) {
       if (mapping_type::blob_of(l) != b) continue;
-      auto const& info = reflect::leaf_table_v<T>[l];
+      auto const& info = shape::leaves[l];
       column_place const p = m.place(l, 0);
       covered += info.size * info.extent;
       columns += info.extent;

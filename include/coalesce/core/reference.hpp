@@ -24,6 +24,7 @@
 #include "layout.hpp"
 #include "reflect.hpp"
 #include "layout_storage.hpp"
+#include "stored_types.hpp"
 
 #if COALESCE_DEVICE_COMPILER
 #include <vector_types.h>
@@ -80,6 +81,19 @@ COALESCE_HOST_DEVICE inline void fail_member_pointer() {
   __trap();
 #else
   throw_error("a member pointer does not name a member of this struct");
+#endif
+}
+
+[[noreturn]] void throw_store_error(stored_format f);
+COALESCE_HOST_DEVICE inline void fail_store(stored_format f) {
+#if COALESCE_IN_DEVICE_CODE
+  printf(
+      "coalesce: a value written to a member stored as a %d-byte format of kind %d is outside what it holds "
+      "(or NaN into an integer); choose a wider format or the saturate policy\n",
+      static_cast<int>(f.bytes), static_cast<int>(f.kind));
+  __trap();
+#else
+  throw_store_error(f);
 #endif
 }
 
@@ -168,6 +182,56 @@ template <class E, std::size_t N> class array_ref {
   std::size_t step_;
 };
 
+// A leaf stored in another format than its type C (core/stored_as.hpp): reads convert to C, writes
+// convert from C (round to nearest even; a value the format cannot hold is an error, or saturates
+// where the member's format says so). Compound assignment reads, computes in C and writes back.
+template <class C, bool Const> class stored_ref {
+ public:
+  using value_type = C;
+  using byte = detail::maybe_const<Const, std::byte>;
+  COALESCE_HOST_DEVICE COALESCE_INLINE stored_ref(byte* p, stored_format f) : p_(p), format_(f) {}
+  stored_ref(stored_ref const&) = default;
+
+  COALESCE_HOST_DEVICE COALESCE_INLINE operator C() const { return detail::decode<C>(p_, format_); }
+  COALESCE_HOST_DEVICE COALESCE_INLINE stored_ref const& operator=(C value) const requires(!Const) {
+    detail::encode_status const status = detail::encode(p_, value, format_);
+    if (status != detail::encode_status::ok && !format_.saturates) detail::fail_store(format_);
+    return *this;
+  }
+  COALESCE_HOST_DEVICE COALESCE_INLINE stored_ref const& operator=(stored_ref const& other) const requires(!Const) {
+    return *this = static_cast<C>(other);
+  }
+  template <bool C2>
+  COALESCE_HOST_DEVICE COALESCE_INLINE stored_ref const& operator=(stored_ref<C, C2> const& other) const
+      requires(!Const) {
+    return *this = static_cast<C>(other);
+  }
+  COALESCE_HOST_DEVICE COALESCE_INLINE stored_ref const& operator+=(C v) const requires(!Const) {
+    return *this = static_cast<C>(static_cast<C>(*this) + v);
+  }
+  COALESCE_HOST_DEVICE COALESCE_INLINE stored_ref const& operator-=(C v) const requires(!Const) {
+    return *this = static_cast<C>(static_cast<C>(*this) - v);
+  }
+  COALESCE_HOST_DEVICE COALESCE_INLINE stored_ref const& operator*=(C v) const requires(!Const) {
+    return *this = static_cast<C>(static_cast<C>(*this) * v);
+  }
+  COALESCE_HOST_DEVICE COALESCE_INLINE stored_ref const& operator/=(C v) const requires(!Const) {
+    return *this = static_cast<C>(static_cast<C>(*this) / v);
+  }
+  COALESCE_HOST_DEVICE COALESCE_INLINE byte* address() const { return p_; }
+  COALESCE_HOST_DEVICE COALESCE_INLINE stored_format format() const { return format_; }
+
+  friend COALESCE_HOST_DEVICE void swap(stored_ref const& a, stored_ref const& b) requires(!Const) {
+    C tmp = a;
+    a = static_cast<C>(b);
+    b = tmp;
+  }
+
+ private:
+  byte* p_;
+  stored_format format_;
+};
+
 template <class Root, class Layout, class U, class Node, bool Const> class reference;
 
 namespace detail {
@@ -185,7 +249,8 @@ COALESCE_HOST_DEVICE COALESCE_INLINE E* leaf_pointer(layout_storage<Root, Layout
 #endif
     return select_index<reflect::leaf_count_v<Root>, E*>(
         node.first(), [&]<std::size_t L>() COALESCE_INLINE_LAMBDA -> E* {
-          if constexpr (std::is_same_v<typename reflect::leaf_t<Root, L>::type, std::remove_const_t<E>>) {
+          if constexpr (std::is_same_v<typename reflect::leaf_t<Root, L>::type, std::remove_const_t<E>> ||
+                        std::is_same_v<std::remove_const_t<E>, std::byte>) {
             return storage.template leaf_address<L, E>(index, j);
           } else {
             return nullptr;
@@ -208,8 +273,20 @@ COALESCE_HOST_DEVICE COALESCE_INLINE decltype(auto) member_access(layout_storage
         static_cast<std::size_t>(reinterpret_cast<std::byte const*>(leaf_pointer<Root, E>(storage, index, node, 1)) -
                                  reinterpret_cast<std::byte const*>(first));
     return array_ref<E, std::tuple_size_v<M>>(first, step);
-  } else {
+  } else if constexpr (!layout_storage<Root, Layout>::converts) {
     return *leaf_pointer<Root, maybe_const<Const, M>>(storage, index, node, 0);
+  } else if constexpr (is_static_node<Node>) {
+    if constexpr (layout_storage<Root, Layout>::natural(Node::first())) {
+      return *leaf_pointer<Root, maybe_const<Const, M>>(storage, index, node, 0);
+    } else {
+      return stored_ref<M, Const>(leaf_pointer<Root, maybe_const<Const, std::byte>>(storage, index, node, 0),
+                                  layout_storage<Root, Layout>::format(Node::first()));
+    }
+  } else {
+    // Found at run time (by member pointer): the leaf's format is a value, a constant once the
+    // member pointer is one.
+    return stored_ref<M, Const>(leaf_pointer<Root, maybe_const<Const, std::byte>>(storage, index, node, 0),
+                                layout_storage<Root, Layout>::format(node.first()));
   }
 }
 
@@ -234,7 +311,7 @@ template <class Root, class Layout, class U, class Node, bool Const> class refer
   COALESCE_HOST_DEVICE COALESCE_INLINE operator U() const {
     if constexpr (detail::is_static_node<Node>) {
       constexpr node_slot slot = storage_type::template node<Node::first(), reflect::leaf_count_v<U>>();
-      if constexpr (slot.alignment != 0 && slot.bytes >= sizeof(U)) {
+      if constexpr (slot.alignment != 0 && slot.bytes >= sizeof(U) && natural_node(Node::first())) {
         return detail::load_packed<U, slot.alignment, slot.bytes>(
             storage_.template leaf_address<Node::first(), std::byte const>(index_, 0));
       } else {
@@ -263,13 +340,16 @@ template <class Root, class Layout, class U, class Node, bool Const> class refer
   COALESCE_HOST_DEVICE COALESCE_INLINE reference const& operator=(U const& value) const requires(!Const) {
     constexpr node_slot slot = [] {
       if constexpr (detail::is_static_node<Node>) {
-        return storage_type::template node<Node::first(), reflect::leaf_count_v<U>>();
+        return natural_node(Node::first()) ? storage_type::template node<Node::first(), reflect::leaf_count_v<U>>()
+                                           : node_slot{};
       } else {
         return node_slot{};
       }
     }();
     if constexpr (slot.alignment != 0 && slot.bytes >= sizeof(U)) {
       *storage_.template leaf_address<Node::first(), U>(index_, 0) = value;
+    } else if constexpr (storage_type::converts) {
+      store_members(value);  // member by member, each leaf through its format
     } else {
       auto const* bytes = reinterpret_cast<std::byte const*>(&value);
       for_each_leaf([&]<class E>(E* element, std::size_t relative)
@@ -324,9 +404,9 @@ template <class Root, class Layout, class U, class Node, bool Const> class refer
   // Member d of a struct whose leaves share one type, chosen at run time: v[i][&P::pos][d] for the
   // x, y or z of a vec3 (a loop over dimensions, a communication buffer by component).
   template <class I>
-  requires(std::is_integral_v<I>&& detail::uniform_leaves<U>()) COALESCE_HOST_DEVICE COALESCE_INLINE auto& operator[](
-      I d) const {
-    using E = detail::maybe_const<Const, typename reflect::leaf_t<U, 0>::type>;
+  requires(std::is_integral_v<I>&& detail::uniform_leaves<U>()) COALESCE_HOST_DEVICE COALESCE_INLINE decltype(auto)
+  operator[](I d) const {
+    using M = typename reflect::leaf_t<U, 0>::type;
     detail::check_index(static_cast<std::size_t>(d), reflect::leaf_count_v<U>);
     std::size_t first = 0;
     if constexpr (detail::is_static_node<Node>) {
@@ -334,7 +414,8 @@ template <class Root, class Layout, class U, class Node, bool Const> class refer
     } else {
       first = node_.first();
     }
-    return *detail::leaf_pointer<Root, E>(storage_, index_, dynamic_node{first + static_cast<std::size_t>(d), 0}, 0);
+    return (detail::member_access<Root, Layout, M, dynamic_node, Const>(
+        storage_, index_, dynamic_node{first + static_cast<std::size_t>(d), 0}));
   }
 
   friend COALESCE_HOST_DEVICE void swap(reference const& a, reference const& b) requires(!Const) {
@@ -344,6 +425,21 @@ template <class Root, class Layout, class U, class Node, bool Const> class refer
   }
 
  private:
+  // True when leaves [first, first + leaves of U) are stored as their own types (so the struct
+  // may be loaded and stored as bytes).
+  static constexpr bool natural_node(std::size_t first) {
+    for (std::size_t l = first; l < first + reflect::leaf_count_v<U>; ++l)
+      if (!storage_type::natural(l)) return false;
+    return true;
+  }
+  COALESCE_HOST_DEVICE COALESCE_INLINE void store_members(U const& value) const {
+    auto const* bytes = reinterpret_cast<std::byte const*>(&value);
+    [&]<std::size_t... K>(std::index_sequence<K...>) COALESCE_INLINE_LAMBDA {
+      ((get<K>() = *reinterpret_cast<typename info::template type<K> const*>(bytes + info::offsets[K])), ...);
+    }
+    (std::make_index_sequence<info::count>{});
+  }
+
   // Member-wise aggregate initialization: values go straight to registers, which optimizers
   // (and vectorizers) handle better than bytes written into a local.
   COALESCE_HOST_DEVICE COALESCE_INLINE U load_members() const {

@@ -24,6 +24,7 @@
 #include <array>
 #include <cstddef>
 #include <cstdint>
+#include <string>
 #include <tuple>
 #include <type_traits>
 #include <utility>
@@ -412,6 +413,14 @@ template <class T, class F> constexpr void for_each_column(F&& f) {
   for (std::size_t l = 0; l < leaf_count_v<T>; ++l) {
     for (std::size_t j = 0; j < leaf_table_v<T>[l].extent; ++j) f(l, j);
   }
+}
+
+// "leaf 4 (member 1.1)": a leaf by index and by its path of member indices, for error messages.
+template <class T> std::string leaf_name(std::size_t l) {
+  auto const& info = leaf_table_v<T>[l];
+  std::string out = "leaf " + std::to_string(l) + " (member ";
+  for (std::size_t d = 0; d < info.depth; ++d) out += (d == 0 ? "" : ".") + std::to_string(info.path[d]);
+  return out + ")";
 }
 
 }  // namespace coalesce::reflect

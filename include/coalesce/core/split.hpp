@@ -52,8 +52,8 @@ template <class C, class M> struct member_pointer_class<M C::*> {
 template <class T, auto Member> constexpr std::size_t member_index() {
   using parts = member_pointer_class<decltype(Member)>;
   static_assert(std::is_same_v<typename parts::type, T>,
-                "coalesce: fields<...> names a member of another struct; list direct members of the element type "
-                "(fields<&Particle::pos>, not fields<&vec3::x>)");
+                "coalesce: fields<...> (or store<...>) names a member of another struct; list direct members of "
+                "the element type (fields<&Particle::pos>, not fields<&vec3::x>)");
   T object{};
   return member_index_of_address<T, reflect::members<T>::count>(object, &(object.*Member));
 }
@@ -89,30 +89,6 @@ template <class T, std::size_t... Indices> struct field_leaves<T, member_indices
   }();
 };
 
-// For each of T's leaves: the direct member it belongs to (byte offset, size, alignment), so
-// that a group keeps each member's inner layout as it is in T.
-template <class T> struct leaf_members {
-  struct entry {
-    std::size_t offset, size, align;
-  };
-  static constexpr std::array<entry, reflect::leaf_count_v<T>> of_leaf = [] {
-    std::array<entry, reflect::leaf_count_v<T>> out{};
-    [&]<std::size_t... K>(std::index_sequence<K...>) {
-      (
-          [&] {
-            using M = typename reflect::members<T>::template type<K>;
-            constexpr std::size_t first = reflect::first_leaf_of_member<T, K>();
-            for (std::size_t l = first; l < first + reflect::leaves_in<M>(); ++l) {
-              out[l] = {reflect::members<T>::offsets[K], sizeof(M), alignof(M)};
-            }
-          }(),
-          ...);
-    }
-    (std::make_index_sequence<reflect::members<T>::count>{});
-    return out;
-  }();
-};
-
 // The other side of a split that lists every member of the shape: no leaves, no blobs.
 struct empty_side_mapping {
   static constexpr std::size_t blob_count = 0;
@@ -142,6 +118,8 @@ constexpr std::size_t vector_width(std::size_t bytes) {
 // their own: members one after another in T's order, each at the next multiple of its alignment.
 template <class Shape, class Fields, bool In, class Padding> struct sub_shape {
   using root = typename Shape::root;
+  using origin = typename Shape::origin;
+  static constexpr bool converts = origin::converts;
   static constexpr auto const& mask = field_leaves<root, Fields>::mask;
   static constexpr std::size_t count = [] {
     std::size_t c = 0;
@@ -154,7 +132,7 @@ template <class Shape, class Fields, bool In, class Padding> struct sub_shape {
   };
   static constexpr layout_result layout = [] {
     layout_result r{};
-    auto const& members = leaf_members<root>::of_leaf;
+    auto const& members = origin::member_of_leaf;
     std::size_t k = 0, end = 0, member_start = 0, last_member = static_cast<std::size_t>(-1);
     for (auto const& leaf : Shape::leaves) {
       if (mask[leaf.root_leaf] != In) continue;
@@ -165,7 +143,7 @@ template <class Shape, class Fields, bool In, class Padding> struct sub_shape {
         last_member = m.offset;
         r.align = std::max(r.align, m.align);
       }
-      std::size_t const inside = reflect::leaf_table_v<root>[leaf.root_leaf].offset - m.offset;
+      std::size_t const inside = origin::leaves[leaf.root_leaf].offset - m.offset;
       r.leaves[k++] = {leaf.root_leaf, leaf.size, leaf.align, leaf.extent, member_start + inside};
     }
     r.bytes = round_up(end == 0 ? 1 : end, r.align);

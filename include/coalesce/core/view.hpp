@@ -207,7 +207,7 @@ template <class T, class Layout = soa> class view {
     storage_type s;
     s.map = mapping_type(n, 1);  // sub-columns back to back, n elements each
     for (std::size_t l = 0; l < leaf_count; ++l) {
-      auto const& info = reflect::leaf_table_v<value_type>[l];
+      auto const& info = storage_type::shape::leaves[l];
       std::string const what = "column " + std::to_string(l);
       detail::check_user_pointer(columns[l], n, info.align, what.c_str());
       s.blobs[mapping_type::blob_of(l)] = static_cast<std::byte*>(columns[l]);
@@ -234,6 +234,9 @@ template <class T, class Layout = soa> class view {
   // Leaf L as a 1-D column (sub-column j of a std::array leaf).
   template <std::size_t L> COALESCE_HOST_DEVICE COALESCE_INLINE auto column(std::size_t j = 0) const {
     using E = detail::maybe_const<is_const, typename reflect::leaf_t<value_type, L>::type>;
+    static_assert(storage_type::natural(L),
+                  "coalesce: column() of a member stored in another format (stored_as) would hand out its stored "
+                  "bytes as the member's type; read and write it through v[i], which converts");
     // An empty view may hold no memory: a member offset must not be applied to a null pointer.
     constexpr std::size_t blob = mapping_type::blob_of(L);
     E* first = storage_.blobs[blob] == nullptr ? nullptr : storage_.template leaf_address<L, E>(0, j);
@@ -304,7 +307,13 @@ template <class T, class Layout = soa> class view {
                         reflect::leaf_t<value_type, L>::extent == 1) {
             if (!found && reflect::leaf_t<value_type, L>::offset == offset) {
               found = true;
-              if constexpr (std::is_same_v<result, decltype(column<L>())>) {
+              if (!storage_type::natural(L)) {
+                detail::throw_error(
+                    "column(): the member is stored in another format (stored_as); read and write it through v[i], "
+                    "which converts");
+              }
+              if constexpr (!storage_type::natural(L)) {
+              } else if constexpr (std::is_same_v<result, decltype(column<L>())>) {
                 out = column<L>();
               } else {
                 using CEL = detail::maybe_const<is_const, typename reflect::leaf_t<value_type, L>::type>;
@@ -377,7 +386,7 @@ template <class T, class Layout = soa> class view {
   static std::size_t blob_alignment(std::size_t blob) {
     std::size_t align = 1;
     for (std::size_t l = 0; l < leaf_count; ++l) {
-      if (mapping_type::blob_of(l) == blob) align = std::max(align, reflect::leaf_table_v<value_type>[l].align);
+      if (mapping_type::blob_of(l) == blob) align = std::max(align, storage_type::shape::leaves[l].align);
     }
     return align;
   }

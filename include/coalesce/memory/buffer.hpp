@@ -72,6 +72,23 @@ struct column_copy {
 void copy_columns(memory_kind kind, column_copy const* columns, std::size_t count, std::size_t n,
                   void* stream = nullptr);
 
+// One column whose elements change format on the way (core/stored_types.hpp): element i of dst,
+// in format `to`, from element i of src, in format `from`.
+struct column_conversion {
+  column_ref dst;
+  column_ref src;
+  stored_format to;
+  stored_format from;
+};
+// The first element (and its column) that a destination format could not hold and does not
+// saturate; element == n when every value fitted. Waits for the conversion to read that.
+struct conversion_result {
+  std::size_t element = 0;
+  std::size_t column = 0;
+};
+conversion_result convert_columns(memory_kind kind, column_conversion const* columns, std::size_t count, std::size_t n,
+                                  void* stream = nullptr);
+
 // One column filled with a value (elements [first, first + n)).
 struct column_fill {
   column_ref dst;

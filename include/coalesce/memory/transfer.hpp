@@ -3,7 +3,10 @@
 // column-copy launch (src/), run where the data is fastest to touch: on the GPU when either
 // side is GPU memory, after staging the host side there in its own layout.
 #pragma once
+#include <array>
 #include <cstddef>
+#include <string>
+#include <utility>
 #include <type_traits>
 #include <vector>
 
@@ -23,14 +26,42 @@ template <class T, class L> void zero_gaps(layout_storage<T, L> const& s, memory
   }
 }
 
+// The columns of a copy between two storages: byte copies where both store a leaf in the same
+// format, conversions where a stored_as mapping on one side stores it in another.
+struct column_moves {
+  std::vector<column_copy> copies;
+  std::vector<column_conversion> conversions;
+  std::vector<std::size_t> conversion_leaf;  // the leaf of each conversion, for error messages
+};
 template <class T, class LD, class LS>
-std::vector<column_copy> column_copies(layout_storage<T, LD> const& dst, layout_storage<T, LS> const& src) {
-  std::vector<column_copy> out;
-  out.reserve(reflect::column_count_v<T>);
+column_moves column_copies(layout_storage<T, LD> const& dst, layout_storage<T, LS> const& src) {
+  using D = layout_storage<T, LD>;
+  using S = layout_storage<T, LS>;
+  column_moves out;
+  out.copies.reserve(reflect::column_count_v<T>);
   reflect::for_each_column<T>([&](std::size_t l, std::size_t j) {
-    out.push_back({dst.column(l, j), src.column(l, j), reflect::leaf_table_v<T>[l].size});
+    if (D::format(l) == S::format(l)) {
+      out.copies.push_back({dst.column(l, j), src.column(l, j), D::leaf_bytes(l)});
+    } else {
+      out.conversions.push_back({dst.column(l, j), src.column(l, j), D::format(l), S::format(l)});
+      out.conversion_leaf.push_back(l);
+    }
   });
   return out;
+}
+
+[[noreturn]] void throw_conversion_error(std::size_t element, stored_format to, std::string const& leaf_name);
+
+// Runs the moves in one kind of memory; a value that a destination format cannot hold is an error
+// naming the element and the leaf.
+template <class T> void run_moves(memory_kind kind, column_moves const& moves, std::size_t n, void* stream) {
+  if (!moves.copies.empty()) copy_columns(kind, moves.copies.data(), moves.copies.size(), n, stream);
+  if (moves.conversions.empty()) return;
+  conversion_result const r = convert_columns(kind, moves.conversions.data(), moves.conversions.size(), n, stream);
+  if (r.element < n) {
+    std::size_t const leaf = moves.conversion_leaf[r.column];
+    throw_conversion_error(r.element, moves.conversions[r.column].to, reflect::leaf_name<T>(leaf));
+  }
 }
 
 // Bytes of blob b that hold elements [0, n) (up to the end of the last one).
@@ -41,7 +72,7 @@ template <class T, class L> std::size_t used_bytes(layout_storage<T, L> const& s
   reflect::for_each_column<T>([&](std::size_t l, std::size_t j) {
     if (M::blob_of(l) != blob) return;
     column_place const p = s.map.place(l, j);
-    end = std::max(end, p.at(n - 1) + reflect::leaf_table_v<T>[l].size);
+    end = std::max(end, p.at(n - 1) + layout_storage<T, L>::leaf_bytes(l));
   });
   return std::min(end, s.map.blob_bytes(blob));
 }
@@ -70,23 +101,20 @@ template <class T, class LD, class LS> void copy_elements_queued(layout_storage<
     if (same_placement(dst, src)) return copy_blobs(dst, dk, src, sk, n, stream);
   }
   if (same_memory(dk, sk)) {
-    auto const columns = column_copies(dst, src);
-    copy_columns(dk == memory_kind::device || sk == memory_kind::device ? memory_kind::device : memory_kind::host,
-                 columns.data(), columns.size(), n, stream);
+    run_moves<T>(dk == memory_kind::device || sk == memory_kind::device ? memory_kind::device : memory_kind::host,
+                 column_copies(dst, src), n, stream);
   } else if (dk == memory_kind::device) {
     // host -> GPU with another placement: upload as it is, rearrange on the GPU.
     buffer staged(memory_kind::device, layout_storage<T, LS>::bytes(src.map), stream);
     auto const staged_storage = layout_storage<T, LS>::over(staged.data(), src.map);
     copy_blobs(staged_storage, memory_kind::device, src, sk, n, stream);
-    auto const columns = column_copies(dst, staged_storage);
-    copy_columns(memory_kind::device, columns.data(), columns.size(), n, stream);
+    run_moves<T>(memory_kind::device, column_copies(dst, staged_storage), n, stream);
   } else {
     // GPU -> host with another placement: rearrange on the GPU, then download.
     buffer staged(memory_kind::device, layout_storage<T, LD>::bytes(dst.map), stream);
     auto const staged_storage = layout_storage<T, LD>::over(staged.data(), dst.map);
     zero_gaps(staged_storage, memory_kind::device, stream);
-    auto const columns = column_copies(staged_storage, src);
-    copy_columns(memory_kind::device, columns.data(), columns.size(), n, stream);
+    run_moves<T>(memory_kind::device, column_copies(staged_storage, src), n, stream);
     copy_blobs(dst, dk, staged_storage, memory_kind::device, n, stream);
   }
 }
@@ -110,9 +138,31 @@ template <class T, class L> void fill_elements(layout_storage<T, L> const& dst, 
   std::vector<column_fill> fills;
   fills.reserve(reflect::column_count_v<T>);
   auto const* bytes = reinterpret_cast<std::byte const*>(&value);
+  // Leaves stored in another format: the value in that format, checked, before anything is written.
+  std::array<std::array<std::byte, 8>, reflect::leaf_count_v<T>> encoded{};
+  if constexpr (layout_storage<T, L>::converts) {
+    [&]<std::size_t... Leaf>(std::index_sequence<Leaf...>) {
+      (
+          [&] {
+            using E = typename reflect::leaf_t<T, Leaf>::type;
+            if constexpr (!layout_storage<T, L>::natural(Leaf)) {
+              E const leaf_value = *reinterpret_cast<E const*>(bytes + reflect::leaf_t<T, Leaf>::offset);
+              stored_format const f = layout_storage<T, L>::format(Leaf);
+              if (encode(encoded[Leaf].data(), leaf_value, f) != encode_status::ok && !f.saturates)
+                throw_conversion_error(first, f, reflect::leaf_name<T>(Leaf));
+            }
+          }(),
+          ...);
+    }
+    (std::make_index_sequence<reflect::leaf_count_v<T>>{});
+  }
   reflect::for_each_column<T>([&](std::size_t l, std::size_t j) {
     auto const& info = reflect::leaf_table_v<T>[l];
-    fills.push_back({dst.column(l, j), info.size, bytes + info.offset + j * info.size});
+    std::size_t const stored = layout_storage<T, L>::leaf_bytes(l);
+    void const* source = layout_storage<T, L>::natural(l)
+                             ? static_cast<void const*>(bytes + info.offset + j * info.size)
+                             : static_cast<void const*>(encoded[l].data());
+    fills.push_back({dst.column(l, j), stored, source});
   });
   fill_columns(dk, fills.data(), fills.size(), first, n, stream);
 }

@@ -277,9 +277,11 @@ template <class U> constexpr bool summable() {
 // leaves of a std::vector's elements (host memory) as strided columns.
 template <class T, class L, class S> void add_columns(message_columns& m, vector<T, L, S>& v, char const* what) {
   constexpr auto codes = leaf_scalar_codes<T>();
+  using storage = coalesce::layout_storage<T, L>;
   reflect::for_each_column<T>([&](std::size_t l, std::size_t j) {
-    m.add(coalesce::detail::kind_of_space<S>, v.storage().column(l, j), reflect::leaf_table_v<T>[l].size, codes[l],
-          what);
+    // A leaf stored in another format moves as its stored bytes, and is not summed by reverse().
+    m.add(coalesce::detail::kind_of_space<S>, v.storage().column(l, j), storage::leaf_bytes(l),
+          storage::natural(l) ? codes[l] : -1, what);
   });
 }
 // coalesce::array, std::vector, span_in: contiguous elements, a column per leaf of the element.

@@ -155,6 +155,12 @@ position_columns position_columns_at(layout_storage<T, L> const& storage, positi
     bool found = false;
     for (std::size_t l = 0; l < table.size() && !found; ++l) {
       if (table[l].offset == leaves.offset[a] && table[l].size == out.width && table[l].extent == 1) {
+        if (!layout_storage<T, L>::natural(l)) {
+          throw_error("the member is stored as " + format_name(layout_storage<T, L>::format(l)) +
+                      " (stored_as): keys, neighbour lists, halos and reverse() read and write positions and "
+                      "coordinate members in their own type; keep that member as it is and store others in other "
+                      "formats");
+        }
         out.axis[a] = storage.column(l, 0);
         found = true;
       }

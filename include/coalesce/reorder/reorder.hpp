@@ -98,7 +98,7 @@ template <class T, class L> std::size_t record_stride_of_blob(layout_storage<T, 
     if (M::blob_of(l) != blob) return;
     column_place const p = s.map.place(l, j);
     if (stride == 0) stride = p.stride;
-    records = records && p.block == 0 && p.stride == stride && p.offset + reflect::leaf_table_v<T>[l].size <= stride;
+    records = records && p.block == 0 && p.stride == stride && p.offset + layout_storage<T, L>::leaf_bytes(l) <= stride;
   });
   return records ? stride : 0;
 }
@@ -117,7 +117,7 @@ permutation_columns<T, L> columns_to_permute(layout_storage<T, L> const& dst, la
   }
   reflect::for_each_column<T>([&](std::size_t l, std::size_t j) {
     if (!as_records[M::blob_of(l)])
-      out.columns[out.count++] = {dst.column(l, j), src.column(l, j), reflect::leaf_table_v<T>[l].size};
+      out.columns[out.count++] = {dst.column(l, j), src.column(l, j), layout_storage<T, L>::leaf_bytes(l)};
   });
   return out;
 }
@@ -153,8 +153,8 @@ template <class T, class L> void permute_view(reorder_plan& plan, direction d, m
   permute_columns(plan, kind, columns.columns.data(), columns.count, v.size(), order_in(plan, kind, d));
   // Column by column, elements [0, size()) only: a view may cover the first n elements of larger
   // storage (slots past n in std::array sub-columns or in the last aosoa block are not its own).
-  auto const back = column_copies(v.storage(), sorted);
-  copy_columns(kind, back.data(), back.size(), v.size(), stream);
+  auto const back = column_copies(v.storage(), sorted);  // same layout: byte copies only
+  copy_columns(kind, back.copies.data(), back.copies.size(), v.size(), stream);
 }
 
 // Arrays the caller owns are permuted into plan scratch and copied back.

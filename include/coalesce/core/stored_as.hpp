@@ -1,0 +1,207 @@
+// coalesce/core/stored_as.hpp - a mapping that stores some members in another number format than
+// their own type: the struct and the kernels stay as they are, the proxy converts.
+//
+//   using lean = coalesce::stored_as<coalesce::soa,
+//                                    coalesce::store<&Particle::vel, coalesce::half>,   // 2 bytes per leaf
+//                                    coalesce::store<&Particle::id, std::uint16_t>>;    // checked narrowing
+//   coalesce::host_vector<Particle, lean> small = h;  // converts (round to nearest even), checks ranges
+//   auto v = small.view();
+//   auto [x, y, z] = v[i][&Particle::pos];           // float& as before (pos is stored as float)
+//   auto [vx, vy, vz] = v[i][&Particle::vel];        // converting references: read float, write float
+//   x += vx * dt;                                     // the same source as on soa
+//   // Deterministic scattered sums: a 64-bit fixed-point member and coalesce::atomic_add (core/atomic.hpp).
+//   using summed = coalesce::stored_as<coalesce::soa, coalesce::store<&Particle::vel, coalesce::fixed_point<std::int64_t, 32>>>;
+//   coalesce::host_vector<Particle, summed> sums(n);
+//
+// store<&T::member, Format> names a direct member of T (a nested struct member takes all its
+// leaves along; its leaves must all be floating for half, bfloat16, float, double and
+// fixed_point, all integers for integer formats; std::array members are stored as they are).
+// store_index<K, Format> is the same by member index. The inner mapping (soa, aos, aosoa<W>,
+// split<...>, a user mapping) places the stored bytes: a vel stored as half takes 6 bytes of an aos
+// record, and a split<fields<&Particle::vel>, aos, soa> packs it into an 8-byte slot. stored_as is
+// the outermost layout (it cannot be one side of a split; put the split inside it).
+#pragma once
+#include <array>
+#include <cstddef>
+#include <string>
+#include <type_traits>
+#include <utility>
+
+#include "layout.hpp"
+#include "reflect.hpp"
+#include "split.hpp"
+#include "stored_types.hpp"
+
+namespace coalesce {
+
+template <auto Member, class Format> struct store {
+  static_assert(detail::number_format<Format>,
+                "coalesce: store<&T::member, Format>: Format is coalesce::half, coalesce::bfloat16, "
+                "coalesce::fixed_point<std::int32_t or std::int64_t, FractionBits>, float, double or an integer type");
+};
+template <std::size_t K, class Format> struct store_index {
+  static_assert(detail::number_format<Format>,
+                "coalesce: store_index<K, Format>: Format is coalesce::half, coalesce::bfloat16, "
+                "coalesce::fixed_point<std::int32_t or std::int64_t, FractionBits>, float, double or an integer type");
+};
+
+namespace detail {
+
+// A store<...> or store_index<...> as (direct member index of T, format).
+template <class T, class Store> struct store_parts;
+template <class T, auto Member, class Format> struct store_parts<T, store<Member, Format>> {
+  static constexpr std::size_t member = member_index<T, Member>();
+  static constexpr stored_format format = format_of<Format>::value;
+};
+template <class T, std::size_t K, class Format> struct store_parts<T, store_index<K, Format>> {
+  static constexpr std::size_t member = checked_member_index<T, K>();
+  static constexpr stored_format format = format_of<Format>::value;
+};
+
+// True when every leaf of member K of T can be stored in format f (and none is a std::array).
+template <class T, std::size_t K> constexpr bool member_accepts(stored_format f) {
+  using M = typename reflect::members<T>::template type<K>;
+  constexpr std::size_t first = reflect::first_leaf_of_member<T, K>();
+  return [&]<std::size_t... L>(std::index_sequence<L...>) {
+    return (
+        (reflect::leaf_t<T, first + L>::extent == 1 && can_store_as<typename reflect::leaf_t<T, first + L>::type>(f)) &&
+        ...);
+  }
+  (std::make_index_sequence<reflect::leaves_in<M>()>{});
+}
+
+template <class T, class Store> constexpr bool check_store() {
+  using parts = store_parts<T, Store>;
+  static_assert(member_accepts<T, parts::member>(parts::format),
+                "coalesce: store<&T::member, Format>: the member's leaves cannot be stored in that format "
+                "(half, bfloat16, float, double and fixed_point hold floating members; integer formats hold "
+                "integer members; std::array members are stored as they are)");
+  return true;
+}
+
+// T's leaves with the stored formats applied: each converted leaf takes its format's bytes and
+// alignment; a member with converted leaves is laid out leaf after leaf, every other member keeps
+// its size and inner layout (so its packed loads stay valid), in member order.
+template <class T, class... Stores> struct stored_shape {
+  static_assert((check_store<T, Stores>() && ...));
+  using root = T;
+  using origin = stored_shape;
+  static constexpr bool converts = true;
+  static constexpr std::size_t count = reflect::leaf_count_v<T>;
+  static constexpr std::size_t member_count = reflect::members<T>::count;
+
+  static constexpr std::array<std::size_t, sizeof...(Stores)> stored_members{store_parts<T, Stores>::member...};
+  static constexpr bool distinct = [] {
+    for (std::size_t a = 0; a < stored_members.size(); ++a)
+      for (std::size_t b = a + 1; b < stored_members.size(); ++b)
+        if (stored_members[a] == stored_members[b]) return false;
+    return true;
+  }();
+  static_assert(distinct, "coalesce: stored_as<...> names a member twice; give each member one store<...>");
+
+  struct member_leaves {
+    std::size_t first, leaves;
+  };
+  static constexpr std::array<member_leaves, member_count + 1> ranges = [] {
+    std::array<member_leaves, member_count + 1> out{};
+    [&]<std::size_t... K>(std::index_sequence<K...>) {
+      ((out[K] = {reflect::first_leaf_of_member<T, K>(),
+                  reflect::leaves_in<typename reflect::members<T>::template type<K>>()}),
+       ...);
+    }
+    (std::make_index_sequence<member_count>{});
+    return out;
+  }();
+
+  static constexpr std::array<stored_format, count> formats = [] {
+    std::array<stored_format, count> out = root_shape<T>::formats;
+    std::array<stored_format, sizeof...(Stores)> const chosen{store_parts<T, Stores>::format...};
+    for (std::size_t s = 0; s < chosen.size(); ++s) {
+      auto const r = ranges[stored_members[s]];
+      for (std::size_t l = r.first; l < r.first + r.leaves; ++l) out[l] = chosen[s];
+    }
+    return out;
+  }();
+  static constexpr bool converted(std::size_t l) { return !(formats[l] == root_shape<T>::formats[l]); }
+
+  struct placement {
+    std::array<shape_leaf, count> leaves{};
+    std::array<member_slot, count> member_of_leaf{};
+    std::size_t bytes = 0, align = 1;
+  };
+  static constexpr placement placed = [] {
+    placement p{};
+    auto const& natural = root_shape<T>::leaves;
+    auto const& natural_members = root_shape<T>::member_of_leaf;
+    std::size_t end = 0;
+    for (std::size_t k = 0; k < member_count; ++k) {
+      auto const r = ranges[k];
+      if (r.leaves == 0) continue;
+      bool any = false;
+      for (std::size_t l = r.first; l < r.first + r.leaves; ++l) any = any || converted(l);
+      member_slot slot{};
+      if (!any) {  // as in T
+        member_slot const m = natural_members[r.first];
+        slot = {round_up(end, m.align), m.size, m.align};
+        for (std::size_t l = r.first; l < r.first + r.leaves; ++l) {
+          p.leaves[l] = {l, natural[l].size, natural[l].align, natural[l].extent,
+                         slot.offset + natural[l].offset - m.offset};
+        }
+      } else {  // leaf after leaf, each at its format's alignment
+        std::size_t align = 1;
+        for (std::size_t l = r.first; l < r.first + r.leaves; ++l)
+          align = std::max<std::size_t>(align, formats[l].bytes);
+        std::size_t at = round_up(end, align);
+        slot.offset = at;
+        for (std::size_t l = r.first; l < r.first + r.leaves; ++l) {
+          std::size_t const size = formats[l].bytes;
+          at = round_up(at, size);
+          p.leaves[l] = {l, size, size, 1, at};
+          at += size;
+        }
+        slot.size = round_up(at - slot.offset, align);
+        slot.align = align;
+      }
+      for (std::size_t l = r.first; l < r.first + r.leaves; ++l) p.member_of_leaf[l] = slot;
+      end = slot.offset + slot.size;
+      p.align = std::max(p.align, slot.align);
+    }
+    p.bytes = round_up(end == 0 ? 1 : end, p.align);
+    return p;
+  }();
+  static constexpr std::array<shape_leaf, count> leaves = placed.leaves;
+  static constexpr std::array<member_slot, count> member_of_leaf = placed.member_of_leaf;
+  static constexpr std::size_t record_bytes = placed.bytes;
+  static constexpr std::size_t record_align = placed.align;
+  COALESCE_HOST_DEVICE COALESCE_INLINE static constexpr shape_leaf leaf(std::size_t l) { return element_of<leaves>(l); }
+};
+
+template <class T, class Store> std::string store_name() {
+  using parts = store_parts<T, Store>;
+  return "store_index<" + std::to_string(parts::member) + ", " + format_name(parts::format) + ">";
+}
+}  // namespace detail
+
+template <class Inner, class... Stores> struct stored_as {
+  static_assert(sizeof...(Stores) > 0, "coalesce: stored_as<Mapping, store<&T::member, Format>...> needs a store<...>");
+
+  // The shape every storage of T under this layout starts from (core/layout_storage.hpp).
+  template <class T> using root_shape = detail::stored_shape<T, Stores...>;
+
+  template <class Shape> struct mapping : Inner::template mapping<Shape> {
+    static_assert(std::is_same_v<Shape, detail::stored_shape<typename Shape::root, Stores...>>,
+                  "coalesce: stored_as<...> must be the outermost layout; for a split with stored members write "
+                  "stored_as<split<fields<...>, aos, soa>, store<...>>");
+    using base = typename Inner::template mapping<Shape>;
+    using base::base;
+  };
+
+  // Needs the element type to print member names as indices: name_for<T>().
+  template <class T> static std::string name_for() {
+    std::string out = "stored_as<" + detail::layout_name_of<Inner>();
+    ((out += ", " + detail::store_name<T, Stores>()), ...);
+    return out + ">";
+  }
+};
+
+}  // namespace coalesce

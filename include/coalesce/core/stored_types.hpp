@@ -1,0 +1,462 @@
+// coalesce/core/stored_types.hpp - the number formats a member may be stored in, other than its
+// own type, and the conversions between them (host and device code alike).
+//
+//   using a = coalesce::half;                             // IEEE binary16, for float or double members
+//   using b = coalesce::bfloat16;                         // 8-bit exponent, 7-bit mantissa
+//   using c = float;                                      // a double member stored as float
+//   using d = std::int16_t;                               // an integer member in a narrower integer
+//   using e = coalesce::fixed_point<std::int64_t, 32>;    // round(value * 2^32) as a 64-bit integer
+//   using f = coalesce::fixed_point<std::int32_t, 20, coalesce::saturate>;  // out of range: clamped
+//
+// Every conversion into a stored format rounds to nearest, ties to even (the IEEE default, also for
+// fixed point). A value the format cannot hold (a finite value beyond half's 65504, NaN into an
+// integer or fixed-point member, a value outside the fixed-point or integer range) is an error
+// (`report`, the default): `coalesce::error` on the host, a message and a trap in a kernel; with
+// `saturate` it becomes the nearest value the format holds (NaN: zero). The mapping adaptor that
+// uses these formats is coalesce::stored_as (core/stored_as.hpp).
+#pragma once
+#include <cmath>
+#include <cstddef>
+#include <cstdint>
+#include <cstring>
+#include <limits>
+#include <string>
+#include <type_traits>
+
+#include "config.hpp"
+
+#if COALESCE_DEVICE_COMPILER
+#include <cuda_bf16.h>
+#include <cuda_fp16.h>
+#endif
+
+namespace coalesce {
+
+// What a conversion does with a value the stored format cannot hold.
+struct report {};    // an error (the default)
+struct saturate {};  // the nearest value the format holds; NaN becomes zero
+
+template <class OnOverflow = report> struct half_format {};
+template <class OnOverflow = report> struct bfloat16_format {};
+using half = half_format<report>;
+using bfloat16 = bfloat16_format<report>;
+
+// A signed integer holding round(value * 2^FractionBits).
+template <class Int, int FractionBits, class OnOverflow = report> struct fixed_point {
+  static_assert(std::is_same_v<Int, std::int32_t> || std::is_same_v<Int, std::int64_t>,
+                "coalesce: fixed_point<Int, FractionBits> stores in std::int32_t or std::int64_t");
+  static_assert(FractionBits >= 0 && FractionBits < static_cast<int>(8 * sizeof(Int)),
+                "coalesce: fixed_point<Int, FractionBits> needs 0 <= FractionBits < the integer's bits");
+  static_assert(std::is_same_v<OnOverflow, report> || std::is_same_v<OnOverflow, saturate>,
+                "coalesce: a stored format's overflow policy is coalesce::report or coalesce::saturate");
+};
+
+// A stored format as a run-time value: what the type-erased copies and the proxies dispatch on.
+enum class number_kind : std::uint8_t {
+  opaque,        // bytes, never converted (enums, user types, bool)
+  ieee_half,     // binary16
+  bfloat16,      // bfloat16
+  floating,      // float (4 bytes) or double (8)
+  signed_int,    // 1, 2, 4 or 8 bytes
+  unsigned_int,  // 1, 2, 4 or 8 bytes
+  fixed,         // signed 4 or 8 bytes, `fraction_bits`
+};
+
+struct stored_format {
+  number_kind kind = number_kind::opaque;
+  std::uint8_t bytes = 0;
+  std::uint8_t fraction_bits = 0;
+  bool saturates = false;
+  friend constexpr bool operator==(stored_format const&, stored_format const&) = default;
+};
+
+namespace detail {
+
+// The format of a type stored as itself.
+template <class C> constexpr stored_format natural_format() {
+  if constexpr (std::is_floating_point_v<C> && (sizeof(C) == 4 || sizeof(C) == 8)) {
+    return {number_kind::floating, sizeof(C), 0, false};
+  } else if constexpr (std::is_integral_v<C> && !std::is_same_v<C, bool>) {
+    return {std::is_signed_v<C> ? number_kind::signed_int : number_kind::unsigned_int, sizeof(C), 0, false};
+  } else {
+    return {number_kind::opaque, static_cast<std::uint8_t>(sizeof(C) < 256 ? sizeof(C) : 0), 0, false};
+  }
+}
+
+// The run-time description of a format tag (half, fixed_point<...>, float, std::int16_t, ...).
+template <class Format> struct format_of;
+template <class P> struct format_of<half_format<P>> {
+  static constexpr stored_format value{number_kind::ieee_half, 2, 0, std::is_same_v<P, saturate>};
+};
+template <class P> struct format_of<bfloat16_format<P>> {
+  static constexpr stored_format value{number_kind::bfloat16, 2, 0, std::is_same_v<P, saturate>};
+};
+template <class Int, int F, class P> struct format_of<fixed_point<Int, F, P>> {
+  static constexpr stored_format value{number_kind::fixed, sizeof(Int), static_cast<std::uint8_t>(F),
+                                       std::is_same_v<P, saturate>};
+};
+template <class Format>
+requires std::is_arithmetic_v<Format>
+struct format_of<Format> {
+  static constexpr stored_format value = natural_format<Format>();
+};
+template <class Format>
+concept number_format = requires {
+  format_of<Format>::value;
+};
+
+// Whether a member of type C may be stored in format F: floating members in any floating or
+// fixed-point format, integer members in integers.
+template <class C> constexpr bool can_store_as(stored_format f) {
+  if constexpr (std::is_floating_point_v<C>) {
+    return f.kind == number_kind::ieee_half || f.kind == number_kind::bfloat16 || f.kind == number_kind::floating ||
+           f.kind == number_kind::fixed;
+  } else if constexpr (std::is_integral_v<C> && !std::is_same_v<C, bool>) {
+    return f.kind == number_kind::signed_int || f.kind == number_kind::unsigned_int;
+  } else {
+    return false;
+  }
+}
+
+inline std::string format_name(stored_format f) {
+  switch (f.kind) {
+    case number_kind::ieee_half:
+      return f.saturates ? "half_format<saturate>" : "half";
+    case number_kind::bfloat16:
+      return f.saturates ? "bfloat16_format<saturate>" : "bfloat16";
+    case number_kind::floating:
+      return f.bytes == 4 ? "float" : "double";
+    case number_kind::signed_int:
+      return "std::int" + std::to_string(8 * f.bytes) + "_t";
+    case number_kind::unsigned_int:
+      return "std::uint" + std::to_string(8 * f.bytes) + "_t";
+    case number_kind::fixed:
+      return "fixed_point<std::int" + std::to_string(8 * f.bytes) + "_t, " + std::to_string(f.fraction_bits) +
+             (f.saturates ? ", saturate>" : ">");
+    default:
+      return "bytes";
+  }
+}
+
+// ---------------------------------------------------------------------- bit-level helpers
+template <class To, class From> COALESCE_HOST_DEVICE COALESCE_INLINE To bits_as(From from) {
+  static_assert(sizeof(To) == sizeof(From));
+  To to;
+  memcpy(&to, &from, sizeof to);
+  return to;
+}
+// Stored values are aligned to their size in every mapping (core/stored_as.hpp places them so), so
+// they are read and written as their type: one load or store, never byte by byte.
+template <class U> COALESCE_HOST_DEVICE COALESCE_INLINE U load_bytes(std::byte const* p) {
+  return *reinterpret_cast<U const*>(p);
+}
+template <class U> COALESCE_HOST_DEVICE COALESCE_INLINE void store_bytes(std::byte* p, U value) {
+  *reinterpret_cast<U*>(p) = value;
+}
+// 2^e as a double, exact, for |e| < 1023.
+COALESCE_HOST_DEVICE COALESCE_INLINE double power_of_two(int e) {
+  return bits_as<double>(static_cast<std::uint64_t>(1023 + e) << 52);
+}
+
+// float -> binary16 bits, round to nearest even (F. Giesen's float_to_half_fast3_rtne): the
+// subnormal case lets the FPU round by adding a magic number; the normal case adds the rounding
+// bias to the bits.
+COALESCE_HOST_DEVICE COALESCE_INLINE std::uint16_t float_to_half_bits(float value) {
+#if COALESCE_IN_DEVICE_CODE
+  return __half_as_ushort(__float2half_rn(value));
+#else
+  std::uint32_t f = bits_as<std::uint32_t>(value);
+  std::uint32_t const sign = f & 0x80000000u;
+  f ^= sign;
+  std::uint16_t out;
+  if (f >= (127u + 16u) << 23) {  // >= 2^16 (or inf, NaN): inf, or a quiet NaN
+    out = f > (255u << 23) ? 0x7e00 : 0x7c00;
+  } else if (f < (113u << 23)) {  // below 2^-14: a subnormal half, or zero
+    std::uint32_t const magic = ((127u - 15u) + (23u - 10u) + 1u) << 23;
+    out = static_cast<std::uint16_t>(bits_as<std::uint32_t>(bits_as<float>(f) + bits_as<float>(magic)) - magic);
+  } else {
+    std::uint32_t const odd = (f >> 13) & 1u;
+    f += (static_cast<std::uint32_t>(15 - 127) << 23) + 0xfffu + odd;
+    out = static_cast<std::uint16_t>(f >> 13);
+  }
+  return static_cast<std::uint16_t>(out | (sign >> 16));
+#endif
+}
+COALESCE_HOST_DEVICE COALESCE_INLINE float half_bits_to_float(std::uint16_t h) {
+#if COALESCE_IN_DEVICE_CODE
+  return __half2float(__ushort_as_half(h));
+#else
+  std::uint32_t const shifted_exponent = 0x7c00u << 13;
+  std::uint32_t out = (h & 0x7fffu) << 13;
+  std::uint32_t const exponent = shifted_exponent & out;
+  out += (127u - 15u) << 23;
+  if (exponent == shifted_exponent) {
+    out += (128u - 16u) << 23;  // inf, NaN
+  } else if (exponent == 0) {   // zero, subnormal: renormalise through the FPU
+    out += 1u << 23;
+    out = bits_as<std::uint32_t>(bits_as<float>(out) - bits_as<float>(113u << 23));
+  }
+  return bits_as<float>(out | ((h & 0x8000u) << 16));
+#endif
+}
+COALESCE_HOST_DEVICE COALESCE_INLINE std::uint16_t float_to_bfloat16_bits(float value) {
+#if COALESCE_IN_DEVICE_CODE
+  return __bfloat16_as_ushort(__float2bfloat16_rn(value));
+#else
+  std::uint32_t const f = bits_as<std::uint32_t>(value);
+  if ((f & 0x7fffffffu) > 0x7f800000u) return static_cast<std::uint16_t>((f >> 16) | 0x40u);  // quiet NaN
+  return static_cast<std::uint16_t>((f + 0x7fffu + ((f >> 16) & 1u)) >> 16);
+#endif
+}
+COALESCE_HOST_DEVICE COALESCE_INLINE float bfloat16_bits_to_float(std::uint16_t b) {
+  return bits_as<float>(static_cast<std::uint32_t>(b) << 16);
+}
+
+// Infinity test on the bits (unaffected by fast-math options that let compilers assume finite values).
+COALESCE_HOST_DEVICE COALESCE_INLINE bool is_infinite(float x) {
+  return (bits_as<std::uint32_t>(x) & 0x7fffffffu) == 0x7f800000u;
+}
+COALESCE_HOST_DEVICE COALESCE_INLINE bool is_infinite(double x) {
+  return (bits_as<std::uint64_t>(x) & 0x7fffffffffffffffull) == 0x7ff0000000000000ull;
+}
+
+// A double rounded to float toward zero with the lowest bit set when inexact ("round to odd"):
+// rounding that float to half or bfloat16 then rounds the double correctly (no double rounding,
+// as float keeps more than two bits beyond either).
+COALESCE_HOST_DEVICE COALESCE_INLINE float round_to_odd_float(double value) {
+  float f = static_cast<float>(value);
+  if (!(f == f) || static_cast<double>(f) == value || is_infinite(f)) return f;
+  std::uint32_t b = bits_as<std::uint32_t>(f);
+  bool const away_from_zero = value > 0 ? static_cast<double>(f) > value : static_cast<double>(f) < value;
+  if (away_from_zero) b -= 1;  // step back toward zero (the magnitude's bits)
+  return bits_as<float>(b | 1u);
+}
+
+// ---------------------------------------------------------------------- encode / decode
+// What an encode found: fine, or a value the format cannot hold (written saturated when the
+// format saturates).
+enum class encode_status : std::uint8_t { ok, out_of_range, not_a_number };
+
+COALESCE_HOST_DEVICE COALESCE_INLINE double clamp_to(double x, double lo, double hi) {
+  return x < lo ? lo : (x > hi ? hi : x);
+}
+
+// An integer format's range as doubles ([lo, hi) with hi exclusive: 2^63 is not an int64).
+COALESCE_HOST_DEVICE COALESCE_INLINE void integer_range(stored_format f, double& lo, double& hi_exclusive) {
+  double const span = power_of_two(8 * f.bytes - (f.kind == number_kind::unsigned_int ? 0 : 1));
+  lo = f.kind == number_kind::unsigned_int ? 0.0 : -span;
+  hi_exclusive = span;
+}
+
+// Rounds x to an integer of format f (nearest, ties to even) and stores it.
+COALESCE_HOST_DEVICE COALESCE_INLINE encode_status store_rounded_integer(std::byte* p, double x, stored_format f) {
+  encode_status status = encode_status::ok;
+  double lo, hi;
+  integer_range(f, lo, hi);
+  if (!(x == x)) {
+    status = encode_status::not_a_number;
+    x = 0.0;
+  }
+#if COALESCE_IN_DEVICE_CODE
+  double r = rint(x);
+#else
+  double r = std::nearbyint(x);
+#endif
+  if (r < lo || r >= hi) {
+    status = encode_status::out_of_range;
+    r = r < lo ? lo : hi - (f.bytes == 8 ? 1024.0 : 1.0);  // the largest double below 2^63 (or the int max)
+  }
+  if (f.kind == number_kind::unsigned_int) {
+    auto const u = static_cast<std::uint64_t>(r);
+    switch (f.bytes) {
+      case 1:
+        store_bytes(p, static_cast<std::uint8_t>(u));
+        break;
+      case 2:
+        store_bytes(p, static_cast<std::uint16_t>(u));
+        break;
+      case 4:
+        store_bytes(p, static_cast<std::uint32_t>(u));
+        break;
+      default:
+        store_bytes(p, u);
+        break;
+    }
+  } else {
+    auto const s = static_cast<std::int64_t>(r);
+    switch (f.bytes) {
+      case 1:
+        store_bytes(p, static_cast<std::int8_t>(s));
+        break;
+      case 2:
+        store_bytes(p, static_cast<std::int16_t>(s));
+        break;
+      case 4:
+        store_bytes(p, static_cast<std::int32_t>(s));
+        break;
+      default:
+        store_bytes(p, s);
+        break;
+    }
+  }
+  return status;
+}
+
+COALESCE_HOST_DEVICE COALESCE_INLINE std::int64_t load_signed(std::byte const* p, unsigned bytes) {
+  switch (bytes) {
+    case 1:
+      return load_bytes<std::int8_t>(p);
+    case 2:
+      return load_bytes<std::int16_t>(p);
+    case 4:
+      return load_bytes<std::int32_t>(p);
+    default:
+      return load_bytes<std::int64_t>(p);
+  }
+}
+COALESCE_HOST_DEVICE COALESCE_INLINE std::uint64_t load_unsigned(std::byte const* p, unsigned bytes) {
+  switch (bytes) {
+    case 1:
+      return load_bytes<std::uint8_t>(p);
+    case 2:
+      return load_bytes<std::uint16_t>(p);
+    case 4:
+      return load_bytes<std::uint32_t>(p);
+    default:
+      return load_bytes<std::uint64_t>(p);
+  }
+}
+
+// Writes `value` (a floating computed value) in format f.
+template <class C>
+COALESCE_HOST_DEVICE COALESCE_INLINE encode_status encode_floating(std::byte* p, C value, stored_format f) {
+  switch (f.kind) {
+    case number_kind::ieee_half:
+    case number_kind::bfloat16: {
+      float const narrow = sizeof(C) == 4 ? static_cast<float>(value) : round_to_odd_float(static_cast<double>(value));
+      bool const is_half = f.kind == number_kind::ieee_half;
+      std::uint16_t bits = is_half ? float_to_half_bits(narrow) : float_to_bfloat16_bits(narrow);
+      std::uint16_t const infinity = is_half ? 0x7c00 : 0x7f80;
+      encode_status status = encode_status::ok;
+      if ((bits & 0x7fffu) == infinity && !is_infinite(value)) {  // a finite value too large
+        status = encode_status::out_of_range;
+        if (f.saturates) bits = static_cast<std::uint16_t>((bits & 0x8000u) | (infinity - 1u));
+      }
+      store_bytes(p, bits);
+      return status;
+    }
+    case number_kind::floating: {
+      if (f.bytes == 8) {
+        store_bytes(p, static_cast<double>(value));
+        return encode_status::ok;
+      }
+      float const narrow = static_cast<float>(value);
+      if (is_infinite(narrow) && !is_infinite(value)) {
+        store_bytes(p, f.saturates
+                           ? (value < 0 ? -std::numeric_limits<float>::max() : std::numeric_limits<float>::max())
+                           : narrow);
+        return encode_status::out_of_range;
+      }
+      store_bytes(p, narrow);
+      return encode_status::ok;
+    }
+    case number_kind::fixed: {
+      double scaled = static_cast<double>(value) * power_of_two(f.fraction_bits);
+      stored_format const as_int{number_kind::signed_int, f.bytes, 0, f.saturates};
+      return store_rounded_integer(p, scaled, as_int);
+    }
+    default:
+      return store_rounded_integer(p, static_cast<double>(value), f);
+  }
+}
+
+// Writes `value` (an integer computed value) in integer format f.
+template <class C>
+COALESCE_HOST_DEVICE COALESCE_INLINE encode_status encode_integer(std::byte* p, C value, stored_format f) {
+  bool fits;
+  if constexpr (std::is_signed_v<C>) {
+    auto const v = static_cast<std::int64_t>(value);
+    if (f.kind == number_kind::unsigned_int) {
+      fits = v >= 0 && (f.bytes == 8 || static_cast<std::uint64_t>(v) < (std::uint64_t{1} << (8 * f.bytes)));
+    } else {
+      std::int64_t const half_range = f.bytes == 8 ? 0 : std::int64_t{1} << (8 * f.bytes - 1);
+      fits = f.bytes == 8 || (v >= -half_range && v < half_range);
+    }
+  } else {
+    auto const v = static_cast<std::uint64_t>(value);
+    unsigned const bits = 8 * f.bytes - (f.kind == number_kind::signed_int ? 1 : 0);
+    fits = bits >= 64 || v < (std::uint64_t{1} << bits);
+  }
+  if (!fits) {
+    if (!f.saturates) return encode_status::out_of_range;  // nothing written: the caller reports
+    double lo, hi;
+    integer_range(f, lo, hi);
+    store_rounded_integer(p, std::is_signed_v<C> && value < 0 ? lo : hi, f);
+    return encode_status::out_of_range;
+  }
+  switch (f.bytes) {
+    case 1:
+      store_bytes(p, static_cast<std::uint8_t>(value));
+      break;
+    case 2:
+      store_bytes(p, static_cast<std::uint16_t>(value));
+      break;
+    case 4:
+      store_bytes(p, static_cast<std::uint32_t>(value));
+      break;
+    default:
+      store_bytes(p, static_cast<std::uint64_t>(value));
+      break;
+  }
+  return encode_status::ok;
+}
+
+template <class C> COALESCE_HOST_DEVICE COALESCE_INLINE encode_status encode(std::byte* p, C value, stored_format f) {
+  if constexpr (std::is_floating_point_v<C>) {
+    return encode_floating(p, value, f);
+  } else if constexpr (std::is_integral_v<C> && !std::is_same_v<C, bool>) {
+    return encode_integer(p, value, f);
+  } else {
+    memcpy(p, &value, sizeof(C));
+    return encode_status::ok;
+  }
+}
+
+template <class C> COALESCE_HOST_DEVICE COALESCE_INLINE C decode(std::byte const* p, stored_format f) {
+  if constexpr (std::is_arithmetic_v<C> && !std::is_same_v<C, bool>) {
+    switch (f.kind) {
+      case number_kind::ieee_half:
+        return static_cast<C>(half_bits_to_float(load_bytes<std::uint16_t>(p)));
+      case number_kind::bfloat16:
+        return static_cast<C>(bfloat16_bits_to_float(load_bytes<std::uint16_t>(p)));
+      case number_kind::floating:
+        return f.bytes == 4 ? static_cast<C>(load_bytes<float>(p)) : static_cast<C>(load_bytes<double>(p));
+      case number_kind::fixed:
+        return static_cast<C>(static_cast<double>(load_signed(p, f.bytes)) * power_of_two(-f.fraction_bits));
+      case number_kind::signed_int:
+        return static_cast<C>(load_signed(p, f.bytes));
+      case number_kind::unsigned_int:
+        return static_cast<C>(load_unsigned(p, f.bytes));
+      default:
+        return load_bytes<C>(p);
+    }
+  } else {
+    return load_bytes<C>(p);
+  }
+}
+
+// One element from format `from` to format `to` (the type-erased conversions' inner step):
+// through int64/uint64 between integer formats, through double otherwise.
+COALESCE_HOST_DEVICE COALESCE_INLINE encode_status convert_element(std::byte* dst, stored_format to,
+                                                                   std::byte const* src, stored_format from) {
+  bool const integers = (from.kind == number_kind::signed_int || from.kind == number_kind::unsigned_int) &&
+                        (to.kind == number_kind::signed_int || to.kind == number_kind::unsigned_int);
+  if (integers) {
+    if (from.kind == number_kind::signed_int) return encode_integer(dst, load_signed(src, from.bytes), to);
+    return encode_integer(dst, load_unsigned(src, from.bytes), to);
+  }
+  return encode_floating(dst, decode<double>(src, from), to);
+}
+
+}  // namespace detail
+}  // namespace coalesce

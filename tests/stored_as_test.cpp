@@ -1,0 +1,402 @@
+// Members stored in another number format (coalesce::stored_as): the formats' conversions
+// (rounding, ranges, policies), every algorithm on stored layouts over every inner mapping and
+// space, and deterministic fixed-point sums through atomic_add.
+#include <algorithm>
+#include <cmath>
+#include <cstdint>
+#include <cstring>
+#include <limits>
+#include <numeric>
+#include <random>
+#include <vector>
+
+#include <doctest/doctest.h>
+
+#include <coalesce/coalesce.hpp>
+
+#include "test_types.hpp"
+
+using namespace coalesce_test;
+
+namespace {
+using coalesce::fixed_point;
+using coalesce::store;
+using coalesce::stored_as;
+using coalesce::stored_format;
+
+template <class T> std::vector<T> records_of(auto const& v) {
+  std::vector<T> out(v.size());
+  v.copy_to(out);
+  return out;
+}
+// Equal values (fixed point holds no negative zero: -0.0f comes back as 0.0f, which == accepts).
+bool same_values(Particle const& a, Particle const& b) {
+  return a.pos.x == b.pos.x && a.pos.y == b.pos.y && a.pos.z == b.pos.z && a.vel.x == b.vel.x && a.vel.y == b.vel.y &&
+         a.vel.z == b.vel.z && a.mass == b.mass && a.id == b.id;
+}
+bool all_same(std::vector<Particle> const& a, std::vector<Particle> const& b) {
+  if (a.size() != b.size()) return false;
+  for (std::size_t i = 0; i < a.size(); ++i)
+    if (!same_values(a[i], b[i])) return false;
+  return true;
+}
+std::vector<Particle> particles(std::size_t n) {
+  std::vector<Particle> out(n);
+  for (std::size_t i = 0; i < n; ++i) out[i] = make_particle(i);
+  return out;
+}
+
+// Stored layouts whose formats hold make_particle's values exactly (vel = {i/4, 1, -i/2} below
+// 512 is exact in half and in 8 fraction bits; widening is always exact), over every kind of
+// inner mapping: the suites below check bit-exact round trips on them.
+using vel_half_soa = stored_as<coalesce::soa, store<&Particle::vel, coalesce::half>>;
+using vel_fixed_aos = stored_as<coalesce::aos, store<&Particle::vel, fixed_point<std::int32_t, 8>>>;
+using wide_aosoa = stored_as<coalesce::aosoa<8>, store<&Particle::mass, double>, store<&Particle::id, std::uint64_t>>;
+using vel_half_split =
+    stored_as<coalesce::split<coalesce::fields<&Particle::pos, &Particle::vel>, coalesce::aos, coalesce::soa>,
+              store<&Particle::vel, coalesce::half>>;
+using vel_half_user = stored_as<reversed_columns, coalesce::store_index<1, coalesce::half>>;
+#define STORED_LAYOUTS vel_half_soa, vel_fixed_aos, wide_aosoa, vel_half_split, vel_half_user
+
+std::uint16_t half_bits(float f) { return coalesce::detail::float_to_half_bits(f); }
+float from_half(std::uint16_t h) { return coalesce::detail::half_bits_to_float(h); }
+}  // namespace
+
+TEST_CASE("half: every half value round-trips, and float -> half rounds to nearest even") {
+  for (std::uint32_t h = 0; h < 65536; ++h) {
+    float const f = from_half(static_cast<std::uint16_t>(h));
+    if (f != f) {
+      CHECK((half_bits(f) & 0x7c00) == 0x7c00);  // NaN stays NaN
+      continue;
+    }
+    if (half_bits(f) != h) FAIL_CHECK("half " << h << " did not round-trip");
+  }
+  // Ties between neighbours go to the even one; just above a tie goes up.
+  CHECK(half_bits(1.0f + 0x1p-11f) == half_bits(1.0f));                 // tie, 1.0 is even
+  CHECK(half_bits(1.0f + 3 * 0x1p-11f) == half_bits(1.0f + 0x1p-9f));   // tie, rounds up to even
+  CHECK(half_bits(1.0f + 0x1p-11f + 0x1p-20f) == half_bits(1.0f) + 1);  // above the tie
+  CHECK(from_half(half_bits(0x1p-24f)) == 0x1p-24f);                    // smallest subnormal
+  CHECK(from_half(half_bits(0x1p-26f)) == 0.0f);                        // below half of it
+  CHECK(half_bits(65504.0f) == 0x7bff);
+  CHECK(half_bits(65520.0f) == 0x7c00);  // the tie above the largest half: infinity
+#ifdef __FLT16_MAX__
+  // The compiler's _Float16 as the oracle over a million random floats of every magnitude.
+  std::mt19937 rng(5);
+  for (int k = 0; k < 1000000; ++k) {
+    std::uint32_t const bits = rng();
+    float f;
+    std::memcpy(&f, &bits, 4);
+    if (f != f) continue;
+    _Float16 const want = static_cast<_Float16>(f);
+    std::uint16_t want_bits;
+    std::memcpy(&want_bits, &want, 2);
+    if (half_bits(f) != want_bits) {
+      FAIL_CHECK("float bits " << bits);
+      break;
+    }
+  }
+#endif
+}
+
+TEST_CASE("bfloat16, float-for-double and fixed point round to nearest even; doubles are not rounded twice") {
+  using namespace coalesce::detail;
+  std::byte b[8];
+  stored_format const bf = format_of<coalesce::bfloat16>::value;
+  CHECK(encode(b, 1.0f + 0x1p-8f, bf) == encode_status::ok);  // tie: to even (1.0)
+  CHECK(decode<float>(b, bf) == 1.0f);
+  encode(b, 1.0f + 3 * 0x1p-8f, bf);
+  CHECK(decode<float>(b, bf) == 1.0f + 0x1p-6f);
+  // A double just above a half tie: float rounding alone would land on the tie and go to even.
+  stored_format const h = format_of<coalesce::half>::value;
+  double const above_tie = 1.0 + 0x1p-11 + 0x1p-40;
+  encode(b, above_tie, h);
+  CHECK(decode<double>(b, h) == 1.0 + 0x1p-10);
+  stored_format const f32 = format_of<float>::value;
+  encode(b, 0.1, f32);
+  CHECK(decode<double>(b, f32) == static_cast<double>(0.1f));
+  stored_format const fx = format_of<fixed_point<std::int32_t, 4>>::value;
+  encode(b, 0.03125, fx);  // 0.5 / 16: a tie between 0 and 1/16
+  CHECK(decode<double>(b, fx) == 0.0);
+  encode(b, 0.09375, fx);  // 1.5 / 16: to 2/16
+  CHECK(decode<double>(b, fx) == 0.125);
+  encode(b, -2.5, fx);
+  CHECK(decode<double>(b, fx) == -2.5);
+}
+
+TEST_CASE("values a format cannot hold are errors, or saturate where the format says so") {
+  using namespace coalesce::detail;
+  std::byte b[8];
+  CHECK(encode(b, 70000.0f, format_of<coalesce::half>::value) == encode_status::out_of_range);
+  CHECK(encode(b, std::numeric_limits<float>::infinity(), format_of<coalesce::half>::value) == encode_status::ok);
+  stored_format const sat = format_of<coalesce::half_format<coalesce::saturate>>::value;
+  encode(b, -70000.0f, sat);
+  CHECK(decode<float>(b, sat) == -65504.0f);
+  stored_format const fx = format_of<fixed_point<std::int32_t, 16>>::value;
+  CHECK(encode(b, 40000.0, fx) == encode_status::out_of_range);  // 2^15 = 32768 is the limit
+  CHECK(encode(b, std::nan(""), fx) == encode_status::not_a_number);
+  stored_format const fx_sat = format_of<fixed_point<std::int32_t, 16, coalesce::saturate>>::value;
+  encode(b, 40000.0, fx_sat);
+  CHECK(decode<double>(b, fx_sat) == 32768.0 - 0x1p-16);
+  encode(b, -1e9, fx_sat);
+  CHECK(decode<double>(b, fx_sat) == -32768.0);
+  stored_format const u8 = format_of<std::uint8_t>::value;
+  CHECK(encode(b, 256u, u8) == encode_status::out_of_range);
+  CHECK(encode(b, -1, u8) == encode_status::out_of_range);
+  CHECK(encode(b, 255u, u8) == encode_status::ok);
+  stored_format const i16 = format_of<std::int16_t>::value;
+  CHECK(encode(b, std::uint64_t{1} << 40, i16) == encode_status::out_of_range);
+  CHECK(encode(b, -32768, i16) == encode_status::ok);
+  CHECK(decode<int>(b, i16) == -32768);
+  stored_format const f32 = format_of<float>::value;
+  CHECK(encode(b, 1e300, f32) == encode_status::out_of_range);
+}
+
+TEST_CASE("a stored layout's record and columns take the stored bytes") {
+  using half_aos = stored_as<coalesce::aos, store<&Particle::vel, coalesce::half>>;
+  using S = coalesce::layout_storage<Particle, half_aos>;
+  static_assert(S::converts);
+  static_assert(S::leaf_bytes(3) == 2 && S::leaf_bytes(0) == 4);
+  static_assert(S::shape::record_bytes == 12 + 6 + 2 + 4 + 4);  // pos, vel as half, alignment to 4, mass, id
+  static_assert(S::natural(0) && !S::natural(3) && S::natural(6));
+  using W = coalesce::layout_storage<Particle, wide_aosoa>;
+  static_assert(W::leaf_bytes(6) == 8 && W::leaf_bytes(7) == 8);
+  // The split packs pos (12 bytes) and vel as half (6 bytes) into one 32-byte slot.
+  using P = coalesce::layout_storage<Particle, vel_half_split>;
+  static_assert(P::mapping_type::in_shape::record_bytes == 32);
+  // Analysis counts stored bytes: the record under the half aos layout is 28 bytes, not 32.
+  auto const report = coalesce::analysis::layout_table<Particle, half_aos>(coalesce::analysis::device_model::hopper());
+  CHECK(report.record_bytes == 28);
+}
+
+TEST_CASE_TEMPLATE("a stored layout's proxy reads and writes like the struct", Layout, STORED_LAYOUTS) {
+  coalesce::host_vector<Particle, Layout> h(37);
+  auto v = h.view();
+  for (std::size_t i = 0; i < v.size(); ++i) v[i] = make_particle(i);
+  for (std::size_t i = 0; i < v.size(); ++i) {
+    auto [pos, vel, mass, id] = v[i];
+    auto [x, y, z] = pos;
+    auto [vx, vy, vz] = vel;
+    x += vx * 2.0f;
+    y += vy;
+    z += vz;
+    vx += 1.0f;
+    mass *= 2.0f;
+    id += 1;
+  }
+  for (std::size_t i = 0; i < v.size(); ++i) {
+    Particle expected = make_particle(i);
+    expected.pos.x += expected.vel.x * 2.0f;
+    expected.pos.y += expected.vel.y;
+    expected.pos.z += expected.vel.z;
+    expected.vel.x += 1.0f;
+    expected.mass *= 2.0f;
+    expected.id += 1;
+    Particle const got = v[i];
+    CHECK(same_values(got, expected));
+  }
+  // By member pointer and by run-time component index.
+  v[3][&Particle::vel][&vec3::z] = 42.0f;
+  v[3][&Particle::vel][1] = 3.5f;
+  CHECK(static_cast<float>(v[3][&Particle::vel][2]) == 42.0f);
+  vec3 const vel = v[3][&Particle::vel];
+  CHECK(vel.y == 3.5f);
+  v[4][&Particle::vel] = vel;  // nested store through the formats
+  Particle const p4 = v[4];
+  CHECK(p4.vel.z == 42.0f);
+  CHECK(p4.pos.x == make_particle(4).pos.x + make_particle(4).vel.x * 2.0f);
+}
+
+TEST_CASE_TEMPLATE(
+    "stored layouts convert to and from every layout and space, exactly where the format holds the "
+    "values",
+    Layout, STORED_LAYOUTS) {
+  for (std::size_t n : {0u, 1u, 7u, 33u, 500u}) {
+    auto const records = particles(n);
+    INFO("n = " << n);
+    coalesce::host_vector<Particle, Layout> h{std::span<Particle const>(records)};
+    CHECK(all_same(records_of<Particle>(h), records));
+    coalesce::device_vector<Particle, Layout> d = h;  // same layout, other space
+    CHECK(all_same(records_of<Particle>(d), records));
+    coalesce::host_vector<Particle, coalesce::aos> a = d;  // stored -> plain
+    CHECK(all_same(records_of<Particle>(a), records));
+    coalesce::device_vector<Particle, coalesce::aosoa<6>> b = h;
+    coalesce::device_vector<Particle, Layout> back = b;  // plain -> stored on the device
+    CHECK(all_same(records_of<Particle>(back), records));
+    coalesce::host_vector<Particle, vel_fixed_aos> other = back;  // stored -> another stored format
+    CHECK(all_same(records_of<Particle>(other), records));
+    coalesce::host_vector<Particle, Layout> filled(n, make_particle(9));
+    for (auto const& p : records_of<Particle>(filled)) CHECK(same_values(p, make_particle(9)));
+  }
+}
+
+TEST_CASE_TEMPLATE("vectors of stored layouts grow, shrink and push back", Layout, STORED_LAYOUTS) {
+  auto want = particles(33);
+  coalesce::host_vector<Particle, Layout> v{std::span<Particle const>(want)};
+  v.reserve(100);
+  v.resize(40, make_particle(7));
+  want.resize(40, make_particle(7));
+  CHECK(all_same(records_of<Particle>(v), want));
+  v.push_back(make_particle(11));
+  want.push_back(make_particle(11));
+  CHECK(all_same(records_of<Particle>(v), want));
+  v.resize(5);
+  want.resize(5);
+  v.shrink_to_fit();
+  CHECK(all_same(records_of<Particle>(v), want));
+}
+
+TEST_CASE_TEMPLATE("sort_by_key and apply move the stored bytes: every record follows its key", Layout,
+                   STORED_LAYOUTS) {
+  std::mt19937 rng(3);
+  coalesce::reorder_plan plan;
+  for (std::size_t n : {0u, 1u, 9u, 333u}) {
+    auto const records = particles(n);
+    coalesce::device_vector<Particle, Layout> v{std::span<Particle const>(records)};
+    coalesce::device_vector<Particle, Layout> companion = v;
+    std::vector<std::uint32_t> keys(n);
+    for (auto& k : keys) k = rng() % 17;
+    space_array<std::uint32_t, coalesce::device> device_keys(keys);
+    coalesce::sort_by_key(v, std::span<std::uint32_t const>(device_keys.data(), n), plan);
+    coalesce::apply(plan, companion);
+    std::vector<std::size_t> order(n);
+    std::iota(order.begin(), order.end(), std::size_t{0});
+    std::stable_sort(order.begin(), order.end(), [&](std::size_t a, std::size_t b) { return keys[a] < keys[b]; });
+    std::vector<Particle> want(n);
+    for (std::size_t i = 0; i < n; ++i) want[i] = records[order[i]];
+    INFO("n = " << n);
+    CHECK(all_same(records_of<Particle>(v), want));
+    CHECK(all_same(records_of<Particle>(companion), want));
+  }
+}
+
+TEST_CASE("a conversion into a format that cannot hold a value names the element and the member, and throws") {
+  auto records = particles(20);
+  records[13].vel.y = 1e6f;  // beyond half
+  coalesce::host_vector<Particle> plain{std::span<Particle const>(records)};
+  using vel_half = stored_as<coalesce::soa, store<&Particle::vel, coalesce::half>>;
+  CHECK_THROWS_WITH_AS((coalesce::host_vector<Particle, vel_half>(plain)),
+                       doctest::Contains("element 13's leaf 4 (member 1.1) cannot be stored as half"), coalesce::error);
+  CHECK_THROWS_WITH_AS((coalesce::device_vector<Particle, vel_half>(plain)), doctest::Contains("element 13"),
+                       coalesce::error);
+  CHECK_THROWS_WITH_AS((coalesce::host_vector<Particle, vel_half>(3, records[13])), doctest::Contains("half"),
+                       coalesce::error);
+  coalesce::host_vector<Particle, vel_half> h(4);
+  CHECK_THROWS_WITH_AS(h.view()[2][&Particle::vel][&vec3::x] = 1e9f, doctest::Contains("stored as half"),
+                       coalesce::error);
+  // Saturation where chosen.
+  using vel_saturated = stored_as<coalesce::soa, store<&Particle::vel, coalesce::half_format<coalesce::saturate>>>;
+  coalesce::host_vector<Particle, vel_saturated> s{plain};
+  Particle const p = s.view()[13];
+  CHECK(p.vel.y == 65504.0f);
+  // A NaN into fixed point.
+  records[13].vel.y = std::nanf("");
+  coalesce::host_vector<Particle> with_nan{std::span<Particle const>(records)};
+  CHECK_THROWS_WITH_AS((coalesce::host_vector<Particle, vel_fixed_aos>(with_nan)),
+                       doctest::Contains("fixed_point<std::int32_t, 8>"), coalesce::error);
+}
+
+TEST_CASE("half velocities: the error of a round trip is at most half a unit in the last place") {
+  std::mt19937 rng(11);
+  std::uniform_real_distribution<float> speed(-300.0f, 300.0f);
+  std::vector<Particle> records(4096);
+  for (auto& p : records) p.vel = {speed(rng), speed(rng), speed(rng)};
+  coalesce::host_vector<Particle> plain{std::span<Particle const>(records)};
+  coalesce::device_vector<Particle, vel_half_soa> h = plain;
+  auto const back = records_of<Particle>(h);
+  for (std::size_t i = 0; i < records.size(); ++i) {
+    float const want[3] = {records[i].vel.x, records[i].vel.y, records[i].vel.z};
+    float const got[3] = {back[i].vel.x, back[i].vel.y, back[i].vel.z};
+    for (int d = 0; d < 3; ++d) {
+      float const ulp = std::ldexp(1.0f, std::ilogb(want[d]) - 10);
+      if (std::fabs(got[d] - want[d]) > 0.5f * ulp) FAIL_CHECK("element " << i << " component " << d);
+    }
+  }
+}
+
+namespace {
+struct Body {
+  vec3 pos;
+  vec3 force;
+  double energy;
+};
+using summed = stored_as<coalesce::soa, store<&Body::force, fixed_point<std::int64_t, 32>>,
+                         store<&Body::energy, fixed_point<std::int64_t, 32>>>;
+struct sum_inputs {
+  std::vector<vec3> addends;
+  std::vector<std::size_t> forward, shuffled;
+};
+sum_inputs make_sum_inputs(std::size_t adds) {
+  std::mt19937 rng(17);
+  std::uniform_real_distribution<float> value(-1.0f, 1.0f);
+  sum_inputs in;
+  in.addends.resize(adds);
+  for (auto& a : in.addends) a = {value(rng), value(rng) * 1e-3f, value(rng) * 1e3f};
+  in.forward.resize(adds);
+  std::iota(in.forward.begin(), in.forward.end(), std::size_t{0});
+  in.shuffled = in.forward;
+  std::shuffle(in.shuffled.begin(), in.shuffled.end(), rng);
+  return in;
+}
+}  // namespace
+
+TEST_CASE("fixed-point sums through atomic_add are bit-identical in any order, and exact sums of rounded addends") {
+  std::size_t const targets = 16;
+  auto const in = make_sum_inputs(200000);
+  auto run = [&](std::vector<std::size_t> const& order) {
+    coalesce::host_vector<Body, summed> bodies(targets);
+    auto v = bodies.view();
+    for (std::size_t i : order) {
+      coalesce::atomic_add(v[i % targets][&Body::force], in.addends[i]);
+      coalesce::atomic_add(v[i % targets][&Body::energy], static_cast<double>(in.addends[i].x));
+    }
+    return records_of<Body>(bodies);
+  };
+  auto const a = run(in.forward), b = run(in.shuffled);
+  for (std::size_t t = 0; t < targets; ++t) CHECK(std::memcmp(&a[t], &b[t], sizeof(Body)) == 0);
+  // The sum of the addends rounded to 2^-32 each, against a double sum.
+  double exact = 0;
+  for (std::size_t i = 0; i < in.addends.size(); i += targets) exact += in.addends[i].x;
+  CHECK(std::fabs(a[0].energy - exact) <= static_cast<double>(in.addends.size() / targets) * 0x1p-33 + 1e-9);
+}
+
+#if !COALESCE_WITH_CUDA  // with CUDA, device loops are GPU kernels: tests/gpu/stored_as_test.cu covers them
+TEST_CASE("fixed-point sums from racing threads (OpenMP) are bit-identical run to run and order to order") {
+  std::size_t const targets = 16;
+  auto const in = make_sum_inputs(200000);
+  std::vector<std::vector<Body>> runs;
+  for (int r = 0; r < 4; ++r) {
+    auto const& order = r % 2 == 0 ? in.forward : in.shuffled;
+    coalesce::device_vector<Body, summed> bodies(targets);
+    auto v = bodies.view();
+    vec3 const* values = in.addends.data();
+    std::size_t const* o = order.data();
+    coalesce::for_each_index(coalesce::device{}, order.size(), [=](std::size_t k) {
+      std::size_t const i = o[k];
+      coalesce::atomic_add(v[i % targets][&Body::force], values[i]);
+      coalesce::atomic_add(v[i % targets][&Body::energy], static_cast<double>(values[i].x));
+    });
+    coalesce::synchronize(coalesce::device{});
+    runs.push_back(records_of<Body>(bodies));
+  }
+  for (int r = 1; r < 4; ++r)
+    for (std::size_t t = 0; t < targets; ++t) CHECK(std::memcmp(&runs[0][t], &runs[r][t], sizeof(Body)) == 0);
+}
+#endif
+
+TEST_CASE("atomic_add into a member stored as half is refused") {
+  coalesce::host_vector<Particle, vel_half_soa> h(2);
+  CHECK_THROWS_WITH_AS(coalesce::atomic_add(h.view()[0][&Particle::vel], vec3{1, 2, 3}),
+                       doctest::Contains("atomic_add into a member stored as half"), coalesce::error);
+}
+
+TEST_CASE("keys, columns and MPI-free algorithms refuse positions or columns stored in another format") {
+  using pos_half = stored_as<coalesce::soa, store<&Particle::pos, coalesce::half>>;
+  coalesce::host_vector<Particle, pos_half> h{std::span<Particle const>(particles(10))};
+  coalesce::reorder_plan plan;
+  coalesce::box const b{{-100, -100, -100}, {100, 100, 100}};
+  CHECK_THROWS_WITH_AS(static_cast<void>(coalesce::morton_keys(h, &Particle::pos, b, plan)),
+                       doctest::Contains("stored as half"), coalesce::error);
+  CHECK_THROWS_WITH_AS(h.view().column(&Particle::pos, &vec3::x), doctest::Contains("stored in another format"),
+                       coalesce::error);
+  CHECK(static_cast<float>(h.view().column(&Particle::mass)[3]) == make_particle(3).mass);
+}
