@@ -166,6 +166,10 @@ TEST_CASE("a stored layout's record and columns take the stored bytes") {
   // Analysis counts stored bytes: the record under the half aos layout is 28 bytes, not 32.
   auto const report = coalesce::analysis::layout_table<Particle, half_aos>(coalesce::analysis::device_model::hopper());
   CHECK(report.record_bytes == 28);
+  CHECK(coalesce::analysis::layout_name<vel_half_split>() ==
+        "stored_as<split<member_indices<0, 1>, aos, soa>, store_index<1, half>>");
+  CHECK(coalesce::analysis::layout_name<wide_aosoa>() ==
+        "stored_as<aosoa<8>, store_index<2, double>, store_index<3, std::uint64_t>>");
 }
 
 TEST_CASE_TEMPLATE("a stored layout's proxy reads and writes like the struct", Layout, STORED_LAYOUTS) {

@@ -418,9 +418,15 @@ template <class T, class F> constexpr void for_each_column(F&& f) {
 // "leaf 4 (member 1.1)": a leaf by index and by its path of member indices, for error messages.
 template <class T> std::string leaf_name(std::size_t l) {
   auto const& info = leaf_table_v<T>[l];
-  std::string out = "leaf " + std::to_string(l) + " (member ";
-  for (std::size_t d = 0; d < info.depth; ++d) out += (d == 0 ? "" : ".") + std::to_string(info.path[d]);
-  return out + ")";
+  std::string out = "leaf ";  // appended piece by piece (g++ 12 warns falsely on const char* + string&&)
+  out += std::to_string(l);
+  out += " (member ";
+  for (std::size_t d = 0; d < info.depth; ++d) {
+    if (d > 0) out += '.';
+    out += std::to_string(info.path[d]);
+  }
+  out += ')';
+  return out;
 }
 
 }  // namespace coalesce::reflect

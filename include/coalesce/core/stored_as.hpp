@@ -176,10 +176,21 @@ template <class T, class... Stores> struct stored_shape {
   COALESCE_HOST_DEVICE COALESCE_INLINE static constexpr shape_leaf leaf(std::size_t l) { return element_of<leaves>(l); }
 };
 
-template <class T, class Store> std::string store_name() {
-  using parts = store_parts<T, Store>;
-  return "store_index<" + std::to_string(parts::member) + ", " + format_name(parts::format) + ">";
-}
+// A store<...> as "store_index<K, format>": a name that compiles without the member pointer's
+// spelling (the element type is the member pointer's class).
+template <class Store> struct store_printer;
+template <auto Member, class Format> struct store_printer<store<Member, Format>> {
+  static std::string name() {
+    using T = typename member_pointer_class<decltype(Member)>::type;
+    return "store_index<" + std::to_string(member_index<T, Member>()) + ", " + format_name(format_of<Format>::value) +
+           ">";
+  }
+};
+template <std::size_t K, class Format> struct store_printer<store_index<K, Format>> {
+  static std::string name() {
+    return "store_index<" + std::to_string(K) + ", " + format_name(format_of<Format>::value) + ">";
+  }
+};
 }  // namespace detail
 
 template <class Inner, class... Stores> struct stored_as {
@@ -196,10 +207,11 @@ template <class Inner, class... Stores> struct stored_as {
     using base::base;
   };
 
-  // Needs the element type to print member names as indices: name_for<T>().
-  template <class T> static std::string name_for() {
+  // For the analysis tables: members by index, formats by name (with `using namespace coalesce`
+  // and std::int*_t in scope, a type that compiles).
+  static std::string name() {
     std::string out = "stored_as<" + detail::layout_name_of<Inner>();
-    ((out += ", " + detail::store_name<T, Stores>()), ...);
+    ((out += ", " + detail::store_printer<Stores>::name()), ...);
     return out + ">";
   }
 };

@@ -5,6 +5,7 @@
 //   coalesce::mpi::decomposition const d(MPI_COMM_WORLD, box);    // MPI_Cart_create over the ranks
 //   d.owner(position);  d.subdomain();  d.neighbor(0, +1);        // who owns what, who is next
 //   auto moved = coalesce::mpi::migrate(d, particles, &Particle::pos, charges);  // leavers moved
+//   coalesce::mpi::migrate(coalesce::mpi::unordered, d, particles, &Particle::pos); // order not kept
 //   auto halo = coalesce::mpi::build_halo(d, particles, &Particle::pos, cutoff);  // ghosts (mpi_halo.hpp)
 //
 // migrate() moves every element whose position (or given destination rank) belongs to another
@@ -13,7 +14,9 @@
 // them), receivers append what arrives, and nothing is left as a hole. The order afterwards is
 // deterministic: the elements that stayed, in their order, then the arrivals by source rank
 // ascending, each in its sender's order. Extra arrays (std::vector<U> or coalesce::vector, one
-// element per particle) follow their particles.
+// element per particle) follow their particles. A code that sorts its particles next does not
+// need that order: migrate(coalesce::mpi::unordered, d, particles, ...) fills the leavers' slots
+// from the tail on host memory (the stayers past the last kept slot move, nothing else).
 //
 // Bad input is agreed on collectively before any data moves: a destination outside the
 // communicator, or a position that is not finite (or outside a clamped box) on any rank makes
@@ -33,6 +36,7 @@
 #pragma once
 #include <mpi.h>
 
+#include <algorithm>
 #include <array>
 #include <cmath>
 #include <cstddef>
@@ -100,6 +104,7 @@ struct message_buffers {
   // one copy of the particles) and the destination ranks.
   reorder_plan grouping{coalesce::default_stream, check_policy::off};
   coalesce::detail::buffer destinations;
+  std::vector<std::uint32_t> holes;  // an unordered migration's leavers' slots (host memory)
   int* destinations_at_least(coalesce::detail::memory_kind kind, std::size_t n, void* stream) {
     return reinterpret_cast<int*>(grow(destinations, kind, n * sizeof(int), stream));
   }
@@ -346,8 +351,9 @@ void resize_in_order(coalesce::stream s, std::size_t kept, std::size_t total, Ar
 // The migration once the destinations (ints in the particles' memory) are known.
 // describe(i, destination) says in words why element i's destination is bad.
 template <class T, class L, class S, class Describe, class... Extra>
-mpi::migration_report migrate_to(mpi::decomposition const& d, vector<T, L, S>& particles, int const* destination,
-                                 std::string size_error, Describe const& describe, Extra&... arrays) {
+mpi::migration_report migrate_to(bool keep_order, mpi::decomposition const& d, vector<T, L, S>& particles,
+                                 int const* destination, std::string size_error, Describe const& describe,
+                                 Extra&... arrays) {
   check_same_memory<T, L, S, Extra...>();
   constexpr memory_kind kind = coalesce::detail::kind_of_space<S>;
   std::size_t const n = particles.size();
@@ -402,13 +408,28 @@ mpi::migration_report migrate_to(mpi::decomposition const& d, vector<T, L, S>& p
     }
   }
   if (order != nullptr) {
-    // Stayers to the front, in order, column by column: element k from element order[k] >= k, so
-    // an ascending pass never reads a slot it has already overwritten.
     std::vector<coalesce::detail::column_copy> in_place;
     for (std::size_t c = 0; c < columns.columns.size(); ++c)
       in_place.push_back({columns.columns[c], columns.columns[c], columns.widths[c]});
-    coalesce::detail::move_columns_indexed(kind, in_place.data(), in_place.size(), report.kept, index_map{order, 0},
-                                           index_map{nullptr, 0}, stream);
+    if (keep_order) {
+      // Stayers to the front, in order, column by column: element k from element order[k] >= k, so
+      // an ascending pass never reads a slot it has already overwritten.
+      coalesce::detail::move_columns_indexed(kind, in_place.data(), in_place.size(), report.kept, index_map{order, 0},
+                                             index_map{nullptr, 0}, stream);
+    } else {
+      // Holes filled from the tail: the leavers' slots below `kept` take the stayers found at or
+      // past it, and nothing else moves (about the leavers' share of the elements, not all).
+      std::uint32_t const* const tail = std::lower_bound(order, order + report.kept, report.kept);
+      std::size_t const moves = static_cast<std::size_t>(order + report.kept - tail);
+      std::vector<std::uint32_t>& holes = d.buffers().holes;  // ascending, as the stayers that fill them
+      holes.clear();
+      int const me = d.rank();
+      for (std::size_t i = 0; i < report.kept && holes.size() < moves; ++i) {
+        if (destination[i] != me) holes.push_back(static_cast<std::uint32_t>(i));
+      }
+      coalesce::detail::move_columns_indexed(kind, in_place.data(), in_place.size(), moves, index_map{tail, 0},
+                                             index_map{holes.data(), 0}, stream);
+    }
   }
   std::vector<std::size_t> arrived;
   std::byte const* received =
@@ -437,11 +458,20 @@ mpi::migration_report migrate_to(mpi::decomposition const& d, vector<T, L, S>& p
 
 namespace coalesce::mpi {
 
-// Moves the elements whose destination rank (one int per element, host memory) is another rank.
-// Collective: every rank of the decomposition calls it.
+// Pass as the first argument of migrate() when the order of the kept particles does not matter
+// (a code that sorts them next): on host memory the leavers' slots are then filled from the tail,
+// which moves about the leavers' share of the elements instead of every stayer behind the first
+// hole. GPU memory permutes all columns in one pass either way (the order is kept).
+struct unordered_t {};
+inline constexpr unordered_t unordered{};
+
+}  // namespace coalesce::mpi
+
+namespace coalesce::detail {
+// migrate() by destination rank and by position, keeping the kept elements' order or not.
 template <class T, class L, class S, class... Extra>
-migration_report migrate(decomposition const& d, vector<T, L, S>& particles, std::span<int const> destination,
-                         Extra&... arrays) {
+mpi::migration_report migrate_by_rank(bool keep_order, mpi::decomposition const& d, vector<T, L, S>& particles,
+                                      std::span<int const> destination, Extra&... arrays) {
   constexpr auto kind = coalesce::detail::kind_of_space<S>;
   std::size_t const n = particles.size();
   std::string size_error;
@@ -458,20 +488,17 @@ migration_report migrate(decomposition const& d, vector<T, L, S>& particles, std
     return "destination rank " + std::to_string(rank) + ", outside [0, " + std::to_string(d.size()) + ")";
   };
   if (!size_error.empty() || !device_is_gpu || kind == coalesce::detail::memory_kind::host) {
-    return detail::migrate_to(d, particles, destination.data(), size_error, describe, arrays...);
+    return detail::migrate_to(keep_order, d, particles, destination.data(), size_error, describe, arrays...);
   }
   int* const on_device = d.buffers().destinations_at_least(kind, n, d.stream().handle());
   coalesce::detail::copy_bytes(kind, on_device, coalesce::detail::memory_kind::host, destination.data(),
                                n * sizeof(int), d.stream().handle());
-  return detail::migrate_to(d, particles, on_device, size_error, describe, arrays...);
+  return detail::migrate_to(keep_order, d, particles, on_device, size_error, describe, arrays...);
 }
 
-// The same with each element's destination the owner of its position (a member path, as for
-// keys: &Particle::pos, or member_path(&Atom::pos)), computed where the particles are. A position
-// that is not finite, or outside a clamped box, is an error on every rank.
 template <class T, class L, class S, class Pos, class... Extra>
-requires(!std::is_convertible_v<Pos, std::span<int const>>) migration_report
-    migrate(decomposition const& d, vector<T, L, S>& particles, Pos const& position, Extra&... arrays) {
+mpi::migration_report migrate_by_position(bool keep_order, mpi::decomposition const& d, vector<T, L, S>& particles,
+                                          Pos const& position, Extra&... arrays) {
   constexpr auto kind = coalesce::detail::kind_of_space<S>;
   std::size_t const n = particles.size();
   std::string size_error;
@@ -488,7 +515,38 @@ requires(!std::is_convertible_v<Pos, std::span<int const>>) migration_report
     return "position (" + std::to_string(p[0]) + ", " + std::to_string(p[1]) + ", " + std::to_string(p[2]) +
            "), which is not finite or lies outside the clamped box";
   };
-  return detail::migrate_to(d, particles, dest, size_error, describe, arrays...);
+  return detail::migrate_to(keep_order, d, particles, dest, size_error, describe, arrays...);
+}
+}  // namespace coalesce::detail
+
+namespace coalesce::mpi {
+
+// Moves the elements whose destination rank (one int per element, host memory) is another rank.
+// Collective: every rank of the decomposition calls it. The kept elements stay in their order,
+// the arrivals follow by source rank.
+template <class T, class L, class S, class... Extra>
+migration_report migrate(decomposition const& d, vector<T, L, S>& particles, std::span<int const> destination,
+                         Extra&... arrays) {
+  return detail::migrate_by_rank(true, d, particles, destination, arrays...);
+}
+template <class T, class L, class S, class... Extra>
+migration_report migrate(unordered_t, decomposition const& d, vector<T, L, S>& particles,
+                         std::span<int const> destination, Extra&... arrays) {
+  return detail::migrate_by_rank(false, d, particles, destination, arrays...);
+}
+
+// The same with each element's destination the owner of its position (a member path, as for
+// keys: &Particle::pos, or member_path(&Atom::pos)), computed where the particles are. A position
+// that is not finite, or outside a clamped box, is an error on every rank.
+template <class T, class L, class S, class Pos, class... Extra>
+requires(!std::is_convertible_v<Pos, std::span<int const>>) migration_report
+    migrate(decomposition const& d, vector<T, L, S>& particles, Pos const& position, Extra&... arrays) {
+  return detail::migrate_by_position(true, d, particles, position, arrays...);
+}
+template <class T, class L, class S, class Pos, class... Extra>
+requires(!std::is_convertible_v<Pos, std::span<int const>>) migration_report
+    migrate(unordered_t, decomposition const& d, vector<T, L, S>& particles, Pos const& position, Extra&... arrays) {
+  return detail::migrate_by_position(false, d, particles, position, arrays...);
 }
 
 }  // namespace coalesce::mpi
