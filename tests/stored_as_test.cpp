@@ -387,6 +387,28 @@ TEST_CASE("fixed-point sums from racing threads (OpenMP) are bit-identical run t
 }
 #endif
 
+TEST_CASE("a fixed_sum is the same integers in any order, and atomic_add adds them exactly") {
+  using sum = coalesce::fixed_sum<vec3, fixed_point<std::int64_t, 32>>;
+  auto const in = make_sum_inputs(5000);
+  sum a, b;
+  for (std::size_t i : in.forward) a += in.addends[i];
+  for (std::size_t i : in.shuffled) b += in.addends[i];
+  for (std::size_t k = 0; k < 3; ++k) CHECK(a.raw(k) == b.raw(k));
+  // The same as adding each addend to the member on its own.
+  coalesce::host_vector<Body, summed> one_by_one(1), at_once(1);
+  for (std::size_t i : in.forward) coalesce::atomic_add(one_by_one.view()[0][&Body::force], in.addends[i]);
+  coalesce::atomic_add(at_once.view()[0][&Body::force], b);
+  Body const x = one_by_one.view()[0], y = at_once.view()[0];
+  CHECK(std::memcmp(&x.force, &y.force, sizeof(vec3)) == 0);
+  vec3 const value = a.value();
+  CHECK(value.x == x.force.x);
+  // Into a float member: the decoded sum, added as a float.
+  coalesce::host_vector<Body> plain(1);
+  coalesce::atomic_add(plain.view()[0][&Body::force], a);
+  Body const z = plain.view()[0];
+  CHECK(z.force.y == value.y);
+}
+
 TEST_CASE("atomic_add into a member stored as half is refused") {
   coalesce::host_vector<Particle, vel_half_soa> h(2);
   CHECK_THROWS_WITH_AS(coalesce::atomic_add(h.view()[0][&Particle::vel], vec3{1, 2, 3}),

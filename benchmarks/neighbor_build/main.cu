@@ -182,29 +182,40 @@ template <class List, class View> void library_force(List nl, View v, float leng
 }
 
 // Half lists (each pair once) scatter the reaction to j: with float atomics the sums depend on the
-// order of the adds; into a force stored as 64-bit fixed point (coalesce::stored_as) they do not.
-using fixed_force_layout =
-    coalesce::stored_as<atom_layout, coalesce::store<&Atom::force, coalesce::fixed_point<std::int64_t, 32>>>;
-template <class List, class View> void library_half_force(List nl, View v, float length, float rc2) {
+// order of the adds; into a force stored as 64-bit fixed point (coalesce::stored_as), with each
+// particle's own pairs summed in a coalesce::fixed_sum, they do not.
+using fixed_format = coalesce::fixed_point<std::int64_t, 32>;
+using fixed_force_layout = coalesce::stored_as<atom_layout, coalesce::store<&Atom::force, fixed_format>>;
+struct float_sum {  // what a float kernel keeps in registers
+  vec3 v{0, 0, 0};
+  __device__ float_sum& operator+=(vec3 const& a) {
+    v.x += a.x, v.y += a.y, v.z += a.z;
+    return *this;
+  }
+};
+__device__ inline vec3 const& total(float_sum const& s) { return s.v; }
+__device__ inline coalesce::fixed_sum<vec3, fixed_format> const& total(
+    coalesce::fixed_sum<vec3, fixed_format> const& s) {
+  return s;
+}
+template <class Sum, class List, class View> void library_half_force(List nl, View v, float length, float rc2) {
   coalesce::for_each_index(coalesce::device{}, v.size(), [=] __device__(std::size_t i) {
     v[i][&Atom::force] = vec3{0, 0, 0};
   });
   coalesce::for_each_index(coalesce::device{}, v.size(), [=] __device__(std::size_t i) {
     vec3 const p = v[i][&Atom::pos];
-    float fx = 0, fy = 0, fz = 0;
+    Sum fi;
     coalesce::for_each_neighbor(nl, i, [&](std::uint32_t j) {
       vec3 const q = v[j][&Atom::pos];
       float dx = min_image(p.x - q.x, length), dy = min_image(p.y - q.y, length), dz = min_image(p.z - q.z, length);
       float r2 = dx * dx + dy * dy + dz * dz;
       if (r2 < rc2) {
         float r2i = 1.0f / r2, r6i = r2i * r2i * r2i, s = 48.0f * r6i * (r6i - 0.5f) * r2i;
-        fx += s * dx;
-        fy += s * dy;
-        fz += s * dz;
+        fi += vec3{s * dx, s * dy, s * dz};
         coalesce::atomic_add(v[j][&Atom::force], vec3{-s * dx, -s * dy, -s * dz});
       }
     });
-    coalesce::atomic_add(v[i][&Atom::force], vec3{fx, fy, fz});
+    coalesce::atomic_add(v[i][&Atom::force], total(fi));
   });
 }
 
@@ -422,16 +433,18 @@ int main(int argc, char** argv) {
   coalesce::device_vector<Atom, fixed_force_layout> fixed_d(atoms);
   auto const half_nl = half_list.view();
   auto const fixed_v = fixed_d.view();
-  double const half_float_ms = median_ms(runs, [&] { library_half_force(half_nl, v, length, rc2); });
-  double const half_fixed_ms = median_ms(runs, [&] { library_half_force(half_nl, fixed_v, length, rc2); });
-  auto half_forces = [&](auto& vec) {
-    library_half_force(half_nl, vec.view(), length, rc2);
+  using fixed_accumulator = coalesce::fixed_sum<vec3, fixed_format>;
+  double const half_float_ms = median_ms(runs, [&] { library_half_force<float_sum>(half_nl, v, length, rc2); });
+  double const half_fixed_ms =
+      median_ms(runs, [&] { library_half_force<fixed_accumulator>(half_nl, fixed_v, length, rc2); });
+  auto half_forces = [&]<class Sum>(Sum, auto& vec) {
+    library_half_force<Sum>(half_nl, vec.view(), length, rc2);
     std::vector<Atom> out(n);
     vec.copy_to(std::span<Atom>(out));
     return out;
   };
-  auto const fixed_a = half_forces(fixed_d), fixed_b = half_forces(fixed_d);
-  auto const float_a = half_forces(d), float_b = half_forces(d);
+  auto const fixed_a = half_forces(fixed_accumulator{}, fixed_d), fixed_b = half_forces(fixed_accumulator{}, fixed_d);
+  auto const float_a = half_forces(float_sum{}, d), float_b = half_forces(float_sum{}, d);
   bool const fixed_identical = std::memcmp(fixed_a.data(), fixed_b.data(), n * sizeof(Atom)) == 0;
   std::size_t float_differ = 0;
   for (std::size_t i = 0; i < n; ++i) float_differ += std::memcmp(&float_a[i], &float_b[i], sizeof(Atom)) != 0;

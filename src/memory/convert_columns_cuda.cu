@@ -19,12 +19,37 @@ struct conversion_batch {
   std::size_t first_column;
 };
 
+// One element of a column that keeps its format: widths of 1, 2, 4 and 8 bytes as one access
+// (columns are aligned to their element width), any other width byte by byte.
+__device__ void copy_element(std::byte* dst, std::byte const* src, std::size_t width) {
+  switch (width) {
+    case 1:
+      *dst = *src;
+      return;
+    case 2:
+      *reinterpret_cast<std::uint16_t*>(dst) = *reinterpret_cast<std::uint16_t const*>(src);
+      return;
+    case 4:
+      *reinterpret_cast<std::uint32_t*>(dst) = *reinterpret_cast<std::uint32_t const*>(src);
+      return;
+    case 8:
+      *reinterpret_cast<std::uint64_t*>(dst) = *reinterpret_cast<std::uint64_t const*>(src);
+      return;
+    default:
+      for (std::size_t b = 0; b < width; ++b) dst[b] = src[b];
+  }
+}
+
 __global__ void convert_columns_kernel(__grid_constant__ conversion_batch const batch,
                                        unsigned long long* first_failure) {
   std::size_t const threads = static_cast<std::size_t>(gridDim.x) * blockDim.x;
   for (std::size_t i = static_cast<std::size_t>(blockIdx.x) * blockDim.x + threadIdx.x; i < batch.n; i += threads) {
     for (int c = 0; c < batch.count; ++c) {
       column_conversion const& col = batch.columns[c];
+      if (col.to == col.from) {  // a column of a converted blob that keeps its format
+        copy_element(col.dst.address(i), col.src.address(i), col.width);
+        continue;
+      }
       auto const status = convert_element(col.dst.address(i), col.to, col.src.address(i), col.from);
       if (status != encode_status::ok && !col.to.saturates) {
         atomicMin(first_failure, (static_cast<unsigned long long>(batch.first_column + c) << 48) | i);

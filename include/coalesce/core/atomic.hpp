@@ -108,4 +108,112 @@ COALESCE_HOST_DEVICE COALESCE_INLINE void atomic_add(reference<Root, Layout, U, 
   (std::make_index_sequence<info::count>{});
 }
 
+// A sum in registers kept as the integers of a fixed-point format: each addend is rounded to a
+// multiple of 2^-F, then added exactly. A force kernel sums a particle's own pairs in one and adds
+// it with atomic_add: the total is the same integer whatever the order of the pairs (a half list
+// puts a pair in the row of its lower index, so a reorder changes which particle sums it):
+//
+//   coalesce::fixed_sum<vec3, coalesce::fixed_point<std::int64_t, 32>> fi;
+//   fi += vec3{s * dx, s * dy, s * dz};                  // per pair
+//   coalesce::atomic_add(v[i][&Atom::force], fi);        // integers into the fixed-point member
+//
+// U is a floating type or a struct of floating members (vec3, float3, double3).
+template <class U, class Format> class fixed_sum {
+  static_assert(detail::format_of<Format>::value.kind == number_kind::fixed,
+                "coalesce: fixed_sum<U, Format> needs Format = coalesce::fixed_point<std::int64_t or std::int32_t, F>");
+  static constexpr std::size_t count = [] {
+    if constexpr (std::is_floating_point_v<U>) {
+      return std::size_t{1};
+    } else {
+      return reflect::members<U>::count;
+    }
+  }();
+  static constexpr stored_format format = detail::format_of<Format>::value;
+
+ public:
+  using value_type = U;
+  using integer = std::conditional_t<format.bytes == 8, std::int64_t, std::int32_t>;
+
+  COALESCE_HOST_DEVICE COALESCE_INLINE fixed_sum& operator+=(U const& value) {
+    for_each_leaf(value, [&](std::size_t k, auto leaf) COALESCE_INLINE_LAMBDA {
+      integer addend;
+      if (detail::encode(reinterpret_cast<std::byte*>(&addend), leaf, format) != detail::encode_status::ok &&
+          !format.saturates)
+        detail::fail_store(format);
+      raw_[k] += addend;
+    });
+    return *this;
+  }
+  COALESCE_HOST_DEVICE COALESCE_INLINE integer raw(std::size_t k) const { return raw_[k]; }
+  // The sum as U (each leaf decoded from its integer).
+  COALESCE_HOST_DEVICE COALESCE_INLINE U value() const {
+    U out{};
+    auto* bytes = reinterpret_cast<std::byte*>(&out);
+    if constexpr (std::is_floating_point_v<U>) {
+      out = detail::decode<U>(reinterpret_cast<std::byte const*>(&raw_[0]), format);
+    } else {
+      [&]<std::size_t... K>(std::index_sequence<K...>) COALESCE_INLINE_LAMBDA {
+        ((*reinterpret_cast<typename reflect::members<U>::template type<K>*>(bytes + reflect::members<U>::offsets[K]) =
+              detail::decode<typename reflect::members<U>::template type<K>>(
+                  reinterpret_cast<std::byte const*>(&raw_[K]), format)),
+         ...);
+      }
+      (std::make_index_sequence<count>{});
+    }
+    return out;
+  }
+
+ private:
+  template <class F> COALESCE_HOST_DEVICE COALESCE_INLINE static void for_each_leaf(U const& value, F&& f) {
+    if constexpr (std::is_floating_point_v<U>) {
+      f(std::size_t{0}, value);
+    } else {
+      auto const* bytes = reinterpret_cast<std::byte const*>(&value);
+      [&]<std::size_t... K>(std::index_sequence<K...>) COALESCE_INLINE_LAMBDA {
+        static_assert((std::is_floating_point_v<typename reflect::members<U>::template type<K>> && ...),
+                      "coalesce: fixed_sum<U, Format> sums a floating type or a struct of floating members");
+        (f(K, *reinterpret_cast<typename reflect::members<U>::template type<K> const*>(
+                  bytes + reflect::members<U>::offsets[K])),
+         ...);
+      }
+      (std::make_index_sequence<count>{});
+    }
+  }
+  integer raw_[count] = {};
+};
+
+namespace detail {
+// One leaf of a fixed_sum into its target leaf: the integer itself where the leaf is stored in
+// the sum's format, else the decoded value through the leaf's own atomic_add.
+template <class Target, class Integer>
+COALESCE_HOST_DEVICE COALESCE_INLINE void atomic_add_raw(Target&& target, Integer raw, stored_format f) {
+  if constexpr (requires { target.format(); }) {
+    if (target.format() == f) {
+      atomic_add_scalar(reinterpret_cast<Integer*>(target.address()), raw);
+      return;
+    }
+  }
+  using T0 = std::remove_cvref_t<Target>;
+  if constexpr (requires { typename T0::value_type; }) {
+    atomic_add(target, decode<typename T0::value_type>(reinterpret_cast<std::byte const*>(&raw), f));
+  } else {
+    atomic_add(target, decode<T0>(reinterpret_cast<std::byte const*>(&raw), f));
+  }
+}
+}  // namespace detail
+
+template <class C, class Format>
+COALESCE_HOST_DEVICE COALESCE_INLINE void atomic_add(stored_ref<C, false> const& target,
+                                                     fixed_sum<C, Format> const& sum) {
+  detail::atomic_add_raw(target, sum.raw(0), detail::format_of<Format>::value);
+}
+template <class Root, class Layout, class U, class Node, class Format>
+COALESCE_HOST_DEVICE COALESCE_INLINE void atomic_add(reference<Root, Layout, U, Node, false> const& target,
+                                                     fixed_sum<U, Format> const& sum) {
+  [&]<std::size_t... K>(std::index_sequence<K...>) COALESCE_INLINE_LAMBDA {
+    (detail::atomic_add_raw(target.template get<K>(), sum.raw(K), detail::format_of<Format>::value), ...);
+  }
+  (std::make_index_sequence<reflect::members<U>::count>{});
+}
+
 }  // namespace coalesce

@@ -446,7 +446,9 @@ template <class C> COALESCE_HOST_DEVICE COALESCE_INLINE C decode(std::byte const
 }
 
 // One element from format `from` to format `to` (the type-erased conversions' inner step):
-// through int64/uint64 between integer formats, through double otherwise.
+// through int64/uint64 between integer formats; through float from float, half and bfloat16
+// (which float holds exactly: one conversion instruction each way on the GPU); through double
+// otherwise.
 COALESCE_HOST_DEVICE COALESCE_INLINE encode_status convert_element(std::byte* dst, stored_format to,
                                                                    std::byte const* src, stored_format from) {
   bool const integers = (from.kind == number_kind::signed_int || from.kind == number_kind::unsigned_int) &&
@@ -455,6 +457,9 @@ COALESCE_HOST_DEVICE COALESCE_INLINE encode_status convert_element(std::byte* ds
     if (from.kind == number_kind::signed_int) return encode_integer(dst, load_signed(src, from.bytes), to);
     return encode_integer(dst, load_unsigned(src, from.bytes), to);
   }
+  bool const float_holds_it = from.kind == number_kind::ieee_half || from.kind == number_kind::bfloat16 ||
+                              (from.kind == number_kind::floating && from.bytes == 4);
+  if (float_holds_it) return encode_floating(dst, decode<float>(src, from), to);
   return encode_floating(dst, decode<double>(src, from), to);
 }
 

@@ -79,6 +79,7 @@ struct column_conversion {
   column_ref src;
   stored_format to;
   stored_format from;
+  std::size_t width;  // bytes per destination element (a plain copy when to == from)
 };
 // The first element (and its column) that a destination format could not hold and does not
 // saturate; element == n when every value fitted. Waits for the conversion to read that.

@@ -39,11 +39,18 @@ column_moves column_copies(layout_storage<T, LD> const& dst, layout_storage<T, L
   using S = layout_storage<T, LS>;
   column_moves out;
   out.copies.reserve(reflect::column_count_v<T>);
+  // A destination blob that receives any conversion takes all its columns from the converting
+  // copy (same formats copied as they are): the fused copies of record blobs read whole records
+  // first, which would read the bytes that a conversion writes only afterwards.
+  std::array<bool, D::blob_count> converted_blob{};
+  reflect::for_each_column<T>([&](std::size_t l, std::size_t) {
+    if (!(D::format(l) == S::format(l))) converted_blob[D::mapping_type::blob_of(l)] = true;
+  });
   reflect::for_each_column<T>([&](std::size_t l, std::size_t j) {
-    if (D::format(l) == S::format(l)) {
+    if (!converted_blob[D::mapping_type::blob_of(l)]) {
       out.copies.push_back({dst.column(l, j), src.column(l, j), D::leaf_bytes(l)});
     } else {
-      out.conversions.push_back({dst.column(l, j), src.column(l, j), D::format(l), S::format(l)});
+      out.conversions.push_back({dst.column(l, j), src.column(l, j), D::format(l), S::format(l), D::leaf_bytes(l)});
       out.conversion_leaf.push_back(l);
     }
   });
