@@ -327,6 +327,23 @@ COALESCE_HOST_DEVICE COALESCE_INLINE std::uint64_t load_unsigned(std::byte const
   }
 }
 
+// `narrow` (a float, rounded to odd from a double where it came from one) as half or bfloat16
+// bits; a finite source that rounds to infinity is out of range (saturated where f says so).
+COALESCE_HOST_DEVICE COALESCE_INLINE std::uint16_t sixteen_bit_float(float narrow, bool finite_source, stored_format f,
+                                                                     encode_status& status) {
+  bool const is_half = f.kind == number_kind::ieee_half;
+  std::uint16_t bits = is_half ? float_to_half_bits(narrow) : float_to_bfloat16_bits(narrow);
+  std::uint16_t const infinity = is_half ? 0x7c00 : 0x7f80;
+  if ((bits & 0x7fffu) == infinity && finite_source) {  // a finite value too large
+    status = encode_status::out_of_range;
+    if (f.saturates) bits = static_cast<std::uint16_t>((bits & 0x8000u) | (infinity - 1u));
+  }
+  return bits;
+}
+COALESCE_HOST_DEVICE COALESCE_INLINE float sixteen_bit_float_value(std::uint16_t bits, stored_format f) {
+  return f.kind == number_kind::ieee_half ? half_bits_to_float(bits) : bfloat16_bits_to_float(bits);
+}
+
 // Writes `value` (a floating computed value) in format f.
 template <class C>
 COALESCE_HOST_DEVICE COALESCE_INLINE encode_status encode_floating(std::byte* p, C value, stored_format f) {
@@ -334,15 +351,8 @@ COALESCE_HOST_DEVICE COALESCE_INLINE encode_status encode_floating(std::byte* p,
     case number_kind::ieee_half:
     case number_kind::bfloat16: {
       float const narrow = sizeof(C) == 4 ? static_cast<float>(value) : round_to_odd_float(static_cast<double>(value));
-      bool const is_half = f.kind == number_kind::ieee_half;
-      std::uint16_t bits = is_half ? float_to_half_bits(narrow) : float_to_bfloat16_bits(narrow);
-      std::uint16_t const infinity = is_half ? 0x7c00 : 0x7f80;
       encode_status status = encode_status::ok;
-      if ((bits & 0x7fffu) == infinity && !is_infinite(value)) {  // a finite value too large
-        status = encode_status::out_of_range;
-        if (f.saturates) bits = static_cast<std::uint16_t>((bits & 0x8000u) | (infinity - 1u));
-      }
-      store_bytes(p, bits);
+      store_bytes(p, sixteen_bit_float(narrow, !is_infinite(value), f, status));
       return status;
     }
     case number_kind::floating: {
