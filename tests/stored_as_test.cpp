@@ -100,7 +100,7 @@ TEST_CASE("half: every half value round-trips, and float -> half rounds to neare
 
 TEST_CASE("bfloat16, float-for-double and fixed point round to nearest even; doubles are not rounded twice") {
   using namespace coalesce::detail;
-  std::byte b[8];
+  alignas(8) std::byte b[8];
   stored_format const bf = format_of<coalesce::bfloat16>::value;
   CHECK(encode(b, 1.0f + 0x1p-8f, bf) == encode_status::ok);  // tie: to even (1.0)
   CHECK(decode<float>(b, bf) == 1.0f);
@@ -125,7 +125,7 @@ TEST_CASE("bfloat16, float-for-double and fixed point round to nearest even; dou
 
 TEST_CASE("values a format cannot hold are errors, or saturate where the format says so") {
   using namespace coalesce::detail;
-  std::byte b[8];
+  alignas(8) std::byte b[8];
   CHECK(encode(b, 70000.0f, format_of<coalesce::half>::value) == encode_status::out_of_range);
   CHECK(encode(b, std::numeric_limits<float>::infinity(), format_of<coalesce::half>::value) == encode_status::ok);
   stored_format const sat = format_of<coalesce::half_format<coalesce::saturate>>::value;

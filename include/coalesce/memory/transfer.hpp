@@ -146,7 +146,10 @@ template <class T, class L> void fill_elements(layout_storage<T, L> const& dst, 
   fills.reserve(reflect::column_count_v<T>);
   auto const* bytes = reinterpret_cast<std::byte const*>(&value);
   // Leaves stored in another format: the value in that format, checked, before anything is written.
-  std::array<std::array<std::byte, 8>, reflect::leaf_count_v<T>> encoded{};
+  struct alignas(8) encoded_leaf {
+    std::byte bytes[8];
+  };
+  std::array<encoded_leaf, reflect::leaf_count_v<T>> encoded{};
   if constexpr (layout_storage<T, L>::converts) {
     [&]<std::size_t... Leaf>(std::index_sequence<Leaf...>) {
       (
@@ -155,7 +158,7 @@ template <class T, class L> void fill_elements(layout_storage<T, L> const& dst, 
             if constexpr (!layout_storage<T, L>::natural(Leaf)) {
               E const leaf_value = *reinterpret_cast<E const*>(bytes + reflect::leaf_t<T, Leaf>::offset);
               stored_format const f = layout_storage<T, L>::format(Leaf);
-              if (encode(encoded[Leaf].data(), leaf_value, f) != encode_status::ok && !f.saturates)
+              if (encode(encoded[Leaf].bytes, leaf_value, f) != encode_status::ok && !f.saturates)
                 throw_conversion_error(first, f, reflect::leaf_name<T>(Leaf));
             }
           }(),
@@ -168,7 +171,7 @@ template <class T, class L> void fill_elements(layout_storage<T, L> const& dst, 
     std::size_t const stored = layout_storage<T, L>::leaf_bytes(l);
     void const* source = layout_storage<T, L>::natural(l)
                              ? static_cast<void const*>(bytes + info.offset + j * info.size)
-                             : static_cast<void const*>(encoded[l].data());
+                             : static_cast<void const*>(encoded[l].bytes);
     fills.push_back({dst.column(l, j), stored, source});
   });
   fill_columns(dk, fills.data(), fills.size(), first, n, stream);
