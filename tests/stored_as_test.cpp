@@ -426,3 +426,23 @@ TEST_CASE("keys, columns and MPI-free algorithms refuse positions or columns sto
                        coalesce::error);
   CHECK(static_cast<float>(h.view().column(&Particle::mass)[3]) == make_particle(3).mass);
 }
+
+TEST_CASE("the advisor counts a stored layout at its stored bytes and prints a type that compiles") {
+  namespace ca = coalesce::analysis;
+  std::vector<Particle> sample = particles(4096);
+  auto const step = ca::count_accesses<Particle>("step", sample, [](auto v, std::size_t i) {
+    auto [pos, vel, mass, id] = v[i];
+    vec3 p = pos;
+    vec3 const u = vel;
+    p.x += u.x, p.y += u.y, p.z += u.z;
+    pos = p;
+  });
+  ca::advice const a = ca::advise<Particle, vel_half_soa>({{step, 1.0}});
+  double soa_bytes = 0, half_bytes = 0;
+  for (auto const& c : a.ranking) {
+    if (c.layout == "soa") soa_bytes = c.weighted_bytes_per_thread;
+    if (c.layout == "stored_as<soa, store_index<1, half>>") half_bytes = c.weighted_bytes_per_thread;
+  }
+  CHECK(soa_bytes == doctest::Approx(36.0));
+  CHECK(half_bytes == doctest::Approx(30.0));  // 12 + 6 read, 12 written
+}
