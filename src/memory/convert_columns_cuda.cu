@@ -149,7 +149,7 @@ conversion_result convert_columns(memory_kind kind, column_conversion const* col
   COALESCE_CUDA_TRY(cudaDeviceGetAttribute(&sms, cudaDevAttrMultiProcessorCount, device));
   auto const blocks = static_cast<unsigned>(
       std::min<std::size_t>((n + block_threads - 1) / block_threads, static_cast<std::size_t>(sms) * 16));
-  // Contiguous columns of small elements: a launch each, vector accesses. The rest: batches of
+  // Contiguous float <-> half/bfloat16 columns: a launch each, vector accesses. The rest: batches of
   // columns, an element of each per thread.
   auto const quad_blocks = static_cast<unsigned>(
       std::min<std::size_t>((n / 4 + block_threads) / block_threads, static_cast<std::size_t>(sms) * 16));
@@ -161,7 +161,6 @@ conversion_result convert_columns(memory_kind kind, column_conversion const* col
     COALESCE_CUDA_TRY(cudaGetLastError());
     batch = conversion_batch{};
   };
-  std::size_t batch_column[conversions_per_launch];
   for (std::size_t c = 0; c < count; ++c) {
     int const vector_kernel = vector_kernel_for(columns[c]);
     if (vector_kernel == 1) {
@@ -173,14 +172,12 @@ conversion_result convert_columns(memory_kind kind, column_conversion const* col
       COALESCE_CUDA_TRY(cudaGetLastError());
       continue;
     }
-    batch_column[batch.count] = c;
+    batch.column_index[batch.count] = c;
     batch.columns[batch.count++] = columns[c];
     if (batch.count == conversions_per_launch) {
-      for (int k = 0; k < batch.count; ++k) batch.column_index[k] = batch_column[k];
       flush();
     }
   }
-  for (int k = 0; k < batch.count; ++k) batch.column_index[k] = batch_column[k];
   flush();
   unsigned long long found = 0;
   COALESCE_CUDA_TRY(cudaMemcpyAsync(&found, failure, sizeof found, cudaMemcpyDeviceToHost, stream));
