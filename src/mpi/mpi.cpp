@@ -58,8 +58,45 @@ void wait_all_mpi(int count, MPI_Request* requests, MPI_Status* statuses) {
 
 namespace coalesce::mpi {
 
+communicator::communicator(MPI_Comm comm) {
+  MPI_Comm dup = MPI_COMM_NULL;
+  detail::check_mpi(MPI_Comm_dup(comm, &dup), "MPI_Comm_dup");
+  adopt(dup);
+}
+
+void communicator::adopt(MPI_Comm owned) {
+  comm_ = owned;
+  // Errors come back as codes (and leave as coalesce::error naming the call), not as an abort.
+  detail::check_mpi(MPI_Comm_set_errhandler(comm_, MPI_ERRORS_RETURN), "MPI_Comm_set_errhandler");
+  detail::check_mpi(MPI_Comm_rank(comm_, &rank_), "MPI_Comm_rank");
+  detail::check_mpi(MPI_Comm_size(comm_, &size_), "MPI_Comm_size");
+}
+
+communicator::~communicator() {
+  if (comm_ != MPI_COMM_NULL) MPI_Comm_free(&comm_);
+}
+communicator::communicator(communicator&& other) noexcept { *this = std::move(other); }
+communicator& communicator::operator=(communicator&& other) noexcept {
+  if (this != &other) {
+    if (comm_ != MPI_COMM_NULL) MPI_Comm_free(&comm_);
+    comm_ = std::exchange(other.comm_, MPI_COMM_NULL);
+    rank_ = other.rank_;
+    size_ = other.size_;
+    stream_ = other.stream_;
+    transport_ = other.transport_;
+    buffers_ = std::move(other.buffers_);
+  }
+  return *this;
+}
+
 decomposition::decomposition(MPI_Comm comm, box const& global, unsigned dims, std::array<int, 3> ranks_per_axis)
-    : dims_(dims), global_(global) {
+    : decomposition(comm, global, dims, ranks_per_axis,
+                    {global.edges == boundary::periodic, global.edges == boundary::periodic,
+                     global.edges == boundary::periodic}) {}
+
+decomposition::decomposition(MPI_Comm comm, box const& global, unsigned dims, std::array<int, 3> ranks_per_axis,
+                             std::array<bool, 3> periodic)
+    : dims_(dims), periodic_(periodic), global_(global) {
   if (dims != 2 && dims != 3) detail::throw_error("decomposition: dims must be 2 or 3, got " + std::to_string(dims));
   for (unsigned a = 0; a < dims; ++a) {
     if (!(global.hi[a] > global.lo[a]) || !std::isfinite(global.lo[a]) || !std::isfinite(global.hi[a])) {
@@ -87,41 +124,21 @@ decomposition::decomposition(MPI_Comm comm, box const& global, unsigned dims, st
                         std::to_string(ranks[2]) + " ranks per axis do not make the communicator's " +
                         std::to_string(size) + " ranks");
   }
-  int const periodic[3] = {global.edges == boundary::periodic, global.edges == boundary::periodic,
-                           global.edges == boundary::periodic};
-  detail::check_mpi(MPI_Cart_create(comm, static_cast<int>(dims), ranks.data(), periodic, 0, &comm_),
+  if (dims == 2) periodic_[2] = false;
+  int const cart_periodic[3] = {periodic_[0], periodic_[1], periodic_[2]};
+  MPI_Comm cart = MPI_COMM_NULL;
+  detail::check_mpi(MPI_Cart_create(comm, static_cast<int>(dims), ranks.data(), cart_periodic, 0, &cart),
                     "MPI_Cart_create");
-  // Errors come back as codes (and leave as coalesce::error naming the call), not as an abort.
-  detail::check_mpi(MPI_Comm_set_errhandler(comm_, MPI_ERRORS_RETURN), "MPI_Comm_set_errhandler");
-  detail::check_mpi(MPI_Comm_rank(comm_, &rank_), "MPI_Comm_rank");
-  size_ = size;
+  adopt(cart);
   ranks_ = ranks;
-  detail::check_mpi(MPI_Cart_coords(comm_, rank_, static_cast<int>(dims), coords_.data()), "MPI_Cart_coords");
+  detail::check_mpi(MPI_Cart_coords(this->comm(), rank(), static_cast<int>(dims), coords_.data()), "MPI_Cart_coords");
   // owner() numbers ranks row-major, as MPI_Cart_create without reordering does: make sure.
   int const row_major = (coords_[0] * ranks_[1] + coords_[1]) * ranks_[2] + coords_[2];
-  if (row_major != rank_) {
+  if (row_major != rank()) {
     detail::throw_error("decomposition: this MPI numbers Cartesian ranks other than row-major (rank " +
-                        std::to_string(rank_) + " at coordinates " + std::to_string(coords_[0]) + ", " +
+                        std::to_string(rank()) + " at coordinates " + std::to_string(coords_[0]) + ", " +
                         std::to_string(coords_[1]) + ", " + std::to_string(coords_[2]) + "), which owner() relies on");
   }
-}
-
-decomposition::~decomposition() {
-  if (comm_ != MPI_COMM_NULL) MPI_Comm_free(&comm_);
-}
-decomposition::decomposition(decomposition&& other) noexcept { *this = std::move(other); }
-decomposition& decomposition::operator=(decomposition&& other) noexcept {
-  if (this != &other) {
-    if (comm_ != MPI_COMM_NULL) MPI_Comm_free(&comm_);
-    comm_ = std::exchange(other.comm_, MPI_COMM_NULL);
-    rank_ = other.rank_;
-    size_ = other.size_;
-    dims_ = other.dims_;
-    ranks_ = other.ranks_;
-    coords_ = other.coords_;
-    global_ = other.global_;
-  }
-  return *this;
 }
 
 box decomposition::subdomain() const {
@@ -140,7 +157,7 @@ coalesce::detail::owner_grid decomposition::grid() const {
   g.hi = global_.hi;
   g.ranks = ranks_;
   g.dims = dims_;
-  g.periodic = global_.edges == boundary::periodic;
+  g.periodic = periodic_;
   return g;
 }
 
@@ -154,7 +171,7 @@ int decomposition::neighbor(unsigned axis, int direction) const {
                         std::to_string(direction) + " (axis < dims, direction +1 or -1)");
   }
   int source = 0, destination = 0;
-  detail::check_mpi(MPI_Cart_shift(comm_, static_cast<int>(axis), direction, &source, &destination), "MPI_Cart_shift");
+  detail::check_mpi(MPI_Cart_shift(comm(), static_cast<int>(axis), direction, &source, &destination), "MPI_Cart_shift");
   return destination;
 }
 
@@ -317,7 +334,8 @@ void check_element_size(unsigned long long theirs, std::size_t ours, char const*
 
 std::byte const* exchange(MPI_Comm comm, memory_kind kind, mpi::transport how, void* stream, message_columns const& m,
                           std::byte const* send, std::vector<std::size_t> const& send_counts,
-                          std::vector<std::size_t>& received_counts, message_buffers& buffers) {
+                          std::vector<std::size_t>& received_counts, message_buffers& buffers,
+                          std::vector<std::size_t> const* expected) {
   int size = 0;
   MPI_Comm_size(comm, &size);
   auto const ranks = static_cast<std::size_t>(size);
@@ -326,8 +344,15 @@ std::byte const* exchange(MPI_Comm comm, memory_kind kind, mpi::transport how, v
     out[2 * r] = send_counts[r];
     out[2 * r + 1] = m.element_bytes();
   }
-  check_mpi(MPI_Alltoall(out.data(), 2, MPI_UNSIGNED_LONG_LONG, in.data(), 2, MPI_UNSIGNED_LONG_LONG, comm),
-            "MPI_Alltoall");
+  if (expected != nullptr) {  // a plan's replay: only the data travels
+    for (std::size_t r = 0; r < ranks; ++r) {
+      in[2 * r] = (*expected)[r];
+      in[2 * r + 1] = m.element_bytes();
+    }
+  } else {
+    check_mpi(MPI_Alltoall(out.data(), 2, MPI_UNSIGNED_LONG_LONG, in.data(), 2, MPI_UNSIGNED_LONG_LONG, comm),
+              "MPI_Alltoall");
+  }
   received_counts.assign(ranks, 0);
   std::size_t total_in = 0, total_out = 0;
   for (std::size_t r = 0; r < ranks; ++r) {
@@ -362,7 +387,22 @@ std::byte const* exchange(MPI_Comm comm, memory_kind kind, mpi::transport how, v
     }
     offset += b;
   }
-  wait_all_mpi(static_cast<int>(requests.size()), requests.data(), MPI_STATUSES_IGNORE);
+  std::vector<MPI_Status> statuses(requests.size());
+  wait_all_mpi(static_cast<int>(requests.size()), requests.data(), statuses.data());
+  if (expected != nullptr) {  // the receives come first among the requests, by source rank ascending
+    std::size_t k = 0;
+    for (std::size_t r = 0; r < ranks; ++r) {
+      std::size_t const b = m.bytes(received_counts[r]);
+      if (b == 0) continue;
+      int got = 0;
+      MPI_Get_count(&statuses[k++], MPI_BYTE, &got);
+      if (static_cast<std::size_t>(got) != b) {
+        throw_error("halo: rank " + std::to_string(r) + " sent " + std::to_string(got) +
+                    " bytes where this rank's plan expects " + std::to_string(b) +
+                    "; every rank must use the plans of one plan_halo call, for arrays of the same type");
+      }
+    }
+  }
   arrived(kind, how, stream, total_in, buffers);
   return buffers.received.data();
 }

@@ -5,14 +5,25 @@
 //   coalesce::mpi::forward(halo, particles, &Particle::pos);   // each step: owners' positions -> ghosts
 //   coalesce::mpi::forward(halo, charges);                     // any per-particle array, the same way
 //   coalesce::mpi::reverse(halo, forces);                      // ghosts' force sums -> their owners
+//   coalesce::mpi::reverse(halo, particles, &Particle::force); // or into one member of the particles
+//   halo = coalesce::mpi::plan_halo(d, particles, &Particle::pos, cutoff, {.owned = halo.owned()});
+//   coalesce::mpi::forward(halo, particles);                   // a plan only, then the ghosts' records
 //
 // Ghosts are copies of particles within `cutoff` of a face, received from the rank across that
 // face, and appended after the owned particles (particles[0, halo.owned()) are owned,
 // [halo.owned(), size()) ghosts). The exchange is staged along the axes, x then y then z, each
 // stage sending what lies near the face among the owned particles and the ghosts of earlier
 // stages, so edge and corner ghosts arrive in two or three hops with no diagonal messages. A
-// particle crossing the global boundary of a periodic box arrives as its periodic image (the box
-// length added to or subtracted from its position); a clamped box sends nothing past its edges.
+// particle crossing the global boundary along a periodic axis arrives as its periodic image (the
+// box length added to or subtracted from its position); a clamped axis sends nothing past its
+// edges. halo_options::axes leaves axes out (a slab decomposition whose neighbour lists apply the
+// minimum image along y and z themselves exchanges along x only).
+//
+// plan_halo() finds the same ghosts without touching the particles (only the coordinates travel,
+// stage by stage); forward() of the whole records then appends them, as build_halo would have.
+// Both take halo_options::owned: the particles' first `owned` elements are the owned ones, the
+// rest a previous halo's ghosts (dropped by build_halo, replaced by the forward of a plan).
+// Halos from explicit (index, rank) export lists on any communicator: coalesce/mpi/export_halo.hpp.
 //
 // The plan keeps what each stage sent (indices and shifts) and how many ghosts it received, so
 // forward() and reverse() re-plan nothing and send no counts: forward runs the axes in order,
@@ -51,14 +62,31 @@
 #include "../core/reflect.hpp"
 #include "../memory/vector.hpp"
 
+namespace coalesce::detail {
+struct halo_access;
+}
+
 namespace coalesce::mpi {
 
 using coalesce::detail::index_map;
+
+// What a halo is built from, besides the particles and the cutoff.
+struct halo_options {
+  // Axes along which ghosts are exchanged (geometric halos). Leave out an axis whose periodicity
+  // your neighbour list handles by the minimum image on its own (one rank along it).
+  std::array<bool, 3> axes{true, true, true};
+  // The particles' first `owned` elements are owned; the rest (a previous halo's ghosts) are
+  // dropped by build_halo and replaced by the first forward of a plan. Default: every element.
+  std::size_t owned = static_cast<std::size_t>(-1);
+};
 
 class halo_plan {
  public:
   std::size_t owned() const { return owned_; }
   std::size_t ghosts() const { return ghosts_; }
+  // The particles' size when the plan was made (owned() plus a previous halo's ghosts): forward()
+  // of whole records takes an array of this size too and replaces those ghosts.
+  std::size_t planned_size() const { return planned_size_; }
   coalesce::stream stream() const { return stream_; }
   void set_stream(coalesce::stream s) { stream_ = s; }
   mpi::transport transport() const { return transport_; }
@@ -67,6 +95,7 @@ class halo_plan {
   // Where the plan's send lists live: the memory of the particles it was built for.
   coalesce::detail::memory_kind memory() const { return kind_; }
 
+  // A geometric halo: two stages per axis (build_halo and plan_halo on a decomposition).
   struct stage {
     unsigned axis = 0;
     int direction = 0;              // +1: sent to the rank above along axis, -1: below
@@ -79,29 +108,68 @@ class halo_plan {
     std::uint32_t const* sent_indices() const { return reinterpret_cast<std::uint32_t const*>(sent.data()); }
   };
   std::vector<stage> const& stages() const { return stages_; }
-  detail::message_buffers& buffers() const { return *buffers_; }
+
+  // A halo from export lists (coalesce/mpi/export_halo.hpp): one hop to any ranks, no stages.
+  // Ghosts arrive by source rank ascending, each source's in its export list's order.
+  bool from_exports() const { return from_exports_; }
+  std::vector<std::size_t> const& send_counts() const { return send_counts_; }        // per destination rank
+  std::vector<std::size_t> const& receive_counts() const { return receive_counts_; }  // per source rank
+  // The exported elements grouped by destination rank ascending (the particles' memory).
+  std::uint32_t const* export_indices() const { return reinterpret_cast<std::uint32_t const*>(exports_.data()); }
+
+  coalesce::detail::message_buffers& buffers() const { return *buffers_; }
   // The particles' element type and where its position lies in a record: forward() of whole
   // records (of that type, in any layout or array) shifts their periodic images as build_halo did.
   std::type_info const& particle_type() const { return *particle_type_; }
   coalesce::detail::position_leaves const& position() const { return position_; }
 
  private:
-  template <class T, class L, class S, class Pos>
-  friend halo_plan build_halo(decomposition const& d, vector<T, L, S>& particles, Pos const& position, double cutoff);
+  friend struct coalesce::detail::halo_access;
   MPI_Comm comm_ = MPI_COMM_NULL;
   coalesce::detail::memory_kind kind_ = coalesce::detail::memory_kind::host;
   coalesce::stream stream_{};
   mpi::transport transport_ = mpi::transport::staged;
-  std::size_t owned_ = 0, ghosts_ = 0;
+  std::size_t owned_ = 0, ghosts_ = 0, planned_size_ = 0;
   std::type_info const* particle_type_ = &typeid(void);
   coalesce::detail::position_leaves position_{};
   std::vector<stage> stages_;
-  std::unique_ptr<detail::message_buffers> buffers_ = std::make_unique<detail::message_buffers>();
+  bool from_exports_ = false;
+  std::vector<std::size_t> send_counts_, receive_counts_;
+  coalesce::detail::buffer exports_;
+  std::unique_ptr<coalesce::detail::message_buffers> buffers_ = std::make_unique<coalesce::detail::message_buffers>();
 };
 
 }  // namespace coalesce::mpi
 
 namespace coalesce::detail {
+
+// The plan's fields, for the functions that build plans (templates over the particles' type).
+struct halo_access {
+  static mpi::halo_plan start(mpi::communicator const& c, memory_kind kind, std::size_t owned,
+                              std::size_t planned_size) {
+    mpi::halo_plan h;
+    h.comm_ = c.comm();
+    h.kind_ = kind;
+    h.stream_ = c.stream();
+    h.transport_ = c.transport();
+    h.owned_ = owned;
+    h.planned_size_ = planned_size;
+    return h;
+  }
+  template <class T> static void set_particles(mpi::halo_plan& h, position_leaves const& position) {
+    h.particle_type_ = &typeid(T);
+    h.position_ = position;
+  }
+  static std::vector<mpi::halo_plan::stage>& stages(mpi::halo_plan& h) { return h.stages_; }
+  static void set_ghosts(mpi::halo_plan& h, std::size_t ghosts) { h.ghosts_ = ghosts; }
+  static void set_exports(mpi::halo_plan& h, std::vector<std::size_t> send_counts,
+                          std::vector<std::size_t> receive_counts, buffer exports) {
+    h.from_exports_ = true;
+    h.send_counts_ = std::move(send_counts);
+    h.receive_counts_ = std::move(receive_counts);
+    h.exports_ = std::move(exports);
+  }
+};
 
 // The plan's send lists live in the particles' memory: an array in the other memory (a
 // std::vector for a halo of GPU particles) would be packed through GPU indices on the host.
@@ -115,9 +183,12 @@ template <class Array> void check_halo_memory(mpi::halo_plan const& h, char cons
   }
 }
 
+// forward() takes owned() elements (extended), owned() + ghosts(), or the size the particles had
+// when the plan was made (a previous halo's ghosts, replaced).
 template <class Array> void check_halo_size(mpi::halo_plan const& h, Array const& a, char const* what) {
-  if (particle_count(a) != h.owned() && particle_count(a) != h.owned() + h.ghosts()) {
-    throw_error(std::string(what) + ": an array of " + std::to_string(particle_count(a)) + " elements for a halo of " +
+  std::size_t const n = particle_count(a);
+  if (n != h.owned() && n != h.owned() + h.ghosts() && n != h.planned_size()) {
+    throw_error(std::string(what) + ": an array of " + std::to_string(n) + " elements for a halo of " +
                 std::to_string(h.owned()) + " owned particles and " + std::to_string(h.ghosts()) +
                 " ghosts; give it owned() or owned() + ghosts() elements");
   }
@@ -193,9 +264,56 @@ inline void wait_for_unpacks(mpi::halo_plan const& h, message_columns const& m) 
   if (device_is_gpu && m.kind_set && m.kind == memory_kind::device) coalesce::synchronize(h.stream());
 }
 
+// A halo from export lists, replayed in one hop. Forward: each destination's exported elements,
+// ghosts unpacked by source rank from owned() on. Reverse: each source's ghosts back to it, added
+// into the exported elements destination by destination in rank order (an element appears once
+// per destination, so each sum writes distinct elements: the same bits run to run).
+inline void forward_exports(mpi::halo_plan const& h, message_columns const& m) {
+  memory_kind const kind = m.kind_set ? m.kind : memory_kind::host;
+  void* const stream = h.stream().handle();
+  auto const& to = h.send_counts();
+  std::size_t bytes = 0;
+  for (std::size_t c : to) bytes += m.bytes(c);
+  std::byte* const send = h.buffers().send_at_least(kind, bytes, stream);
+  for (std::size_t r = 0, first = 0, offset = 0; r < to.size(); first += to[r], offset += m.bytes(to[r]), ++r) {
+    pack(m, to[r], index_map{h.export_indices() + first, 0}, send + offset, stream);
+  }
+  std::vector<std::size_t> arrived;
+  std::byte const* got =
+      exchange(h.comm(), kind, h.transport(), stream, m, send, to, arrived, h.buffers(), &h.receive_counts());
+  for (std::size_t r = 0, first = h.owned(), offset = 0; r < arrived.size();
+       first += arrived[r], offset += m.bytes(arrived[r]), ++r) {
+    unpack(m, arrived[r], got + offset, index_map{nullptr, first}, stream);
+  }
+}
+inline void reverse_exports(mpi::halo_plan const& h, message_columns const& m) {
+  memory_kind const kind = m.kind_set ? m.kind : memory_kind::host;
+  void* const stream = h.stream().handle();
+  auto const& back = h.receive_counts();
+  std::size_t bytes = 0;
+  for (std::size_t c : back) bytes += m.bytes(c);
+  std::byte* const send = h.buffers().send_at_least(kind, bytes, stream);
+  for (std::size_t r = 0, first = h.owned(), offset = 0; r < back.size();
+       first += back[r], offset += m.bytes(back[r]), ++r) {
+    pack(m, back[r], index_map{nullptr, first}, send + offset, stream);
+  }
+  std::vector<std::size_t> arrived;
+  std::byte const* got =
+      exchange(h.comm(), kind, h.transport(), stream, m, send, back, arrived, h.buffers(), &h.send_counts());
+  for (std::size_t r = 0, first = 0, offset = 0; r < arrived.size();
+       first += arrived[r], offset += m.bytes(arrived[r]), ++r) {
+    unpack_sum(m, arrived[r], got + offset, index_map{h.export_indices() + first, 0}, stream);
+  }
+}
+
 // forward() over every axis in order: owners' values (the columns of m) to their ghosts, then
-// after_unpack(stage) for each stage (a periodic shift).
+// after_unpack(stage) for each stage (a periodic shift). A halo from export lists: one hop.
 template <class After> void for_each_axis(mpi::halo_plan const& h, message_columns const& m, After&& after_unpack) {
+  if (h.from_exports()) {
+    forward_exports(h, m);
+    wait_for_unpacks(h, m);
+    return;
+  }
   auto const& stages = h.stages();
   for (std::size_t a = 0; a < stages.size() / 2; ++a) {
     auto const* st = stages.data() + 2 * a;
@@ -214,15 +332,11 @@ template <class After> void for_each_axis(mpi::halo_plan const& h, message_colum
 
 }  // namespace coalesce::detail
 
-namespace coalesce::mpi {
+namespace coalesce::detail {
 
-// Finds the ghosts, exchanges them stage by stage, appends them to `particles` (whole records)
-// and returns the plan. `particles` holds owned particles only when called (a previous halo's
-// ghosts removed: particles.resize(halo.owned())). Collective. GPU memory: candidates are
-// selected and packed on the GPU (the plan's stream is the decomposition's).
-template <class T, class L, class S, class Pos>
-halo_plan build_halo(decomposition const& d, vector<T, L, S>& particles, Pos const& position, double cutoff) {
-  constexpr auto kind = coalesce::detail::kind_of_space<S>;
+// Bad geometric halo input, agreed on by every rank before anything moves.
+inline void check_halo_input(mpi::decomposition const& d, double cutoff, std::size_t owned, std::size_t size,
+                             char const* what) {
   box const sub = d.subdomain();
   long long bad = -1;
   std::string why;
@@ -238,26 +352,86 @@ halo_plan build_halo(decomposition const& d, vector<T, L, S>& particles, Pos con
             "; use fewer ranks along that axis or a smaller cutoff";
     }
   }
-  detail::agree_on_errors(d.comm(), bad, why, "build_halo");
+  if (bad < 0 && owned > size) {
+    bad = static_cast<long long>(size);
+    why = "halo_options::owned is " + std::to_string(owned) + " for " + std::to_string(size) + " particles";
+  }
+  agree_on_errors(d.comm(), bad, why, what);
+}
 
-  halo_plan h;
-  h.comm_ = d.comm();
-  h.kind_ = kind;
-  h.stream_ = d.stream();
-  h.transport_ = d.transport();
-  h.owned_ = particles.size();
-  particles.mark_reordered();  // new ghosts behind the owned particles: lists of the old ones are stale
-  h.particle_type_ = &typeid(T);
-  h.position_ = coalesce::detail::position_leaves_of<T>(position);
+// What a geometric halo is staged over: the particles themselves (build_halo: whole records
+// travel and are appended) or a scratch copy of their coordinates (plan_halo: only coordinates
+// travel, the particles are untouched). Both give the stages the same candidates in the same
+// order, so a plan and a build find the same ghosts.
+template <class T, class L, class S, class Pos> struct particle_stage_store {
+  vector<T, L, S>& particles;
+  Pos const& position;
+  std::size_t size() const { return particles.size(); }
+  position_columns positions() const { return position_columns_of(particles.storage(), position); }
+  message_columns message() const { return columns_of("build_halo", particles); }
+  void grow(coalesce::stream s, std::size_t kept, std::size_t total) { resize_in_order(s, kept, total, particles); }
+};
+class coordinate_stage_store {
+ public:
+  // The first `n` elements' coordinates of `from` (a particle vector's position columns).
+  coordinate_stage_store(memory_kind kind, position_columns const& from, std::size_t n, void* stream)
+      : kind_(kind), dims_(from.dims), width_(from.width) {
+    reserve(n, 0);
+    std::array<column_copy, 3> copies{};
+    for (unsigned a = 0; a < dims_; ++a) copies[a] = {column(a), from.axis[a], width_};
+    move_columns_indexed(kind_, copies.data(), dims_, n, index_map{nullptr, 0}, index_map{nullptr, 0}, stream);
+    size_ = n;
+  }
+  std::size_t size() const { return size_; }
+  position_columns positions() const {
+    position_columns out;
+    out.dims = dims_;
+    out.width = width_;
+    for (unsigned a = 0; a < dims_; ++a) out.axis[a] = column(a);
+    return out;
+  }
+  message_columns message() const {
+    message_columns m;
+    for (unsigned a = 0; a < dims_; ++a) m.add(kind_, column(a), width_, -1, "plan_halo");
+    return m;
+  }
+  void grow(coalesce::stream s, std::size_t kept, std::size_t total) {
+    if (total > capacity_) reserve(std::max(total, 2 * capacity_), kept, s.handle());
+    size_ = total;
+  }
+
+ private:
+  column_ref column(unsigned a) const { return column_ref{coordinates_[a].data(), width_}; }
+  void reserve(std::size_t capacity, std::size_t kept, void* stream = nullptr) {
+    for (unsigned a = 0; a < dims_; ++a) {
+      buffer grown(kind_, std::max<std::size_t>(capacity, 1) * width_);
+      if (kept > 0) copy_bytes(kind_, grown.data(), kind_, coordinates_[a].data(), kept * width_, stream);
+      coordinates_[a] = std::move(grown);
+    }
+    capacity_ = capacity;
+  }
+  memory_kind kind_;
+  unsigned dims_, width_;
+  std::size_t size_ = 0, capacity_ = 0;
+  std::array<buffer, 3> coordinates_;
+};
+
+// The stages of a geometric halo over `store` (owned elements [0, h.owned()), the ghosts appended
+// behind them as they arrive): along each axis in `axes`, x then y then z, both directions at once.
+template <class Store>
+void stage_axes(mpi::halo_plan& h, mpi::decomposition const& d, Store& store, double cutoff, std::array<bool, 3> axes) {
+  memory_kind const kind = h.memory();
+  box const sub = d.subdomain();
   void* const stream = d.stream().handle();
-  bool const periodic = d.global().edges == boundary::periodic;
   for (unsigned a = 0; a < d.dims(); ++a) {
+    if (!axes[a]) continue;
     double const length = d.global().hi[a] - d.global().lo[a];
+    bool const periodic = d.periodic(a);
     // Both stages of an axis choose among what existed before the axis began: the owned particles
     // and the other axes' ghosts, never this axis's own ghosts (those would go back where they came from).
-    std::size_t const candidates = particles.size();
-    std::array<halo_plan::stage, 2> st;
-    auto const columns = coalesce::detail::position_columns_of(particles.storage(), position);
+    std::size_t const candidates = store.size();
+    std::array<mpi::halo_plan::stage, 2> st;
+    auto const columns = store.positions();
     for (int k = 0; k < 2; ++k) {
       int const direction = k == 0 ? -1 : +1;
       st[k].axis = a;
@@ -265,28 +439,28 @@ halo_plan build_halo(decomposition const& d, vector<T, L, S>& particles, Pos con
       st[k].to = d.neighbor(a, direction);
       st[k].from = d.neighbor(a, -direction);
       // Candidates: every element so far (owned and earlier axes' ghosts) near the face.
-      st[k].sent = coalesce::detail::buffer(kind, std::max<std::size_t>(candidates, 1) * sizeof(std::uint32_t));
+      st[k].sent = buffer(kind, std::max<std::size_t>(candidates, 1) * sizeof(std::uint32_t));
       if (st[k].to != MPI_PROC_NULL && candidates > 0) {
         bool const below = direction < 0;
-        st[k].sent_count = coalesce::detail::select_near_face(
-            kind, columns.axis[a], columns.width, candidates, below, below ? sub.lo[a] + cutoff : sub.hi[a] - cutoff,
-            reinterpret_cast<std::uint32_t*>(st[k].sent.data()), stream);
+        st[k].sent_count = select_near_face(kind, columns.axis[a], columns.width, candidates, below,
+                                            below ? sub.lo[a] + cutoff : sub.hi[a] - cutoff,
+                                            reinterpret_cast<std::uint32_t*>(st[k].sent.data()), stream);
       }
     }
-    detail::message_columns const records = detail::columns_of("build_halo", particles);
-    auto const got = detail::exchange_axis(h, records, {st[0].sent_count, st[1].sent_count},
-                                           {index_map{st[0].sent_indices(), 0}, index_map{st[1].sent_indices(), 0}},
-                                           {st[0].to, st[1].to}, {st[0].from, st[1].from});
-    st[0].first_ghost = particles.size();
+    message_columns const records = store.message();
+    auto const got = exchange_axis(h, records, {st[0].sent_count, st[1].sent_count},
+                                   {index_map{st[0].sent_indices(), 0}, index_map{st[1].sent_indices(), 0}},
+                                   {st[0].to, st[1].to}, {st[0].from, st[1].from});
+    st[0].first_ghost = store.size();
     st[0].received = got.count[0];
     st[1].first_ghost = st[0].first_ghost + st[0].received;
     st[1].received = got.count[1];
-    detail::resize_in_order(h.stream_, st[0].first_ghost, st[1].first_ghost + st[1].received, particles);
-    detail::message_columns const into = detail::columns_of("build_halo", particles);
-    auto const after = coalesce::detail::position_columns_of(particles.storage(), position);
+    store.grow(d.stream(), st[0].first_ghost, st[1].first_ghost + st[1].received);
+    message_columns const into = store.message();
+    auto const after = store.positions();
     int const coord = d.coords()[a], last = d.ranks_per_axis()[a] - 1;
     for (int k = 0; k < 2; ++k) {
-      detail::unpack(into, st[k].received, got.at[k], index_map{nullptr, st[k].first_ghost}, stream);
+      unpack(into, st[k].received, got.at[k], index_map{nullptr, st[k].first_ghost}, stream);
       // What crossed the global boundary on its way here is a periodic image, one box length away:
       // the sender sits at the edge it sent across.
       int const direction = st[k].direction;
@@ -295,14 +469,55 @@ halo_plan build_halo(decomposition const& d, vector<T, L, S>& particles, Pos con
                              : periodic && direction > 0 && from_coord == last ? -length
                                                                                : 0.0;
       if (st[k].received > 0) {
-        coalesce::detail::shift_column(kind, after.axis[a], after.width, st[k].first_ghost, st[k].received,
-                                       st[k].received_shift, stream);
+        shift_column(kind, after.axis[a], after.width, st[k].first_ghost, st[k].received, st[k].received_shift, stream);
       }
-      h.stages_.push_back(std::move(st[k]));
+      halo_access::stages(h).push_back(std::move(st[k]));
     }
   }
-  h.ghosts_ = particles.size() - h.owned_;
-  if constexpr (detail::on_gpu<S>) coalesce::synchronize(h.stream_);
+  halo_access::set_ghosts(h, store.size() - h.owned());
+  if (kind == memory_kind::device && device_is_gpu) coalesce::synchronize(h.stream());
+}
+
+}  // namespace coalesce::detail
+
+namespace coalesce::mpi {
+
+// Finds the ghosts, exchanges them stage by stage, appends them to `particles` (whole records)
+// and returns the plan. The particles' first options.owned elements (default: all) are owned;
+// the rest, a previous halo's ghosts, are dropped first. Collective. GPU memory: candidates are
+// selected and packed on the GPU (the plan's stream is the decomposition's).
+template <class T, class L, class S, class Pos> halo_plan build_halo(decomposition const& d, vector<T, L, S>& particles,
+                                                                     Pos const& position, double cutoff,
+                                                                     halo_options const& options = {}) {
+  constexpr auto kind = coalesce::detail::kind_of_space<S>;
+  std::size_t const owned = std::min(options.owned, particles.size());
+  detail::check_halo_input(d, cutoff, options.owned == halo_options{}.owned ? owned : options.owned, particles.size(),
+                           "build_halo");
+  if (owned < particles.size()) detail::resize_in_order(d.stream(), owned, owned, particles);
+  halo_plan h = detail::halo_access::start(d, kind, owned, owned);
+  detail::halo_access::set_particles<T>(h, coalesce::detail::position_leaves_of<T>(position));
+  particles.mark_reordered();  // new ghosts behind the owned particles: lists of the old ones are stale
+  detail::particle_stage_store<T, L, S, Pos> store{particles, position};
+  detail::stage_axes(h, d, store, cutoff, options.axes);
+  return h;
+}
+
+// The plan of build_halo without touching the particles: only their coordinates travel, stage by
+// stage, so that later stages see earlier stages' ghosts. forward(halo, particles) then appends
+// the ghosts' whole records (replacing a previous halo's ghosts: the particles may hold them, past
+// options.owned) exactly as build_halo would have. Collective.
+template <class T, class L, class S, class Pos>
+halo_plan plan_halo(decomposition const& d, vector<T, L, S> const& particles, Pos const& position, double cutoff,
+                    halo_options const& options = {}) {
+  constexpr auto kind = coalesce::detail::kind_of_space<S>;
+  std::size_t const owned = std::min(options.owned, particles.size());
+  detail::check_halo_input(d, cutoff, options.owned == halo_options{}.owned ? owned : options.owned, particles.size(),
+                           "plan_halo");
+  halo_plan h = detail::halo_access::start(d, kind, owned, particles.size());
+  detail::halo_access::set_particles<T>(h, coalesce::detail::position_leaves_of<T>(position));
+  detail::coordinate_stage_store store(kind, coalesce::detail::position_columns_of(particles.storage(), position),
+                                       owned, d.stream().handle());
+  detail::stage_axes(h, d, store, cutoff, options.axes);
   return h;
 }
 
@@ -315,7 +530,8 @@ void forward(halo_plan const& h, vector<T, L, S>& particles, Pos const& position
   if (particles.size() != h.owned() + h.ghosts()) {
     detail::throw_error("forward: " + std::to_string(particles.size()) + " particles for a halo of " +
                         std::to_string(h.owned()) + " owned and " + std::to_string(h.ghosts()) +
-                        " ghosts; rebuild the halo after the particle count changed");
+                        " ghosts; after plan_halo, forward the whole records first (forward(halo, particles)); "
+                        "after the particle count changed, rebuild the halo");
   }
   auto const columns = coalesce::detail::position_columns_of(particles.storage(), position);
   detail::message_columns const m = detail::coordinate_message(kind, columns, false);
@@ -326,7 +542,8 @@ void forward(halo_plan const& h, vector<T, L, S>& particles, Pos const& position
 }
 
 // Any per-particle array (std::vector<U>, coalesce::array<U> or coalesce::vector<U>), owners'
-// values to the ghosts; an array of owned() elements is extended to owned() + ghosts(). Whole
+// values to the ghosts; an array of owned() elements (or of the particles' size when the plan
+// was made: a previous halo's ghosts) is extended to owned() + ghosts(). Whole
 // records of the particles' type (the particles themselves) arrive as build_halo left them: the
 // position of a ghost across a periodic boundary is its image, shifted by the box length.
 template <class Array> void forward(halo_plan const& h, Array& values) {
@@ -334,6 +551,7 @@ template <class Array> void forward(halo_plan const& h, Array& values) {
   detail::check_halo_size(h, values, "forward");
   if (detail::particle_count(values) != h.owned() + h.ghosts()) {
     detail::resize_in_order(h.stream(), h.owned(), h.owned() + h.ghosts(), values);
+    if constexpr (requires { values.mark_reordered(); }) values.mark_reordered();  // new ghosts: old lists stale
   }
   constexpr auto kind = detail::memory_of_array<Array>;
   detail::message_columns const m = detail::columns_of("forward", values);
@@ -350,6 +568,11 @@ template <class Array> void forward(halo_plan const& h, Array& values) {
 namespace coalesce::detail {
 // reverse's stages, backwards, over the columns of m.
 inline void reverse_columns(mpi::halo_plan const& h, message_columns const& m) {
+  if (h.from_exports()) {
+    reverse_exports(h, m);
+    wait_for_unpacks(h, m);
+    return;
+  }
   auto const& stages = h.stages();
   for (std::size_t a = stages.size() / 2; a-- > 0;) {
     auto const* st = stages.data() + 2 * a;

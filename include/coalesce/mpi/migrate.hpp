@@ -57,142 +57,44 @@
 #include "../reorder/reorder.hpp"
 #include "../memory/stream.hpp"
 #include "../memory/vector.hpp"
-
-namespace coalesce::mpi {
-
-// How messages between ranks travel when the particles are in GPU memory: staged through
-// page-locked host buffers (works with any MPI), or as GPU pointers handed to MPI (needs a
-// CUDA-aware MPI; collectives never get GPU pointers). Host memory always goes as it is.
-enum class transport : unsigned char { staged, device_pointers };
-
-// The default transport: device_pointers when the environment variable
-// COALESCE_MPI_DEVICE_POINTERS is 1, or when the MPI says it is CUDA-aware (Open MPI's
-// MPIX_Query_cuda_support); staged otherwise, and always staged when set to 0.
-transport default_transport();
-
-}  // namespace coalesce::mpi
-
-namespace coalesce::detail {
-// Message buffers kept between calls (grown, never shrunk), so a steady-state loop allocates
-// nothing: messages in the particles' memory, page-locked staging copies on the host.
-struct message_buffers {
-  coalesce::detail::buffer send, received;
-  struct pinned {
-    std::byte* data = nullptr;
-    std::size_t size = 0;
-    pinned() = default;
-    pinned(pinned const&) = delete;
-    pinned& operator=(pinned const&) = delete;
-    ~pinned() { clear(); }
-    void clear() noexcept {
-      coalesce::detail::deallocate_pinned(data);
-      data = nullptr;
-      size = 0;
-    }
-    std::byte* at_least(std::size_t bytes) {
-      if (bytes > size) {
-        clear();
-        data = static_cast<std::byte*>(coalesce::detail::allocate_pinned(bytes));
-        size = bytes;
-      }
-      return data;
-    }
-  };
-  pinned send_stage, received_stage;
-  // Kept between migrations too, so that a steady loop allocates (and page-faults) nothing: the
-  // plan of the grouping sort (its scratch pool ends up holding the particles' previous storage:
-  // one copy of the particles) and the destination ranks.
-  reorder_plan grouping{coalesce::default_stream, check_policy::off};
-  coalesce::detail::buffer destinations;
-  std::vector<std::uint32_t> holes;  // an unordered migration's leavers' slots (host memory)
-  int* destinations_at_least(coalesce::detail::memory_kind kind, std::size_t n, void* stream) {
-    return reinterpret_cast<int*>(grow(destinations, kind, n * sizeof(int), stream));
-  }
-  // Gives all of it back (the next call allocates again).
-  void release() {
-    send = coalesce::detail::buffer();
-    received = coalesce::detail::buffer();
-    destinations = coalesce::detail::buffer();
-    send_stage.clear();
-    received_stage.clear();
-    grouping.release();
-  }
-  // `stream`: where the messages are packed (a new buffer is zeroed there first).
-  std::byte* send_at_least(coalesce::detail::memory_kind kind, std::size_t bytes, void* stream) {
-    return grow(send, kind, bytes, stream);
-  }
-  std::byte* received_at_least(coalesce::detail::memory_kind kind, std::size_t bytes, void* stream) {
-    return grow(received, kind, bytes, stream);
-  }
-
- private:
-  // A new buffer is zeroed once: the padding between a message's segments is never written, and
-  // a whole message is copied (staged) or sent, so no byte of it is left uninitialised.
-  static std::byte* grow(coalesce::detail::buffer& b, coalesce::detail::memory_kind kind, std::size_t bytes,
-                         void* stream) {
-    if (b.kind() != kind || b.size() < bytes) {
-      b = coalesce::detail::buffer();
-      b = coalesce::detail::buffer(kind, bytes);
-      coalesce::detail::zero_bytes(kind, b.data(), bytes, stream);
-    }
-    return b.data();
-  }
-};
-}  // namespace coalesce::detail
+#include "communicator.hpp"
 
 namespace coalesce::mpi {
 
 // A regular Cartesian decomposition of a box over the ranks of a communicator (MPI_Cart_create
-// on a duplicate of it; periodic along every axis when the box is periodic). Move-only.
-class decomposition {
+// on a duplicate of it), periodic along the axes where the box is (or where `periodic` says, per
+// axis: a channel periodic along x only). A communicator with geometry: owner() of a position,
+// neighbor() along an axis. Move-only.
+class decomposition : public communicator {
  public:
   // ranks_per_axis: 0 lets MPI_Dims_create choose; dims: 2 or 3 (a 2-D box ignores z).
   decomposition(MPI_Comm comm, box const& global, unsigned dims = 3, std::array<int, 3> ranks_per_axis = {0, 0, 0});
-  ~decomposition();
-  decomposition(decomposition&& other) noexcept;
-  decomposition& operator=(decomposition&& other) noexcept;
-  decomposition(decomposition const&) = delete;
-  decomposition& operator=(decomposition const&) = delete;
+  decomposition(MPI_Comm comm, box const& global, unsigned dims, std::array<int, 3> ranks_per_axis,
+                std::array<bool, 3> periodic);
 
-  MPI_Comm comm() const { return comm_; }
-  int rank() const { return rank_; }
-  int size() const { return size_; }
   unsigned dims() const { return dims_; }
   std::array<int, 3> ranks_per_axis() const { return ranks_; }
   std::array<int, 3> coords() const { return coords_; }
   box const& global() const { return global_; }
+  // Whether positions wrap along `axis` (owner() wraps them; a halo's ghosts across that edge are
+  // periodic images); a clamped axis ends at the box.
+  bool periodic(unsigned axis) const { return axis < 3 && periodic_[axis]; }
   // This rank's part of the box: [lo, hi) per axis.
   box subdomain() const;
-  // The rank owning a position (periodic boxes wrap it first), or -1 when it is not finite or
-  // lies outside a clamped box.
+  // The rank owning a position (periodic axes wrap it first), or -1 when it is not finite or
+  // lies outside the box along a clamped axis.
   int owner(std::array<double, 3> const& position) const;
   // The rank next to this one along `axis` in `direction` (+1 or -1); MPI_PROC_NULL past a clamped edge.
   int neighbor(unsigned axis, int direction) const;
-
-  // The stream that migrate() and build_halo() (and the halo plans it builds) queue GPU work on.
-  void set_stream(coalesce::stream s) { stream_ = s; }
-  coalesce::stream stream() const { return stream_; }
-  void set_transport(mpi::transport t) { transport_ = t; }
-  mpi::transport transport() const { return transport_; }
   // The grid as GPU kernels see it (owner() on the GPU).
   coalesce::detail::owner_grid grid() const;
-  detail::message_buffers& buffers() const { return *buffers_; }
-  // Frees the memory kept between migrations (message and staging buffers, the grouping sort's
-  // scratch, which holds up to one copy of the particles); the next migrate() allocates again.
-  void release_memory() const {
-    if (buffers_) buffers_->release();  // a moved-from decomposition holds none
-  }
 
  private:
-  MPI_Comm comm_ = MPI_COMM_NULL;
-  int rank_ = 0, size_ = 1;
   unsigned dims_ = 3;
   std::array<int, 3> ranks_{1, 1, 1};
   std::array<int, 3> coords_{0, 0, 0};
+  std::array<bool, 3> periodic_{true, true, true};
   box global_{};
-  coalesce::stream stream_{};
-  mpi::transport transport_ = default_transport();
-  std::unique_ptr<detail::message_buffers> buffers_ = std::make_unique<detail::message_buffers>();
 };
 
 struct migration_report {
@@ -236,9 +138,12 @@ void unpack_sum(message_columns const& m, std::size_t count, std::byte const* me
 // in rank order, in memory of `kind`, after the work on `stream`) to rank r. Counts go first
 // (MPI_Alltoall on the host), then point-to-point messages. Returns the received messages,
 // packed by source rank, in memory of `kind` (inside `buffers`), and received_counts[r] from each rank.
+// `expected` (a plan's replay): the counts to receive are known, so no counts travel; a message
+// of another size is an error.
 std::byte const* exchange(MPI_Comm comm, memory_kind kind, mpi::transport how, void* stream, message_columns const& m,
                           std::byte const* send, std::vector<std::size_t> const& send_counts,
-                          std::vector<std::size_t>& received_counts, message_buffers& buffers);
+                          std::vector<std::size_t>& received_counts, message_buffers& buffers,
+                          std::vector<std::size_t> const* expected = nullptr);
 // One message of count[k] elements to to[k] and one from from[k] (MPI_PROC_NULL: none), for k
 // = 0 and 1 at once, counts first (messages 0 and 1 back to back in `send` and in the result,
 // distinct tags, so to[0] == to[1] is fine); returns the received messages in memory of `kind`
@@ -351,7 +256,7 @@ void resize_in_order(coalesce::stream s, std::size_t kept, std::size_t total, Ar
 // The migration once the destinations (ints in the particles' memory) are known.
 // describe(i, destination) says in words why element i's destination is bad.
 template <class T, class L, class S, class Describe, class... Extra>
-mpi::migration_report migrate_to(bool keep_order, mpi::decomposition const& d, vector<T, L, S>& particles,
+mpi::migration_report migrate_to(bool keep_order, mpi::communicator const& d, vector<T, L, S>& particles,
                                  int const* destination, std::string size_error, Describe const& describe,
                                  Extra&... arrays) {
   check_same_memory<T, L, S, Extra...>();
@@ -470,7 +375,7 @@ inline constexpr unordered_t unordered{};
 namespace coalesce::detail {
 // migrate() by destination rank and by position, keeping the kept elements' order or not.
 template <class T, class L, class S, class... Extra>
-mpi::migration_report migrate_by_rank(bool keep_order, mpi::decomposition const& d, vector<T, L, S>& particles,
+mpi::migration_report migrate_by_rank(bool keep_order, mpi::communicator const& d, vector<T, L, S>& particles,
                                       std::span<int const> destination, Extra&... arrays) {
   constexpr auto kind = coalesce::detail::kind_of_space<S>;
   std::size_t const n = particles.size();
@@ -522,15 +427,15 @@ mpi::migration_report migrate_by_position(bool keep_order, mpi::decomposition co
 namespace coalesce::mpi {
 
 // Moves the elements whose destination rank (one int per element, host memory) is another rank.
-// Collective: every rank of the decomposition calls it. The kept elements stay in their order,
+// Collective: every rank of the communicator (or decomposition) calls it; no geometry is needed. The kept elements stay in their order,
 // the arrivals follow by source rank.
 template <class T, class L, class S, class... Extra>
-migration_report migrate(decomposition const& d, vector<T, L, S>& particles, std::span<int const> destination,
+migration_report migrate(communicator const& d, vector<T, L, S>& particles, std::span<int const> destination,
                          Extra&... arrays) {
   return detail::migrate_by_rank(true, d, particles, destination, arrays...);
 }
 template <class T, class L, class S, class... Extra>
-migration_report migrate(unordered_t, decomposition const& d, vector<T, L, S>& particles,
+migration_report migrate(unordered_t, communicator const& d, vector<T, L, S>& particles,
                          std::span<int const> destination, Extra&... arrays) {
   return detail::migrate_by_rank(false, d, particles, destination, arrays...);
 }

@@ -61,14 +61,14 @@ std::size_t select_near_face(memory_kind kind, column_ref column, unsigned width
                              double threshold, std::uint32_t* out, void* stream);
 
 // A regular grid of ranks over a box, numbered row-major (the numbering of MPI_Cart_create
-// without reordering): the rank owning a position, -1 when it is not finite or outside a
-// clamped box. The same arithmetic on host and GPU, so both agree to the bit.
+// without reordering): the rank owning a position, -1 when it is not finite or outside the box
+// along a clamped axis. The same arithmetic on host and GPU, so both agree to the bit.
 struct owner_grid {
   std::array<double, 3> lo{};
   std::array<double, 3> hi{};
   std::array<int, 3> ranks{1, 1, 1};
   unsigned dims = 3;
-  bool periodic = true;
+  std::array<bool, 3> periodic{true, true, true};  // per axis
 };
 COALESCE_HOST_DEVICE inline int owner_rank(owner_grid const& g, double const* position) {
   int rank = 0;
@@ -78,7 +78,7 @@ COALESCE_HOST_DEVICE inline int owner_rank(owner_grid const& g, double const* po
       double const extent = g.hi[a] - g.lo[a];
       double t = position[a] - g.lo[a];
       if (!(t - t == 0.0)) return -1;  // NaN or infinite
-      if (g.periodic) {
+      if (g.periodic[a]) {
         if (t < 0.0 || t >= extent) t -= floor(t / extent) * extent;
       } else if (t < 0.0 || t > extent) {
         return -1;
@@ -90,12 +90,12 @@ COALESCE_HOST_DEVICE inline int owner_rank(owner_grid const& g, double const* po
   }
   return rank;
 }
-// A coordinate outside a periodic box's [lo, hi) along axis a, wrapped into it (the image inside
+// A coordinate outside the box's [lo, hi) along a periodic axis a, wrapped into it (the image inside
 // the box, as owner_rank sees it); inside, clamped or not finite: unchanged.
 COALESCE_HOST_DEVICE inline double wrapped_coordinate(owner_grid const& g, unsigned a, double x) {
   double const extent = g.hi[a] - g.lo[a];
   double t = x - g.lo[a];
-  if (!g.periodic || !(t - t == 0.0) || (t >= 0.0 && t < extent)) return x;
+  if (!g.periodic[a] || !(t - t == 0.0) || (t >= 0.0 && t < extent)) return x;
   t -= floor(t / extent) * extent;
   return g.lo[a] + t;
 }

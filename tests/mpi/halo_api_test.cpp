@@ -1,0 +1,420 @@
+// The halo and migration a Cabana or LAMMPS user expects (1, 2 and 4 ranks, host and GPU memory,
+// every layout): migration by rank on a plain communicator, halos from explicit (index, rank)
+// export lists, plan-only halos whose forward appends what build_halo would have, per-axis
+// periodicity and halo axes.
+#include <doctest/doctest.h>
+
+#include <algorithm>
+#include <array>
+#include <cstdint>
+#include <cstring>
+#include <map>
+#include <set>
+#include <string>
+#include <utility>
+#include <vector>
+
+#include "mpi_test_support.hpp"
+
+namespace {
+
+// Rank r starts with scattered(base + 37 r, r): every rank can rebuild any rank's particles.
+constexpr std::size_t base_count = 200;
+std::size_t count_of(int rank) { return base_count + 37 * static_cast<std::size_t>(rank); }
+
+bool same_record(Particle const& a, Particle const& b) { return std::memcmp(&a, &b, sizeof(Particle)) == 0; }
+
+template <class T, class L, class S> std::vector<T> records_of(coalesce::vector<T, L, S> const& v) {
+  std::vector<T> out(v.size());
+  v.copy_to(out);
+  return out;
+}
+
+// Element i of rank r goes to rank (r + i) % size.
+int destination_of(int rank, std::size_t i, int size) { return static_cast<int>((rank + i) % size); }
+
+template <class L> void migrate_on_communicator(bool keep_order) {
+  cm::communicator const c(MPI_COMM_WORLD);
+  int const rank = c.rank(), size = c.size();
+  auto const records = scattered(count_of(rank), rank);
+  test_vector<Particle, L> particles(records);
+  std::vector<int> destination(records.size());
+  for (std::size_t i = 0; i < records.size(); ++i) destination[i] = destination_of(rank, i, size);
+  auto const report = keep_order ? cm::migrate(c, particles, std::span<int const>(destination))
+                                 : cm::migrate(cm::unordered, c, particles, std::span<int const>(destination));
+  auto const after = records_of(particles);
+  CHECK(report.kept + report.received == after.size());
+  // Expected: what every rank sent here, by source rank ascending, each in its order; the kept
+  // ones first (in order when the order is kept; as a set otherwise).
+  std::vector<Particle> kept, arrivals;
+  for (int r = 0; r < size; ++r) {
+    auto const theirs = scattered(count_of(r), r);
+    for (std::size_t i = 0; i < theirs.size(); ++i) {
+      if (destination_of(r, i, size) != rank) continue;
+      (r == rank ? kept : arrivals).push_back(theirs[i]);
+    }
+  }
+  REQUIRE(after.size() == kept.size() + arrivals.size());
+  bool arrivals_in_order = true;
+  for (std::size_t k = 0; k < arrivals.size(); ++k)
+    arrivals_in_order = arrivals_in_order && same_record(after[kept.size() + k], arrivals[k]);
+  CHECK(arrivals_in_order);
+  std::vector<std::uint32_t> got_kept, want_kept;
+  for (std::size_t k = 0; k < kept.size(); ++k) {
+    got_kept.push_back(after[k].id);
+    want_kept.push_back(kept[k].id);
+  }
+  if (!keep_order) {
+    std::sort(got_kept.begin(), got_kept.end());
+    std::sort(want_kept.begin(), want_kept.end());
+  }
+  CHECK(got_kept == want_kept);
+}
+
+}  // namespace
+
+TEST_CASE("a plain communicator migrates by destination rank, no decomposition needed, on every layout") {
+  for (bool keep_order : {true, false}) {
+    CAPTURE(keep_order);
+    migrate_on_communicator<coalesce::soa>(keep_order);
+    migrate_on_communicator<coalesce::aos>(keep_order);
+    migrate_on_communicator<coalesce::aosoa<8>>(keep_order);
+    migrate_on_communicator<split_first>(keep_order);
+    migrate_on_communicator<stored_vel_half>(keep_order);
+  }
+}
+
+namespace {
+
+// Rank r exports element i to: the next rank when i % 3 == 0, itself when i % 5 == 0, the previous
+// rank when i % 7 == 0 (each rank once per element).
+std::vector<std::pair<std::uint32_t, int>> exports_of(int rank, int size) {
+  std::vector<std::pair<std::uint32_t, int>> out;
+  for (std::size_t i = 0; i < count_of(rank); ++i) {
+    std::set<int> to;
+    auto const add = [&](int r) {
+      if (to.insert(r).second) out.emplace_back(static_cast<std::uint32_t>(i), r);
+    };
+    if (i % 3 == 0) add((rank + 1) % size);
+    if (i % 5 == 0) add(rank);
+    if (i % 7 == 0) add((rank + size - 1) % size);
+  }
+  return out;
+}
+
+// The ghosts rank `me` receives: from each source rank ascending, its exports to `me` in list order.
+std::vector<Particle> expected_ghosts(int me, int size, float dx) {
+  std::vector<Particle> out;
+  for (int r = 0; r < size; ++r) {
+    auto theirs = scattered(count_of(r), r);
+    for (auto& p : theirs) p.pos.x += dx;
+    for (auto const& [i, to] : exports_of(r, size))
+      if (to == me) out.push_back(theirs[i]);
+  }
+  return out;
+}
+
+// How many ranks element i of `rank` is exported to.
+int copies_of(int rank, int size, std::uint32_t i) {
+  int n = 0;
+  for (auto const& [k, to] : exports_of(rank, size)) n += k == i;
+  return n;
+}
+
+template <class L> void check_export_halo() {
+  cm::communicator const c(MPI_COMM_WORLD);
+  int const rank = c.rank(), size = c.size();
+  auto const records = scattered(count_of(rank), rank);
+  std::vector<std::uint32_t> ids;
+  std::vector<int> ranks;
+  for (auto const& [i, r] : exports_of(rank, size)) {
+    ids.push_back(i);
+    ranks.push_back(r);
+  }
+  test_vector<Particle, L> particles(records);
+  auto const stamp = particles.order_stamp();
+  auto const halo = cm::build_halo(c, particles, std::span<std::uint32_t const>(ids), std::span<int const>(ranks));
+  CHECK(halo.from_exports());
+  CHECK(halo.owned() == records.size());
+  CHECK(particles.size() == halo.owned() + halo.ghosts());
+  if (halo.ghosts() > 0) CHECK(particles.order_stamp() != stamp);
+  auto const check_ghosts = [&](float dx, char const* when) {
+    auto const got = records_of(particles);
+    auto const want = expected_ghosts(rank, size, dx);
+    REQUIRE(got.size() == halo.owned() + want.size());
+    std::size_t bad = 0;
+    for (std::size_t g = 0; g < want.size(); ++g) bad += !same_record(got[halo.owned() + g], want[g]);
+    CHECK_MESSAGE(bad == 0, when << ": " << bad << " ghosts differ from their owners' records");
+  };
+  check_ghosts(0.0f, "after build_halo");
+
+  // The owners move; a forward of the member, then of whole records, brings the ghosts along
+  // (unshifted: explicit halos copy).
+  {
+    auto moved = records_of(particles);
+    for (std::size_t i = 0; i < halo.owned(); ++i) moved[i].pos.x += 0.5f;
+    particles.assign(coalesce::host_vector<Particle, L>(moved));
+  }
+  cm::forward(halo, particles, &Particle::pos);
+  check_ghosts(0.5f, "after forward(halo, particles, &Particle::pos)");
+  cm::forward(halo, particles);
+  check_ghosts(0.5f, "after forward(halo, particles)");
+
+  // Any array: owned() elements extended with the ghosts' values.
+  std::vector<double> charges(halo.owned());
+  for (std::size_t i = 0; i < charges.size(); ++i) charges[i] = records[i].id * 0.25;
+  test_array<double> charge(charges);
+  cm::forward(halo, charge);
+  auto const charge_after = to_host(charge);
+  auto const want = expected_ghosts(rank, size, 0.0f);
+  REQUIRE(charge_after.size() == halo.owned() + want.size());
+  bool charges_follow = true;
+  for (std::size_t g = 0; g < want.size(); ++g)
+    charges_follow = charges_follow && charge_after[halo.owned() + g] == want[g].id * 0.25;
+  CHECK(charges_follow);
+
+  // reverse: every entry (1, 2, 0): an owned element ends with 1 + its number of copies.
+  test_vector<vec3> forces(std::vector<vec3>(particles.size(), vec3{1.0f, 2.0f, 0.0f}));
+  cm::reverse(halo, forces);
+  auto const totals = records_of(forces);
+  bool summed = true;
+  for (std::size_t i = 0; i < halo.owned(); ++i) {
+    float const expect = 1.0f + static_cast<float>(copies_of(rank, size, static_cast<std::uint32_t>(i)));
+    summed = summed && totals[i].x == expect && totals[i].y == 2.0f * expect && totals[i].z == 0.0f;
+  }
+  CHECK(summed);
+  // Into one member of the particles; the other members untouched.
+  {
+    auto with_vel = records_of(particles);
+    for (auto& p : with_vel) p.vel = vec3{1.0f, 2.0f, 0.0f};
+    particles.assign(coalesce::host_vector<Particle, L>(with_vel));
+    if constexpr (!coalesce::layout_storage<Particle, L>::natural(3)) {  // vel stored as half: not summed
+      CHECK_THROWS_WITH_AS(cm::reverse(halo, particles, &Particle::vel), doctest::Contains("stored as half"),
+                           coalesce::error);
+    } else {
+      cm::reverse(halo, particles, &Particle::vel);
+      auto const after = records_of(particles);
+      bool member_summed = true, others_kept = true;
+      for (std::size_t i = 0; i < halo.owned(); ++i) {
+        member_summed = member_summed && after[i].vel.x == totals[i].x && after[i].vel.y == totals[i].y;
+        others_kept = others_kept && after[i].id == with_vel[i].id && after[i].pos.x == with_vel[i].pos.x;
+      }
+      CHECK(member_summed);
+      CHECK(others_kept);
+    }
+  }
+
+  // The plan alone moves nothing; its forward appends the same ghosts, and a plan for particles
+  // that still hold a previous halo's ghosts (options.owned) replaces them.
+  test_vector<Particle, L> fresh(records);
+  auto const plan = cm::plan_halo(c, fresh, std::span<std::uint32_t const>(ids), std::span<int const>(ranks));
+  CHECK(fresh.size() == records.size());
+  CHECK(plan.ghosts() == halo.ghosts());
+  cm::forward(plan, fresh);
+  auto const planned = records_of(fresh);
+  auto const built = expected_ghosts(rank, size, 0.0f);
+  REQUIRE(planned.size() == records.size() + built.size());
+  bool same = true;
+  for (std::size_t g = 0; g < built.size(); ++g) same = same && same_record(planned[records.size() + g], built[g]);
+  CHECK(same);
+  auto const again = cm::plan_halo(c, fresh, std::span<std::uint32_t const>(ids), std::span<int const>(ranks),
+                                   {.owned = plan.owned()});
+  CHECK(again.planned_size() == fresh.size());
+  cm::forward(again, fresh);
+  CHECK(fresh.size() == again.owned() + again.ghosts());
+  auto const replanned = records_of(fresh);
+  bool same_again = replanned.size() == planned.size();
+  for (std::size_t k = 0; same_again && k < planned.size(); ++k) same_again = same_record(replanned[k], planned[k]);
+  CHECK(same_again);
+}
+
+}  // namespace
+
+TEST_CASE("a halo from explicit export lists holds the records asked for; forward and reverse replay it") {
+  check_export_halo<coalesce::soa>();
+  check_export_halo<coalesce::aos>();
+  check_export_halo<coalesce::aosoa<8>>();
+  check_export_halo<split_first>();
+  check_export_halo<stored_vel_half>();
+}
+
+TEST_CASE("bad export lists stop every rank with the same error before anything moves") {
+  cm::communicator const c(MPI_COMM_WORLD);
+  int const rank = c.rank(), size = c.size();
+  auto const records = scattered(count_of(rank), rank);
+  test_vector<Particle> particles(records);
+  auto const attempt = [&](std::vector<std::uint32_t> ids, std::vector<int> ranks, std::string const& expect) {
+    CHECK_THROWS_WITH_AS(
+        cm::build_halo(c, particles, std::span<std::uint32_t const>(ids), std::span<int const>(ranks)),
+        doctest::Contains(expect.c_str()), coalesce::error);
+    CHECK(particles.size() == records.size());  // nothing appended
+  };
+  bool const last = rank == size - 1;
+  attempt({0, 1}, {0, last ? size : 0}, "rank " + std::to_string(size - 1) + ", element 1: export rank " +
+                                            std::to_string(size) + ", outside [0, " + std::to_string(size) + ")");
+  std::size_t const last_count = count_of(size - 1);  // the error is the last rank's, on every rank
+  attempt({0, last ? static_cast<std::uint32_t>(records.size()) : 1u}, {0, 0},
+          "export index " + std::to_string(last_count) + ", not below the " + std::to_string(last_count) +
+              " owned particles");
+  attempt({3, last ? 3u : 4u}, {0, 0}, "element 3 is exported to rank 0 twice");
+  attempt(last ? std::vector<std::uint32_t>{0} : std::vector<std::uint32_t>{0, 1}, {0, 0},
+          "the export lists differ in length: 1 indices, 2 ranks");
+  CHECK_THROWS_WITH_AS(cm::plan_halo(c, particles, std::span<std::uint32_t const>(), std::span<int const>(),
+                                     {.owned = records.size() + 1}),
+                       doctest::Contains("halo_options::owned is"), coalesce::error);
+  // After all that the communicator still works: an empty halo.
+  auto const empty = cm::build_halo(c, particles, std::span<std::uint32_t const>(), std::span<int const>());
+  CHECK(empty.ghosts() == 0);
+  CHECK(particles.size() == records.size());
+}
+
+namespace {
+
+// Every image of every particle within the cutoff of `sub` along the halo's axes (inside it along
+// the others), not inside it: the ghosts a geometric halo must hold. Images only along periodic
+// axes that exchange ghosts.
+std::vector<ghost_key> expected_images(std::vector<Particle> const& world, coalesce::box const& sub, double cutoff,
+                                       std::array<bool, 3> periodic, std::array<bool, 3> axes) {
+  std::vector<ghost_key> out;
+  for (auto const& p : world) {
+    double const c[3] = {p.pos.x, p.pos.y, p.pos.z};
+    for (int sx = -1; sx <= 1; ++sx)
+      for (int sy = -1; sy <= 1; ++sy)
+        for (int sz = -1; sz <= 1; ++sz) {
+          int const s[3] = {sx, sy, sz};
+          bool allowed = true, inside = true, near = true;
+          double q[3];
+          for (int a = 0; a < 3; ++a) {
+            allowed = allowed && (s[a] == 0 || (periodic[a] && axes[a]));
+            q[a] = c[a] + 8.0 * s[a];
+            inside = inside && q[a] >= sub.lo[a] && q[a] < sub.hi[a];
+            near = near && (axes[a] ? q[a] >= sub.lo[a] - cutoff && q[a] < sub.hi[a] + cutoff
+                                    : q[a] >= sub.lo[a] && q[a] < sub.hi[a]);
+          }
+          if (allowed && near && !inside) out.push_back(key_of(p.id, q[0], q[1], q[2]));
+        }
+  }
+  std::sort(out.begin(), out.end());
+  return out;
+}
+std::vector<ghost_key> ghosts_of(std::vector<Particle> const& with_ghosts, std::size_t owned) {
+  std::vector<ghost_key> out;
+  for (std::size_t g = owned; g < with_ghosts.size(); ++g) {
+    auto const& p = with_ghosts[g].pos;
+    out.push_back(key_of(with_ghosts[g].id, p.x, p.y, p.z));
+  }
+  std::sort(out.begin(), out.end());
+  return out;
+}
+
+template <class L> void check_axes(std::array<bool, 3> periodic, std::array<bool, 3> axes) {
+  cm::decomposition const d(MPI_COMM_WORLD, unit_box, 3, {0, 0, 0}, periodic);
+  for (unsigned a = 0; a < 3; ++a) CHECK(d.periodic(a) == periodic[a]);
+  test_vector<Particle, L> particles(scattered(count_of(d.rank()), d.rank()));
+  (void)cm::migrate(d, particles, &Particle::pos);
+  auto const owned = records_of(particles);
+  double const cutoff = 1.0;
+  auto const halo = cm::build_halo(d, particles, &Particle::pos, cutoff, {.axes = axes});
+  auto const want = expected_images(all_particles(owned), d.subdomain(), cutoff, periodic, axes);
+  auto const got = ghosts_of(records_of(particles), halo.owned());
+  CHECK(got.size() == want.size());
+  CHECK(got == want);
+  // Owners move along x; ghosts follow with their images.
+  {
+    auto moved = records_of(particles);
+    for (std::size_t i = 0; i < halo.owned(); ++i) moved[i].pos.x += 0.125f;
+    particles.assign(coalesce::host_vector<Particle, L>(moved));
+  }
+  cm::forward(halo, particles);
+  auto shifted = owned;
+  for (auto& p : shifted) p.pos.x += 0.125f;
+  auto const after = ghosts_of(records_of(particles), halo.owned());
+  // The same ghosts (ids and images), each moved with its owner.
+  std::vector<ghost_key> want_after;
+  for (auto k : want) {
+    k.x += 125;
+    want_after.push_back(k);
+  }
+  std::sort(want_after.begin(), want_after.end());
+  CHECK(after == want_after);
+}
+
+}  // namespace
+
+TEST_CASE("periodicity per axis: images only along the periodic axes; halo axes leave the others out") {
+  std::array<bool, 3> const open_yz{true, false, false};
+  std::array<bool, 3> const every_axis{true, true, true};
+  // A channel: periodic along x only.
+  check_axes<coalesce::soa>(open_yz, every_axis);
+  check_axes<coalesce::aosoa<8>>(open_yz, every_axis);
+  check_axes<split_first>({false, true, false}, every_axis);
+  // A periodic box whose lists wrap y and z themselves: ghosts along x only.
+  check_axes<coalesce::soa>(every_axis, {true, false, false});
+  check_axes<coalesce::aos>(every_axis, {true, false, false});
+  check_axes<stored_vel_half>(every_axis, {false, true, true});
+
+  // owner() wraps along the periodic axis only.
+  cm::decomposition const d(MPI_COMM_WORLD, unit_box, 3, {0, 0, 0}, open_yz);
+  CHECK(d.owner({8.5, 1.0, 1.0}) == d.owner({0.5, 1.0, 1.0}));
+  CHECK(d.owner({1.0, 8.5, 1.0}) == -1);
+  CHECK(d.owner({1.0, 1.0, -0.5}) == -1);
+  // A position outside the box along an open axis cannot migrate: every rank says which.
+  auto records = scattered(count_of(d.rank()), d.rank());
+  if (d.rank() == 0) records[5].pos.y = 9.0f;
+  test_vector<Particle> particles(records);
+  CHECK_THROWS_WITH_AS(cm::migrate(d, particles, &Particle::pos), doctest::Contains("rank 0, element 5: position"),
+                       coalesce::error);
+}
+
+namespace {
+template <class L> void check_plan_only() {
+  cm::decomposition const d(MPI_COMM_WORLD, unit_box);
+  test_vector<Particle, L> built(scattered(count_of(d.rank()), d.rank()));
+  (void)cm::migrate(d, built, &Particle::pos);
+  auto const owned = records_of(built);
+  test_vector<Particle, L> planned(owned);
+  double const cutoff = 1.0;
+  auto const halo = cm::build_halo(d, built, &Particle::pos, cutoff);
+  auto const plan = cm::plan_halo(d, planned, &Particle::pos, cutoff);
+  CHECK(planned.size() == owned.size());  // a plan touches nothing
+  CHECK(plan.owned() == halo.owned());
+  CHECK(plan.ghosts() == halo.ghosts());
+  cm::forward(plan, planned);
+  auto const a = records_of(built), b = records_of(planned);
+  REQUIRE(a.size() == b.size());
+  std::size_t differ = 0;
+  for (std::size_t k = 0; k < a.size(); ++k) differ += !same_record(a[k], b[k]);
+  CHECK_MESSAGE(differ == 0, differ << " records differ between build_halo and plan_halo + forward");
+
+  // Rebuilding with the ghosts still there: options.owned says where they begin.
+  auto const replan = cm::plan_halo(d, planned, &Particle::pos, cutoff, {.owned = plan.owned()});
+  CHECK(replan.ghosts() == plan.ghosts());
+  CHECK(replan.planned_size() == planned.size());
+  cm::forward(replan, planned);
+  auto const c = records_of(planned);
+  differ = c.size() == a.size() ? 0 : 1;
+  for (std::size_t k = 0; k < std::min(a.size(), c.size()); ++k) differ += !same_record(a[k], c[k]);
+  CHECK(differ == 0);
+  auto const rebuilt = cm::build_halo(d, built, &Particle::pos, cutoff, {.owned = halo.owned()});
+  CHECK(rebuilt.ghosts() == halo.ghosts());
+  auto const e = records_of(built);
+  differ = e.size() == a.size() ? 0 : 1;
+  for (std::size_t k = 0; k < std::min(a.size(), e.size()); ++k) differ += !same_record(a[k], e[k]);
+  CHECK(differ == 0);
+  // The member forward of a plan needs the ghosts there first.
+  test_vector<Particle, L> bare(owned);
+  auto const bare_plan = cm::plan_halo(d, bare, &Particle::pos, cutoff);
+  if (bare_plan.ghosts() > 0) {
+    CHECK_THROWS_WITH_AS(cm::forward(bare_plan, bare, &Particle::pos),
+                         doctest::Contains("forward the whole records first"), coalesce::error);
+  }
+}
+}  // namespace
+
+TEST_CASE("plan_halo finds build_halo's ghosts without touching the particles; its forward appends them") {
+  check_plan_only<coalesce::soa>();
+  check_plan_only<coalesce::aos>();
+  check_plan_only<coalesce::aosoa<8>>();
+  check_plan_only<split_first>();
+  check_plan_only<stored_vel_half>();
+}
