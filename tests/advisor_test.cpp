@@ -489,3 +489,72 @@ TEST_CASE("the model's L1 sectors, L2 sectors and DRAM bytes against Nsight Comp
     }
   }
 }
+
+// A whole system larger than ca::window_from is counted on a window of ca::counted_window threads
+// (a miniature system of that size): its prediction must be the one a separate sample of that
+// size standing for the same system gives, within the model's own agreement with the H200.
+TEST_CASE("a large system is counted on a window that predicts what a miniature sample of it does" *
+          coalesce_test::calibration) {
+  using neighbor_reorder::Particle;
+  using pos = coalesce::split<coalesce::member_indices<0>, coalesce::aos, coalesce::soa>;
+  std::size_t const system = 131'072;
+  for (bool const sorted : {false, true}) {
+    CAPTURE(sorted);
+    auto whole = neighbor_reorder::make_host_system(system);
+    auto miniature = neighbor_reorder::make_host_system(ca::counted_window);
+    if (sorted) {
+      whole = neighbor_reorder::hilbert_ordered(whole);
+      miniature = neighbor_reorder::hilbert_ordered(miniature);
+    }
+    auto const count = [](neighbor_reorder::host_system const& s) {
+      ca::counted<std::uint32_t> const list(s.list, "list"), counts(s.counts, "counts");
+      return ca::count_accesses<Particle>("forces", s.particles, [&](auto v, std::size_t i) {
+        (void)neighbor_reorder::pair_force(v, list, counts, s.n, s.box, i);
+      });
+    };
+    auto const windowed = count(whole);
+    CHECK(windowed.threads == ca::counted_window);
+    CHECK(windowed.elements == ca::counted_window);
+    CHECK(windowed.system_elements == system);
+    CHECK(windowed.counted_from == system);
+    auto sample = count(miniature);
+    CHECK(sample.counted_from == 0);
+    sample.system_elements = system;
+    struct figures {
+      double time, l1, l2, dram;
+    };
+    auto const per_thread = [](ca::layout_prediction const& p) {
+      auto const& k = p.kernels[0];
+      double const t = static_cast<double>(k.threads);
+      return figures{p.weighted_time_ps, static_cast<double>(k.l1_sectors) / t, static_cast<double>(k.l2_sectors) / t,
+                     k.dram_bytes_per_thread()};
+    };
+    std::vector<std::pair<figures, figures>> rows;
+    auto const both = [&]<class L>(char const* name) {
+      CAPTURE(name);
+      ca::kernel_use const a(windowed), b(sample);
+      auto const w = per_thread(ca::predict<Particle, L>(std::span<ca::kernel_use const>(&a, 1)));
+      auto const m = per_thread(ca::predict<Particle, L>(std::span<ca::kernel_use const>(&b, 1)));
+      CHECK(w.l1 == doctest::Approx(m.l1).epsilon(0.05));  // L1 sectors: the same gathers, warp by warp
+      CHECK(w.l2 == doctest::Approx(m.l2).epsilon(0.15));
+      CHECK(w.dram == doctest::Approx(m.dram).epsilon(0.15));
+      rows.emplace_back(w, m);
+    };
+    both.template operator()<coalesce::soa>("soa");
+    both.template operator()<coalesce::aos>("aos");
+    both.template operator()<pos>("split<fields<pos>>");
+    // The same order of the three wherever the miniature's times differ by more than 10 %.
+    for (auto const& [wa, ma] : rows)
+      for (auto const& [wb, mb] : rows)
+        if (ma.time < 0.9 * mb.time) CHECK(wa.time < wb.time);
+  }
+  // The advice says how the kernel was counted (a streaming kernel: quick to replay).
+  std::vector<Particle> many(ca::window_from + 1);
+  auto const step = ca::count_accesses<Particle>(
+      "integrate", many, [](auto v, std::size_t i) { neighbor_reorder::integrate_one(v, i, 0.01f); });
+  auto const advice = ca::advise<Particle>({{step, 1.0}});
+  bool said = false;
+  for (auto const& r : advice.reasons)
+    said = said || r.find("was counted on a window of 16384 threads of its 65537") != std::string::npos;
+  CHECK(said);
+}

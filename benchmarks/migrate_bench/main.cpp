@@ -8,6 +8,9 @@
 //   migrate, 10% leaving    a random 10% go to the next rank (and as many arrive);
 //   halo forward            whole records of the ghosts (5% of a rank's particles) to the neighbours;
 //   halo reverse            a vec3 per ghost added into its owner;
+//   halo plan               plan_halo (the faces' particles found, coordinates exchanged) against
+//                           the hand-written face scan and count exchange; build_halo again over
+//                           the previous ghosts; plan_halo from export lists on a communicator;
 //   and the library's migration (10% leaving) and forward again on aosoa<16> records.
 // The hand-written side keeps one std::vector per field (SoA), packs only the leavers, compacts
 // the stayers in place and appends the arrivals: what a user writes without a library.
@@ -297,6 +300,44 @@ int main(int argc, char** argv) {
       }
     };
     double const hand_reverse_ms = median_ms(reps, hand_reverse);
+
+    // Plans. The library: build_halo again over particles that hold the previous ghosts
+    // (options.owned), plan_halo (the same selection, only coordinates travel), and a plan from
+    // the hand-written side's export lists on a plain communicator (Cabana's Halo construction
+    // takes such lists). Hand-written: the face scan and the count exchange.
+    coalesce::mpi::halo_options const again{.owned = halo.owned()};
+    double const lib_build =
+        median_ms(reps, [&] { halo = coalesce::mpi::build_halo(d, particles, &Particle::pos, cutoff, again); });
+    double const lib_plan =
+        median_ms(reps, [&] { (void)coalesce::mpi::plan_halo(d, particles, &Particle::pos, cutoff, again); });
+    coalesce::mpi::communicator const world(MPI_COMM_WORLD);
+    std::vector<std::uint32_t> export_ids;
+    std::vector<int> export_ranks;
+    for (int k = 0; k < 2; ++k) {
+      for (auto i : lists[static_cast<std::size_t>(k)]) {
+        export_ids.push_back(i);
+        export_ranks.push_back(k == 0 ? below : above);
+      }
+    }
+    double const lib_export_plan = median_ms(reps, [&] {
+      (void)coalesce::mpi::plan_halo(world, particles, std::span<std::uint32_t const>(export_ids),
+                                     std::span<int const>(export_ranks), again);
+    });
+    std::vector<std::vector<std::uint32_t>> hand_lists(2);
+    double const hand_plan_ms = median_ms(reps, [&] {
+      for (auto& l : hand_lists) l.clear();
+      for (std::size_t i = 0; i < hand.size(); ++i) {
+        if (below != MPI_PROC_NULL && hand.x[i] < sub.lo[0] + cutoff)
+          hand_lists[0].push_back(static_cast<std::uint32_t>(i));
+        if (above != MPI_PROC_NULL && hand.x[i] >= sub.hi[0] - cutoff)
+          hand_lists[1].push_back(static_cast<std::uint32_t>(i));
+      }
+      for (int k = 0; k < 2; ++k) {
+        int sent = static_cast<int>(hand_lists[static_cast<std::size_t>(k)].size()), got = 0;
+        MPI_Sendrecv(&sent, 1, MPI_INT, k == 0 ? below : above, 4, &got, 1, MPI_INT, k == 0 ? above : below, 4,
+                     MPI_COMM_WORLD, MPI_STATUS_IGNORE);
+      }
+    });
     // The library on aosoa<16> records: the same calls, blocked columns (against the same
     // hand-written SoA code).
     using blocked_vector = coalesce::host_vector<Particle, coalesce::aosoa<16>>;
@@ -333,6 +374,14 @@ int main(int argc, char** argv) {
                   hand_forward_ms, lib_forward / hand_forward_ms);
       std::printf("halo reverse (vec3)     coalesce %8.3f ms   hand-written %8.3f ms   %.2f x\n", lib_reverse,
                   hand_reverse_ms, lib_reverse / hand_reverse_ms);
+      std::printf("halo plan (plan_halo)   coalesce %8.3f ms   hand-written %8.3f ms   %.2f x   (face scan + counts)\n",
+                  lib_plan, hand_plan_ms, lib_plan / hand_plan_ms);
+      std::printf(
+          "halo build (build_halo) coalesce %8.3f ms   (plan and the ghosts' records; previous ghosts dropped)\n",
+          lib_build);
+      std::printf(
+          "halo plan, export lists coalesce %8.3f ms   (plan_halo on a communicator: lists given, counts only)\n",
+          lib_export_plan);
       std::printf(
           "migrate 10%%, aosoa<16>  coalesce %8.3f ms   hand-written %8.3f ms   %.2f x   (same particles: %s)\n",
           blocked_ten, hand_ten, blocked_ten / hand_ten, same ? "yes" : "NO");

@@ -40,7 +40,10 @@ int advise_samples(ca::device_model const& model, bool json, std::size_t particl
   auto forces_random = count_forces(random, "forces (random order)");
   auto forces_sorted = count_forces(sorted, "forces (Hilbert order)");
   auto integrate = count_integrate(random);
-  for (auto* trace : {&forces_random, &forces_sorted, &integrate}) trace->system_elements = system;
+  // A sample larger than ca::window_from is counted on a window of it, standing for itself (the
+  // trace says so: counted_from); a smaller one stands for `system`.
+  for (auto* trace : {&forces_random, &forces_sorted, &integrate})
+    if (trace->counted_from == 0) trace->system_elements = system;
   struct scenario {
     char const* title;
     ca::advice advice;
@@ -62,9 +65,9 @@ int advise_samples(ca::device_model const& model, bool json, std::size_t particl
     return 0;
   }
   std::printf(
-      "The layout advisor on the samples' kernels (%zu particles counted on the CPU for a system of %zu;\n"
+      "The layout advisor on the samples' kernels (%zu threads counted on the CPU for a system of %zu;\n"
       "neighbor_reorder's pair_force and the integrator step, the same source that runs on the GPU)\n",
-      particles, system);
+      forces_random.threads, forces_random.system_elements);
   for (auto const& s : scenarios) std::cout << "\n== " << s.title << "\n" << ca::describe(s.advice);
   return 0;
 }

@@ -103,9 +103,11 @@ A real index array (gather in[idx[i]]):
   --empty VALUE         neighbour-list slots holding VALUE are padding, not loads
 Layout advice for the samples' kernels (counted on the CPU, ranked by the sector model):
   --advise              neighbour forces (random and Hilbert order), the integrator step, a mix
-  --particles N         particles in the counted sample (default 16384)
-  --system N            particles of the real system the sample stands for (default 4194304, the
-                        neighbour sample's size; the L2 model is scaled by particles / system)
+  --particles N         particles of the sample (default 16384); above 65536 the sample is the
+                        whole system and a window of 16384 threads of it is counted
+  --system N            particles of the real system a sample of up to 65536 stands for (default
+                        4194304, the neighbour sample's size; the L2 model is scaled by particles /
+                        system)
 Output:
   --json                machine-readable JSON on stdout
   --help                this text

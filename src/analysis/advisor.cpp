@@ -444,6 +444,13 @@ analysis::advice rank_layouts(analysis::device_model const& model, std::vector<a
   // threads standing for 4M (docs/analysis.md); a smaller sample of a gathering kernel fits in the
   // L1 share of a few blocks, and its gathers then hit where the real ones miss.
   for (auto const& k : mix) {
+    if (k.trace->counted_from > 0) {
+      a.reasons.push_back("kernel '" + k.trace->kernel + "' was counted on a window of " +
+                          std::to_string(k.trace->threads) + " threads of its " +
+                          std::to_string(k.trace->counted_from) +
+                          " (a miniature system of that size standing for the whole, the size the model was held "
+                          "against the H200 with)");
+    }
     std::uint64_t gathers = 0;
     for (auto const& c : k.trace->columns) gathers += c.gathered_reads + c.gathered_writes;
     if (gathers > 0 && k.trace->elements < 16384) {

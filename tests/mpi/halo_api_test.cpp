@@ -244,14 +244,14 @@ TEST_CASE("bad export lists stop every rank with the same error before anything 
   auto const records = scattered(count_of(rank), rank);
   test_vector<Particle> particles(records);
   auto const attempt = [&](std::vector<std::uint32_t> ids, std::vector<int> ranks, std::string const& expect) {
-    CHECK_THROWS_WITH_AS(
-        cm::build_halo(c, particles, std::span<std::uint32_t const>(ids), std::span<int const>(ranks)),
-        doctest::Contains(expect.c_str()), coalesce::error);
+    CHECK_THROWS_WITH_AS(cm::build_halo(c, particles, std::span<std::uint32_t const>(ids), std::span<int const>(ranks)),
+                         doctest::Contains(expect.c_str()), coalesce::error);
     CHECK(particles.size() == records.size());  // nothing appended
   };
   bool const last = rank == size - 1;
-  attempt({0, 1}, {0, last ? size : 0}, "rank " + std::to_string(size - 1) + ", element 1: export rank " +
-                                            std::to_string(size) + ", outside [0, " + std::to_string(size) + ")");
+  attempt({0, 1}, {0, last ? size : 0},
+          "rank " + std::to_string(size - 1) + ", element 1: export rank " + std::to_string(size) + ", outside [0, " +
+              std::to_string(size) + ")");
   std::size_t const last_count = count_of(size - 1);  // the error is the last rank's, on every rank
   attempt({0, last ? static_cast<std::uint32_t>(records.size()) : 1u}, {0, 0},
           "export index " + std::to_string(last_count) + ", not below the " + std::to_string(last_count) +

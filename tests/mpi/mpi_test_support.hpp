@@ -75,7 +75,6 @@ inline std::vector<Particle> scattered(std::size_t n, int rank) {
   return out;
 }
 
-
 // Every rank's owned particles, on every rank.
 inline std::vector<Particle> all_particles(std::vector<Particle> const& mine) {
   int const size = world_size();
@@ -103,6 +102,5 @@ inline ghost_key key_of(std::uint32_t id, double x, double y, double z) {
 }
 
 }  // namespace mpi_test
-
 
 using namespace mpi_test;

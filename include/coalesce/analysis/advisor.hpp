@@ -102,6 +102,8 @@ struct access_trace {
   };
   std::vector<array_info> arrays;
   std::size_t element_columns = 0;  // columns of the element type (the arrays' columns follow)
+  // The whole sample's size when count_accesses counted a window of it (0: every thread counted).
+  std::size_t counted_from = 0;
   // Distance tests a neighbour traversal made for the kernel outside its body (the cluster
   // format's candidates, counted by analysis::counted_list): compute, timed at
   // device_model::pair_tests_per_ns.
@@ -167,15 +169,24 @@ struct counting_state {
   std::size_t elements = 0;
   std::size_t thread = 0;               // the thread running now
   std::vector<std::int32_t> column_at;  // per byte of a record: its 1-D column, -1 for padding
+  // A window of threads [first, first + window) counted for a larger system (0: every thread):
+  // elements are recorded as (element - first) mod window, a miniature system of window elements
+  // whose gathers fall as the real ones do (near ones stay near, random ones spread over it).
+  std::size_t first = 0, window = 0;
 
+  std::uint32_t recorded(std::size_t element) const {
+    if (window == 0) return static_cast<std::uint32_t>(element);
+    return static_cast<std::uint32_t>((element % window + window - first % window) % window);
+  }
   void record(std::size_t element, std::size_t offset, std::size_t bytes, bool write) {
     std::int32_t last = -1;
     std::uint32_t starts = static_cast<std::uint32_t>(bytes);  // on the first leaf of this access only
+    std::uint32_t const at = recorded(element);
     for (std::size_t b = offset; b < offset + bytes; ++b) {
       std::int32_t const c = column_at[b];
       if (c < 0 || c == last) continue;
       last = c;
-      trace->accesses.push_back({static_cast<std::uint32_t>(c), static_cast<std::uint32_t>(element), write, starts});
+      trace->accesses.push_back({static_cast<std::uint32_t>(c), at, write, starts});
       starts = 0;
       auto& use = trace->columns[static_cast<std::size_t>(c)];
       bool const gathered = element != thread;
@@ -419,9 +430,22 @@ template <class U> class counted {
   std::string name_;
 };
 
+// How many threads count_accesses counts of a large system, and from how large a system on: the
+// size the cache model was held against Nsight Compute with (16,384 counted threads standing for
+// 4M particles, docs/analysis.md), a window of it when the sample has more than four times that.
+inline constexpr std::size_t counted_window = 16384;
+inline constexpr std::size_t window_from = 4 * counted_window;
+
 // Runs kernel(v, i) for i in [0, threads) (default: one thread per sample element) over a
 // counting view of a copy of `sample`, recording every field access. The sample's copy may be
 // changed by the kernel's writes; `sample` itself is not.
+//
+// Sampling: with threads left 0 and a sample of more than window_from elements (the whole system:
+// 4M particles and their real neighbour list), only a window of counted_window threads in the
+// middle of it is run, as a miniature system: the elements they touch are recorded modulo the
+// window, system_elements is set to the sample's size (the L2 scales as the model was
+// calibrated), and the advice says so. Counting and prediction then take about as long as for a
+// sample of that size, whatever the system's. Pass threads = sample.size() to count every thread.
 template <class T, class Kernel> access_trace count_accesses(std::string kernel_name, std::span<T const> sample,
                                                              Kernel&& kernel, std::size_t threads = 0) {
   if (sample.empty()) {
@@ -432,10 +456,14 @@ template <class T, class Kernel> access_trace count_accesses(std::string kernel_
     detail::throw_error("count_accesses('" + kernel_name + "'): a sample of " + std::to_string(sample.size()) +
                         " elements; the trace indexes elements with 32 bits: count a smaller sample");
   }
-  if (threads == 0) threads = sample.size();
+  bool const windowed = threads == 0 && sample.size() > window_from;
+  std::size_t const first = windowed ? (sample.size() - counted_window) / 2 / 32 * 32 : 0;  // warp-aligned
+  if (threads == 0) threads = windowed ? counted_window : sample.size();
   access_trace trace;
   trace.kernel = std::move(kernel_name);
-  trace.elements = sample.size();
+  trace.elements = windowed ? counted_window : sample.size();
+  trace.system_elements = windowed ? sample.size() : 0;
+  trace.counted_from = windowed ? sample.size() : 0;
   trace.threads = threads;
   trace.columns.resize(reflect::column_count_v<T>);
   trace.element_columns = reflect::column_count_v<T>;
@@ -447,6 +475,8 @@ template <class T, class Kernel> access_trace count_accesses(std::string kernel_
   state.record_bytes = sizeof(T);
   state.elements = copy.size();
   state.column_at = detail::column_map<T>();
+  state.first = first;
+  state.window = windowed ? counted_window : 0;
   detail::counting_view<T> const view(&state);
   struct current {  // counted arrays record into this call's trace, also when the kernel throws
     detail::counting_state* before;
@@ -455,10 +485,10 @@ template <class T, class Kernel> access_trace count_accesses(std::string kernel_
     }
     ~current() { detail::current_counting() = before; }
   } const counting(&state);
-  for (std::size_t i = 0; i < threads; ++i) {
-    state.thread = i;
+  for (std::size_t t = 0; t < threads; ++t) {
+    state.thread = first + t;
     trace.thread_begin.push_back(trace.accesses.size());
-    kernel(view, i);
+    kernel(view, first + t);
   }
   trace.thread_begin.push_back(trace.accesses.size());
   return trace;

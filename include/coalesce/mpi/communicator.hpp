@@ -145,8 +145,7 @@ class communicator {
   int rank_ = 0, size_ = 1;
   coalesce::stream stream_{};
   mpi::transport transport_ = default_transport();
-  std::unique_ptr<coalesce::detail::message_buffers> buffers_ =
-      std::make_unique<coalesce::detail::message_buffers>();
+  std::unique_ptr<coalesce::detail::message_buffers> buffers_ = std::make_unique<coalesce::detail::message_buffers>();
 };
 
 }  // namespace coalesce::mpi

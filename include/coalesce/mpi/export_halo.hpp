@@ -62,8 +62,8 @@ inline grouped_exports group_exports(std::span<std::uint32_t const> ids, std::sp
     }
     if (ids[k] >= owned) {
       out.bad = static_cast<long long>(k);
-      out.why = "export index " + std::to_string(ids[k]) + ", not below the " + std::to_string(owned) +
-                " owned particles";
+      out.why =
+          "export index " + std::to_string(ids[k]) + ", not below the " + std::to_string(owned) + " owned particles";
       return out;
     }
     ++out.counts[static_cast<std::size_t>(ranks[k])];
@@ -102,15 +102,15 @@ halo_plan plan_halo(communicator const& c, vector<T, L, S> const& particles, std
                     std::span<int const> export_ranks, halo_options const& options = {}) {
   constexpr auto kind = coalesce::detail::kind_of_space<S>;
   std::size_t const owned = std::min(options.owned, particles.size());
-  auto grouped =
-      detail::group_exports(export_ids, export_ranks, c.size(), owned, particles.size(), options.owned);
+  auto grouped = detail::group_exports(export_ids, export_ranks, c.size(), owned, particles.size(), options.owned);
   detail::agree_on_errors(c.comm(), grouped.bad, grouped.why, "plan_halo");
 
   std::vector<unsigned long long> out(grouped.counts.begin(), grouped.counts.end()), in(out.size());
-  if (int const status = MPI_Alltoall(out.data(), 1, MPI_UNSIGNED_LONG_LONG, in.data(), 1, MPI_UNSIGNED_LONG_LONG,
-                                      c.comm());
+  if (int const status =
+          MPI_Alltoall(out.data(), 1, MPI_UNSIGNED_LONG_LONG, in.data(), 1, MPI_UNSIGNED_LONG_LONG, c.comm());
       status != MPI_SUCCESS) {
-    detail::throw_error("plan_halo: MPI_Alltoall of the export counts failed (MPI error " + std::to_string(status) + ")");
+    detail::throw_error("plan_halo: MPI_Alltoall of the export counts failed (MPI error " + std::to_string(status) +
+                        ")");
   }
   std::vector<std::size_t> received(in.begin(), in.end());
   std::size_t ghosts = 0;
