@@ -246,12 +246,53 @@ struct tiled_batch {
   record_window records;
   std::size_t n;
   std::size_t tile_records;  // records per tile: a multiple of the block size
-  bool preload;              // to aos: records are not fully covered by the columns, so read them first
+  bool fill_gaps;            // to aos: the columns leave bytes of the records (padding): zero them in the tile
+  bool skew;                 // the tile has one spare word after every 32 (tile_word)
 };
 
+// Where word w of the records lies in the tile. The columns' side reads or writes word
+// e * stride + offset for the lanes' records e: a stride of 4, 8 or 16 words puts 8, 4 or 2 lanes
+// (16 for 16 words) in one shared-memory bank. With one spare word after every 32 the lanes
+// spread over the banks (at most two per bank for any stride; launch_tiled skews only where that
+// is fewer than without).
+__device__ inline std::size_t tile_word(std::size_t w, bool skew) { return skew ? w + (w >> 5) : w; }
+
 // Copies `bytes` (a multiple of 4) between global memory and the tile, 16 bytes at a time where
-// both are 16-byte aligned.
-template <bool ToTile> __device__ void move_tile_bytes(std::byte* global, std::uint32_t* tile, std::size_t bytes) {
+// global memory is 16-byte aligned (a skewed tile takes them as four words: a 16-byte unit never
+// straddles a spare word, and the lanes' four stores fall in distinct banks).
+template <bool ToTile>
+__device__ void move_tile_bytes(std::byte* global, std::uint32_t* tile, std::size_t bytes, bool skew) {
+  if (skew) {
+    if ((reinterpret_cast<std::uintptr_t>(global) & 15) == 0) {
+      std::size_t const vectors = bytes / 16;
+#pragma unroll 4
+      for (std::size_t v = threadIdx.x; v < vectors; v += blockDim.x) {
+        std::uint32_t* const t = tile + 4 * v + (v >> 3);
+        if constexpr (ToTile) {
+          uint4 const g = reinterpret_cast<uint4 const*>(global)[v];
+          t[0] = g.x, t[1] = g.y, t[2] = g.z, t[3] = g.w;
+        } else {
+          reinterpret_cast<uint4*>(global)[v] = make_uint4(t[0], t[1], t[2], t[3]);
+        }
+      }
+      for (std::size_t w = vectors * 4 + threadIdx.x; w < bytes / 4; w += blockDim.x) {
+        if constexpr (ToTile) {
+          tile[tile_word(w, true)] = reinterpret_cast<std::uint32_t const*>(global)[w];
+        } else {
+          reinterpret_cast<std::uint32_t*>(global)[w] = tile[tile_word(w, true)];
+        }
+      }
+    } else {
+      for (std::size_t w = threadIdx.x; w < bytes / 4; w += blockDim.x) {
+        if constexpr (ToTile) {
+          tile[tile_word(w, true)] = reinterpret_cast<std::uint32_t const*>(global)[w];
+        } else {
+          reinterpret_cast<std::uint32_t*>(global)[w] = tile[tile_word(w, true)];
+        }
+      }
+    }
+    return;
+  }
   if ((reinterpret_cast<std::uintptr_t>(global) & 15) == 0) {
     std::size_t const vectors = bytes / 16;
     // Unrolled so that several 16-byte loads per thread are in flight before the first
@@ -293,18 +334,21 @@ template <bool FromAos> __global__ void tiled_copy_kernel(__grid_constant__ tile
     std::size_t const count = min(tile_records, batch.n - start);
     std::size_t const bytes = (count - 1) * rec.stride + rec.span;
     std::byte* const global = rec.base + start * rec.stride;
+    bool const skew = batch.skew;
     if constexpr (FromAos) {
-      move_tile_bytes<true>(global, tile, bytes);
+      move_tile_bytes<true>(global, tile, bytes, skew);
       __syncthreads();
       for (std::size_t e = threadIdx.x; e < count; e += blockDim.x) {
         for (int c = 0; c < batch.count; ++c) {
           *reinterpret_cast<std::uint32_t*>(batch.other[c].address(start + e)) =
-              tile[(e * rec.stride + batch.offset[c]) / 4];
+              tile[tile_word((e * rec.stride + batch.offset[c]) / 4, skew)];
         }
       }
     } else {
-      if (batch.preload) {
-        move_tile_bytes<true>(global, tile, bytes);  // keep the bytes no column writes
+      if (batch.fill_gaps) {
+        // Every leaf is copied (copy_columns moves whole elements): what no column covers is
+        // padding, written as zeros rather than read from the destination first.
+        for (std::size_t w = threadIdx.x; w < bytes / 4; w += blockDim.x) tile[tile_word(w, skew)] = 0;
         __syncthreads();
       }
       for (std::size_t e = threadIdx.x; e < count; e += blockDim.x) {
@@ -317,12 +361,12 @@ template <bool FromAos> __global__ void tiled_copy_kernel(__grid_constant__ tile
           }
 #pragma unroll
           for (int k = 0; k < columns_in_flight; ++k) {
-            if (c0 + k < batch.count) tile[(e * rec.stride + batch.offset[c0 + k]) / 4] = v[k];
+            if (c0 + k < batch.count) tile[tile_word((e * rec.stride + batch.offset[c0 + k]) / 4, skew)] = v[k];
           }
         }
       }
       __syncthreads();
-      move_tile_bytes<false>(global, tile, bytes);
+      move_tile_bytes<false>(global, tile, bytes, skew);
     }
     __syncthreads();
   }
@@ -350,6 +394,23 @@ bool aos_window(std::vector<column_copy> const& parts, bool source, record_windo
   return true;
 }
 
+// The most lanes of a warp that the column side's accesses (word e * stride_words + c of lane e)
+// put in one bank, with and without the tile's skew; skewed where that is fewer.
+inline unsigned lanes_per_bank(std::size_t stride_words, bool skew) {
+  unsigned worst = 1;
+  for (std::size_t c = 0; c < stride_words; ++c) {
+    unsigned in_bank[32] = {};
+    for (std::size_t e = 0; e < 32; ++e) {
+      std::size_t const w = e * stride_words + c;
+      worst = std::max(worst, ++in_bank[(skew ? w + w / 32 : w) % 32]);
+    }
+  }
+  return worst;
+}
+inline bool skew_spreads_banks(std::size_t stride_words) {
+  return lanes_per_bank(stride_words, true) < lanes_per_bank(stride_words, false);
+}
+
 template <bool FromAos> void launch_tiled(cudaStream_t stream, std::vector<column_copy> const& parts,
                                           record_window const& records, std::size_t n) {
   tiled_batch batch{};
@@ -361,15 +422,19 @@ template <bool FromAos> void launch_tiled(cudaStream_t stream, std::vector<colum
   }
   batch.records = records;
   batch.n = n;
-  // Writing whole records back would overwrite bytes that no column covers (padding, or members
-  // not being copied): unless the columns cover the records exactly, read the records first.
+  // Whole records are written back: the bytes no column covers are padding (copy_columns moves
+  // every leaf; 1- and 2-byte leaves in the records follow in later launches on the same stream),
+  // zeroed in the tile instead of read from the destination first (16 more bytes per element of
+  // a padded 12-byte slot).
   std::size_t covered = 0;
   for (auto const& part : parts) covered += part.width;
-  batch.preload = !FromAos && !(covered == records.stride && records.span == records.stride);
+  batch.fill_gaps = !FromAos && !(covered == records.stride && records.span == records.stride);
+  batch.skew = skew_spreads_banks(records.stride / 4);
   // As many records per tile as fit 32 KB, in whole blocks of threads: more bytes in flight per
   // barrier than one record per thread.
   batch.tile_records = std::max<std::size_t>(1, max_tile_bytes / records.stride / block_threads) * block_threads;
-  std::size_t const shared = batch.tile_records * records.stride;
+  std::size_t const tile_words = batch.tile_records * records.stride / 4;
+  std::size_t const shared = 4 * (batch.skew ? tile_words + tile_words / 32 + 1 : tile_words);
   std::size_t const tiles = (n + batch.tile_records - 1) / batch.tile_records;
   unsigned const grid = static_cast<unsigned>(std::min<std::size_t>(tiles, 0x7fffffff));
   tiled_copy_kernel<FromAos><<<grid, block_threads, shared, stream>>>(batch);
