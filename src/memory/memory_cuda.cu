@@ -246,7 +246,8 @@ struct tiled_batch {
   record_window records;
   std::size_t n;
   std::size_t tile_records;  // records per tile: a multiple of the block size
-  bool fill_gaps;            // to aos: the columns leave bytes of the records (padding): zero them in the tile
+  bool preload;              // to aos: the columns leave bytes of the records that must be kept: read them first
+  bool fill_gaps;            // to aos: the columns leave padding: zero it in the tile
   bool skew;                 // the tile has one spare word after every 32 (tile_word)
 };
 
@@ -345,23 +346,36 @@ template <bool FromAos> __global__ void tiled_copy_kernel(__grid_constant__ tile
         }
       }
     } else {
-      if (batch.fill_gaps) {
-        // Every leaf is copied (copy_columns moves whole elements): what no column covers is
-        // padding, written as zeros rather than read from the destination first.
+      if (batch.preload) {
+        move_tile_bytes<true>(global, tile, bytes, skew);  // keep the bytes no column writes
+        __syncthreads();
+      } else if (batch.fill_gaps) {
         for (std::size_t w = threadIdx.x; w < bytes / 4; w += blockDim.x) tile[tile_word(w, skew)] = 0;
         __syncthreads();
       }
-      for (std::size_t e = threadIdx.x; e < count; e += blockDim.x) {
+      // Several records' loads in flight per thread before the first store waits: a packed
+      // position has only 3 columns, too few loads per record to cover the memory latency.
+      constexpr int records_in_flight = 4;
+      for (std::size_t e0 = threadIdx.x; e0 < count; e0 += records_in_flight * blockDim.x) {
         for (int c0 = 0; c0 < batch.count; c0 += columns_in_flight) {
-          std::uint32_t v[columns_in_flight];
+          std::uint32_t v[records_in_flight][columns_in_flight];
 #pragma unroll
-          for (int k = 0; k < columns_in_flight; ++k) {
-            if (c0 + k < batch.count)
-              v[k] = *reinterpret_cast<std::uint32_t const*>(batch.other[c0 + k].address(start + e));
+          for (int r = 0; r < records_in_flight; ++r) {
+            std::size_t const e = e0 + r * blockDim.x;
+#pragma unroll
+            for (int k = 0; k < columns_in_flight; ++k) {
+              if (e < count && c0 + k < batch.count)
+                v[r][k] = *reinterpret_cast<std::uint32_t const*>(batch.other[c0 + k].address(start + e));
+            }
           }
 #pragma unroll
-          for (int k = 0; k < columns_in_flight; ++k) {
-            if (c0 + k < batch.count) tile[tile_word((e * rec.stride + batch.offset[c0 + k]) / 4, skew)] = v[k];
+          for (int r = 0; r < records_in_flight; ++r) {
+            std::size_t const e = e0 + r * blockDim.x;
+#pragma unroll
+            for (int k = 0; k < columns_in_flight; ++k) {
+              if (e < count && c0 + k < batch.count)
+                tile[tile_word((e * rec.stride + batch.offset[c0 + k]) / 4, skew)] = v[r][k];
+            }
           }
         }
       }
@@ -412,7 +426,7 @@ inline bool skew_spreads_banks(std::size_t stride_words) {
 }
 
 template <bool FromAos> void launch_tiled(cudaStream_t stream, std::vector<column_copy> const& parts,
-                                          record_window const& records, std::size_t n) {
+                                          record_window const& records, std::size_t n, record_gaps gaps) {
   tiled_batch batch{};
   batch.count = static_cast<int>(parts.size());
   for (std::size_t c = 0; c < parts.size(); ++c) {
@@ -422,13 +436,15 @@ template <bool FromAos> void launch_tiled(cudaStream_t stream, std::vector<colum
   }
   batch.records = records;
   batch.n = n;
-  // Whole records are written back: the bytes no column covers are padding (copy_columns moves
-  // every leaf; 1- and 2-byte leaves in the records follow in later launches on the same stream),
-  // zeroed in the tile instead of read from the destination first (16 more bytes per element of
-  // a padded 12-byte slot).
+  // Whole records are written back: unless the columns cover them exactly, the bytes they leave
+  // are read from the destination first (record_gaps::keep: other members) or zeroed in the
+  // tile (record_gaps::zero: every leaf is copied, so they are padding; 1- and 2-byte leaves in
+  // the records follow in later launches on the same stream).
   std::size_t covered = 0;
   for (auto const& part : parts) covered += part.width;
-  batch.fill_gaps = !FromAos && !(covered == records.stride && records.span == records.stride);
+  bool const gaps_left = !FromAos && !(covered == records.stride && records.span == records.stride);
+  batch.preload = gaps_left && gaps == record_gaps::keep;
+  batch.fill_gaps = gaps_left && gaps == record_gaps::zero;
   batch.skew = skew_spreads_banks(records.stride / 4);
   // As many records per tile as fit 32 KB, in whole blocks of threads: more bytes in flight per
   // barrier than one record per thread.
@@ -467,7 +483,7 @@ bool runs_of_four(column_ref const& c) {
 }  // namespace
 
 namespace {
-void copy_parts(cudaStream_t stream, std::vector<column_copy> const& parts, std::size_t n) {
+void copy_parts(cudaStream_t stream, std::vector<column_copy> const& parts, std::size_t n, record_gaps gaps) {
   // An aos destination goes through a shared-memory tile (column-wise 4-byte stores at the
   // record stride measured at a quarter of the copy ceiling). An aos source into soa is read
   // one record per thread with plain strided addresses, as a hand-written conversion does; into
@@ -476,8 +492,8 @@ void copy_parts(cudaStream_t stream, std::vector<column_copy> const& parts, std:
     return c.src.block_shift == 63 && c.dst.block_shift == 63;
   });
   record_window records;
-  if (aos_window(parts, false, records)) return launch_tiled<false>(stream, parts, records, n);
-  if (!unblocked && aos_window(parts, true, records)) return launch_tiled<true>(stream, parts, records, n);
+  if (aos_window(parts, false, records)) return launch_tiled<false>(stream, parts, records, n, gaps);
+  if (!unblocked && aos_window(parts, true, records)) return launch_tiled<true>(stream, parts, records, n, gaps);
   std::vector<column_copy> by_width[3];
   for (auto const& part : parts) by_width[part.width == 4 ? 0 : part.width == 2 ? 1 : 2].push_back(part);
   auto const& words = by_width[0];
@@ -607,7 +623,8 @@ void launch_transposes(cudaStream_t stream, std::vector<block_2d> const& blocks)
 }
 }  // namespace
 
-void copy_columns(memory_kind kind, column_copy const* columns, std::size_t count, std::size_t n, void* native_stream) {
+void copy_columns(memory_kind kind, column_copy const* columns, std::size_t count, std::size_t n, void* native_stream,
+                  record_gaps gaps) {
   if (kind == memory_kind::host) return host_copy_columns(columns, count, n, false);
   if (n == 0 || count == 0) return;
   cudaStream_t const stream = static_cast<cudaStream_t>(native_stream);
@@ -622,13 +639,13 @@ void copy_columns(memory_kind kind, column_copy const* columns, std::size_t coun
     // stores stay whole records; the columns as before.
     for (auto group = take_destination_records(parts); !group.empty(); group = take_destination_records(parts)) {
       if (aos_window(group, false, records)) {
-        launch_tiled<false>(stream, group, records, n);
+        launch_tiled<false>(stream, group, records, n, gaps);
       } else {
-        copy_parts(stream, group, n);
+        copy_parts(stream, group, n, gaps);
       }
     }
   }
-  if (!parts.empty()) copy_parts(stream, parts, n);
+  if (!parts.empty()) copy_parts(stream, parts, n, gaps);
 }
 
 void fill_columns(memory_kind kind, column_fill const* columns, std::size_t count, std::size_t first, std::size_t n,

@@ -104,7 +104,7 @@ void copy_bytes(memory_kind, void* dst, memory_kind, void const* src, std::size_
 void zero_bytes(memory_kind, void* p, std::size_t bytes, void*) {
   if (bytes > 0) std::memset(p, 0, bytes);
 }
-void copy_columns(memory_kind kind, column_copy const* columns, std::size_t count, std::size_t n, void*) {
+void copy_columns(memory_kind kind, column_copy const* columns, std::size_t count, std::size_t n, void*, record_gaps) {
   host_copy_columns(columns, count, n, kind == memory_kind::device);
 }
 void fill_columns(memory_kind kind, column_fill const* columns, std::size_t count, std::size_t first, std::size_t n,

@@ -69,8 +69,12 @@ struct column_copy {
   column_ref src;
   std::size_t width;  // bytes per element
 };
+// The bytes of destination records that no column covers: kept as they are (the copy reads them
+// first), or written as zeros, which the caller may ask for when the columns are every leaf of
+// the elements (those bytes are then padding): a padded 12-byte slot saves a 16-byte read.
+enum class record_gaps : unsigned char { keep, zero };
 void copy_columns(memory_kind kind, column_copy const* columns, std::size_t count, std::size_t n,
-                  void* stream = nullptr);
+                  void* stream = nullptr, record_gaps gaps = record_gaps::keep);
 
 // One column whose elements change format on the way (core/stored_types.hpp): element i of dst,
 // in format `to`, from element i of src, in format `from`.

@@ -62,7 +62,8 @@ column_moves column_copies(layout_storage<T, LD> const& dst, layout_storage<T, L
 // Runs the moves in one kind of memory; a value that a destination format cannot hold is an error
 // naming the element and the leaf.
 template <class T> void run_moves(memory_kind kind, column_moves const& moves, std::size_t n, void* stream) {
-  if (!moves.copies.empty()) copy_columns(kind, moves.copies.data(), moves.copies.size(), n, stream);
+  // Every leaf of T is copied or converted: what the copies leave in a record is padding.
+  if (!moves.copies.empty()) copy_columns(kind, moves.copies.data(), moves.copies.size(), n, stream, record_gaps::zero);
   if (moves.conversions.empty()) return;
   conversion_result const r = convert_columns(kind, moves.conversions.data(), moves.conversions.size(), n, stream);
   if (r.element < n) {
