@@ -14,6 +14,7 @@
 #pragma once
 #include <mpi.h>
 
+#include <array>
 #include <cstddef>
 #include <cstdint>
 #include <memory>
@@ -71,6 +72,9 @@ struct message_buffers {
   reorder_plan grouping{coalesce::default_stream, check_policy::off};
   coalesce::detail::buffer destinations;
   std::vector<std::uint32_t> holes;  // an unordered migration's leavers' slots (host memory)
+  // plan_halo's coordinates of the owned particles and the ghosts so far, one buffer per axis
+  // (grown by doubling, kept: a steady loop of plans allocates and page-faults nothing).
+  std::array<coalesce::detail::buffer, 3> coordinates;
   int* destinations_at_least(coalesce::detail::memory_kind kind, std::size_t n, void* stream) {
     return reinterpret_cast<int*>(grow(destinations, kind, n * sizeof(int), stream));
   }
@@ -79,6 +83,7 @@ struct message_buffers {
     send = coalesce::detail::buffer();
     received = coalesce::detail::buffer();
     destinations = coalesce::detail::buffer();
+    for (auto& c : coordinates) c = coalesce::detail::buffer();
     send_stage.clear();
     received_stage.clear();
     grouping.release();

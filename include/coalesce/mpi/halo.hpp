@@ -373,10 +373,12 @@ template <class T, class L, class S, class Pos> struct particle_stage_store {
 };
 class coordinate_stage_store {
  public:
-  // The first `n` elements' coordinates of `from` (a particle vector's position columns).
-  coordinate_stage_store(memory_kind kind, position_columns const& from, std::size_t n, void* stream)
-      : kind_(kind), dims_(from.dims), width_(from.width) {
-    reserve(n, 0);
+  // The first `n` elements' coordinates of `from` (a particle vector's position columns), in
+  // `storage` (a communicator's buffers, kept between plans).
+  coordinate_stage_store(memory_kind kind, position_columns const& from, std::size_t n, std::array<buffer, 3>& storage,
+                         void* stream)
+      : kind_(kind), dims_(from.dims), width_(from.width), coordinates_(storage) {
+    reserve(n + n / 4, 0, stream);  // room for ghosts of a quarter of the particles before a regrowth
     std::array<column_copy, 3> copies{};
     for (unsigned a = 0; a < dims_; ++a) copies[a] = {column(a), from.axis[a], width_};
     move_columns_indexed(kind_, copies.data(), dims_, n, index_map{nullptr, 0}, index_map{nullptr, 0}, stream);
@@ -396,24 +398,28 @@ class coordinate_stage_store {
     return m;
   }
   void grow(coalesce::stream s, std::size_t kept, std::size_t total) {
-    if (total > capacity_) reserve(std::max(total, 2 * capacity_), kept, s.handle());
+    reserve(total, kept, s.handle());
     size_ = total;
   }
 
  private:
   column_ref column(unsigned a) const { return column_ref{coordinates_[a].data(), width_}; }
-  void reserve(std::size_t capacity, std::size_t kept, void* stream = nullptr) {
+  // At least `capacity` elements per axis, the first `kept` kept; a buffer of another memory or
+  // too small is replaced by one twice the size asked for.
+  void reserve(std::size_t capacity, std::size_t kept, void* stream) {
+    std::size_t const bytes = std::max<std::size_t>(capacity, 1) * width_;
     for (unsigned a = 0; a < dims_; ++a) {
-      buffer grown(kind_, std::max<std::size_t>(capacity, 1) * width_);
-      if (kept > 0) copy_bytes(kind_, grown.data(), kind_, coordinates_[a].data(), kept * width_, stream);
-      coordinates_[a] = std::move(grown);
+      buffer& b = coordinates_[a];
+      if (b.kind() == kind_ && b.size() >= bytes) continue;
+      buffer grown(kind_, 2 * bytes);
+      if (kept > 0) copy_bytes(kind_, grown.data(), kind_, b.data(), kept * width_, stream);
+      b = std::move(grown);
     }
-    capacity_ = capacity;
   }
   memory_kind kind_;
   unsigned dims_, width_;
-  std::size_t size_ = 0, capacity_ = 0;
-  std::array<buffer, 3> coordinates_;
+  std::size_t size_ = 0;
+  std::array<buffer, 3>& coordinates_;
 };
 
 // The stages of a geometric halo over `store` (owned elements [0, h.owned()), the ghosts appended
@@ -516,7 +522,7 @@ halo_plan plan_halo(decomposition const& d, vector<T, L, S> const& particles, Po
   halo_plan h = detail::halo_access::start(d, kind, owned, particles.size());
   detail::halo_access::set_particles<T>(h, coalesce::detail::position_leaves_of<T>(position));
   detail::coordinate_stage_store store(kind, coalesce::detail::position_columns_of(particles.storage(), position),
-                                       owned, d.stream().handle());
+                                       owned, d.buffers().coordinates, d.stream().handle());
   detail::stage_axes(h, d, store, cutoff, options.axes);
   return h;
 }
