@@ -353,29 +353,17 @@ template <bool FromAos> __global__ void tiled_copy_kernel(__grid_constant__ tile
         for (std::size_t w = threadIdx.x; w < bytes / 4; w += blockDim.x) tile[tile_word(w, skew)] = 0;
         __syncthreads();
       }
-      // Several records' loads in flight per thread before the first store waits: a packed
-      // position has only 3 columns, too few loads per record to cover the memory latency.
-      constexpr int records_in_flight = 4;
-      for (std::size_t e0 = threadIdx.x; e0 < count; e0 += records_in_flight * blockDim.x) {
+      for (std::size_t e = threadIdx.x; e < count; e += blockDim.x) {
         for (int c0 = 0; c0 < batch.count; c0 += columns_in_flight) {
-          std::uint32_t v[records_in_flight][columns_in_flight];
+          std::uint32_t v[columns_in_flight];
 #pragma unroll
-          for (int r = 0; r < records_in_flight; ++r) {
-            std::size_t const e = e0 + r * blockDim.x;
-#pragma unroll
-            for (int k = 0; k < columns_in_flight; ++k) {
-              if (e < count && c0 + k < batch.count)
-                v[r][k] = *reinterpret_cast<std::uint32_t const*>(batch.other[c0 + k].address(start + e));
-            }
+          for (int k = 0; k < columns_in_flight; ++k) {
+            if (c0 + k < batch.count)
+              v[k] = *reinterpret_cast<std::uint32_t const*>(batch.other[c0 + k].address(start + e));
           }
 #pragma unroll
-          for (int r = 0; r < records_in_flight; ++r) {
-            std::size_t const e = e0 + r * blockDim.x;
-#pragma unroll
-            for (int k = 0; k < columns_in_flight; ++k) {
-              if (e < count && c0 + k < batch.count)
-                tile[tile_word((e * rec.stride + batch.offset[c0 + k]) / 4, skew)] = v[r][k];
-            }
+          for (int k = 0; k < columns_in_flight; ++k) {
+            if (c0 + k < batch.count) tile[tile_word((e * rec.stride + batch.offset[c0 + k]) / 4, skew)] = v[k];
           }
         }
       }
