@@ -418,3 +418,68 @@ TEST_CASE("plan_halo finds build_halo's ghosts without touching the particles; i
   check_plan_only<split_first>();
   check_plan_only<stored_vel_half>();
 }
+
+TEST_CASE("a rank that owns no particles plans, builds and replays halos like the others") {
+  // Geometric: each rank keeps only what it owns, rank 0 nothing.
+  cm::decomposition const d(MPI_COMM_WORLD, unit_box);
+  std::vector<Particle> mine;
+  if (d.rank() != 0) {
+    for (auto const& p : scattered(count_of(d.rank()), d.rank()))
+      if (d.owner({p.pos.x, p.pos.y, p.pos.z}) == d.rank()) mine.push_back(p);
+  }
+  test_vector<Particle> built(mine), planned(mine);
+  double const cutoff = 1.0;
+  auto const halo = cm::build_halo(d, built, &Particle::pos, cutoff);
+  auto const plan = cm::plan_halo(d, planned, &Particle::pos, cutoff);
+  cm::forward(plan, planned);
+  auto const want = expected_images(all_particles(mine), d.subdomain(), cutoff, {true, true, true}, {true, true, true});
+  CHECK(ghosts_of(records_of(built), halo.owned()) == want);
+  CHECK(ghosts_of(records_of(planned), plan.owned()) == want);
+  test_vector<vec3> forces(std::vector<vec3>(built.size(), vec3{1.0f, 0.0f, 0.0f}));
+  cm::reverse(halo, forces);  // nothing to add into on rank 0, its ghosts' sums sent away
+  CHECK(forces.size() == built.size());
+
+  // From export lists: rank 0 owns and exports nothing; every other rank sends every fourth
+  // element to rank 0 and to the next rank.
+  cm::communicator const c(MPI_COMM_WORLD);
+  int const rank = c.rank(), size = c.size();
+  auto const records_of_rank = [](int r) { return r == 0 ? std::vector<Particle>{} : scattered(count_of(r), r); };
+  auto const exports_to = [&](int r) {
+    std::vector<std::pair<std::uint32_t, int>> out;
+    if (r == 0) return out;
+    for (std::size_t i = 0; i < count_of(r); i += 4) {
+      out.emplace_back(static_cast<std::uint32_t>(i), 0);
+      if ((r + 1) % size != 0) out.emplace_back(static_cast<std::uint32_t>(i), (r + 1) % size);
+    }
+    return out;
+  };
+  std::vector<std::uint32_t> ids;
+  std::vector<int> ranks;
+  for (auto const& [i, r] : exports_to(rank)) {
+    ids.push_back(i);
+    ranks.push_back(r);
+  }
+  test_vector<Particle> particles(records_of_rank(rank));
+  auto const h = cm::build_halo(c, particles, std::span<std::uint32_t const>(ids), std::span<int const>(ranks));
+  std::vector<Particle> expected;
+  for (int r = 0; r < size; ++r) {
+    auto const theirs = records_of_rank(r);
+    for (auto const& [i, to] : exports_to(r))
+      if (to == rank) expected.push_back(theirs[i]);
+  }
+  auto const got = records_of(particles);
+  REQUIRE(got.size() == h.owned() + expected.size());
+  bool same = true;
+  for (std::size_t g = 0; g < expected.size(); ++g) same = same && same_record(got[h.owned() + g], expected[g]);
+  CHECK(same);
+  test_vector<vec3> sums(std::vector<vec3>(particles.size(), vec3{1.0f, 0.0f, 0.0f}));
+  cm::reverse(h, sums);
+  auto const totals = records_of(sums);
+  bool summed = true;
+  for (std::size_t i = 0; i < h.owned(); ++i) {
+    float copies = 0;
+    for (auto const& [k, to] : exports_to(rank)) copies += k == i ? 1.0f : 0.0f;
+    summed = summed && totals[i].x == 1.0f + copies;
+  }
+  CHECK(summed);
+}
