@@ -260,66 +260,38 @@ __device__ inline std::size_t tile_word(std::size_t w, bool skew) { return skew 
 
 // Copies `bytes` (a multiple of 4) between global memory and the tile, 16 bytes at a time where
 // global memory is 16-byte aligned (a skewed tile takes them as four words: a 16-byte unit never
-// straddles a spare word, and the lanes' four stores fall in distinct banks).
+// straddles a spare word, and the lanes' four stores fall in distinct banks), the rest a word at a
+// time.
 template <bool ToTile>
 __device__ void move_tile_bytes(std::byte* global, std::uint32_t* tile, std::size_t bytes, bool skew) {
-  if (skew) {
-    if ((reinterpret_cast<std::uintptr_t>(global) & 15) == 0) {
-      std::size_t const vectors = bytes / 16;
-#pragma unroll 4
-      for (std::size_t v = threadIdx.x; v < vectors; v += blockDim.x) {
-        std::uint32_t* const t = tile + 4 * v + (v >> 3);
-        if constexpr (ToTile) {
-          uint4 const g = reinterpret_cast<uint4 const*>(global)[v];
-          t[0] = g.x, t[1] = g.y, t[2] = g.z, t[3] = g.w;
-        } else {
-          reinterpret_cast<uint4*>(global)[v] = make_uint4(t[0], t[1], t[2], t[3]);
-        }
-      }
-      for (std::size_t w = vectors * 4 + threadIdx.x; w < bytes / 4; w += blockDim.x) {
-        if constexpr (ToTile) {
-          tile[tile_word(w, true)] = reinterpret_cast<std::uint32_t const*>(global)[w];
-        } else {
-          reinterpret_cast<std::uint32_t*>(global)[w] = tile[tile_word(w, true)];
-        }
-      }
-    } else {
-      for (std::size_t w = threadIdx.x; w < bytes / 4; w += blockDim.x) {
-        if constexpr (ToTile) {
-          tile[tile_word(w, true)] = reinterpret_cast<std::uint32_t const*>(global)[w];
-        } else {
-          reinterpret_cast<std::uint32_t*>(global)[w] = tile[tile_word(w, true)];
-        }
-      }
-    }
-    return;
-  }
+  std::size_t vectors = 0;
   if ((reinterpret_cast<std::uintptr_t>(global) & 15) == 0) {
-    std::size_t const vectors = bytes / 16;
+    vectors = bytes / 16;
     // Unrolled so that several 16-byte loads per thread are in flight before the first
     // shared-memory store waits for its data.
 #pragma unroll 4
     for (std::size_t v = threadIdx.x; v < vectors; v += blockDim.x) {
-      if constexpr (ToTile) {
-        reinterpret_cast<uint4*>(tile)[v] = reinterpret_cast<uint4 const*>(global)[v];
+      auto* const g = reinterpret_cast<uint4*>(global) + v;
+      if (skew) {
+        std::uint32_t* const t = tile + 4 * v + (v >> 3);
+        if constexpr (ToTile) {
+          uint4 const x = *g;
+          t[0] = x.x, t[1] = x.y, t[2] = x.z, t[3] = x.w;
+        } else {
+          *g = make_uint4(t[0], t[1], t[2], t[3]);
+        }
+      } else if constexpr (ToTile) {
+        reinterpret_cast<uint4*>(tile)[v] = *g;
       } else {
-        reinterpret_cast<uint4*>(global)[v] = reinterpret_cast<uint4 const*>(tile)[v];
+        *g = reinterpret_cast<uint4 const*>(tile)[v];
       }
     }
-    for (std::size_t w = vectors * 4 + threadIdx.x; w < bytes / 4; w += blockDim.x) {
-      if constexpr (ToTile) {
-        tile[w] = reinterpret_cast<std::uint32_t const*>(global)[w];
-      } else {
-        reinterpret_cast<std::uint32_t*>(global)[w] = tile[w];
-      }
-    }
-  } else {
-    for (std::size_t w = threadIdx.x; w < bytes / 4; w += blockDim.x) {
-      if constexpr (ToTile) {
-        tile[w] = reinterpret_cast<std::uint32_t const*>(global)[w];
-      } else {
-        reinterpret_cast<std::uint32_t*>(global)[w] = tile[w];
-      }
+  }
+  for (std::size_t w = vectors * 4 + threadIdx.x; w < bytes / 4; w += blockDim.x) {
+    if constexpr (ToTile) {
+      tile[tile_word(w, skew)] = reinterpret_cast<std::uint32_t const*>(global)[w];
+    } else {
+      reinterpret_cast<std::uint32_t*>(global)[w] = tile[tile_word(w, skew)];
     }
   }
 }

@@ -321,6 +321,19 @@ std::array<double, 3> read_position(memory_kind kind, coalesce::detail::position
 }
 
 namespace {
+// A plan's replay knows how many bytes each message holds: one of another size was sent by a rank
+// replaying another plan, or for arrays of another type.
+void check_replayed_message(MPI_Status const& status, std::size_t expected, std::string const& sender,
+                            char const* plan) {
+  int got = 0;
+  MPI_Get_count(&status, MPI_BYTE, &got);
+  if (static_cast<std::size_t>(got) != expected) {
+    throw_error("halo: " + sender + " sent " + std::to_string(got) + " bytes where this rank's plan expects " +
+                std::to_string(expected) + "; every rank must use the plans of one " + plan +
+                " call, for arrays of the same type");
+  }
+}
+
 // A message's element count travels with its element size, so arrays of different types on two
 // ranks are an error, not a misread.
 void check_element_size(unsigned long long theirs, std::size_t ours, char const* what) {
@@ -394,17 +407,18 @@ std::byte const* exchange(MPI_Comm comm, memory_kind kind, mpi::transport how, v
     for (std::size_t r = 0; r < ranks; ++r) {
       std::size_t const b = m.bytes(received_counts[r]);
       if (b == 0) continue;
-      int got = 0;
-      MPI_Get_count(&statuses[k++], MPI_BYTE, &got);
-      if (static_cast<std::size_t>(got) != b) {
-        throw_error("halo: rank " + std::to_string(r) + " sent " + std::to_string(got) +
-                    " bytes where this rank's plan expects " + std::to_string(b) +
-                    "; every rank must use the plans of one plan_halo call, for arrays of the same type");
-      }
+      check_replayed_message(statuses[k++], b, "rank " + std::to_string(r), "plan_halo");
     }
   }
   arrived(kind, how, stream, total_in, buffers);
   return buffers.received.data();
+}
+
+std::vector<std::size_t> exchange_counts(MPI_Comm comm, std::vector<std::size_t> const& counts) {
+  std::vector<unsigned long long> out(counts.begin(), counts.end()), in(out.size());
+  check_mpi(MPI_Alltoall(out.data(), 1, MPI_UNSIGNED_LONG_LONG, in.data(), 1, MPI_UNSIGNED_LONG_LONG, comm),
+            "MPI_Alltoall");
+  return {in.begin(), in.end()};
 }
 
 std::byte const* sendrecv_pair(MPI_Comm comm, memory_kind kind, mpi::transport how, void* stream,
@@ -456,13 +470,7 @@ std::byte const* sendrecv_pair(MPI_Comm comm, memory_kind kind, mpi::transport h
   MPI_Status statuses[4];
   wait_all_mpi(4, requests, statuses);
   for (int k = 0; k < 2 && expected != nullptr; ++k) {
-    int got = 0;
-    MPI_Get_count(&statuses[2 * k], MPI_BYTE, &got);
-    if (from[k] != MPI_PROC_NULL && static_cast<std::size_t>(got) != in_bytes[k]) {
-      throw_error("halo: a neighbour sent " + std::to_string(got) + " bytes where this rank's plan expects " +
-                  std::to_string(in_bytes[k]) +
-                  "; every rank must use the plans of one build_halo call, for arrays of the same type");
-    }
+    if (from[k] != MPI_PROC_NULL) check_replayed_message(statuses[2 * k], in_bytes[k], "a neighbour", "build_halo");
   }
   arrived(kind, how, stream, in_bytes[0] + in_bytes[1], buffers);
   return buffers.received.data();

@@ -23,6 +23,26 @@ constexpr std::size_t base_count = 200;
 std::size_t count_of(int rank) { return base_count + 37 * static_cast<std::size_t>(rank); }
 
 bool same_record(Particle const& a, Particle const& b) { return std::memcmp(&a, &b, sizeof(Particle)) == 0; }
+// Records of `got` from `first` on that differ from `want` (bytes), plus 1 when the counts differ.
+std::size_t records_differing(std::vector<Particle> const& got, std::size_t first, std::vector<Particle> const& want) {
+  std::size_t const common = got.size() >= first ? std::min(got.size() - first, want.size()) : 0;
+  std::size_t differ = got.size() - std::min(got.size(), first) == want.size() ? 0 : 1;
+  for (std::size_t k = 0; k < common; ++k) differ += !same_record(got[first + k], want[k]);
+  return differ;
+}
+// (index, rank) pairs as the two lists build_halo and plan_halo take.
+struct export_lists {
+  std::vector<std::uint32_t> ids;
+  std::vector<int> ranks;
+};
+export_lists split_exports(std::vector<std::pair<std::uint32_t, int>> const& pairs) {
+  export_lists out;
+  for (auto const& [i, r] : pairs) {
+    out.ids.push_back(i);
+    out.ranks.push_back(r);
+  }
+  return out;
+}
 
 template <class T, class L, class S> std::vector<T> records_of(coalesce::vector<T, L, S> const& v) {
   std::vector<T> out(v.size());
@@ -125,12 +145,7 @@ template <class L> void check_export_halo() {
   cm::communicator const c(MPI_COMM_WORLD);
   int const rank = c.rank(), size = c.size();
   auto const records = scattered(count_of(rank), rank);
-  std::vector<std::uint32_t> ids;
-  std::vector<int> ranks;
-  for (auto const& [i, r] : exports_of(rank, size)) {
-    ids.push_back(i);
-    ranks.push_back(r);
-  }
+  auto const [ids, ranks] = split_exports(exports_of(rank, size));
   test_vector<Particle, L> particles(records);
   auto const stamp = particles.order_stamp();
   auto const halo = cm::build_halo(c, particles, std::span<std::uint32_t const>(ids), std::span<int const>(ranks));
@@ -142,8 +157,7 @@ template <class L> void check_export_halo() {
     auto const got = records_of(particles);
     auto const want = expected_ghosts(rank, size, dx);
     REQUIRE(got.size() == halo.owned() + want.size());
-    std::size_t bad = 0;
-    for (std::size_t g = 0; g < want.size(); ++g) bad += !same_record(got[halo.owned() + g], want[g]);
+    std::size_t const bad = records_differing(got, halo.owned(), want);
     CHECK_MESSAGE(bad == 0, when << ": " << bad << " ghosts differ from their owners' records");
   };
   check_ghosts(0.0f, "after build_halo");
@@ -214,18 +228,14 @@ template <class L> void check_export_halo() {
   auto const planned = records_of(fresh);
   auto const built = expected_ghosts(rank, size, 0.0f);
   REQUIRE(planned.size() == records.size() + built.size());
-  bool same = true;
-  for (std::size_t g = 0; g < built.size(); ++g) same = same && same_record(planned[records.size() + g], built[g]);
-  CHECK(same);
+  CHECK(records_differing(planned, records.size(), built) == 0);
   auto const again = cm::plan_halo(c, fresh, std::span<std::uint32_t const>(ids), std::span<int const>(ranks),
                                    {.owned = plan.owned()});
   CHECK(again.planned_size() == fresh.size());
   cm::forward(again, fresh);
   CHECK(fresh.size() == again.owned() + again.ghosts());
   auto const replanned = records_of(fresh);
-  bool same_again = replanned.size() == planned.size();
-  for (std::size_t k = 0; same_again && k < planned.size(); ++k) same_again = same_record(replanned[k], planned[k]);
-  CHECK(same_again);
+  CHECK(records_differing(replanned, 0, planned) == 0);
 }
 
 }  // namespace
@@ -382,8 +392,7 @@ template <class L> void check_plan_only() {
   cm::forward(plan, planned);
   auto const a = records_of(built), b = records_of(planned);
   REQUIRE(a.size() == b.size());
-  std::size_t differ = 0;
-  for (std::size_t k = 0; k < a.size(); ++k) differ += !same_record(a[k], b[k]);
+  std::size_t const differ = records_differing(b, 0, a);
   CHECK_MESSAGE(differ == 0, differ << " records differ between build_halo and plan_halo + forward");
 
   // Rebuilding with the ghosts still there: options.owned says where they begin.
@@ -392,15 +401,11 @@ template <class L> void check_plan_only() {
   CHECK(replan.planned_size() == planned.size());
   cm::forward(replan, planned);
   auto const c = records_of(planned);
-  differ = c.size() == a.size() ? 0 : 1;
-  for (std::size_t k = 0; k < std::min(a.size(), c.size()); ++k) differ += !same_record(a[k], c[k]);
-  CHECK(differ == 0);
+  CHECK(records_differing(c, 0, a) == 0);
   auto const rebuilt = cm::build_halo(d, built, &Particle::pos, cutoff, {.owned = halo.owned()});
   CHECK(rebuilt.ghosts() == halo.ghosts());
   auto const e = records_of(built);
-  differ = e.size() == a.size() ? 0 : 1;
-  for (std::size_t k = 0; k < std::min(a.size(), e.size()); ++k) differ += !same_record(a[k], e[k]);
-  CHECK(differ == 0);
+  CHECK(records_differing(e, 0, a) == 0);
   // The member forward of a plan needs the ghosts there first.
   test_vector<Particle, L> bare(owned);
   auto const bare_plan = cm::plan_halo(d, bare, &Particle::pos, cutoff);
@@ -453,12 +458,7 @@ TEST_CASE("a rank that owns no particles plans, builds and replays halos like th
     }
     return out;
   };
-  std::vector<std::uint32_t> ids;
-  std::vector<int> ranks;
-  for (auto const& [i, r] : exports_to(rank)) {
-    ids.push_back(i);
-    ranks.push_back(r);
-  }
+  auto const [ids, ranks] = split_exports(exports_to(rank));
   test_vector<Particle> particles(records_of_rank(rank));
   auto const h = cm::build_halo(c, particles, std::span<std::uint32_t const>(ids), std::span<int const>(ranks));
   std::vector<Particle> expected;
@@ -469,9 +469,7 @@ TEST_CASE("a rank that owns no particles plans, builds and replays halos like th
   }
   auto const got = records_of(particles);
   REQUIRE(got.size() == h.owned() + expected.size());
-  bool same = true;
-  for (std::size_t g = 0; g < expected.size(); ++g) same = same && same_record(got[h.owned() + g], expected[g]);
-  CHECK(same);
+  CHECK(records_differing(got, h.owned(), expected) == 0);
   test_vector<vec3> sums(std::vector<vec3>(particles.size(), vec3{1.0f, 0.0f, 0.0f}));
   cm::reverse(h, sums);
   auto const totals = records_of(sums);

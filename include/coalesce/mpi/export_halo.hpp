@@ -39,13 +39,13 @@ struct grouped_exports {
   std::string why;
 };
 inline grouped_exports group_exports(std::span<std::uint32_t const> ids, std::span<int const> ranks, int size,
-                                     std::size_t owned, std::size_t particles, std::size_t requested_owned) {
+                                     mpi::halo_options const& options, std::size_t particles) {
   grouped_exports out;
   out.counts.assign(static_cast<std::size_t>(size), 0);
-  if (requested_owned != static_cast<std::size_t>(-1) && requested_owned > particles) {
+  std::size_t const owned = options.owned_of(particles);
+  if (std::string const e = options.owned_error(particles); !e.empty()) {
     out.bad = static_cast<long long>(particles);
-    out.why = "halo_options::owned is " + std::to_string(requested_owned) + " for " + std::to_string(particles) +
-              " particles";
+    out.why = e;
     return out;
   }
   if (ids.size() != ranks.size()) {
@@ -101,18 +101,11 @@ template <class T, class L, class S>
 halo_plan plan_halo(communicator const& c, vector<T, L, S> const& particles, std::span<std::uint32_t const> export_ids,
                     std::span<int const> export_ranks, halo_options const& options = {}) {
   constexpr auto kind = coalesce::detail::kind_of_space<S>;
-  std::size_t const owned = std::min(options.owned, particles.size());
-  auto grouped = detail::group_exports(export_ids, export_ranks, c.size(), owned, particles.size(), options.owned);
+  std::size_t const owned = options.owned_of(particles.size());
+  auto grouped = detail::group_exports(export_ids, export_ranks, c.size(), options, particles.size());
   detail::agree_on_errors(c.comm(), grouped.bad, grouped.why, "plan_halo");
 
-  std::vector<unsigned long long> out(grouped.counts.begin(), grouped.counts.end()), in(out.size());
-  if (int const status =
-          MPI_Alltoall(out.data(), 1, MPI_UNSIGNED_LONG_LONG, in.data(), 1, MPI_UNSIGNED_LONG_LONG, c.comm());
-      status != MPI_SUCCESS) {
-    detail::throw_error("plan_halo: MPI_Alltoall of the export counts failed (MPI error " + std::to_string(status) +
-                        ")");
-  }
-  std::vector<std::size_t> received(in.begin(), in.end());
+  std::vector<std::size_t> received = detail::exchange_counts(c.comm(), grouped.counts);
   std::size_t ghosts = 0;
   for (std::size_t r : received) ghosts += r;
 

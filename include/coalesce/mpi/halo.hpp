@@ -77,7 +77,14 @@ struct halo_options {
   std::array<bool, 3> axes{true, true, true};
   // The particles' first `owned` elements are owned; the rest (a previous halo's ghosts) are
   // dropped by build_halo and replaced by the first forward of a plan. Default: every element.
-  std::size_t owned = static_cast<std::size_t>(-1);
+  static constexpr std::size_t every_element = static_cast<std::size_t>(-1);
+  std::size_t owned = every_element;
+  // The owned count for `size` particles; "" or, when owned is more than them, why that is wrong.
+  std::size_t owned_of(std::size_t size) const { return owned < size ? owned : size; }
+  std::string owned_error(std::size_t size) const {
+    if (owned == every_element || owned <= size) return "";
+    return "halo_options::owned is " + std::to_string(owned) + " for " + std::to_string(size) + " particles";
+  }
 };
 
 class halo_plan {
@@ -268,41 +275,30 @@ inline void wait_for_unpacks(mpi::halo_plan const& h, message_columns const& m) 
 // ghosts unpacked by source rank from owned() on. Reverse: each source's ghosts back to it, added
 // into the exported elements destination by destination in rank order (an element appears once
 // per destination, so each sum writes distinct elements: the same bits run to run).
-inline void forward_exports(mpi::halo_plan const& h, message_columns const& m) {
+inline void replay_exports(mpi::halo_plan const& h, message_columns const& m, bool reverse) {
   memory_kind const kind = m.kind_set ? m.kind : memory_kind::host;
   void* const stream = h.stream().handle();
-  auto const& to = h.send_counts();
+  // The exported elements of the ranks before r: export_indices() + first; their ghosts:
+  // owned() + first.
+  auto const exported = [&](std::size_t first) { return index_map{h.export_indices() + first, 0}; };
+  auto const ghosts = [&](std::size_t first) { return index_map{nullptr, h.owned() + first}; };
+  auto const& out = reverse ? h.receive_counts() : h.send_counts();
+  auto const& in = reverse ? h.send_counts() : h.receive_counts();
   std::size_t bytes = 0;
-  for (std::size_t c : to) bytes += m.bytes(c);
+  for (std::size_t c : out) bytes += m.bytes(c);
   std::byte* const send = h.buffers().send_at_least(kind, bytes, stream);
-  for (std::size_t r = 0, first = 0, offset = 0; r < to.size(); first += to[r], offset += m.bytes(to[r]), ++r) {
-    pack(m, to[r], index_map{h.export_indices() + first, 0}, send + offset, stream);
+  for (std::size_t r = 0, first = 0, offset = 0; r < out.size(); first += out[r], offset += m.bytes(out[r]), ++r) {
+    pack(m, out[r], reverse ? ghosts(first) : exported(first), send + offset, stream);
   }
   std::vector<std::size_t> arrived;
-  std::byte const* got =
-      exchange(h.comm(), kind, h.transport(), stream, m, send, to, arrived, h.buffers(), &h.receive_counts());
-  for (std::size_t r = 0, first = h.owned(), offset = 0; r < arrived.size();
-       first += arrived[r], offset += m.bytes(arrived[r]), ++r) {
-    unpack(m, arrived[r], got + offset, index_map{nullptr, first}, stream);
-  }
-}
-inline void reverse_exports(mpi::halo_plan const& h, message_columns const& m) {
-  memory_kind const kind = m.kind_set ? m.kind : memory_kind::host;
-  void* const stream = h.stream().handle();
-  auto const& back = h.receive_counts();
-  std::size_t bytes = 0;
-  for (std::size_t c : back) bytes += m.bytes(c);
-  std::byte* const send = h.buffers().send_at_least(kind, bytes, stream);
-  for (std::size_t r = 0, first = h.owned(), offset = 0; r < back.size();
-       first += back[r], offset += m.bytes(back[r]), ++r) {
-    pack(m, back[r], index_map{nullptr, first}, send + offset, stream);
-  }
-  std::vector<std::size_t> arrived;
-  std::byte const* got =
-      exchange(h.comm(), kind, h.transport(), stream, m, send, back, arrived, h.buffers(), &h.send_counts());
+  std::byte const* got = exchange(h.comm(), kind, h.transport(), stream, m, send, out, arrived, h.buffers(), &in);
   for (std::size_t r = 0, first = 0, offset = 0; r < arrived.size();
        first += arrived[r], offset += m.bytes(arrived[r]), ++r) {
-    unpack_sum(m, arrived[r], got + offset, index_map{h.export_indices() + first, 0}, stream);
+    if (reverse) {
+      unpack_sum(m, arrived[r], got + offset, exported(first), stream);
+    } else {
+      unpack(m, arrived[r], got + offset, ghosts(first), stream);
+    }
   }
 }
 
@@ -310,7 +306,7 @@ inline void reverse_exports(mpi::halo_plan const& h, message_columns const& m) {
 // after_unpack(stage) for each stage (a periodic shift). A halo from export lists: one hop.
 template <class After> void for_each_axis(mpi::halo_plan const& h, message_columns const& m, After&& after_unpack) {
   if (h.from_exports()) {
-    forward_exports(h, m);
+    replay_exports(h, m, false);
     wait_for_unpacks(h, m);
     return;
   }
@@ -335,8 +331,8 @@ template <class After> void for_each_axis(mpi::halo_plan const& h, message_colum
 namespace coalesce::detail {
 
 // Bad geometric halo input, agreed on by every rank before anything moves.
-inline void check_halo_input(mpi::decomposition const& d, double cutoff, std::size_t owned, std::size_t size,
-                             char const* what) {
+inline void check_halo_input(mpi::decomposition const& d, double cutoff, mpi::halo_options const& options,
+                             std::size_t size, char const* what) {
   box const sub = d.subdomain();
   long long bad = -1;
   std::string why;
@@ -352,9 +348,9 @@ inline void check_halo_input(mpi::decomposition const& d, double cutoff, std::si
             "; use fewer ranks along that axis or a smaller cutoff";
     }
   }
-  if (bad < 0 && owned > size) {
+  if (std::string const e = options.owned_error(size); bad < 0 && !e.empty()) {
     bad = static_cast<long long>(size);
-    why = "halo_options::owned is " + std::to_string(owned) + " for " + std::to_string(size) + " particles";
+    why = e;
   }
   agree_on_errors(d.comm(), bad, why, what);
 }
@@ -496,9 +492,8 @@ template <class T, class L, class S, class Pos> halo_plan build_halo(decompositi
                                                                      Pos const& position, double cutoff,
                                                                      halo_options const& options = {}) {
   constexpr auto kind = coalesce::detail::kind_of_space<S>;
-  std::size_t const owned = std::min(options.owned, particles.size());
-  detail::check_halo_input(d, cutoff, options.owned == halo_options{}.owned ? owned : options.owned, particles.size(),
-                           "build_halo");
+  std::size_t const owned = options.owned_of(particles.size());
+  detail::check_halo_input(d, cutoff, options, particles.size(), "build_halo");
   if (owned < particles.size()) detail::resize_in_order(d.stream(), owned, owned, particles);
   halo_plan h = detail::halo_access::start(d, kind, owned, owned);
   detail::halo_access::set_particles<T>(h, coalesce::detail::position_leaves_of<T>(position));
@@ -516,9 +511,8 @@ template <class T, class L, class S, class Pos>
 halo_plan plan_halo(decomposition const& d, vector<T, L, S> const& particles, Pos const& position, double cutoff,
                     halo_options const& options = {}) {
   constexpr auto kind = coalesce::detail::kind_of_space<S>;
-  std::size_t const owned = std::min(options.owned, particles.size());
-  detail::check_halo_input(d, cutoff, options.owned == halo_options{}.owned ? owned : options.owned, particles.size(),
-                           "plan_halo");
+  std::size_t const owned = options.owned_of(particles.size());
+  detail::check_halo_input(d, cutoff, options, particles.size(), "plan_halo");
   halo_plan h = detail::halo_access::start(d, kind, owned, particles.size());
   detail::halo_access::set_particles<T>(h, coalesce::detail::position_leaves_of<T>(position));
   detail::coordinate_stage_store store(kind, coalesce::detail::position_columns_of(particles.storage(), position),
@@ -575,7 +569,7 @@ namespace coalesce::detail {
 // reverse's stages, backwards, over the columns of m.
 inline void reverse_columns(mpi::halo_plan const& h, message_columns const& m) {
   if (h.from_exports()) {
-    reverse_exports(h, m);
+    replay_exports(h, m, true);
     wait_for_unpacks(h, m);
     return;
   }

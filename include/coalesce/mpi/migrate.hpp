@@ -144,6 +144,8 @@ std::byte const* exchange(MPI_Comm comm, memory_kind kind, mpi::transport how, v
                           std::byte const* send, std::vector<std::size_t> const& send_counts,
                           std::vector<std::size_t>& received_counts, message_buffers& buffers,
                           std::vector<std::size_t> const* expected = nullptr);
+// Every rank's counts[r] for rank r, exchanged (MPI_Alltoall): what each rank has for this one.
+std::vector<std::size_t> exchange_counts(MPI_Comm comm, std::vector<std::size_t> const& counts);
 // One message of count[k] elements to to[k] and one from from[k] (MPI_PROC_NULL: none), for k
 // = 0 and 1 at once, counts first (messages 0 and 1 back to back in `send` and in the result,
 // distinct tags, so to[0] == to[1] is fine); returns the received messages in memory of `kind`
