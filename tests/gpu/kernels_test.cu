@@ -50,6 +50,40 @@ TEST_CASE_TEMPLATE("the same kernel source gives the same particles on every lay
   }
 }
 
+// The loop over a view, kernels taking coalesce::element_index (blocked on the CPU; one thread
+// per element here): the host's blocked loop and the GPU give the same particles.
+template <class Space, class View> void integrate_over_view(View v, float dt) {
+  coalesce::for_each_index(Space{}, v, [=] __host__ __device__(coalesce::element_index i) {
+    auto [pos, vel, mass, id] = v[i];
+    auto [x, y, z] = pos;
+    auto [vx, vy, vz] = vel;
+    x += vx * dt;
+    mass *= 0.5f;
+    id += static_cast<unsigned>(i % 7);
+  });
+}
+
+TEST_CASE_TEMPLATE("for_each_index over a view gives the host's blocked loop's particles", Layout, GPU_LAYOUTS) {
+  for (std::size_t n : {0u, 1u, 31u, 33u, 100003u}) {
+    std::vector<Particle> records(n);
+    for (std::size_t i = 0; i < n; ++i) records[i] = make_particle(i);
+    coalesce::host_vector<Particle, Layout> h(records);
+    integrate_over_view<coalesce::host>(h.view(), 0.25f);
+    coalesce::device_vector<Particle, Layout> d(records);
+    integrate_over_view<coalesce::device>(d.view(), 0.25f);
+    coalesce::synchronize(coalesce::device{});
+    std::vector<Particle> want(n), got(n);
+    h.copy_to(want);
+    d.copy_to(got);
+    std::size_t mismatches = 0;
+    for (std::size_t i = 0; i < n; ++i) {
+      mismatches += !same_bytes(want[i], got[i]) || got[i].id != records[i].id + static_cast<unsigned>(i % 7);
+    }
+    INFO("n = " << n);
+    CHECK(mismatches == 0);
+  }
+}
+
 TEST_CASE_TEMPLATE("whole-record loads and stores in a kernel", Layout, GPU_LAYOUTS) {
   std::size_t const n = 4099;
   std::vector<Mixed> records(n);

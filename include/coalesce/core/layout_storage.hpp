@@ -126,6 +126,52 @@ template <class T, class Layout> struct layout_storage {
     return reinterpret_cast<U*>(blobs[mapping_type::blob_of(leaf)] + map.place(leaf, j).at(i));
   }
 
+  // W when every sub-column of every leaf lies in blocks of W elements (aosoa<W>, a split of
+  // aosoa groups of one width, stored_as over those) and the leaves of one blob share their block
+  // stride; else 0. Element first + lane of such a storage, first a multiple of W, is element
+  // lane of advanced_by_blocks(first / W): a loop over the lanes of a block then has unit strides
+  // (core/element_index.hpp). Read from the default-constructed mapping, as column types are.
+  static constexpr std::size_t blocked_width = [] {
+    if constexpr (!std::is_default_constructible_v<mapping_type>) {
+      return std::size_t{0};
+    } else {
+      constexpr mapping_type m{};
+      std::size_t width = 0;
+      bool uniform = true;
+      std::array<std::size_t, blob_count> stride_of_blob{};
+      for (std::size_t l = 0; l < leaves; ++l) {
+        for (std::size_t j = 0; j < shape::leaves[l].extent; ++j) {
+          column_place const p = m.place(l, j);
+          std::size_t& stride = stride_of_blob[mapping_type::blob_of(l)];
+          if (p.block < 2 || (width != 0 && p.block != width) || (stride != 0 && p.block_stride != stride)) {
+            uniform = false;
+          }
+          width = p.block;
+          stride = p.block_stride;
+        }
+      }
+      return uniform ? width : std::size_t{0};
+    }
+  }();
+
+  // The same elements from block `blocks` on: each blob pointer moved by that many blocks.
+  COALESCE_HOST_DEVICE COALESCE_INLINE layout_storage advanced_by_blocks(std::size_t blocks) const
+      requires(blocked_width != 0) {
+    layout_storage out = *this;
+    [&]<std::size_t... L>(std::index_sequence<L...>) COALESCE_INLINE_LAMBDA {
+      // Each blob once, by the first leaf that lives in it (a blob with no leaf has nothing to move).
+      (
+          [&]() COALESCE_INLINE_LAMBDA {
+            if constexpr (first_leaf_of_blob(mapping_type::blob_of(L)) == L) {
+              out.blobs[mapping_type::blob_of(L)] += blocks * map.place(L, 0).block_stride;
+            }
+          }(),
+          ...);
+    }
+    (std::make_index_sequence<leaves>{});
+    return out;
+  }
+
   // Sub-column `sub` of a leaf as the copy kernels see it.
   column_ref column(std::size_t leaf, std::size_t sub) const {
     column_place const p = map.place(leaf, sub);
@@ -167,6 +213,13 @@ template <class T, class Layout> struct layout_storage {
 
   // Leaves [First, First + Count) stored together as in T (a nested struct kept whole): the
   // slot's alignment and bytes, or alignment 0.
+  static constexpr std::size_t first_leaf_of_blob(std::size_t blob) {
+    for (std::size_t l = 0; l < leaves; ++l) {
+      if (mapping_type::blob_of(l) == blob) return l;
+    }
+    return leaves;
+  }
+
   template <std::size_t First, std::size_t Count> static constexpr node_slot node() {
     if constexpr (requires { mapping_type::packed(First, Count); }) {
       return mapping_type::packed(First, Count);

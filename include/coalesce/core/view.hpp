@@ -30,6 +30,7 @@
 
 #include "column.hpp"
 #include "config.hpp"
+#include "element_index.hpp"
 #include "error.hpp"
 #include "layout.hpp"
 #include "reference.hpp"
@@ -227,6 +228,20 @@ template <class T, class Layout = soa> class view {
   COALESCE_HOST_DEVICE COALESCE_INLINE reference operator[](std::size_t i) const {
     detail::check_index(i, size_);
     return reference(storage_, i);
+  }
+  // An index handed out by a loop over blocks (core/element_index.hpp): where the loop's blocks
+  // are this mapping's blocks, the proxy addresses lane i.lane of the block that starts at
+  // i.first, whose addresses have a unit stride in the lane; otherwise element i.first + i.lane.
+  // i.width is a constant of the loop, so the test folds away once the kernel is inlined.
+  COALESCE_HOST_DEVICE COALESCE_INLINE reference operator[](element_index i) const {
+    if constexpr (storage_type::blocked_width != 0) {
+      constexpr std::size_t width = storage_type::blocked_width;
+      if (i.width == width) {
+        detail::check_index(i.first + i.lane, size_);
+        return reference(storage_.advanced_by_blocks(i.first / width), i.lane);
+      }
+    }
+    return (*this)[static_cast<std::size_t>(i)];
   }
   COALESCE_HOST_DEVICE iterator begin() const { return {*this, 0}; }
   COALESCE_HOST_DEVICE iterator end() const { return {*this, size_}; }

@@ -15,6 +15,7 @@
 // OpenMP when coalesce is built without CUDA.
 #pragma once
 #include <algorithm>
+#include <concepts>
 #include <cstddef>
 #include <exception>
 #include <mutex>
@@ -23,6 +24,7 @@
 #include <utility>
 
 #include "../core/config.hpp"
+#include "../core/element_index.hpp"
 #include "buffer.hpp"
 #include "../core/error.hpp"
 #include "space.hpp"
@@ -126,21 +128,109 @@ template <class F> COALESCE_DETAIL_FLATTEN void for_each_index_range(F const& sh
   }
 }
 
-// This thread's share of [0, count): contiguous, static, each boundary a multiple of 64 indices
-// (whole cache lines of 4-byte fields, whole blocks of aosoa<W> for W <= 64).
-inline void thread_share(std::ptrdiff_t count, std::ptrdiff_t& begin, std::ptrdiff_t& end) {
+// Blocks [first_block, end_block) of W elements of [0, n), as element_index{first, lane, W}: the
+// lane loop of a whole block has a constant trip count and unit strides in the lane (what lets
+// aosoa<W> loops vectorize, core/element_index.hpp); a partial last block runs lane by lane.
+template <std::size_t W, class F>
+COALESCE_DETAIL_FLATTEN void for_each_block_range(F const& shared, std::ptrdiff_t first_block, std::ptrdiff_t end_block,
+                                                  std::size_t n, loop_exception& failure) noexcept {
+  try {
+    F f = shared;
+    for (std::ptrdiff_t b = first_block; b < end_block; ++b) {
+      std::size_t const first = static_cast<std::size_t>(b) * W;
+      if (first + W <= n) {
+#if !defined(__clang__)
+#pragma omp simd
+#endif
+        for (std::size_t lane = 0; lane < W; ++lane) {
+          try {
+            f(element_index{first, lane, W});
+          } catch (...) {
+            failure.record(first + lane);
+          }
+        }
+      } else {
+        for (std::size_t lane = 0; first + lane < n; ++lane) {
+          try {
+            f(element_index{first, lane, W});
+          } catch (...) {
+            failure.record(first + lane);
+          }
+        }
+      }
+    }
+  } catch (...) {  // copying the kernel threw: no index of this thread ran
+    failure.record(static_cast<std::size_t>(first_block) * W);
+  }
+}
+
+// This thread's share of [0, count) units (indices or blocks): contiguous, static, each boundary
+// a multiple of `grain` units (64 indices: whole cache lines of 4-byte fields).
+inline void thread_share(std::ptrdiff_t count, std::ptrdiff_t grain, std::ptrdiff_t& begin, std::ptrdiff_t& end) {
 #if defined(_OPENMP)
   std::ptrdiff_t const threads = omp_get_num_threads();
   std::ptrdiff_t const thread = omp_get_thread_num();
 #else
   std::ptrdiff_t const threads = 1, thread = 0;
 #endif
-  constexpr std::ptrdiff_t grain = 64;
   std::ptrdiff_t const share = ((count + threads - 1) / threads + grain - 1) / grain * grain;
   begin = std::min(count, thread * share);
   end = std::min(count, begin + share);
 }
+
+// Runs run(begin, end, failure) on every thread for its share of `count` units.
+// Called outside a parallel region, it opens one over all threads; called by every thread of an
+// existing region (a time loop inside one `#pragma omp parallel`), it work-shares like an
+// orphaned `omp for`, each thread its part, then a barrier. (A nested `omp parallel` there would
+// give each thread a team of one that ran every unit: each element updated once per thread.) An
+// exception is rethrown by the thread whose units threw it, the lowest index first.
+template <class Run> void share_among_threads(std::ptrdiff_t count, std::ptrdiff_t grain, Run const& run) {
+#if defined(_OPENMP)
+  if (omp_in_parallel()) {
+    std::ptrdiff_t begin = 0, end = 0;
+    thread_share(count, grain, begin, end);
+    loop_exception failure;  // this thread's: it rethrows what its own units threw
+    run(begin, end, failure);
+#pragma omp barrier
+    failure.rethrow_if_any();
+    return;
+  }
 #endif
+  loop_exception failure;
+#pragma omp parallel
+  {
+    std::ptrdiff_t begin = 0, end = 0;
+    thread_share(count, grain, begin, end);
+    run(begin, end, failure);
+  }
+  failure.rethrow_if_any();
+}
+#endif
+
+template <std::size_t W, class F> COALESCE_DETAIL_FLATTEN void for_each_block_serial(F& f, std::size_t n) {
+  std::size_t const whole = n / W * W;
+  for (std::size_t first = 0; first < whole; first += W) {
+    for (std::size_t lane = 0; lane < W; ++lane) f(element_index{first, lane, W});
+  }
+  for (std::size_t lane = 0; whole + lane < n; ++lane) f(element_index{whole, lane, W});
+}
+
+// A view of any layout (what for_each_index(space, view, f) loops over).
+template <class V>
+concept loop_view = requires(V const& v) {
+  V::storage_type::blocked_width;
+  { v.size() } -> std::convertible_to<std::size_t>;
+};
+
+// The device of a loop given device{s} and a last stream argument: the one stream they name.
+inline device device_on(device where, stream on) {
+  if (where.stream != default_stream && on != default_stream && where.stream != on) {
+    throw_error(
+        "for_each_index: device{s} and the last argument name two different streams; name the stream once "
+        "(for_each_index(coalesce::device{}, n, f, s))");
+  }
+  return device{on == default_stream ? where.stream : on};
+}
 }  // namespace detail
 
 template <class F> void for_each_index(host, std::size_t n, F&& f) { detail::for_each_index_serial(f, n); }
@@ -163,43 +253,58 @@ template <class F> void for_each_index(device on, std::size_t n, F f) {
 #endif
 #else
   (void)on;
-  std::ptrdiff_t const count = static_cast<std::ptrdiff_t>(n);
-#if defined(_OPENMP)
-  if (omp_in_parallel()) {
-    // Called by every thread of an existing parallel region (a time loop inside one
-    // `#pragma omp parallel`): work-share like an orphaned `omp for`, each thread its part of
-    // the indices, then a barrier. A nested `omp parallel` here would give each thread a team of
-    // one that ran every index: each element updated once per thread.
-    std::ptrdiff_t begin = 0, end = 0;
-    detail::thread_share(count, begin, end);
-    detail::loop_exception failure;  // this thread's: it rethrows what its own indices threw
-    detail::for_each_index_range(f, begin, end, failure);
-#pragma omp barrier
-    failure.rethrow_if_any();
-    return;
+  detail::share_among_threads(static_cast<std::ptrdiff_t>(n), 64,
+                              [&](std::ptrdiff_t begin, std::ptrdiff_t end, detail::loop_exception& failure) {
+                                detail::for_each_index_range(f, begin, end, failure);
+                              });
+#endif
+}
+
+// The loop over the elements of a view v (any layout), the kernel given each element's
+// coalesce::element_index (core/element_index.hpp; a kernel taking std::size_t gets the plain
+// index). Over aosoa<W> views on the CPU (OpenMP or host) it runs block by block, lane loops
+// inside: the kernel's accesses then vectorize as a hand-written loop over blocks of lanes does.
+// Every other layout, and the GPU, run for_each_index(space, v.size(), f) as it is.
+template <detail::loop_view V, class F> void for_each_index(device on, V const& v, F f) {
+#if COALESCE_WITH_CUDA
+  for_each_index(on, static_cast<std::size_t>(v.size()), std::move(f));
+#else
+  constexpr std::size_t width = V::storage_type::blocked_width;
+  if constexpr (width == 0) {
+    for_each_index(on, static_cast<std::size_t>(v.size()), std::move(f));
+  } else {
+    (void)on;
+    std::size_t const n = v.size();
+    if (n == 0) return;
+    auto const blocks = static_cast<std::ptrdiff_t>((n + width - 1) / width);
+    constexpr auto grain = static_cast<std::ptrdiff_t>(width >= 64 ? 1 : 64 / width);  // >= 64 elements
+    detail::share_among_threads(blocks, grain,
+                                [&](std::ptrdiff_t begin, std::ptrdiff_t end, detail::loop_exception& failure) {
+                                  detail::for_each_block_range<width>(f, begin, end, n, failure);
+                                });
   }
 #endif
-  detail::loop_exception failure;
-#pragma omp parallel
-  {
-    std::ptrdiff_t begin = 0, end = 0;
-    detail::thread_share(count, begin, end);
-    detail::for_each_index_range(f, begin, end, failure);
+}
+template <detail::loop_view V, class F> void for_each_index(device where, V const& v, F f, stream on) {
+  for_each_index(detail::device_on(where, on), v, std::move(f));
+}
+template <detail::loop_view V, class F> void for_each_index(host, V const& v, F&& f) {
+  constexpr std::size_t width = V::storage_type::blocked_width;
+  if constexpr (width == 0) {
+    detail::for_each_index_serial(f, static_cast<std::size_t>(v.size()));
+  } else {
+    detail::for_each_block_serial<width>(f, static_cast<std::size_t>(v.size()));
   }
-  failure.rethrow_if_any();
-#endif
+}
+template <detail::loop_view V, class F> void for_each_index(host, V const& v, F&& f, stream) {
+  for_each_index(host{}, v, f);
 }
 
 // The loop on stream `on`, given last as every call that runs work takes its stream
 // (coalesce/memory/stream.hpp); device{s} is the older spelling of the same. A host loop has no
 // stream to run on: it runs before returning, whatever `on` is.
 template <class F> void for_each_index(device where, std::size_t n, F f, stream on) {
-  if (where.stream != default_stream && on != default_stream && where.stream != on) {
-    detail::throw_error(
-        "for_each_index: device{s} and the last argument name two different streams; name the stream once "
-        "(for_each_index(coalesce::device{}, n, f, s))");
-  }
-  for_each_index(device{on == default_stream ? where.stream : on}, n, std::move(f));
+  for_each_index(detail::device_on(where, on), n, std::move(f));
 }
 template <class F> void for_each_index(host, std::size_t n, F&& f, stream) { detail::for_each_index_serial(f, n); }
 
