@@ -1,6 +1,8 @@
 // coalesce::vector on every layout and space: what a std::vector / thrust::device_vector user expects,
 // and bit-exact round trips through every layout and space.
+#include <cstring>
 #include <limits>
+#include <new>
 #include <vector>
 
 #include <doctest/doctest.h>
@@ -122,6 +124,81 @@ TEST_CASE_TEMPLATE("push_back grows a host vector", Layout, coalesce::aos, coale
   CHECK(v.size() == 99);
   coalesce::host_vector<Particle, Layout> none;
   CHECK_THROWS_WITH_AS(none.pop_back(), doctest::Contains("empty"), coalesce::error);
+}
+
+// Every byte of the blocks in use that no element's leaf covers (alignment gaps, the unused lanes
+// of the last block) must have been written (zeros, or an element that was there before a
+// shrink): copies move blocks whole. Such gaps are zeroed as elements come into use, not at
+// allocation; the heap is dirtied first with a word no element holds, and no gap may show it.
+// (Records stored whole, aos, carry the padding of the value stored.)
+constexpr std::uint32_t dirt = 0xa5a5a5a5u;
+template <class T, class Layout> bool gaps_are_written(coalesce::host_vector<T, Layout> const& v) {
+  using storage = coalesce::layout_storage<T, Layout>;
+  auto const s = v.storage();
+  for (std::size_t b = 0; b < storage::blob_count; ++b) {
+    if (!coalesce::detail::gaps_in_element_order(s, b) || v.size() == 0) continue;
+    if (s.map.place(storage::first_leaf_of_blob(b), 0).block == 0) continue;  // records: see above
+    std::size_t const end = coalesce::detail::element_units_end(s, b, v.size());
+    std::vector<bool> covered(end, false);
+    coalesce::reflect::for_each_column<T>([&](std::size_t l, std::size_t j) {
+      if (storage::mapping_type::blob_of(l) != b) return;
+      for (std::size_t i = 0; i < v.size(); ++i) {
+        std::size_t const at = s.map.place(l, j).at(i);
+        for (std::size_t k = 0; k < storage::leaf_bytes(l); ++k) covered[at + k] = true;
+      }
+    });
+    for (std::size_t k = 0; k + 4 <= end; k += 4) {
+      std::uint32_t word = 0;
+      std::memcpy(&word, s.blobs[b] + k, 4);
+      if (!covered[k] && word == dirt) return false;
+    }
+  }
+  return true;
+}
+void dirty_the_heap() {
+  for (std::size_t bytes : {512u, 2048u, 8192u, 32768u}) {
+    auto* p = static_cast<unsigned char*>(::operator new[](bytes, std::align_val_t{256}));
+    std::memset(p, 0xa5, bytes);  // the word `dirt`
+    ::operator delete[](p, std::align_val_t{256});
+  }
+}
+
+TEST_CASE_TEMPLATE("gaps of blocks in use are written after every way of growing", Layout, coalesce::aosoa<8>,
+                   coalesce::aosoa<6>, coalesce_test::split_nested) {
+  coalesce::host_vector<Padded, Layout> v;
+  for (std::size_t i = 0; i < 37; ++i) {  // push_back: growth by doubling, one element at a time
+    dirty_the_heap();
+    v.push_back(make_padded(i));
+    CHECK(gaps_are_written(v));
+  }
+  dirty_the_heap();
+  v.resize(100, make_padded(7));  // growth past the doubled capacity, then a fill
+  CHECK(gaps_are_written(v));
+  v.resize(3);
+  v.resize(50);  // shrink, then grow again inside the capacity: the earlier elements' blocks
+  CHECK(gaps_are_written(v));
+  dirty_the_heap();
+  v.reserve(500);
+  v.resize(499);
+  CHECK(gaps_are_written(v));
+  dirty_the_heap();
+  coalesce::host_vector<Padded, Layout> copy(v);
+  CHECK(gaps_are_written(copy));
+  dirty_the_heap();
+  std::vector<Padded> records(21);
+  for (std::size_t i = 0; i < records.size(); ++i) records[i] = make_padded(i);
+  coalesce::host_vector<Padded, Layout> from_records{std::span<Padded const>(records)};
+  CHECK(gaps_are_written(from_records));
+  coalesce::host_vector<Padded, Layout> filled(13, make_padded(3));
+  CHECK(gaps_are_written(filled));
+  copy.assign(from_records);
+  CHECK(gaps_are_written(copy));
+  v.shrink_to_fit();
+  CHECK(gaps_are_written(v));
+  std::vector<Padded> back(v.size());
+  v.copy_to(back);
+  CHECK(back[2].a == make_padded(2).a);
+  CHECK(back[498].a == 0.0f);  // resize(n) appends value-initialized elements
 }
 
 TEST_CASE("copy_to says what is wrong with the destination") {

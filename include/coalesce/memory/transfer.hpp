@@ -17,14 +17,57 @@
 
 namespace coalesce::detail {
 
+// True when blob b holds its elements record after record or block after block (aos, aosoa<W>,
+// such groups of a split): every byte of elements [0, k) then lies before the end of the record
+// or block of element k - 1, and nothing of a later element does. A vector zeroes the gaps of
+// such a blob as elements come into use (zero_gaps_of) instead of its whole capacity at
+// allocation: growing to twice the elements then touches no page that no element uses.
+template <class T, class L> bool gaps_in_element_order(layout_storage<T, L> const& s, std::size_t b) {
+  using M = typename layout_storage<T, L>::mapping_type;
+  bool first = true, in_order = true;
+  column_place unit{};
+  reflect::for_each_column<T>([&](std::size_t l, std::size_t j) {
+    if (M::blob_of(l) != b) return;
+    column_place const p = s.map.place(l, j);
+    std::size_t const bytes = layout_storage<T, L>::leaf_bytes(l);
+    // Inside one record (unblocked, offset + size within the stride) or one block row.
+    bool const fits =
+        p.block == 0 ? p.offset + bytes <= p.stride : p.offset + (p.block - 1) * p.stride + bytes <= p.block_stride;
+    bool const same_unit = first || (p.block == unit.block &&
+                                     (p.block == 0 ? p.stride == unit.stride : p.block_stride == unit.block_stride));
+    in_order = in_order && fits && same_unit;
+    unit = p;
+    first = false;
+  });
+  return !first && in_order;
+}
+
+// The end of the records or blocks of such a blob that hold elements [0, k).
+template <class T, class L> std::size_t element_units_end(layout_storage<T, L> const& s, std::size_t b, std::size_t k) {
+  if (k == 0) return 0;
+  std::size_t const leaf = layout_storage<T, L>::first_leaf_of_blob(b);
+  column_place const p = s.map.place(leaf, 0);
+  std::size_t const end = p.block == 0 ? k * p.stride : (k + p.block - 1) / p.block * p.block_stride;
+  return std::min(end, s.map.blob_bytes(b));
+}
+
 // Zeroes the padding inside records and blocks of new storage (layout_storage::blob_has_gaps):
-// copies move whole records, and must never read bytes that nothing wrote.
-template <class T, class L> void zero_gaps(layout_storage<T, L> const& s, memory_kind kind, void* stream = nullptr) {
+// copies move whole records, and must never read bytes that nothing wrote. `in_use_order`: leave
+// the blobs that a vector zeroes as elements come into use (gaps_in_element_order) to it.
+template <class T, class L>
+void zero_gaps(layout_storage<T, L> const& s, memory_kind kind, void* stream = nullptr, bool in_use_order = false) {
   for (std::size_t b = 0; b < layout_storage<T, L>::blob_count; ++b) {
-    if (s.blobs[b] != nullptr && layout_storage<T, L>::blob_has_gaps(s.map, b))
-      zero_bytes(kind, s.blobs[b], s.map.blob_bytes(b), stream);
+    if (s.blobs[b] == nullptr || !layout_storage<T, L>::blob_has_gaps(s.map, b)) continue;
+    if (in_use_order && gaps_in_element_order(s, b)) continue;
+    zero_bytes(kind, s.blobs[b], s.map.blob_bytes(b), stream);
   }
 }
+
+// The gaps of elements [from, to) in the blobs zero_gaps(..., true) left: from the end of the
+// bytes of elements [0, from) to the end of the record or block of element to - 1 (no byte of an
+// element below `from` is written). With to == from: the rest of the last record or block.
+template <class T, class L> void zero_gaps_of(layout_storage<T, L> const& s, memory_kind kind, std::size_t from,
+                                              std::size_t to, void* stream = nullptr);
 
 // The columns of a copy between two storages: byte copies where both store a leaf in the same
 // format, conversions where a stored_as mapping on one side stores it in another.
@@ -83,6 +126,18 @@ template <class T, class L> std::size_t used_bytes(layout_storage<T, L> const& s
     end = std::max(end, p.at(n - 1) + layout_storage<T, L>::leaf_bytes(l));
   });
   return std::min(end, s.map.blob_bytes(blob));
+}
+
+template <class T, class L>
+void zero_gaps_of(layout_storage<T, L> const& s, memory_kind kind, std::size_t from, std::size_t to, void* stream) {
+  if (to < from || to == 0) return;
+  for (std::size_t b = 0; b < layout_storage<T, L>::blob_count; ++b) {
+    if (s.blobs[b] == nullptr || !layout_storage<T, L>::blob_has_gaps(s.map, b) || !gaps_in_element_order(s, b)) {
+      continue;
+    }
+    std::size_t const begin = used_bytes(s, b, from), end = element_units_end(s, b, to);
+    if (end > begin) zero_bytes(kind, s.blobs[b] + begin, end - begin, stream);
+  }
 }
 
 // True when both storages place every column alike (same layout, and the same capacity where

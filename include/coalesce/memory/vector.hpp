@@ -77,10 +77,12 @@ template <class T, class Layout, class Space> class vector {
   vector(std::size_t n, stream on) : vector() {
     reallocate_empty(n, on);
     detail::zero_bytes(kind, memory_.data(), memory_.size(), on.handle());
+    gaps_ready_ = capacity_;
     size_ = n;
   }
   vector(std::size_t n, T const& value, stream on = default_stream) : vector() {
     reallocate_empty(n, on);
+    expose(n, on);
     detail::fill_elements(storage(), kind, value, 0, n, on.handle());
     size_ = n;
   }
@@ -88,6 +90,7 @@ template <class T, class Layout, class Space> class vector {
   // returns when the records have been read (the host may reuse them).
   explicit vector(std::span<T const> records, stream on = default_stream) : vector() {
     reallocate_empty(records.size(), on);
+    expose(records.size(), on);
     auto const source = coalesce::view<T const, aos>(records);
     detail::copy_elements(storage(), kind, source.storage(), detail::memory_kind::host, records.size(), on.handle());
     size_ = records.size();
@@ -153,6 +156,7 @@ template <class T, class Layout, class Space> class vector {
   void resize(std::size_t n, T const& value, stream on = default_stream) {
     wait_for_allocation_stream(on);
     if (n > capacity_) move_to_capacity(std::max(n, grown_capacity()), on);
+    expose(n, on);
     if (n > size_) detail::fill_elements(storage(), kind, value, size_, n - size_, on.handle());
     size_ = n;
   }
@@ -167,6 +171,7 @@ template <class T, class Layout, class Space> class vector {
                   "at a time; fill a host_vector and copy it (device_vector<T> d = h), or resize and fill "
                   "in a kernel");
     if (size_ == capacity_) move_to_capacity(grown_capacity(), default_stream);
+    expose(size_ + 1, default_stream);
     ++size_;
     view()[size_ - 1] = value;
   }
@@ -180,6 +185,7 @@ template <class T, class Layout, class Space> class vector {
     std::swap(allocation_stream_, other.allocation_stream_);
     std::swap(size_, other.size_);
     std::swap(capacity_, other.capacity_);
+    std::swap(gaps_ready_, other.gaps_ready_);
     std::swap(order_, other.order_);
   }
   friend void swap(vector& a, vector& b) noexcept { a.swap(b); }
@@ -261,7 +267,8 @@ template <class T, class Layout, class Space> class vector {
     }
     memory_.swap(other);
     memory_.free_on(allocation_stream_.handle());  // freed where the vector frees its storage
-    order_ = detail::next_order_stamp();           // the elements were rebuilt in another order
+    gaps_ready_ = size_;  // the elements were written; what lies past them is zeroed as they come into use
+    order_ = detail::next_order_stamp();  // the elements were rebuilt in another order
   }
   // For algorithms that move elements in place (coalesce::mpi's migrate, a halo's ghosts): the
   // elements are in another order now; order_stamp() changes.
@@ -300,7 +307,19 @@ template <class T, class Layout, class Space> class vector {
         kind == detail::memory_kind::device ? on : default_stream;  // host memory has no stream to keep
     capacity_ = n;
     size_ = 0;
-    detail::zero_gaps(storage(), kind, on.handle());  // padding inside records: zeroed once per allocation
+    // Padding inside records: zeroed once per allocation, or as elements come into use (expose).
+    detail::zero_gaps(storage(), kind, on.handle(), true);
+    gaps_ready_ = 0;
+  }
+
+  // Elements [0, n) are about to be written or copied: the gaps of their records and blocks are
+  // zeroed first where the allocation left that to this moment (aos, aosoa blobs:
+  // detail::gaps_in_element_order). Storage beyond the elements in use is never touched, so a
+  // vector grown to twice its capacity (resize, push_back, migrate) pays for the pages it uses.
+  void expose(std::size_t n, stream on) {
+    if (n <= gaps_ready_) return;
+    detail::zero_gaps_of(storage(), kind, gaps_ready_, n, on.handle());
+    gaps_ready_ = n;
   }
 
   // The rule's waits and capture checks, shared with coalesce::array (memory/buffer.hpp).
@@ -322,12 +341,19 @@ template <class T, class Layout, class Space> class vector {
     check_not_freeing_inside_capture(on);
     detail::buffer fresh(kind, storage_type::bytes(new_capacity), on.handle());
     auto const target = storage_type::over(fresh.data(), new_capacity);
-    detail::zero_gaps(target, kind, on.handle());
+    // Where every element keeps its place (aos, aosoa: the same bytes at any capacity), each
+    // blob's used bytes copy as one range, gaps included; the gaps past them are zeroed as
+    // elements come into use. Otherwise (soa: columns start at capacity-dependent offsets) the
+    // gaps are zeroed now and the elements copied column by column.
+    bool const in_place = detail::same_placement(target, storage());
+    detail::zero_gaps(target, kind, on.handle(), in_place);
     detail::copy_elements(target, kind, storage(), kind, size_, on.handle());
+    if (in_place) detail::zero_gaps_of(target, kind, size_, size_, on.handle());  // the last block's rest
     memory_.free_on(on.handle());
     memory_ = std::move(fresh);
     allocation_stream_ = kind == detail::memory_kind::device ? on : default_stream;
     capacity_ = new_capacity;
+    gaps_ready_ = in_place ? size_ : capacity_;
   }
 
   // On `on`. On the default stream it first waits for both vectors' allocation streams (the
@@ -336,6 +362,7 @@ template <class T, class Layout, class Space> class vector {
     wait_for_allocation_stream(on);
     other.wait_for_allocation_stream(on);
     if (capacity_ < other.size_) reallocate_empty(other.size_, on);
+    expose(other.size_, on);
     detail::copy_elements(storage(), kind, other.storage(), vector<T, L2, S2>::kind, other.size_, on.handle());
     size_ = other.size_;
     order_ = other.order_;
@@ -345,7 +372,8 @@ template <class T, class Layout, class Space> class vector {
   stream allocation_stream_{};
   std::size_t size_ = 0;
   std::size_t capacity_ = 0;
-  std::uint64_t order_ = 0;  // 0: not permuted by the library since it was made or filled
+  std::size_t gaps_ready_ = 0;  // the gaps of elements [0, gaps_ready_) are written (expose)
+  std::uint64_t order_ = 0;     // 0: not permuted by the library since it was made or filled
 };
 
 template <class T, class Layout = soa> using host_vector = vector<T, Layout, host>;
