@@ -1,6 +1,7 @@
 // The proxy and the view, on every layout, over host memory.
 #include <algorithm>
 #include <numeric>
+#include <tuple>
 #include <vector>
 
 #include <doctest/doctest.h>
@@ -57,6 +58,68 @@ TEST_CASE_TEMPLATE("nested proxies load and store only their part", Layout, COAL
   CHECK(p.mass == make_particle(4).mass);
   Particle const neighbour = v[5];
   CHECK(same_bytes(neighbour, make_particle(5)));
+}
+
+namespace {
+// 16 leaves, a struct two levels down: under soa the root's storage is 16 blob pointers.
+struct Frame {
+  vec3 origin;
+  float scale;
+};
+struct Wide {
+  vec3 pos, vel;
+  Frame frame;
+  float mass, charge, radius, potential, density, pressure;
+};
+Wide make_wide(std::size_t i) {
+  float const f = static_cast<float>(i);
+  return {{f, f + 0.5f, f + 0.25f},
+          {-f, 2 * f, 3 * f},
+          {{7 * f, 8 * f, 9 * f}, f / 3},
+          1 + f,
+          2 + f,
+          3 + f,
+          4 + f,
+          5 + f,
+          6 + f};
+}
+}  // namespace
+
+TEST_CASE_TEMPLATE("nested proxies of a wide record hold their own leaves' pointers and address the right element",
+                   Layout, COALESCE_TEST_LAYOUTS) {
+  coalesce::host_vector<Wide, Layout> h(23);
+  auto v = h.view();
+  for (std::size_t i = 0; i < v.size(); ++i) v[i] = make_wide(i);
+  using root = decltype(v[0]);
+  using pos_proxy = std::tuple_element_t<0, root>;
+  using frame_proxy = std::tuple_element_t<2, root>;
+  using origin_proxy = std::tuple_element_t<0, frame_proxy>;
+  // A vec3's proxy: the mapping, at most 3 pointers and the index, whatever the root's width (so
+  // that g++ keeps it in registers: docs/performance.md "Nested proxies hold their own leaves'
+  // pointers").
+  constexpr std::size_t mapping_bytes = sizeof(typename coalesce::layout_storage<Wide, Layout>::mapping_type);
+  static_assert(sizeof(pos_proxy) <= mapping_bytes + 4 * sizeof(void*));
+  static_assert(sizeof(origin_proxy) <= mapping_bytes + 4 * sizeof(void*));
+  static_assert(sizeof(frame_proxy) <= sizeof(root));
+  for (std::size_t i = 0; i < v.size(); ++i) {
+    auto [pos, vel, frame, mass, charge, radius, potential, density, pressure] = v[i];
+    auto [origin, scale] = frame;
+    auto [ox, oy, oz] = origin;
+    pos[&vec3::x] += vel[&vec3::x];                  // member pointers on a nested proxy
+    origin[1] = ox + oz;                             // an index on a proxy two levels down
+    frame[&Frame::origin][&vec3::z] = scale * 3.0f;  // a member pointer to a struct, then a leaf
+    vec3 const o = frame[&Frame::origin];            // a struct found at run time, loaded whole
+    pressure = o.y + mass + charge + radius + potential + density + static_cast<float>(oy == oy);
+  }
+  for (std::size_t i = 0; i < v.size(); ++i) {
+    Wide want = make_wide(i);
+    want.pos.x += want.vel.x;
+    want.frame.origin.y = want.frame.origin.x + want.frame.origin.z;
+    want.frame.origin.z = want.frame.scale * 3.0f;
+    want.pressure = want.frame.origin.y + want.mass + want.charge + want.radius + want.potential + want.density + 1.0f;
+    Wide const got = v[i];
+    CHECK(same_bytes(got, want));
+  }
 }
 
 TEST_CASE_TEMPLATE("access by member pointer and by index", Layout, COALESCE_TEST_LAYOUTS) {

@@ -95,8 +95,8 @@ COALESCE_HOST_DEVICE COALESCE_INLINE void atomic_add(stored_ref<C, false> const&
 }
 
 // A nested struct (a vec3 force): one atomic add per member, each leaf on its own.
-template <class Root, class Layout, class U, class Node>
-COALESCE_HOST_DEVICE COALESCE_INLINE void atomic_add(reference<Root, Layout, U, Node, false> const& target,
+template <class Root, class Layout, class U, class Node, class Storage>
+COALESCE_HOST_DEVICE COALESCE_INLINE void atomic_add(reference<Root, Layout, U, Node, false, Storage> const& target,
                                                      U const& value) {
   using info = reflect::members<U>;
   auto const* bytes = reinterpret_cast<std::byte const*>(&value);
@@ -207,8 +207,8 @@ COALESCE_HOST_DEVICE COALESCE_INLINE void atomic_add(stored_ref<C, false> const&
                                                      fixed_sum<C, Format> const& sum) {
   detail::atomic_add_raw(target, sum.raw(0), detail::format_of<Format>::value);
 }
-template <class Root, class Layout, class U, class Node, class Format>
-COALESCE_HOST_DEVICE COALESCE_INLINE void atomic_add(reference<Root, Layout, U, Node, false> const& target,
+template <class Root, class Layout, class U, class Node, class Format, class Storage>
+COALESCE_HOST_DEVICE COALESCE_INLINE void atomic_add(reference<Root, Layout, U, Node, false, Storage> const& target,
                                                      fixed_sum<U, Format> const& sum) {
   [&]<std::size_t... K>(std::index_sequence<K...>) COALESCE_INLINE_LAMBDA {
     (detail::atomic_add_raw(target.template get<K>(), sum.raw(K), detail::format_of<Format>::value), ...);

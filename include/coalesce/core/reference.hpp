@@ -24,6 +24,7 @@
 #include "layout.hpp"
 #include "reflect.hpp"
 #include "layout_storage.hpp"
+#include "node_storage.hpp"
 #include "stored_types.hpp"
 
 #if COALESCE_DEVICE_COMPILER
@@ -232,14 +233,16 @@ template <class C, bool Const> class stored_ref {
   stored_format format_;
 };
 
-template <class Root, class Layout, class U, class Node, bool Const> class reference;
+// Storage: what the proxy holds (the root's layout_storage, or for a nested struct the pointers of
+// its own leaves: core/node_storage.hpp).
+template <class Root, class Layout, class U, class Node, bool Const, class Storage> class reference;
 
 namespace detail {
 
 // Address of sub-column j of root leaf `leaf` (element type E) for element `index`.
-template <class Root, class E, class Layout, class Node>
-COALESCE_HOST_DEVICE COALESCE_INLINE E* leaf_pointer(layout_storage<Root, Layout> const& storage, std::size_t index,
-                                                     Node node, std::size_t j) {
+template <class Root, class E, class Storage, class Node>
+COALESCE_HOST_DEVICE COALESCE_INLINE E* leaf_pointer(Storage const& storage, std::size_t index, Node node,
+                                                     std::size_t j) {
   if constexpr (is_static_node<Node>) {
     return storage.template leaf_address<Node::first(), E>(index, j);
   } else {
@@ -260,12 +263,17 @@ COALESCE_HOST_DEVICE COALESCE_INLINE E* leaf_pointer(layout_storage<Root, Layout
 }
 
 // What member access yields for a member of type M at `node`.
-template <class Root, class Layout, class M, class Node, bool Const>
-COALESCE_HOST_DEVICE COALESCE_INLINE decltype(auto) member_access(layout_storage<Root, Layout> const& storage,
-                                                                  std::size_t index, Node node) {
+template <class Root, class Layout, class M, class Node, bool Const, class Storage>
+COALESCE_HOST_DEVICE COALESCE_INLINE decltype(auto) member_access(Storage const& storage, std::size_t index,
+                                                                  Node node) {
   constexpr reflect::node_kind kind = reflect::kind_v<M>;
   if constexpr (kind == reflect::node_kind::aggregate) {
-    return reference<Root, Layout, M, Node, Const>(storage, index, node);
+    if constexpr (is_static_node<Node>) {  // a nested proxy holds its own leaves' pointers only
+      using child = child_storage_t<Storage, Node::first(), reflect::leaf_count_v<M>>;
+      return reference<Root, Layout, M, Node, Const, child>(narrow_storage<child>(storage), index, node);
+    } else {
+      return reference<Root, Layout, M, Node, Const, Storage>(storage, index, node);
+    }
   } else if constexpr (kind == reflect::node_kind::array) {
     using E = maybe_const<Const, typename M::value_type>;
     E* first = leaf_pointer<Root, E>(storage, index, node, 0);
@@ -292,8 +300,9 @@ COALESCE_HOST_DEVICE COALESCE_INLINE decltype(auto) member_access(layout_storage
 
 }  // namespace detail
 
-template <class Root, class Layout, class U, class Node, bool Const> class reference {
-  using storage_type = layout_storage<Root, Layout>;
+template <class Root, class Layout, class U, class Node, bool Const, class Storage = layout_storage<Root, Layout>>
+class reference {
+  using storage_type = Storage;
   using info = reflect::members<U>;
 
  public:
@@ -324,8 +333,8 @@ template <class Root, class Layout, class U, class Node, bool Const> class refer
       return detail::select_index<reflect::leaf_count_v<Root>, U>(
           node_.first(), [&]<std::size_t F>() COALESCE_INLINE_LAMBDA -> U {
             if constexpr (detail::node_fits<Root, U, F>()) {
-              return reference<Root, Layout, U, static_node<F, reflect::leaf_table_v<Root>[F].offset>, Const>(storage_,
-                                                                                                              index_);
+              return reference<Root, Layout, U, static_node<F, reflect::leaf_table_v<Root>[F].offset>, Const, Storage>(
+                  storage_, index_);
             } else {
               return U{};
             }
@@ -360,8 +369,9 @@ template <class Root, class Layout, class U, class Node, bool Const> class refer
   COALESCE_HOST_DEVICE reference const& operator=(reference const& other) const requires(!Const) {
     return *this = static_cast<U>(other);
   }
-  template <class R2, class L2, class N2, bool C2>
-  COALESCE_HOST_DEVICE reference const& operator=(reference<R2, L2, U, N2, C2> const& other) const requires(!Const) {
+  template <class R2, class L2, class N2, bool C2, class S2>
+  COALESCE_HOST_DEVICE reference const& operator=(reference<R2, L2, U, N2, C2, S2> const& other) const
+      requires(!Const) {
     return *this = static_cast<U>(other);
   }
 
@@ -478,11 +488,12 @@ template <class Root, class Layout, class U, class Node, bool Const> class refer
 }  // namespace coalesce
 
 // Structured bindings: auto [pos, vel, mass, id] = v[i];
-template <class Root, class Layout, class U, class Node, bool Const>
-struct std::tuple_size<coalesce::reference<Root, Layout, U, Node, Const>>
+template <class Root, class Layout, class U, class Node, bool Const, class Storage>
+struct std::tuple_size<coalesce::reference<Root, Layout, U, Node, Const, Storage>>
     : std::integral_constant<std::size_t, coalesce::reflect::members<U>::count> {};
 
-template <std::size_t K, class Root, class Layout, class U, class Node, bool Const>
-struct std::tuple_element<K, coalesce::reference<Root, Layout, U, Node, Const>> {
-  using type = decltype(std::declval<coalesce::reference<Root, Layout, U, Node, Const> const&>().template get<K>());
+template <std::size_t K, class Root, class Layout, class U, class Node, bool Const, class Storage>
+struct std::tuple_element<K, coalesce::reference<Root, Layout, U, Node, Const, Storage>> {
+  using type =
+      decltype(std::declval<coalesce::reference<Root, Layout, U, Node, Const, Storage> const&>().template get<K>());
 };

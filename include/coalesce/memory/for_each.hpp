@@ -93,8 +93,14 @@ class loop_exception {
 // stay out of line can say so with __attribute__((noinline))).
 #if defined(__GNUC__)
 #define COALESCE_DETAIL_FLATTEN __attribute__((flatten))
+// A thread's share of a loop stays one function, called once per thread: profilers and the
+// assembly check of benchmarks/cpu_kernels find each kernel's loop under a name that says which
+// kernel it runs (inlined into the OpenMP region's outlined function, it took a name that
+// binutils cannot demangle).
+#define COALESCE_DETAIL_OUT_OF_LINE __attribute__((noinline))
 #else
 #define COALESCE_DETAIL_FLATTEN
+#define COALESCE_DETAIL_OUT_OF_LINE
 #endif
 
 template <class F> COALESCE_DETAIL_FLATTEN void for_each_index_serial(F& f, std::size_t n) {
@@ -104,9 +110,10 @@ template <class F> COALESCE_DETAIL_FLATTEN void for_each_index_serial(F& f, std:
 #if !COALESCE_WITH_CUDA
 // Indices [begin, end) of one thread. The kernel is copied first, so that its captures (the
 // view's pointers, dt ...) live in registers, where a store through a column cannot alias them.
-template <class F> COALESCE_DETAIL_FLATTEN void for_each_index_range(F const& shared, std::ptrdiff_t begin,
-                                                                     std::ptrdiff_t end,
-                                                                     loop_exception& failure) noexcept {
+template <class F>
+COALESCE_DETAIL_FLATTEN COALESCE_DETAIL_OUT_OF_LINE void for_each_index_range(F const& shared, std::ptrdiff_t begin,
+                                                                              std::ptrdiff_t end,
+                                                                              loop_exception& failure) noexcept {
   try {
     F f = shared;
     // simd: iterations are independent (the contract of for_each_index), which also tells the
@@ -132,8 +139,10 @@ template <class F> COALESCE_DETAIL_FLATTEN void for_each_index_range(F const& sh
 // lane loop of a whole block has a constant trip count and unit strides in the lane (what lets
 // aosoa<W> loops vectorize, core/element_index.hpp); a partial last block runs lane by lane.
 template <std::size_t W, class F>
-COALESCE_DETAIL_FLATTEN void for_each_block_range(F const& shared, std::ptrdiff_t first_block, std::ptrdiff_t end_block,
-                                                  std::size_t n, loop_exception& failure) noexcept {
+COALESCE_DETAIL_FLATTEN COALESCE_DETAIL_OUT_OF_LINE void for_each_block_range(F const& shared,
+                                                                              std::ptrdiff_t first_block,
+                                                                              std::ptrdiff_t end_block, std::size_t n,
+                                                                              loop_exception& failure) noexcept {
   try {
     F f = shared;
     for (std::ptrdiff_t b = first_block; b < end_block; ++b) {
