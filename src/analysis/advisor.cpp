@@ -1,11 +1,15 @@
 // The layout advisor's engine (coalesce/analysis/advisor.hpp): a counted kernel's accesses replayed warp
 // by warp against each candidate's addresses, sectors counted, candidates ranked and explained.
 #include <algorithm>
+#include <atomic>
 #include <cmath>
 #include <cstdio>
+#include <exception>
 #include <numeric>
 #include <sstream>
 #include <string>
+#include <system_error>
+#include <thread>
 #include <unordered_map>
 #include <vector>
 
@@ -358,6 +362,36 @@ std::string member_name(std::size_t m, std::vector<std::string> const& names) {
 }
 
 }  // namespace
+
+std::vector<analysis::layout_prediction> run_predictions(std::vector<prediction_job> const& jobs) {
+  std::vector<analysis::layout_prediction> out(jobs.size());
+  std::vector<std::exception_ptr> errors(jobs.size());
+  std::atomic<std::size_t> next{0};
+  auto const work = [&] {
+    for (std::size_t k = next++; k < jobs.size(); k = next++) {
+      try {
+        out[k] = jobs[k]();
+      } catch (...) {
+        errors[k] = std::current_exception();
+      }
+    }
+  };
+  std::size_t const cores = std::max(1u, std::thread::hardware_concurrency());
+  std::vector<std::thread> helpers;
+  for (std::size_t t = 1; t < std::min(cores, jobs.size()); ++t) {
+    try {
+      helpers.emplace_back(work);
+    } catch (std::system_error const&) {
+      break;  // no more threads to be had: the ones started and this one do the rest
+    }
+  }
+  work();
+  for (auto& h : helpers) h.join();
+  for (auto const& e : errors) {
+    if (e) std::rethrow_exception(e);
+  }
+  return out;
+}
 
 analysis::advice rank_layouts(analysis::device_model const& model, std::vector<analysis::layout_prediction> candidates,
                               std::span<analysis::kernel_use const> mix, std::vector<reflect::leaf_info> const& leaves,

@@ -42,6 +42,7 @@
 #pragma once
 #include <array>
 #include <cstddef>
+#include <functional>
 #include <cstdint>
 #include <cstring>
 #include <initializer_list>
@@ -507,6 +508,19 @@ layout_prediction predict(std::span<kernel_use const> mix, device_model const& m
 }  // namespace coalesce::analysis
 
 namespace coalesce::detail {
+// One candidate's prediction, run later: advise() predicts its candidates on all cores
+// (run_predictions, src/analysis/advisor.cpp), each a pure function of the counted traces.
+using prediction_job = std::function<analysis::layout_prediction()>;
+// The jobs' results in the jobs' order, computed on up to std::thread::hardware_concurrency()
+// threads (one where threads cannot be started); the first job's exception, if any, is rethrown.
+std::vector<analysis::layout_prediction> run_predictions(std::vector<prediction_job> const& jobs);
+
+template <class T, class Layout> prediction_job predict_later(analysis::device_model const& model,
+                                                              std::span<analysis::kernel_use const> mix,
+                                                              std::string cpp_type) {
+  return [&model, mix, cpp_type = std::move(cpp_type)] { return predict_layout<T, Layout>(model, mix, cpp_type); };
+}
+
 template <class T, std::size_t... K>
 std::string split_type(std::vector<std::string> const& names, bool unpadded = false) {
   std::vector<std::size_t> const members{K...};
@@ -515,30 +529,29 @@ std::string split_type(std::vector<std::string> const& names, bool unpadded = fa
 }
 // One member packed, padded to the vector-load width and not (the unpadded group moves fewer
 // bytes in streaming kernels; the padded one gathers in one load).
-template <class T, std::size_t A>
-void add_single(std::vector<analysis::layout_prediction>& out, analysis::device_model const& model,
-                std::span<analysis::kernel_use const> mix, std::vector<std::string> const& names) {
-  out.push_back(detail::predict_layout<T, split<member_indices<A>, aos, soa>>(model, mix, split_type<T, A>(names)));
-  out.push_back(detail::predict_layout<T, split<member_indices<A>, aos, soa, unpadded>>(model, mix,
-                                                                                        split_type<T, A>(names, true)));
+template <class T, std::size_t A> void add_single(std::vector<prediction_job>& out, analysis::device_model const& model,
+                                                  std::span<analysis::kernel_use const> mix,
+                                                  std::vector<std::string> const& names) {
+  out.push_back(predict_later<T, split<member_indices<A>, aos, soa>>(model, mix, split_type<T, A>(names)));
+  out.push_back(
+      predict_later<T, split<member_indices<A>, aos, soa, unpadded>>(model, mix, split_type<T, A>(names, true)));
 }
 // Two members packed; unpadded too where the mix gathers both (a gathered group is where the
 // padding's one vector load and the unpadded slot's fewer bytes pull apart).
 template <class T, std::size_t A, std::size_t B>
-void add_pair(std::vector<analysis::layout_prediction>& out, analysis::device_model const& model,
+void add_pair(std::vector<prediction_job>& out, analysis::device_model const& model,
               std::span<analysis::kernel_use const> mix, std::vector<std::string> const& names,
               std::vector<bool> const& gathered) {
   if constexpr (A < B) {
-    out.push_back(
-        detail::predict_layout<T, split<member_indices<A, B>, aos, soa>>(model, mix, split_type<T, A, B>(names)));
+    out.push_back(predict_later<T, split<member_indices<A, B>, aos, soa>>(model, mix, split_type<T, A, B>(names)));
     if (gathered[A] && gathered[B]) {
-      out.push_back(detail::predict_layout<T, split<member_indices<A, B>, aos, soa, unpadded>>(
+      out.push_back(predict_later<T, split<member_indices<A, B>, aos, soa, unpadded>>(
           model, mix, split_type<T, A, B>(names, true)));
     }
   }
 }
 template <class T, std::size_t A, std::size_t Members>
-void add_pairs(std::vector<analysis::layout_prediction>& out, analysis::device_model const& model,
+void add_pairs(std::vector<prediction_job>& out, analysis::device_model const& model,
                std::span<analysis::kernel_use const> mix, std::vector<std::string> const& names,
                std::vector<bool> const& gathered) {
   [&]<std::size_t... B>(std::index_sequence<B...>) { (add_pair<T, A, B>(out, model, mix, names, gathered), ...); }
@@ -585,24 +598,24 @@ template <class T, class... Extra> advice advise(std::span<kernel_use const> mix
                         std::to_string(members) + " members");
   }
   model.validate();
-  std::vector<layout_prediction> candidates;
-  candidates.push_back(detail::predict_layout<T, aos>(model, mix, "coalesce::aos"));
-  candidates.push_back(detail::predict_layout<T, soa>(model, mix, "coalesce::soa"));
-  candidates.push_back(detail::predict_layout<T, aosoa<8>>(model, mix, "coalesce::aosoa<8>"));
-  candidates.push_back(detail::predict_layout<T, aosoa<32>>(model, mix, "coalesce::aosoa<32>"));
+  std::vector<detail::prediction_job> jobs;
+  jobs.push_back(detail::predict_later<T, aos>(model, mix, "coalesce::aos"));
+  jobs.push_back(detail::predict_later<T, soa>(model, mix, "coalesce::soa"));
+  jobs.push_back(detail::predict_later<T, aosoa<8>>(model, mix, "coalesce::aosoa<8>"));
+  jobs.push_back(detail::predict_later<T, aosoa<32>>(model, mix, "coalesce::aosoa<32>"));
   if constexpr (members > 1) {
     [&]<std::size_t... A>(std::index_sequence<A...>) {
-      (detail::add_single<T, A>(candidates, model, mix, member_names), ...);
+      (detail::add_single<T, A>(jobs, model, mix, member_names), ...);
       if constexpr (members <= 8) {
         auto const gathered = detail::gathered_members<T>(mix);
-        (detail::add_pairs<T, A, members>(candidates, model, mix, member_names, gathered), ...);
+        (detail::add_pairs<T, A, members>(jobs, model, mix, member_names, gathered), ...);
       }
     }
     (std::make_index_sequence<members>{});
   }
-  (candidates.push_back(detail::predict_layout<T, Extra>(model, mix, layout_name<Extra>())), ...);
+  (jobs.push_back(detail::predict_later<T, Extra>(model, mix, layout_name<Extra>())), ...);
   auto const& table = reflect::leaf_table_v<T>;
-  return detail::rank_layouts(model, std::move(candidates), mix,
+  return detail::rank_layouts(model, detail::run_predictions(jobs), mix,
                               std::vector<reflect::leaf_info>(table.begin(), table.end()),
                               detail::member_of_each_leaf<T>(), member_names);
 }

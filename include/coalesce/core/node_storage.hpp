@@ -60,7 +60,8 @@ template <class S> struct storage_facts {  // a layout_storage
   static constexpr std::size_t pointers = S::blob_count;
   static constexpr std::size_t first = 0;
 };
-template <class Full, std::size_t First, std::size_t Count> struct storage_facts<leaf_range_storage<Full, First, Count>> {
+template <class Full, std::size_t First, std::size_t Count>
+struct storage_facts<leaf_range_storage<Full, First, Count>> {
   using full = Full;
   static constexpr std::size_t pointers = Count;
   static constexpr std::size_t first = First;
@@ -68,8 +69,7 @@ template <class Full, std::size_t First, std::size_t Count> struct storage_facts
 
 // The storage of a static child node with leaves [First, First + Count) under a parent proxy
 // holding Parent: its own leaves' pointers where that is fewer than the parent holds.
-template <class Parent, std::size_t First, std::size_t Count>
-using child_storage_t =
+template <class Parent, std::size_t First, std::size_t Count> using child_storage_t =
     std::conditional_t<(Count < storage_facts<Parent>::pointers),
                        leaf_range_storage<typename storage_facts<Parent>::full, First, Count>, Parent>;
 
