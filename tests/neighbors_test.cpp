@@ -287,6 +287,83 @@ TEST_CASE("a padded list grows when a row outgrows it, never truncates; the disp
   CHECK(list.needs_rebuild(fewer, &Particle::pos));
 }
 
+TEST_CASE_TEMPLATE(
+    "rows for the first particles only: those rows as the full list has them, every particle a neighbour", Format,
+    coalesce::padded_columns, coalesce::padded_rows, coalesce::csr) {
+  coalesce::box const b{.lo = {0, 0, 0}, .hi = {6, 6, 6}};
+  auto const p = random_particles(500, 0.0f, 6.0f, 51);
+  if (!space_usable<coalesce::device>()) return;
+  for (bool half : {false, true}) {
+    coalesce::device_vector<Particle> v(p);
+    coalesce::verlet_list<Format> full({.cutoff = 1.0, .skin = 0.3, .half = half});
+    full.build(v, &Particle::pos, b);
+    auto const all_rows = full.rows_on_host();
+    for (std::size_t rows : {std::size_t{0}, std::size_t{1}, std::size_t{217}, std::size_t{500}}) {
+      CAPTURE(half);
+      CAPTURE(rows);
+      coalesce::verlet_list<Format> some({.cutoff = 1.0, .skin = 0.3, .half = half});
+      some.build(v, &Particle::pos, b, coalesce::list_rows{rows});
+      CHECK(some.size() == rows);
+      CHECK(some.built_over() == 500);
+      CHECK(some.rows_on_host() == rows_t(all_rows.begin(), all_rows.begin() + static_cast<std::ptrdiff_t>(rows)));
+      auto const nl = some.view(v);  // checked against the 500 particles it was built over
+      CHECK(nl.size() == rows);
+      CHECK_FALSE(some.needs_rebuild(v, &Particle::pos));
+      // Host memory builds the same rows.
+      coalesce::vector<Particle> h(p);
+      coalesce::verlet_list<Format, coalesce::host> on_host({.cutoff = 1.0, .skin = 0.3, .half = half});
+      on_host.build(h, &Particle::pos, b, coalesce::list_rows{rows});
+      CHECK(on_host.rows_on_host() == some.rows_on_host());
+    }
+  }
+  coalesce::device_vector<Particle> v(p);
+  coalesce::verlet_list<Format> list({.cutoff = 1.0, .skin = 0.3});
+  CHECK_THROWS_WITH_AS(list.build(v, &Particle::pos, b, coalesce::list_rows{501}),
+                       doctest::Contains("at most the particle count"), coalesce::error);
+  coalesce::verlet_list<coalesce::clusters> clusters({.cutoff = 1.0, .skin = 0.3});
+  CHECK_THROWS_WITH_AS(clusters.build(v, &Particle::pos, b, coalesce::list_rows{100}),
+                       doctest::Contains("a row for every particle"), coalesce::error);
+}
+
+TEST_CASE_TEMPLATE("rebuilds whose particle count wanders a little allocate nothing", Format, coalesce::padded_columns,
+                   coalesce::padded_rows, coalesce::csr) {
+  // A dense block of 1000 particles and up to 60 more spread thinly beside it (as ghosts come and
+  // go between rebuilds): the widest row stays in the dense block, the count moves by 6 %.
+  coalesce::box const b{.lo = {0, 0, 0}, .hi = {20, 10, 10}, .edges = coalesce::boundary::clamped};
+  auto const dense = random_particles(1000, 0.0f, 10.0f, 41);
+  auto const thin = random_particles(60, 0.0f, 10.0f, 43);
+  auto with_extra = [&](std::size_t extra) {
+    auto p = dense;
+    for (std::size_t k = 0; k < extra; ++k) {
+      p.push_back(thin[k]);
+      p.back().pos.x += 10.0f;
+    }
+    return p;
+  };
+  if (!space_usable<coalesce::device>()) return;
+  coalesce::verlet_list<Format> list({.cutoff = 1.0, .skin = 0.3});
+  coalesce::device_vector<Particle> first(with_extra(0));
+  list.build(first, &Particle::pos, b);
+  std::uint64_t const after_first = list.allocations();
+  CHECK(after_first > 0);
+  for (std::size_t extra : {30, 60, 10, 45, 0}) {
+    CAPTURE(extra);
+    auto const p = with_extra(extra);
+    coalesce::device_vector<Particle> v(p);
+    list.build(v, &Particle::pos, b);
+    CHECK(list.allocations() == after_first);
+    CHECK(sorted_rows(list.rows_on_host()) == brute_force(p, b, {false, false, false}, 1.3, false));
+  }
+  // Twice the particles: the buffers grow (an allocation, not a truncated list).
+  auto doubled = with_extra(60);
+  auto const more = random_particles(1000, 0.0f, 10.0f, 47);
+  doubled.insert(doubled.end(), more.begin(), more.end());
+  coalesce::device_vector<Particle> big(doubled);
+  list.build(big, &Particle::pos, b);
+  CHECK(list.allocations() > after_first);
+  CHECK(sorted_rows(list.rows_on_host()) == brute_force(doubled, b, {false, false, false}, 1.3, false));
+}
+
 TEST_CASE("a padded list is a neighbor_list description: remap and the traversal read it") {
   coalesce::box const b{.lo = {0, 0, 0}, .hi = {8, 8, 8}};
   auto const p = random_particles(500, 0.0f, 8.0f, 41);

@@ -69,6 +69,7 @@ void build_clusters_in(list_memory& m, position_columns const& p, std::size_t n,
   m.candidates = tested;
   m.point_bytes = sizeof(point4<Real>);
   m.particles = n;
+  m.built_over = n;
   m.width = 0;
 #if COALESCE_WITH_CUDA
   list_pass_result const r = gpu ? cuda_clusters::count(m, n, g, stream) : host_clusters::count(m, n, g);

@@ -13,7 +13,10 @@ namespace coalesce::detail {
 
 bool ensure_bytes(list_memory const& m, buffer& b, std::size_t bytes) {
   if (b.size() >= bytes && b.kind() == m.kind) return false;
-  b = buffer(m.kind, std::max<std::size_t>(bytes, 1));
+  // An eighth more than asked: particle counts that wander between rebuilds (ghosts, migration)
+  // then reuse the buffers instead of allocating at each new high.
+  b = buffer(m.kind, std::max<std::size_t>(bytes + bytes / 8, 1));
+  ++m.allocations;
   return true;
 }
 
@@ -60,7 +63,7 @@ void check_geometry(list_geometry const& g) {
 namespace {
 
 template <class Real> void build_in(list_memory& m, list_format format, position_columns const& p, std::size_t n,
-                                    list_geometry const& g, void* stream) {
+                                    std::size_t rows, list_geometry const& g, void* stream) {
   std::size_t cell_count = 0;
   cell_grid<Real> const grid = make_grid<Real>(g, n, cell_count);
   bool const gpu = on_gpu_memory(m.kind);
@@ -68,19 +71,23 @@ template <class Real> void build_in(list_memory& m, list_format format, position
                               : host_lists::bin(m, p, n, g.dims, grid, cell_count);
   if (bad < n) report_bad_particle(m, p, g, bad);
   m.format = format;
-  m.particles = n;
-  ensure_bytes(m, m.counts, (n + 1) * sizeof(std::uint32_t));
+  m.particles = rows;  // rows [0, rows); the fills index and stride by the row count
+  m.built_over = n;
+  ensure_bytes(m, m.counts, (rows + 1) * sizeof(std::uint32_t));
   auto const fill = [&](bool count_only) {
-    return gpu ? cuda_lists::fill(m, n, grid, count_only, stream) : host_lists::fill(m, n, grid, count_only);
+    if (rows == 0) return list_pass_result{};  // a rank with ghosts and no particle of its own
+    return gpu ? cuda_lists::fill(m, rows, grid, count_only, stream) : host_lists::fill(m, rows, grid, count_only);
   };
   if (format == list_format::csr) {
     list_pass_result const counted = fill(true);
-    ensure_bytes(m, m.offsets, (n + 1) * sizeof(std::uint32_t));
+    ensure_bytes(m, m.offsets, (rows + 1) * sizeof(std::uint32_t));
     std::size_t const total = counted.entries;
-    if (gpu) {
-      cuda_lists::offsets_from_counts(m, n, stream);
+    if (rows == 0) {
+      zero_bytes(m.kind, m.offsets.data(), sizeof(std::uint32_t), stream);
+    } else if (gpu) {
+      cuda_lists::offsets_from_counts(m, rows, stream);
     } else {
-      host_lists::offsets_from_counts(m, n);
+      host_lists::offsets_from_counts(m, rows);
     }
     ensure_bytes(m, m.indices, total * sizeof(std::uint32_t));
     m.entries = total;
@@ -91,7 +98,7 @@ template <class Real> void build_in(list_memory& m, list_format format, position
     // Padded: one pass into the width the list has; a row that did not fit grows every row and
     // the pass runs again (never a truncated row).
     list_pass_result r{};
-    if (m.width > 0 && m.indices.size() >= n * m.width * sizeof(std::uint32_t)) {
+    if (m.width > 0 && m.indices.size() >= rows * m.width * sizeof(std::uint32_t)) {
       r = fill(false);
     } else {
       m.width = 0;
@@ -101,7 +108,7 @@ template <class Real> void build_in(list_memory& m, list_format format, position
       m.width = std::max<std::size_t>(8, (r.widest + 7) / 8 * 8);
       // Slots past a row's count are never read by a traversal, but whole-list copies (remap's
       // description, rows_on_host, a user's cudaMemcpy) must not read bytes nothing wrote.
-      if (ensure_bytes(m, m.indices, n * m.width * sizeof(std::uint32_t)))
+      if (ensure_bytes(m, m.indices, rows * m.width * sizeof(std::uint32_t)))
         zero_bytes(m.kind, m.indices.data(), m.indices.size(), stream);
       r = fill(false);
     }
@@ -118,16 +125,16 @@ template <class Real> void build_in(list_memory& m, list_format format, position
 
 }  // namespace
 
-void build_list(list_memory& m, list_format format, position_columns const& position, std::size_t n,
+void build_list(list_memory& m, list_format format, position_columns const& position, std::size_t n, std::size_t rows,
                 list_geometry const& g, void* stream) {
   if (start_build(m, g, n)) {
     m.format = format;
     return;
   }
   if (position.width == 4) {
-    build_in<float>(m, format, position, n, g, stream);
+    build_in<float>(m, format, position, n, rows, g, stream);
   } else {
-    build_in<double>(m, format, position, n, g, stream);
+    build_in<double>(m, format, position, n, rows, g, stream);
   }
 }
 
@@ -138,6 +145,7 @@ bool start_build(list_memory& m, list_geometry const& g, std::size_t n) {
   }
   if (n > 0) return false;
   m.particles = 0;  // a rank may own no particle: an empty list, not an error
+  m.built_over = 0;
   m.entries = 0;
   m.widest = 0;
   m.runs = 0;

@@ -71,15 +71,18 @@ struct list_geometry {
 struct list_memory {
   memory_kind kind = memory_kind::host;
   list_format format = list_format::column_major;
-  std::size_t particles = 0;
-  std::size_t width = 0;     // padded formats: slots per row
-  std::size_t entries = 0;   // neighbours stored, all rows
-  std::size_t widest = 0;    // the longest row
-  std::uint64_t builds = 0;  // how many builds this memory has seen
-  buffer indices;            // padded: particles x width slots; csr: entries
-  buffer counts;             // uint32 per particle
-  buffer offsets;            // csr: particles + 1 (uint32)
-  buffer reference;          // positions at the last build (3 x double per particle)
+  std::size_t particles = 0;   // rows: the first `particles` of the `built_over` particles
+  std::size_t built_over = 0;  // particles the list was built over (every one a candidate neighbour)
+  std::size_t width = 0;       // padded formats: slots per row
+  std::size_t entries = 0;     // neighbours stored, all rows
+  std::size_t widest = 0;      // the longest row
+  std::uint64_t builds = 0;    // how many builds this memory has seen
+  // Buffers allocated so far (each with an eighth to spare): a steady-state rebuild adds none.
+  mutable std::uint64_t allocations = 0;
+  buffer indices;    // padded: particles x width slots; csr: entries
+  buffer counts;     // uint32 per particle
+  buffer offsets;    // csr: particles + 1 (uint32)
+  buffer reference;  // positions at the last build (3 x double per particle)
   // clusters (the compressed format): indices holds runs (first, end) of candidate particles, offsets
   // the runs of each cluster of 32 particles, points the wrapped positions a traversal filters with
   buffer points;
@@ -93,11 +96,12 @@ struct list_memory {
   buffer boxes, candidate_offsets, candidate_ids, candidate_sorted, cluster_counts, next_offsets, next_runs;
 };
 
-// Builds the list of `n` particles whose positions are `position` into m (memory of m.kind,
+// Builds the list of `n` particles whose positions are `position`, rows for the first `rows` of
+// them (every one a candidate neighbour), into m (memory of m.kind,
 // work on `stream`; returns when the list is complete). Checks first, writes nothing on bad
 // input: coalesce::error naming the first particle that is not finite or lies outside an open
 // axis, or the geometry that is wrong.
-void build_list(list_memory& m, list_format format, position_columns const& position, std::size_t n,
+void build_list(list_memory& m, list_format format, position_columns const& position, std::size_t n, std::size_t rows,
                 list_geometry const& g, void* stream);
 // The same checks, then the compressed cluster format (neighbors/clusters.hpp) into m.
 void build_cluster_list(list_memory& m, position_columns const& position, std::size_t n, list_geometry const& g,

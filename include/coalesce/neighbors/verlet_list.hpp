@@ -21,6 +21,9 @@
 // Padded lists are coalesce::neighbor_list descriptions too (as_neighbor_list()): remap, the
 // analysis and the advisor read them as they read a list of the user's.
 //
+// Rows for the first particles only (a rank's own, with its ghosts behind them as neighbours):
+//   list.build(d, &Particle::pos, domain, coalesce::list_rows{owned});   // size() == owned
+//
 // What is in a row: every particle j != i closer than cutoff + skin (the reach), with the
 // minimum image along periodic axes; a half list (.half = true) keeps each pair once, in the row
 // of its lower index (kernels that apply Newton's third law). Rows are in a fixed order (the 27
@@ -70,6 +73,14 @@ struct list_params {
   double cutoff = 0;
   double skin = 0;
   bool half = false;
+};
+
+// Which particles get a row: the first `count` (default: every one). The others are candidate
+// neighbours only: a rank's ghosts, which are neighbours of its own particles and need no row of
+// their own. The traversal's size() is then `count`.
+struct list_rows {
+  static constexpr std::size_t every_particle = static_cast<std::size_t>(-1);
+  std::size_t count = every_particle;
 };
 
 // The handle kernels take by value (verlet_list::view()): count(i) neighbours of particle i,
@@ -134,13 +145,37 @@ template <class Format, class Space = device> class verlet_list {
   template <class T, class L, class Pos> void build(vector<T, L, Space> const& particles, Pos const& position,
                                                     box const& domain, std::array<bool, 3> periodic,
                                                     stream on = default_stream) {
+    build(particles, position, domain, periodic, list_rows{}, on);
+  }
+  // Rows for the first rows.count particles only (padded and csr formats); every particle is
+  // still a candidate neighbour.
+  template <class T, class L, class Pos> void build(vector<T, L, Space> const& particles, Pos const& position,
+                                                    box const& domain, list_rows rows, stream on = default_stream) {
+    std::array<bool, 3> const periodic{domain.edges == boundary::periodic, domain.edges == boundary::periodic,
+                                       domain.edges == boundary::periodic};
+    build(particles, position, domain, periodic, rows, on);
+  }
+  template <class T, class L, class Pos> void build(vector<T, L, Space> const& particles, Pos const& position,
+                                                    box const& domain, std::array<bool, 3> periodic, list_rows rows,
+                                                    stream on = default_stream) {
     auto const columns = detail::position_columns_of(particles.storage(), position);
     detail::list_geometry const g{domain.lo,      domain.hi,    periodic,    columns.dims,
                                   params_.cutoff, params_.skin, params_.half};
+    std::size_t const n = particles.size();
+    std::size_t const row_count = rows.count == list_rows::every_particle ? n : rows.count;
+    if (row_count > n) {
+      detail::throw_error("verlet_list::build: rows for the first " + std::to_string(row_count) + " particles of " +
+                          std::to_string(n) + "; list_rows::count is at most the particle count");
+    }
     if constexpr (is_clusters) {
-      detail::build_cluster_list(memory_, columns, particles.size(), g, on.handle());
+      if (row_count != n) {
+        detail::throw_error(
+            "verlet_list<clusters>::build: the cluster format has a row for every particle; build "
+            "it without list_rows, or use padded_columns, padded_rows or csr");
+      }
+      detail::build_cluster_list(memory_, columns, n, g, on.handle());
     } else {
-      detail::build_list(memory_, Format::format, columns, particles.size(), g, on.handle());
+      detail::build_list(memory_, Format::format, columns, n, row_count, g, on.handle());
     }
     geometry_ = g;  // after the build: a refused build leaves the list and its geometry as they were
     built_ = true;
@@ -152,7 +187,7 @@ template <class Format, class Space = device> class verlet_list {
   // beyond cutoff + skin may have come within the cutoff). One fused pass, one read-back.
   template <class T, class L, class Pos>
   bool needs_rebuild(vector<T, L, Space> const& particles, Pos const& position, stream on = default_stream) const {
-    if (!built_ || particles.size() != memory_.particles || particles.order_stamp() != order_) return true;
+    if (!built_ || particles.size() != memory_.built_over || particles.order_stamp() != order_) return true;
     return max_displacement(particles, position, on) > 0.5 * params_.skin;
   }
   template <class T, class L, class Pos>
@@ -229,10 +264,11 @@ template <class Format, class Space = device> class verlet_list {
     return rows;
   }
 
-  std::size_t size() const { return memory_.particles; }
-  std::size_t entries() const { return memory_.entries; }  // neighbours stored, all rows
-  std::size_t widest() const { return memory_.widest; }    // the longest row
-  std::size_t width() const { return memory_.width; }      // padded: slots per row (0 otherwise)
+  std::size_t size() const { return memory_.particles; }         // rows (list_rows; by default every particle)
+  std::size_t built_over() const { return memory_.built_over; }  // particles, rows or not
+  std::size_t entries() const { return memory_.entries; }        // neighbours stored, all rows
+  std::size_t widest() const { return memory_.widest; }          // the longest row
+  std::size_t width() const { return memory_.width; }            // padded: slots per row (0 otherwise)
   // Padded: the share of slots that hold a neighbour (1 for csr). Clusters: the share of the
   // candidates a traversal tests that are neighbours.
   double fill() const {
@@ -259,12 +295,15 @@ template <class Format, class Space = device> class verlet_list {
            (memory_.particles + (std::is_same_v<Format, csr> ? 1 : 0)) * sizeof(std::uint32_t);
   }
   std::uint64_t builds() const { return memory_.builds; }
+  // Buffers the list allocated so far. Each holds an eighth more than its build asked for, so
+  // rebuilds whose particle count wanders by less than that (ghosts, migration) allocate nothing.
+  std::uint64_t allocations() const { return memory_.allocations; }
   list_params const& params() const { return params_; }
 
  private:
   template <class T, class L> void check_current(vector<T, L, Space> const& particles, char const* what) const {
-    if (!built_ || particles.size() != memory_.particles) {
-      detail::throw_error(std::string(what) + ": the list was built for " + std::to_string(memory_.particles) +
+    if (!built_ || particles.size() != memory_.built_over) {
+      detail::throw_error(std::string(what) + ": the list was built for " + std::to_string(memory_.built_over) +
                           " particles (or never built), these are " + std::to_string(particles.size()) +
                           "; build it first");
     }
