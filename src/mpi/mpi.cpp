@@ -85,6 +85,7 @@ communicator& communicator::operator=(communicator&& other) noexcept {
     stream_ = other.stream_;
     transport_ = other.transport_;
     buffers_ = std::move(other.buffers_);
+    halo_buffers_ = std::move(other.halo_buffers_);
   }
   return *this;
 }

@@ -148,7 +148,7 @@ std::size_t select_near_face(column_ref column, unsigned width, std::size_t n, b
   // The count and the temporary storage in one allocation (a halo is built every K steps); the
   // storage starts 256 bytes in, aligned as CUB wants.
   constexpr std::size_t count_room = 256;
-  buffer temp(memory_kind::device, count_room + temp_bytes);
+  buffer temp(memory_kind::device, count_room + temp_bytes, stream);  // stream-ordered: its free waits for nothing else
   auto* count = reinterpret_cast<std::uint32_t*>(temp.data());
   COALESCE_CUDA_TRY(cub::DeviceSelect::If(temp.data() + count_room, temp_bytes, first, out, count,
                                           static_cast<std::int64_t>(n), near, s));

@@ -12,6 +12,7 @@
 #include <tuple>
 #include <cstdint>
 #include <numeric>
+#include <optional>
 #include <random>
 #include <string>
 #include <vector>
@@ -594,4 +595,32 @@ int main(int argc, char** argv) {
   }
   MPI_Finalize();
   return any;
+}
+
+TEST_CASE("a halo rebuilt every few steps reuses its communicator's message buffers; a plan may outlive them") {
+  std::optional<cm::halo_plan> outlives;
+  {
+    cm::decomposition d(MPI_COMM_WORLD, unit_box);
+    test_vector<Particle> particles(scattered(400, d.rank()));
+    (void)cm::migrate(d, particles, &Particle::pos);
+    std::size_t const owned = particles.size();
+    auto halo = cm::build_halo(d, particles, &Particle::pos, 0.1);
+    auto const* first = &halo.buffers();
+    std::size_t const ghosts = halo.ghosts();
+    // `halo = build_halo(...)`: the new plan is built while the old one is held, then the old one
+    // goes back to the pool; from the second rebuild on, the two sets of buffers alternate.
+    halo = cm::build_halo(d, particles, &Particle::pos, 0.1, {.owned = owned});
+    auto const* second = &halo.buffers();
+    CHECK(second != first);
+    halo = cm::build_halo(d, particles, &Particle::pos, 0.1, {.owned = owned});
+    CHECK(&halo.buffers() == first);
+    halo = cm::build_halo(d, particles, &Particle::pos, 0.1, {.owned = owned});
+    CHECK(&halo.buffers() == second);
+    CHECK(halo.ghosts() == ghosts);  // the same ghosts every time
+    cm::forward(halo, particles);    // and the plan's buffers work
+    outlives = std::move(halo);
+  }
+  // The decomposition is gone; the plan gives its buffers back to the pool it shares, not to freed memory.
+  outlives.reset();
+  CHECK_FALSE(outlives.has_value());
 }

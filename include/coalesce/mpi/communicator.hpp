@@ -14,6 +14,7 @@
 #pragma once
 #include <mpi.h>
 
+#include <algorithm>
 #include <array>
 #include <cstddef>
 #include <cstdint>
@@ -43,6 +44,10 @@ namespace coalesce::detail {
 // Message buffers kept between calls (grown, never shrunk), so a steady-state loop allocates
 // nothing: messages in the particles' memory, page-locked staging copies on the host.
 struct message_buffers {
+  // Room for `bytes` when `held` is too small: a quarter more, and at least twice what was held.
+  // Message sizes wander from call to call (a halo's three axes, each build's ghost counts);
+  // page-locked allocations cost milliseconds, so a steady loop must not make one per new high.
+  static std::size_t room_for(std::size_t bytes, std::size_t held) { return std::max(bytes + bytes / 4, 2 * held); }
   coalesce::detail::buffer send, received;
   struct pinned {
     std::byte* data = nullptr;
@@ -58,9 +63,10 @@ struct message_buffers {
     }
     std::byte* at_least(std::size_t bytes) {
       if (bytes > size) {
+        std::size_t const grown = room_for(bytes, size);
         clear();
-        data = static_cast<std::byte*>(coalesce::detail::allocate_pinned(bytes));
-        size = bytes;
+        data = static_cast<std::byte*>(coalesce::detail::allocate_pinned(grown));
+        size = grown;
       }
       return data;
     }
@@ -83,10 +89,18 @@ struct message_buffers {
     send = coalesce::detail::buffer();
     received = coalesce::detail::buffer();
     destinations = coalesce::detail::buffer();
+    selection = coalesce::detail::buffer();
     for (auto& c : coordinates) c = coalesce::detail::buffer();
     send_stage.clear();
     received_stage.clear();
     grouping.release();
+  }
+  // A geometric halo's selection of the elements near a face, before they are copied into the
+  // plan's own list of the size selected (so a plan holds its lists, not a buffer per stage as
+  // large as all the particles, and a rebuilt halo allocates only those small lists).
+  coalesce::detail::buffer selection;
+  std::uint32_t* selection_at_least(coalesce::detail::memory_kind kind, std::size_t n, void* stream) {
+    return reinterpret_cast<std::uint32_t*>(grow(selection, kind, n * sizeof(std::uint32_t), stream));
   }
   // `stream`: where the messages are packed (a new buffer is zeroed there first).
   std::byte* send_at_least(coalesce::detail::memory_kind kind, std::size_t bytes, void* stream) {
@@ -102,12 +116,68 @@ struct message_buffers {
   static std::byte* grow(coalesce::detail::buffer& b, coalesce::detail::memory_kind kind, std::size_t bytes,
                          void* stream) {
     if (b.kind() != kind || b.size() < bytes) {
+      std::size_t const grown = room_for(bytes, b.kind() == kind ? b.size() : 0);
       b = coalesce::detail::buffer();
-      b = coalesce::detail::buffer(kind, bytes);
-      coalesce::detail::zero_bytes(kind, b.data(), bytes, stream);
+      b = coalesce::detail::buffer(kind, grown);
+      coalesce::detail::zero_bytes(kind, b.data(), grown, stream);
     }
     return b.data();
   }
+};
+
+// Message buffers that halo plans hand back when they are destroyed, for the next plan of the
+// same communicator: a loop that rebuilds its halo every few steps (`halo = build_halo(...)`)
+// would otherwise allocate page-locked staging memory (milliseconds) and GPU buffers for every
+// new plan. Shared by the communicator and its plans, so a plan may outlive either. Not
+// thread-safe (as the communicator and its plans are not).
+class message_buffer_pool {
+ public:
+  std::unique_ptr<message_buffers> take() {
+    if (spare_.empty()) return std::make_unique<message_buffers>();
+    auto out = std::move(spare_.back());
+    spare_.pop_back();
+    return out;
+  }
+  // Two sets are enough for the old plan and the one built while it is still held.
+  void give_back(std::unique_ptr<message_buffers> b) {
+    if (b && spare_.size() < 2) spare_.push_back(std::move(b));
+  }
+  void release() { spare_.clear(); }
+
+ private:
+  std::vector<std::unique_ptr<message_buffers>> spare_;
+};
+
+// A plan's message buffers, taken from its communicator's pool and returned to it at the end.
+class pooled_message_buffers {
+ public:
+  pooled_message_buffers() : buffers_(std::make_unique<message_buffers>()) {}
+  explicit pooled_message_buffers(std::shared_ptr<message_buffer_pool> pool)
+      : pool_(std::move(pool)), buffers_(pool_->take()) {}
+  pooled_message_buffers(pooled_message_buffers&&) noexcept = default;
+  pooled_message_buffers& operator=(pooled_message_buffers&& other) noexcept {
+    if (this != &other) {
+      give_back();
+      pool_ = std::move(other.pool_);
+      buffers_ = std::move(other.buffers_);
+    }
+    return *this;
+  }
+  ~pooled_message_buffers() { give_back(); }
+  message_buffers& operator*() const { return *buffers_; }
+
+ private:
+  void give_back() noexcept {
+    if (pool_ && buffers_) {
+      try {
+        pool_->give_back(std::move(buffers_));
+      } catch (...) {  // no room for the pointer: the buffers are freed instead
+      }
+    }
+    buffers_.reset();
+  }
+  std::shared_ptr<message_buffer_pool> pool_;
+  std::unique_ptr<message_buffers> buffers_;
 };
 }  // namespace coalesce::detail
 
@@ -134,10 +204,15 @@ class communicator {
   void set_transport(mpi::transport t) { transport_ = t; }
   mpi::transport transport() const { return transport_; }
   coalesce::detail::message_buffers& buffers() const { return *buffers_; }
+  // Where the halo plans made on this communicator take their message buffers from and give
+  // them back to (a steady loop of rebuilt halos allocates none).
+  std::shared_ptr<coalesce::detail::message_buffer_pool> const& halo_buffer_pool() const { return halo_buffers_; }
   // Frees the memory kept between migrations (message and staging buffers, the grouping sort's
-  // scratch, which holds up to one copy of the particles); the next migrate() allocates again.
+  // scratch, which holds up to one copy of the particles, and the halo plans' spare buffers); the
+  // next migrate() allocates again.
   void release_memory() const {
     if (buffers_) buffers_->release();  // a moved-from communicator holds none
+    if (halo_buffers_) halo_buffers_->release();
   }
 
  protected:
@@ -151,6 +226,8 @@ class communicator {
   coalesce::stream stream_{};
   mpi::transport transport_ = default_transport();
   std::unique_ptr<coalesce::detail::message_buffers> buffers_ = std::make_unique<coalesce::detail::message_buffers>();
+  std::shared_ptr<coalesce::detail::message_buffer_pool> halo_buffers_ =
+      std::make_shared<coalesce::detail::message_buffer_pool>();
 };
 
 }  // namespace coalesce::mpi

@@ -143,7 +143,7 @@ class halo_plan {
   bool from_exports_ = false;
   std::vector<std::size_t> send_counts_, receive_counts_;
   coalesce::detail::buffer exports_;
-  std::unique_ptr<coalesce::detail::message_buffers> buffers_ = std::make_unique<coalesce::detail::message_buffers>();
+  coalesce::detail::pooled_message_buffers buffers_;  // the communicator's pool's, when made on one
 };
 
 }  // namespace coalesce::mpi
@@ -155,6 +155,7 @@ struct halo_access {
   static mpi::halo_plan start(mpi::communicator const& c, memory_kind kind, std::size_t owned,
                               std::size_t planned_size) {
     mpi::halo_plan h;
+    if (c.halo_buffer_pool()) h.buffers_ = pooled_message_buffers(c.halo_buffer_pool());
     h.comm_ = c.comm();
     h.kind_ = kind;
     h.stream_ = c.stream();
@@ -440,13 +441,17 @@ void stage_axes(mpi::halo_plan& h, mpi::decomposition const& d, Store& store, do
       st[k].direction = direction;
       st[k].to = d.neighbor(a, direction);
       st[k].from = d.neighbor(a, -direction);
-      // Candidates: every element so far (owned and earlier axes' ghosts) near the face.
-      st[k].sent = buffer(kind, std::max<std::size_t>(candidates, 1) * sizeof(std::uint32_t));
+      // Candidates: every element so far (owned and earlier axes' ghosts) near the face, selected
+      // into the buffers' scratch, then kept in a list of the size selected.
       if (st[k].to != MPI_PROC_NULL && candidates > 0) {
         bool const below = direction < 0;
+        std::uint32_t* const picked = h.buffers().selection_at_least(kind, candidates, stream);
         st[k].sent_count = select_near_face(kind, columns.axis[a], columns.width, candidates, below,
-                                            below ? sub.lo[a] + cutoff : sub.hi[a] - cutoff,
-                                            reinterpret_cast<std::uint32_t*>(st[k].sent.data()), stream);
+                                            below ? sub.lo[a] + cutoff : sub.hi[a] - cutoff, picked, stream);
+        st[k].sent = buffer(kind, std::max<std::size_t>(st[k].sent_count, 1) * sizeof(std::uint32_t));
+        copy_bytes(kind, st[k].sent.data(), kind, picked, st[k].sent_count * sizeof(std::uint32_t), stream);
+      } else {
+        st[k].sent = buffer(kind, sizeof(std::uint32_t));
       }
     }
     message_columns const records = store.message();
