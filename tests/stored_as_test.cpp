@@ -2,6 +2,7 @@
 // (rounding, ranges, policies), every algorithm on stored layouts over every inner mapping and
 // space, and deterministic fixed-point sums through atomic_add.
 #include <algorithm>
+#include <bit>
 #include <cmath>
 #include <cstdint>
 #include <cstring>
@@ -121,6 +122,53 @@ TEST_CASE("bfloat16, float-for-double and fixed point round to nearest even; dou
   CHECK(decode<double>(b, fx) == 0.125);
   encode(b, -2.5, fx);
   CHECK(decode<double>(b, fx) == -2.5);
+}
+
+TEST_CASE("a float into fixed point rounds in single precision to the integer the double path gives") {
+  using namespace coalesce::detail;
+  std::mt19937 rng(5);
+  std::vector<float> values{0.0f,
+                            -0.0f,
+                            0x1p-33f,
+                            0x1p-32f,
+                            0x1p-33f * 3,
+                            -0x1p-33f * 5,
+                            1e-40f,
+                            -1e-40f,
+                            0.5f,
+                            2.5f,
+                            -2.5f,
+                            3.5f,
+                            2147483520.0f,
+                            2147483648.0f,
+                            -2147483648.0f,
+                            9.2233715e18f,
+                            1e30f,
+                            std::numeric_limits<float>::infinity(),
+                            std::numeric_limits<float>::quiet_NaN()};
+  std::uniform_int_distribution<std::uint32_t> bits;
+  for (int k = 0; k < 200000; ++k) {
+    float const v = std::bit_cast<float>(bits(rng));
+    values.push_back(v);
+    values.push_back(std::ldexp(std::nearbyint(std::ldexp(v, 10)) + 0.5f, -10));  // ties at 2^-10 steps
+  }
+  auto const same_as_double = [&](stored_format f) {
+    std::size_t differ = 0;
+    for (float v : values) {
+      alignas(8) std::byte a[8] = {}, b[8] = {};
+      encode_status const sa = encode(a, v, f);
+      encode_status const sb = encode(b, static_cast<double>(v), f);
+      if (sa != sb || std::memcmp(a, b, 8) != 0) ++differ;
+    }
+    return differ;
+  };
+  CHECK(same_as_double(format_of<fixed_point<std::int64_t, 32>>::value) == 0);
+  CHECK(same_as_double(format_of<fixed_point<std::int64_t, 0>>::value) == 0);
+  CHECK(same_as_double(format_of<fixed_point<std::int64_t, 63>>::value) == 0);
+  CHECK(same_as_double(format_of<fixed_point<std::int32_t, 20>>::value) == 0);
+  CHECK(same_as_double(format_of<fixed_point<std::int32_t, 10>>::value) == 0);
+  CHECK(same_as_double(format_of<fixed_point<std::int32_t, 31, coalesce::saturate>>::value) == 0);
+  CHECK(same_as_double(format_of<fixed_point<std::int64_t, 40, coalesce::saturate>>::value) == 0);
 }
 
 TEST_CASE("values a format cannot hold are errors, or saturate where the format says so") {

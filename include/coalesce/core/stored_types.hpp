@@ -157,6 +157,9 @@ template <class U> COALESCE_HOST_DEVICE COALESCE_INLINE void store_bytes(std::by
 COALESCE_HOST_DEVICE COALESCE_INLINE double power_of_two(int e) {
   return bits_as<double>(static_cast<std::uint64_t>(1023 + e) << 52);
 }
+COALESCE_HOST_DEVICE COALESCE_INLINE float float_power_of_two(int e) {  // -126 <= e <= 127
+  return bits_as<float>(static_cast<std::uint32_t>(127 + e) << 23);
+}
 
 // float -> binary16 bits, round to nearest even (F. Giesen's float_to_half_fast3_rtne): the
 // subnormal case lets the FPU round by adding a magic number; the normal case adds the rounding
@@ -371,6 +374,27 @@ COALESCE_HOST_DEVICE COALESCE_INLINE encode_status encode_floating(std::byte* p,
       return encode_status::ok;
     }
     case number_kind::fixed: {
+      if constexpr (std::is_same_v<C, float>) {
+        // A float scaled by 2^F is exact in float (F < 64: no overflow below 2^127, no underflow),
+        // so rounding it there gives the integer the double path gives, in a few single-precision
+        // instructions (fixed_sum adds one per leaf per pair). NaN and values out of range take
+        // the double path below, which reports or saturates them.
+        float const scaled = value * float_power_of_two(f.fraction_bits);
+#if COALESCE_IN_DEVICE_CODE
+        float const r = rintf(scaled);
+#else
+        float const r = std::nearbyint(scaled);
+#endif
+        float const span = float_power_of_two(8 * static_cast<int>(f.bytes) - 1);
+        if (r >= -span && r < span) {
+          if (f.bytes == 8) {
+            store_bytes(p, static_cast<std::int64_t>(r));
+          } else {
+            store_bytes(p, static_cast<std::int32_t>(r));
+          }
+          return encode_status::ok;
+        }
+      }
       double scaled = static_cast<double>(value) * power_of_two(f.fraction_bits);
       stored_format const as_int{number_kind::signed_int, f.bytes, 0, f.saturates};
       return store_rounded_integer(p, scaled, as_int);
