@@ -3,7 +3,10 @@
 # benchmarks, leaving logs under $OUT (at most 8 files come back from a device run: gpu.txt,
 # ctest.log, sanitize.log, bench.txt, integrator.json, layouts.json, streams.json, ncu.txt, and build.log on failure). Run from
 # the repository root after ../shared/tools/stage-gpu-deps, with .deps carried.
-#   usage: scripts/gpu-check.sh [tests|sanitize|bench|ncu|all]...   (all = tests + sanitize + bench + ncu)
+#   usage: scripts/gpu-check.sh [tests|sanitize|bench|ncu|md|all]...   (all = tests + sanitize + bench + ncu)
+# md: examples/distributed_md on this machine's first GPU (one rank, 1M particles; md.txt): the
+# rebuild's parts and its share of all steps, at a fixed rebuild interval and by the displacement
+# criterion, and the sample's CTest checks (forces bit-identical at 1, 2 and 4 ranks).
 set -uo pipefail
 what=" ${*:-all} "
 wants() { [[ $what == *" all "* || $what == *" $1 "* ]]; }
@@ -47,5 +50,18 @@ if wants ncu; then
   benchmarks/neighbor_reorder/ncu_layouts.sh build-gpu "$out" || status=1
   # The cluster format's shared-memory tile: no bank conflicts.
   benchmarks/neighbor_build/ncu_tile.sh build-gpu "$out" || status=1
+fi
+if [[ $what == *" md "* ]]; then
+  export OMPI_ALLOW_RUN_AS_ROOT=1 OMPI_ALLOW_RUN_AS_ROOT_CONFIRM=1 OMPI_MCA_rmaps_base_oversubscribe=1
+  md=$out/md.txt sample=build-gpu/examples/distributed_md/distributed_md
+  : > "$md"
+  (cd build-gpu && ctest -R distributed --output-on-failure --timeout 300) >> "$md" 2>&1 || status=1
+  for every in 10 0; do
+    for args in "" "--no-overlap"; do
+      echo "=== distributed_md --n-per-rank 1000000 --steps 100 --rebuild-every $every $args" >> "$md"
+      mpirun -np 1 $sample --n-per-rank 1000000 --steps 100 --rebuild-every $every $args >> "$md" 2>&1 || status=1
+    done
+  done
+  cat "$md"
 fi
 exit $status

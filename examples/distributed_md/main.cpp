@@ -3,16 +3,19 @@
 // otherwise).
 //   mpiexec -n R distributed_md [--n-per-rank N] [--steps S] [--rebuild-every K] [--check] [--no-overlap]
 //
-// Every K steps: migrate the particles that left (by position), sort each rank's particles along a
-// Hilbert curve, build the halo (ghosts within the list cutoff, periodic images) and the neighbour
-// lists (cell lists over owned + ghosts, cutoff + skin). Every step: forward the positions to the
-// ghosts, forces over the list (entries within the cutoff, each row in id order), integrate. On
-// the GPU the forward travels on its own stream while the forces of the rows that read no ghost
-// run (--no-overlap: one after the other). The lists are built on the host from a copy.
+// Every K steps (--rebuild-every 0: whenever some particle on some rank moved more than skin / 2
+// since the last build, the list's own criterion): migrate the particles that left (by
+// position), sort each rank's particles along a Hilbert curve, build the halo (ghosts within
+// cutoff + skin, periodic images) and the neighbour lists (coalesce::verlet_list over owned +
+// ghosts, built in device memory by the library). Every step: forward the positions to the
+// ghosts, forces over the list (entries within the cutoff), integrate. On the GPU the forward
+// travels on its own stream while the forces of the rows that read no ghost run (--no-overlap:
+// one after the other).
 // Checks: particles conserved (count and sum of ids) on every rebuild; with --check, rank 0 also
-// runs the whole system alone and the forces per particle id must match bit for bit (both runs
-// sum each particle's pairs in id order over the same periodic images). Prints a per-step time
-// table: the slowest rank's time per phase.
+// runs the whole system alone and the forces per particle id must match bit for bit: each pair's
+// force is rounded to 64-bit fixed point and summed as integers (coalesce::fixed_sum), so the
+// order of a row, which follows the cells of each decomposition, does not change a bit. Prints
+// the slowest rank's time per phase, and each rebuild's parts.
 #include <mpi.h>
 
 #include <algorithm>
@@ -43,19 +46,35 @@ constexpr double density = 5.0;
 struct options {
   std::size_t n_per_rank = 20000;
   int steps = 20;
-  int rebuild_every = 5;
+  int rebuild_every = 10;  // 0: when the list says some particle moved more than skin / 2
   bool check = false;
   bool overlap = true;  // forward the positions while the interior forces run
 };
 
-// The same global system on every rank (and in the one-rank reference): positions in the box,
-// small random velocities, ids 0..n-1.
+// The same global system on every rank (and in the one-rank reference): n of the m^3 sites of a
+// simple cubic lattice filling the box (m^3 >= n, sites chosen at random), each moved by up to
+// 0.1 along every axis, small random velocities, ids 0..n-1. A liquid-like start: no two
+// particles overlap, so the forces stay moderate and particles move a little per step (the
+// displacement criterion, --rebuild-every 0, then rebuilds every few tens of steps).
 std::vector<Particle> global_system(std::size_t n, float box) {
   std::mt19937 rng(2026);
-  std::uniform_real_distribution<float> u(0.0f, box), s(-0.5f, 0.5f);
+  std::uniform_real_distribution<float> jitter(-0.1f, 0.1f), s(-0.5f, 0.5f);
+  auto m = static_cast<std::size_t>(std::cbrt(static_cast<double>(n)));
+  while (m * m * m < n) ++m;
+  std::vector<std::size_t> sites(m * m * m);
+  for (std::size_t k = 0; k < sites.size(); ++k) sites[k] = k;
+  std::shuffle(sites.begin(), sites.end(), rng);
+  float const spacing = box / static_cast<float>(m);
+  auto const at = [&](std::size_t c) {
+    float const x = (static_cast<float>(c) + 0.5f) * spacing + jitter(rng);
+    return std::clamp(x, 0.0f, std::nextafter(box, 0.0f));
+  };
   std::vector<Particle> out(n);
-  for (std::size_t i = 0; i < n; ++i)
-    out[i] = {{u(rng), u(rng), u(rng)}, {s(rng), s(rng), s(rng)}, 1.0f, static_cast<std::uint32_t>(i)};
+  for (std::size_t i = 0; i < n; ++i) {
+    std::size_t const k = sites[i];
+    out[i] = {
+        {at(k % m), at(k / m % m), at(k / (m * m))}, {s(rng), s(rng), s(rng)}, 1.0f, static_cast<std::uint32_t>(i)};
+  }
   return out;
 }
 
@@ -64,105 +83,82 @@ double seconds_since(std::chrono::steady_clock::time_point t0) {
 }
 
 // Per-phase seconds, summed over the steps of this rank.
+struct rebuild_times {
+  double migrate = 0, sort = 0, halo = 0, lists = 0;
+  double slowest = 0;  // the longest rebuild
+  int count = 0;
+  double total() const { return migrate + sort + halo + lists; }
+};
 struct phase_times {
-  double rebuild = 0;   // migrate, sort, halo, lists, conservation check
-  double exchange = 0;  // forward + forces (one phase when the forward overlaps the interior forces)
+  rebuild_times rebuild;  // migrate, sort, halo, lists
+  double criterion = 0;   // --rebuild-every 0: the displacement check of every step
+  double exchange = 0;    // forward + forces (one phase when the forward overlaps the interior forces)
   double integrate = 0;
   int steady_steps = 0;  // steps without a rebuild
   double steady = 0;     // their exchange + forces + integrate
 };
 
-// Index arrays and forces in device memory (GPU memory in CUDA builds, host memory otherwise).
-using index_array = coalesce::device_array<std::uint32_t>;
+// The list format the forces read: padded column-major, the fastest force kernel on the H200
+// (docs/neighbors.md); a kernel written with for_each_neighbor runs on every format unchanged.
+using list_format = coalesce::padded_columns;
+// Each pair's force rounded to a multiple of 2^-32 and summed as 64-bit integers: the same
+// bits whatever the order of a row (cells, then index: it differs between decompositions).
+using force_sum = coalesce::fixed_sum<vec3, coalesce::fixed_point<std::int64_t, 32>>;
 
 struct rank_state {
+  explicit rank_state(coalesce::stream compute) : plan(compute) {}
   std::size_t owned = 0;                                       // particles[0, owned) are this rank's
   coalesce::device_vector<Particle, coalesce::soa> particles;  // owned, then ghosts
   coalesce::mpi::halo_plan halo;
-  index_array offsets, neighbors;      // CSR over owned particles, each row in id order
-  index_array interior, boundary;      // rows whose neighbours are all owned / that read a ghost
-  coalesce::device_array<vec3> force;  // owned particles
+  coalesce::verlet_list<list_format> list{{.cutoff = cutoff, .skin = skin}};  // rows: owned; neighbours: all
+  coalesce::device_array<std::uint8_t> reads_ghost;  // per owned particle: its row names a ghost
+  coalesce::device_array<vec3> force;                // owned particles
+  coalesce::reorder_plan plan;                       // kept: a steady-state sort allocates nothing
 };
 
-// Cell list over owned + ghosts (on the host, from a copy); neighbours of owned particles within
-// cutoff + skin, in id order. Rows that read no ghost are "interior": their forces need no
-// forward and run while it travels.
-void build_lists(rank_state& s, std::vector<Particle> const& all, coalesce::box const& sub) {
-  float const reach = cutoff + skin;
-  std::array<int, 3> cells{};
-  std::array<double, 3> lo{};
+// The library's cell-list build over owned + ghosts, in device memory, in a box around the
+// subdomain that holds every ghost (they lie within cutoff + skin of its faces); rows for the
+// owned particles only. Rows that read
+// no ghost are "interior": their forces need no forward and run while it travels.
+void build_lists(rank_state& s, coalesce::box const& sub, coalesce::stream on) {
+  double const around = cutoff + skin + 0.5;  // 0.5: rounding of shifted periodic images
+  coalesce::box domain{.lo = sub.lo, .hi = sub.hi, .edges = coalesce::boundary::clamped};
   for (int a = 0; a < 3; ++a) {
-    lo[a] = sub.lo[a] - reach;
-    cells[a] = std::max(1, static_cast<int>((sub.hi[a] - sub.lo[a] + 2 * reach) / reach));
+    domain.lo[a] -= around;
+    domain.hi[a] += around;
   }
-  auto cell_of = [&](vec3 const& p, int a) {
-    double const c[3] = {p.x, p.y, p.z};
-    int const k = static_cast<int>((c[a] - lo[a]) / ((sub.hi[a] - sub.lo[a] + 2 * reach) / cells[a]));
-    return std::clamp(k, 0, cells[a] - 1);
-  };
-  std::vector<std::vector<std::uint32_t>> grid(static_cast<std::size_t>(cells[0] * cells[1] * cells[2]));
-  for (std::size_t i = 0; i < all.size(); ++i) {
-    auto const& p = all[i].pos;
-    grid[static_cast<std::size_t>((cell_of(p, 2) * cells[1] + cell_of(p, 1)) * cells[0] + cell_of(p, 0))].push_back(
-        static_cast<std::uint32_t>(i));
-  }
-  std::size_t const owned = s.halo.owned();
-  std::vector<std::uint32_t> offsets(owned + 1, 0), neighbors, interior, boundary, row;
-  for (std::size_t i = 0; i < owned; ++i) {
-    auto const& p = all[i].pos;
-    row.clear();
-    int const c[3] = {cell_of(p, 0), cell_of(p, 1), cell_of(p, 2)};
-    for (int dz = -1; dz <= 1; ++dz)
-      for (int dy = -1; dy <= 1; ++dy)
-        for (int dx = -1; dx <= 1; ++dx) {
-          int const x = c[0] + dx, y = c[1] + dy, z = c[2] + dz;
-          if (x < 0 || y < 0 || z < 0 || x >= cells[0] || y >= cells[1] || z >= cells[2]) continue;
-          for (std::uint32_t j : grid[static_cast<std::size_t>((z * cells[1] + y) * cells[0] + x)]) {
-            if (j == i) continue;
-            auto const& q = all[j].pos;
-            float const ex = q.x - p.x, ey = q.y - p.y, ez = q.z - p.z;
-            if (ex * ex + ey * ey + ez * ez < reach * reach) row.push_back(j);
-          }
-        }
-    // Id order (then position, for two images of one particle): the same sums in any decomposition.
-    std::sort(row.begin(), row.end(), [&](std::uint32_t a, std::uint32_t b) {
-      if (all[a].id != all[b].id) return all[a].id < all[b].id;
-      return std::tie(all[a].pos.x, all[a].pos.y, all[a].pos.z) < std::tie(all[b].pos.x, all[b].pos.y, all[b].pos.z);
-    });
-    bool const reads_ghost = std::any_of(row.begin(), row.end(), [&](std::uint32_t j) { return j >= owned; });
-    (reads_ghost ? boundary : interior).push_back(static_cast<std::uint32_t>(i));
-    neighbors.insert(neighbors.end(), row.begin(), row.end());
-    offsets[i + 1] = static_cast<std::uint32_t>(neighbors.size());
-  }
-  s.offsets = index_array(offsets);
-  s.neighbors = index_array(neighbors);
-  s.interior = index_array(interior);
-  s.boundary = index_array(boundary);
-  s.force = coalesce::device_array<vec3>(owned);
+  std::size_t const owned = s.owned;
+  s.list.build(s.particles, &Particle::pos, domain, coalesce::list_rows{owned}, on);  // ghosts: neighbours, no rows
+  s.reads_ghost.resize(owned, on);
+  s.force.resize(owned, on);
+  auto const nl = s.list.view(s.particles);
+  std::uint8_t* reads_ghost = s.reads_ghost.data();
+  coalesce::for_each_index(coalesce::device{on}, owned, [=] COALESCE_HOST_DEVICE(std::size_t i) {
+    bool ghost = false;
+    coalesce::for_each_neighbor(nl, i, [&](std::uint32_t j) { ghost = ghost || j >= owned; });
+    reads_ghost[i] = ghost ? 1 : 0;
+  });
 }
 
-// Forces on the listed rows (entries within the cutoff, in the row's id order), queued on `on`.
-void compute_forces(rank_state& s, index_array const& rows, coalesce::stream on) {
+// Forces on the owned rows that read ghosts (ghost_rows) or none (entries within the cutoff),
+// queued on `on`.
+void compute_forces(rank_state& s, bool ghost_rows, coalesce::stream on) {
   auto const v = s.particles.const_view();
-  std::uint32_t const* row = rows.data();
-  std::uint32_t const* offsets = s.offsets.data();
-  std::uint32_t const* neighbors = s.neighbors.data();
+  auto const nl = s.list.view();
+  std::uint8_t const* reads_ghost = s.reads_ghost.data();
   vec3* force = s.force.data();
-  coalesce::for_each_index(coalesce::device{on}, rows.size(), [=] COALESCE_HOST_DEVICE(std::size_t r) {
-    std::uint32_t const i = row[r];
+  coalesce::for_each_index(coalesce::device{on}, s.owned, [=] COALESCE_HOST_DEVICE(std::size_t i) {
+    if ((reads_ghost[i] != 0) != ghost_rows) return;
     vec3 const p = v[i][&Particle::pos];
-    float fx = 0, fy = 0, fz = 0;
-    for (std::uint32_t e = offsets[i]; e < offsets[i + 1]; ++e) {
-      std::uint32_t const j = neighbors[e];
+    force_sum f;
+    coalesce::for_each_neighbor(nl, i, [&](std::uint32_t j) {
       vec3 const q = v[j][&Particle::pos];
       float const dx = p.x - q.x, dy = p.y - q.y, dz = p.z - q.z;
-      if (dx * dx + dy * dy + dz * dz >= cutoff * cutoff) continue;
+      if (dx * dx + dy * dy + dz * dz >= cutoff * cutoff) return;
       float const scale = neighbor_reorder::pair_scale(dx, dy, dz, v[j][&Particle::mass]);
-      fx += scale * dx;
-      fy += scale * dy;
-      fz += scale * dz;
-    }
-    force[i] = {fx, fy, fz};
+      f += vec3{scale * dx, scale * dy, scale * dz};
+    });
+    force[i] = f.value();
   });
 }
 
@@ -196,32 +192,50 @@ void wrap_positions(rank_state& s, float side, coalesce::stream on) {
   });
 }
 
-// Migrate, sort, halo, lists (the GPU work on `compute`; the halo's replays go to `comm`); returns
-// the owned particles' count and id sum for the conservation check.
-std::array<long long, 2> rebuild(rank_state& s, coalesce::mpi::decomposition& d, coalesce::stream compute,
-                                 coalesce::stream comm) {
+// Migrate, sort, halo, lists (the GPU work on `compute`; the halo's replays go to `comm`), each
+// part timed to its end on the GPU.
+void rebuild(rank_state& s, coalesce::mpi::decomposition& d, coalesce::stream compute, coalesce::stream comm,
+             rebuild_times& t) {
+  auto const start = std::chrono::steady_clock::now();
+  auto t0 = start;
   s.particles.resize(s.owned);  // drop the ghosts
   wrap_positions(s, static_cast<float>(d.global().hi[0]), compute);
   d.set_stream(compute);
   (void)coalesce::mpi::migrate(d, s.particles, &Particle::pos);
   s.owned = s.particles.size();
+  coalesce::synchronize(compute);
+  t.migrate += seconds_since(t0);
+  t0 = std::chrono::steady_clock::now();
   // Along a Hilbert curve over the subdomain (a margin covers rounding at its faces).
   coalesce::box wide{.lo = d.subdomain().lo, .hi = d.subdomain().hi, .edges = coalesce::boundary::clamped};
   for (int a = 0; a < 3; ++a) {
     wide.lo[a] -= 1.0;
     wide.hi[a] += 1.0;
   }
-  coalesce::reorder_plan plan(compute);
-  coalesce::sort_by_key(s.particles, coalesce::hilbert_keys(s.particles, &Particle::pos, wide, plan), plan);
+  coalesce::sort_by_key(s.particles, coalesce::hilbert_keys(s.particles, &Particle::pos, wide, s.plan), s.plan);
+  coalesce::synchronize(compute);
+  t.sort += seconds_since(t0);
+  t0 = std::chrono::steady_clock::now();
   s.halo = coalesce::mpi::build_halo(d, s.particles, &Particle::pos, cutoff + skin);
   s.halo.set_stream(comm);
-  std::vector<Particle> all(s.particles.size());
-  s.particles.copy_to(all, compute);
   coalesce::synchronize(compute);
-  build_lists(s, all, d.subdomain());
-  std::array<long long, 2> count_and_ids{static_cast<long long>(s.owned), 0};
-  for (std::size_t i = 0; i < s.owned; ++i) count_and_ids[1] += all[i].id;
-  return count_and_ids;
+  t.halo += seconds_since(t0);
+  t0 = std::chrono::steady_clock::now();
+  build_lists(s, d.subdomain(), compute);
+  coalesce::synchronize(compute);
+  t.lists += seconds_since(t0);
+  ++t.count;
+  t.slowest = std::max(t.slowest, seconds_since(start));
+}
+
+// The owned particles' count and id sum (the conservation check; not timed: a test, not a step).
+std::array<long long, 2> count_and_ids(rank_state const& s, coalesce::stream on) {
+  std::vector<Particle> all(s.particles.size());
+  s.particles.copy_to(all, on);
+  coalesce::synchronize(on);
+  std::array<long long, 2> out{static_cast<long long>(s.owned), 0};
+  for (std::size_t i = 0; i < s.owned; ++i) out[1] += all[i].id;
+  return out;
 }
 
 // The GPU streams of a rank: forces and integration on one, the halo's messages on the other, so
@@ -257,16 +271,29 @@ std::map<std::uint32_t, vec3> run(MPI_Comm comm, options const& o, std::size_t n
   for (auto const& p : everything) {
     if (d.owner({p.pos.x, p.pos.y, p.pos.z}) == d.rank()) mine.push_back(p);
   }
-  rank_state s;
+  rank_state s(streams.compute);
   s.particles = coalesce::device_vector<Particle, coalesce::soa>(mine);
   s.owned = mine.size();
   phase_times t;
   long long const ids_total = static_cast<long long>(n_total) * static_cast<long long>(n_total - 1) / 2;
+  auto const interior = [&] { compute_forces(s, false, streams.compute); };
+  auto const boundary = [&] { compute_forces(s, true, streams.compute); };
   for (int step = 0; step < o.steps; ++step) {
     auto t0 = std::chrono::steady_clock::now();
-    bool const rebuilding = step % o.rebuild_every == 0;
+    bool rebuilding = false;
+    if (o.rebuild_every > 0) {
+      rebuilding = step % o.rebuild_every == 0;
+    } else {  // when some particle on some rank moved more than skin / 2 since the last build
+      int const mine_moved = s.list.needs_rebuild(s.particles, &Particle::pos, streams.compute) ? 1 : 0;
+      int any_moved = 0;
+      MPI_Allreduce(&mine_moved, &any_moved, 1, MPI_INT, MPI_LOR, comm);
+      rebuilding = any_moved != 0;
+      t.criterion += seconds_since(t0);
+      t0 = std::chrono::steady_clock::now();
+    }
     if (rebuilding) {
-      auto const local = rebuild(s, d, streams.compute, streams.comm);
+      rebuild(s, d, streams.compute, streams.comm, t.rebuild);
+      auto const local = count_and_ids(s, streams.compute);
       long long total[2] = {0, 0};
       MPI_Allreduce(local.data(), total, 2, MPI_LONG_LONG, MPI_SUM, comm);
       if (total[0] != static_cast<long long>(n_total) || total[1] != ids_total) {
@@ -274,18 +301,17 @@ std::map<std::uint32_t, vec3> run(MPI_Comm comm, options const& o, std::size_t n
                      step, total[0], n_total, total[1], ids_total);
         MPI_Abort(comm, 3);
       }
-      t.rebuild += seconds_since(t0);
       t0 = std::chrono::steady_clock::now();
-      compute_forces(s, s.interior, streams.compute);  // the ghosts were just placed: no forward
-      compute_forces(s, s.boundary, streams.compute);
+      interior();  // the ghosts were just placed: no forward
+      boundary();
     } else if (o.overlap) {
-      compute_forces(s, s.interior, streams.compute);  // queued first: runs while the forward travels
+      interior();  // queued first: runs while the forward travels
       coalesce::mpi::forward(s.halo, s.particles, &Particle::pos);
-      compute_forces(s, s.boundary, streams.compute);
+      boundary();
     } else {
       coalesce::mpi::forward(s.halo, s.particles, &Particle::pos);
-      compute_forces(s, s.interior, streams.compute);
-      compute_forces(s, s.boundary, streams.compute);
+      interior();
+      boundary();
     }
     coalesce::synchronize(streams.compute);
     double const exchange = seconds_since(t0);
@@ -299,27 +325,49 @@ std::map<std::uint32_t, vec3> run(MPI_Comm comm, options const& o, std::size_t n
       ++t.steady_steps;
       t.steady += exchange + integrated;
     }
+    if (step == 0 && o.steps > 1) t = phase_times{};  // step 0 is the warm-up (first allocations), not timed
   }
-  double local[4] = {t.rebuild, t.exchange, t.integrate, t.steady}, slowest[4];
-  MPI_Allreduce(local, slowest, 4, MPI_DOUBLE, MPI_MAX, comm);
+  int const timed_steps = o.steps > 1 ? o.steps - 1 : 1;
+  double local[8] = {t.rebuild.total(),
+                     t.exchange,
+                     t.integrate,
+                     t.steady,
+                     t.criterion,
+                     t.rebuild.migrate,
+                     t.rebuild.sort + t.rebuild.halo,
+                     t.rebuild.lists};
+  double slowest[8];
+  MPI_Allreduce(local, slowest, 8, MPI_DOUBLE, MPI_MAX, comm);
+  double sort_only = 0, halo_only = 0, slowest_rebuild = 0;
+  MPI_Allreduce(&t.rebuild.slowest, &slowest_rebuild, 1, MPI_DOUBLE, MPI_MAX, comm);
+  MPI_Allreduce(&t.rebuild.sort, &sort_only, 1, MPI_DOUBLE, MPI_MAX, comm);
+  MPI_Allreduce(&t.rebuild.halo, &halo_only, 1, MPI_DOUBLE, MPI_MAX, comm);
   if (report) {
-    int const rebuilds = (o.steps + o.rebuild_every - 1) / o.rebuild_every;
-    double const per_step = (slowest[0] + slowest[1] + slowest[2]) / o.steps;
+    int const rebuilds = std::max(1, t.rebuild.count);
+    double const all_steps = slowest[0] + slowest[1] + slowest[2] + slowest[4];
+    double const ms = 1e3 / timed_steps, per_rebuild = 1e3 / rebuilds;
     std::printf(
-        "%d ranks (%d x %d x %d), %zu particles (%zu per rank), %d steps, rebuild every %d, %s, forward %s the "
-        "interior forces\n",
+        "%d ranks (%d x %d x %d), %zu particles (%zu per rank), %d steps (%d timed: not the first), %d timed "
+        "rebuilds (%s), %s, forward %s the interior forces\n",
         d.size(), d.ranks_per_axis()[0], d.ranks_per_axis()[1], d.ranks_per_axis()[2], n_total,
-        n_total / static_cast<std::size_t>(d.size()), o.steps, o.rebuild_every,
+        n_total / static_cast<std::size_t>(d.size()), o.steps, timed_steps, t.rebuild.count,
+        o.rebuild_every > 0 ? ("every " + std::to_string(o.rebuild_every) + " steps").c_str()
+                            : "when a particle moved more than skin / 2",
         coalesce::device_is_gpu ? "GPU memory" : "host memory", o.overlap ? "overlapped with" : "before");
     std::printf(
-        "  ms per step (slowest rank): total %.3f | rebuild %.3f (per rebuild %.3f: migrate, sort, halo, lists on the "
-        "host) |"
-        " forward + forces %.3f | integrate %.3f\n",
-        per_step * 1e3, slowest[0] / o.steps * 1e3, slowest[0] / rebuilds * 1e3, slowest[1] / o.steps * 1e3,
-        slowest[2] / o.steps * 1e3);
+        "  ms per step, all timed steps (slowest rank per phase): total %.4f | rebuild %.4f (%.1f %% of the total) | "
+        "rebuild check %.4f | forward + forces %.4f | integrate %.4f\n",
+        all_steps * ms, slowest[0] * ms, 100.0 * slowest[0] / all_steps, slowest[4] * ms, slowest[1] * ms,
+        slowest[2] * ms);
+    std::printf(
+        "  ms per rebuild: %.3f = migrate %.3f + sort %.3f + halo %.3f + lists %.3f (library cell-list "
+        "build, %s, %zu slots per row, fill %.2f)\n",
+        slowest[0] * per_rebuild, slowest[5] * per_rebuild, sort_only * per_rebuild, halo_only * per_rebuild,
+        slowest[7] * per_rebuild, coalesce::device_is_gpu ? "GPU" : "host", s.list.width(), s.list.fill());
     if (t.steady_steps > 0)
       std::printf("  steady step (no rebuild; forward, forces, integrate): %.4f ms\n",
                   slowest[3] / t.steady_steps * 1e3);
+    std::printf("  slowest rebuild %.3f ms\n", slowest_rebuild * 1e3);
     std::printf("  particles conserved on every rebuild (count and sum of ids)\n");
   }
   std::map<std::uint32_t, vec3> forces;
@@ -363,7 +411,7 @@ int main(int argc, char** argv) {
     else if (arg == "--steps" && a + 1 < argc)
       o.steps = std::stoi(argv[++a]);
     else if (arg == "--rebuild-every" && a + 1 < argc)
-      o.rebuild_every = std::max(1, std::stoi(argv[++a]));
+      o.rebuild_every = std::max(0, std::stoi(argv[++a]));
     else if (arg == "--check")
       o.check = true;
     else if (arg == "--no-overlap")
