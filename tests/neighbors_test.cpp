@@ -316,6 +316,33 @@ TEST_CASE_TEMPLATE(
       CHECK(on_host.rows_on_host() == some.rows_on_host());
     }
   }
+  // A kernel's traversal over rows for the first 300: every row's neighbours as the full list has
+  // them (host loop: the traversal is the same code on the GPU).
+  {
+    coalesce::vector<Particle> h(p);
+    coalesce::verlet_list<Format, coalesce::host> some({.cutoff = 1.0, .skin = 0.3});
+    some.build(h, &Particle::pos, b, coalesce::list_rows{300});
+    coalesce::verlet_list<Format, coalesce::host> full({.cutoff = 1.0, .skin = 0.3});
+    full.build(h, &Particle::pos, b);
+    auto const nl = some.view(h);
+    auto const all = full.rows_on_host();
+    std::vector<std::uint64_t> sums(300, 0), expected(300, 0);
+    std::uint64_t* out = sums.data();
+    coalesce::for_each_index(coalesce::host{}, nl.size(), [=](std::size_t i) {
+      coalesce::for_each_neighbor(nl, i, [&](std::uint32_t j) { out[i] = out[i] * 1000003u + j; });
+    });
+    for (std::size_t i = 0; i < 300; ++i)
+      for (std::uint32_t j : all[i]) expected[i] = expected[i] * 1000003u + j;
+    CHECK(sums == expected);
+    if constexpr (!std::is_same_v<Format, coalesce::csr>) {
+      CHECK_THROWS_WITH_AS((void)some.as_neighbor_list(), doctest::Contains("a row per particle"), coalesce::error);
+    }
+    // A particle without a row that moves more than skin / 2 still asks for a rebuild.
+    auto moved = p;
+    moved[400].pos.x += 0.2f;
+    coalesce::vector<Particle> m(moved);
+    CHECK(some.needs_rebuild(m, &Particle::pos));
+  }
   coalesce::device_vector<Particle> v(p);
   coalesce::verlet_list<Format> list({.cutoff = 1.0, .skin = 0.3});
   CHECK_THROWS_WITH_AS(list.build(v, &Particle::pos, b, coalesce::list_rows{501}),

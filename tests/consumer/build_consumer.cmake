@@ -14,7 +14,8 @@ else()
   set(configure -DCOALESCE_SOURCE_DIR=${SOURCE_DIR} -DCOALESCE_ENABLE_CUDA=${ENABLE_CUDA} -DCMAKE_PREFIX_PATH=${PREFIX_PATH})
 endif()
 run(${CMAKE_COMMAND} -S ${SOURCE_DIR}/tests/consumer/project -B ${WORK}/build -DCMAKE_CXX_COMPILER=${CXX} ${configure})
-# On every core: in subdirectory mode this compiles the whole library again.
+# On every core: in subdirectory mode this compiles the whole library again (that CTest test runs
+# alone: RUN_SERIAL in tests/consumer/CMakeLists.txt).
 cmake_host_system_information(RESULT cores QUERY NUMBER_OF_LOGICAL_CORES)
 run(${CMAKE_COMMAND} --build ${WORK}/build --parallel ${cores})
 execute_process(COMMAND ${WORK}/build/consumer RESULT_VARIABLE status OUTPUT_VARIABLE out ERROR_VARIABLE err)

@@ -9,6 +9,7 @@
 #include <array>
 #include <cmath>
 #include <map>
+#include <memory>
 #include <tuple>
 #include <cstdint>
 #include <numeric>
@@ -599,8 +600,10 @@ int main(int argc, char** argv) {
 
 TEST_CASE("a halo rebuilt every few steps reuses its communicator's message buffers; a plan may outlive them") {
   std::optional<cm::halo_plan> outlives;
+  std::weak_ptr<coalesce::detail::message_buffer_pool> pool;
   {
     cm::decomposition d(MPI_COMM_WORLD, unit_box);
+    pool = d.halo_buffer_pool();
     test_vector<Particle> particles(scattered(400, d.rank()));
     (void)cm::migrate(d, particles, &Particle::pos);
     std::size_t const owned = particles.size();
@@ -620,7 +623,9 @@ TEST_CASE("a halo rebuilt every few steps reuses its communicator's message buff
     cm::forward(halo, particles);    // and the plan's buffers work
     outlives = std::move(halo);
   }
-  // The decomposition is gone; the plan gives its buffers back to the pool it shares, not to freed memory.
+  // The decomposition is gone; the plan still shares the pool, and gives its buffers back there,
+  // not to freed memory; then nothing holds the pool.
+  CHECK_FALSE(pool.expired());
   outlives.reset();
-  CHECK_FALSE(outlives.has_value());
+  CHECK(pool.expired());
 }

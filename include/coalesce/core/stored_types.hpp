@@ -375,10 +375,11 @@ COALESCE_HOST_DEVICE COALESCE_INLINE encode_status encode_floating(std::byte* p,
     }
     case number_kind::fixed: {
       if constexpr (std::is_same_v<C, float>) {
-        // A float scaled by 2^F is exact in float (F < 64: no overflow below 2^127, no underflow),
-        // so rounding it there gives the integer the double path gives, in a few single-precision
-        // instructions (fixed_sum adds one per leaf per pair). NaN and values out of range take
-        // the double path below, which reports or saturates them.
+        // A float scaled by 2^F (F < 64) is exact in float unless it overflows to infinity, so
+        // rounding it there gives the integer the double path gives, in a few single-precision
+        // instructions (fixed_sum adds one per leaf per pair). NaN, infinities (an overflow
+        // included) and values out of the integer's range fail the range test and take the
+        // double path below, which reports or saturates them.
         float const scaled = value * float_power_of_two(f.fraction_bits);
 #if COALESCE_IN_DEVICE_CODE
         float const r = rintf(scaled);

@@ -225,6 +225,12 @@ template <class Format, class Space = device> class verlet_list {
 
   // A padded list as the description remap, the analysis and the advisor take.
   neighbor_list<std::uint32_t, Space> as_neighbor_list() const requires(is_padded) {
+    if (memory_.particles != memory_.built_over) {
+      detail::throw_error("verlet_list::as_neighbor_list: the list has rows for " + std::to_string(memory_.particles) +
+                          " of its " + std::to_string(memory_.built_over) +
+                          " particles (list_rows), and a neighbor_list description has a row per particle; build "
+                          "it without list_rows for remap, the analysis and the advisor");
+    }
     neighbor_list<std::uint32_t, Space> out{
         .indices = reinterpret_cast<std::uint32_t*>(memory_.indices.data()),
         .particles = memory_.particles,
