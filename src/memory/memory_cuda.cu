@@ -492,71 +492,95 @@ std::vector<column_copy> take_destination_records(std::vector<column_copy>& part
 }  // namespace
 
 namespace {
-// A long run of 4-byte columns that is one 2-D block on both sides: element (i, j) at
-// src + i * src_i + j * src_j and dst + i * dst_i + j * dst_j, with one side unit-stride along
-// the columns j and the other along the elements i. That is a std::array<int, 4096> member
-// between an aos record and its 4096 sub-columns: copied column by column, each warp-wide load
-// of the aos side touches 32 records (32 sectors for 128 bytes, measured at 0.02-0.04 of the
-// copy ceiling). A tiled transpose reads and writes both sides along their unit stride.
-struct block_2d {
-  std::byte const* src;
-  std::byte* dst;
-  std::ptrdiff_t src_i, src_j, dst_i, dst_j;
-  std::size_t n, m;  // elements, columns
+// A long run of 4-byte columns that is one 2-D block on both sides: sub-column j of element i at
+// src.address(i) + j * src_j and dst.address(i) + j * dst_j (a std::array member: its sub-columns
+// are evenly spaced in every layout). Copied column by column, a 16 KiB record's 4096 sub-columns
+// were 65 launches of 64 narrow columns each (a few thousand threads per launch), and on an aos
+// side each warp-wide load touched 32 records (32 sectors for 128 bytes): 0.02-0.04 of the copy
+// ceiling. A run moves in one launch: through a 32 x 32 shared-memory tile where one side is
+// unit-stride along j (aos records) and the other along i (soa, aosoa), so both sides are read
+// and written along their unit stride; as a 2-D grid of elements where both sides are unit-stride
+// along i (soa <-> aosoa, soa <-> soa of another capacity).
+struct column_run {
+  column_ref src, dst;
+  std::ptrdiff_t src_j, dst_j;
+  std::size_t n, m;  // elements, sub-columns
 };
 constexpr unsigned transpose_tile = 32, transpose_rows = 8;
+constexpr std::size_t max_grid_y = 65535;
 
-__global__ void transpose_block_kernel(block_2d const b) {
+__device__ __forceinline__ std::uint32_t* run_word(column_ref const& c, std::ptrdiff_t step, std::size_t i,
+                                                   std::size_t j) {
+  return reinterpret_cast<std::uint32_t*>(c.address(i) + static_cast<std::ptrdiff_t>(j) * step);
+}
+
+// Tile (i0.., j0..): loaded along whichever index the source is unit-stride in, stored along the
+// destination's. j0 comes from the launch (grids of more than 65535 tiles along j are split).
+__global__ void transpose_run_kernel(column_run const r, std::size_t j_first) {
   __shared__ std::uint32_t tile[transpose_tile][transpose_tile + 1];  // +1: no bank conflicts
   std::size_t const i0 = static_cast<std::size_t>(blockIdx.x) * transpose_tile;
-  std::size_t const j0 = static_cast<std::size_t>(blockIdx.y) * transpose_tile;
+  std::size_t const j0 = j_first + static_cast<std::size_t>(blockIdx.y) * transpose_tile;
   unsigned const tx = threadIdx.x, ty = threadIdx.y;
-  bool const src_along_j = b.src_j == 4;  // else the source is unit-stride along i
-  for (unsigned r = ty; r < transpose_tile; r += transpose_rows) {
-    std::size_t const i = i0 + (src_along_j ? r : tx), j = j0 + (src_along_j ? tx : r);
-    if (i < b.n && j < b.m) {
-      std::uint32_t const v = *reinterpret_cast<std::uint32_t const*>(b.src + static_cast<std::ptrdiff_t>(i) * b.src_i +
-                                                                      static_cast<std::ptrdiff_t>(j) * b.src_j);
-      tile[i - i0][j - j0] = v;
-    }
+  bool const src_along_j = r.src_j == 4;  // else the source is unit-stride along i
+  for (unsigned row = ty; row < transpose_tile; row += transpose_rows) {
+    std::size_t const i = i0 + (src_along_j ? row : tx), j = j0 + (src_along_j ? tx : row);
+    if (i < r.n && j < r.m) tile[i - i0][j - j0] = *run_word(r.src, r.src_j, i, j);
   }
   __syncthreads();
-  bool const dst_along_j = b.dst_j == 4;
-  for (unsigned r = ty; r < transpose_tile; r += transpose_rows) {
-    std::size_t const i = i0 + (dst_along_j ? r : tx), j = j0 + (dst_along_j ? tx : r);
-    if (i < b.n && j < b.m) {
-      *reinterpret_cast<std::uint32_t*>(b.dst + static_cast<std::ptrdiff_t>(i) * b.dst_i +
-                                        static_cast<std::ptrdiff_t>(j) * b.dst_j) = tile[i - i0][j - j0];
-    }
+  bool const dst_along_j = r.dst_j == 4;
+  for (unsigned row = ty; row < transpose_tile; row += transpose_rows) {
+    std::size_t const i = i0 + (dst_along_j ? row : tx), j = j0 + (dst_along_j ? tx : row);
+    if (i < r.n && j < r.m) *run_word(r.dst, r.dst_j, i, j) = tile[i - i0][j - j0];
   }
 }
 
-// Takes the runs of at least 32 columns that form such blocks out of `parts`.
-std::vector<block_2d> take_transposed_blocks(std::vector<column_copy>& parts, std::size_t n) {
-  auto const plain = [](column_copy const& p) {
-    return p.width == 4 && p.src.block_shift == 63 && p.dst.block_shift == 63;
-  };
-  std::vector<block_2d> blocks;
+// Elements [first, first + items * Group) of sub-columns [j_first, j_first + gridDim.y), Group
+// consecutive elements per Word: consecutive threads take consecutive elements of one sub-column.
+template <class Word, std::size_t Group>
+__global__ void copy_run_kernel(column_run const r, std::size_t first, std::size_t items, std::size_t j_first) {
+  std::size_t const item = static_cast<std::size_t>(blockIdx.x) * blockDim.x + threadIdx.x;
+  if (item >= items) return;
+  std::size_t const i = first + item * Group, j = j_first + blockIdx.y;
+  *reinterpret_cast<Word*>(run_word(r.dst, r.dst_j, i, j)) =
+      *reinterpret_cast<Word const*>(run_word(r.src, r.src_j, i, j));
+}
+
+bool same_shape(column_ref const& a, column_ref const& b) {
+  return a.stride == b.stride && a.block_shift == b.block_shift && a.block_stride == b.block_stride &&
+         a.block == b.block;
+}
+// Unit-stride along the elements: soa, or the short columns of aosoa blocks.
+bool along_elements(column_ref const& c) { return c.stride == 4; }
+// Unit-stride along the sub-columns: aos records (or any unblocked side whose sub-columns are
+// consecutive words).
+bool along_columns(column_ref const& c, std::ptrdiff_t step) { return step == 4 && c.block_shift == 63; }
+bool transposes(column_run const& r) {
+  return (along_columns(r.src, r.src_j) && along_elements(r.dst)) ||
+         (along_columns(r.dst, r.dst_j) && along_elements(r.src));
+}
+bool streams(column_run const& r) { return along_elements(r.src) && along_elements(r.dst); }
+
+// Takes the runs of at least 32 sub-columns that one of the two kernels moves out of `parts`.
+std::vector<column_run> take_column_runs(std::vector<column_copy>& parts, std::size_t n) {
+  std::vector<column_run> runs;
   std::vector<column_copy> rest;
   std::size_t c = 0;
   while (c < parts.size()) {
     std::size_t e = c + 1;
-    if (plain(parts[c]) && e < parts.size() && plain(parts[e])) {
+    if (parts[c].width == 4 && e < parts.size() && parts[e].width == 4) {
       std::ptrdiff_t const src_j = parts[e].src.base - parts[c].src.base, dst_j = parts[e].dst.base - parts[c].dst.base;
-      while (e < parts.size() && plain(parts[e]) && parts[e].src.stride == parts[c].src.stride &&
-             parts[e].dst.stride == parts[c].dst.stride && parts[e].src.base - parts[e - 1].src.base == src_j &&
+      while (e < parts.size() && parts[e].width == 4 && same_shape(parts[e].src, parts[c].src) &&
+             same_shape(parts[e].dst, parts[c].dst) && parts[e].src.base - parts[e - 1].src.base == src_j &&
              parts[e].dst.base - parts[e - 1].dst.base == dst_j) {
         ++e;
       }
-      auto const src_i = static_cast<std::ptrdiff_t>(parts[c].src.stride),
-                 dst_i = static_cast<std::ptrdiff_t>(parts[c].dst.stride);
-      bool const transposes = (src_j == 4 && dst_i == 4) || (src_i == 4 && dst_j == 4);
-      if (e - c >= transpose_tile && transposes) {
-        blocks.push_back({parts[c].src.base, parts[c].dst.base, src_i, src_j, dst_i, dst_j, n, e - c});
+      column_run const run{parts[c].src, parts[c].dst, src_j, dst_j, n, e - c};
+      if (e - c >= transpose_tile && (transposes(run) || streams(run))) {
+        runs.push_back(run);
         c = e;
         continue;
       }
-      if (e - c >= transpose_tile) {  // a long run that is not a transpose (soa -> soa): as before
+      if (e - c >= transpose_tile) {  // a long run neither kernel suits (aos -> aos): as columns
         rest.insert(rest.end(), parts.begin() + static_cast<std::ptrdiff_t>(c),
                     parts.begin() + static_cast<std::ptrdiff_t>(e));
         c = e;
@@ -568,17 +592,42 @@ std::vector<block_2d> take_transposed_blocks(std::vector<column_copy>& parts, st
     c = c + 1;
   }
   parts = std::move(rest);
-  return blocks;
+  return runs;
 }
 
-void launch_transposes(cudaStream_t stream, std::vector<block_2d> const& blocks) {
-  for (auto const& b : blocks) {
-    dim3 const grid(
-        static_cast<unsigned>(std::min<std::size_t>((b.n + transpose_tile - 1) / transpose_tile, 0x7fffffff)),
-        static_cast<unsigned>((b.m + transpose_tile - 1) / transpose_tile));
-    if (grid.y > 65535) throw_error("copy: a block of more than 2 million columns");  // never a real record
-    transpose_block_kernel<<<grid, dim3(transpose_tile, transpose_rows), 0, stream>>>(b);
-    COALESCE_CUDA_TRY(cudaGetLastError());
+// True when elements 4k..4k+3 of the column are one aligned 16-byte word (for every k): soa
+// columns and aosoa blocks of at least 4 elements, 16-byte aligned; runs_of_four for one
+// sub-column, and the same for every other one (the steps keep the alignment).
+bool run_in_quads(column_ref const& c, std::ptrdiff_t step) { return runs_of_four(c) && step % 16 == 0; }
+
+void launch_runs(cudaStream_t stream, std::vector<column_run> const& runs) {
+  for (auto const& r : runs) {
+    if (transposes(r)) {
+      auto const tiles_j = (r.m + transpose_tile - 1) / transpose_tile;
+      for (std::size_t t = 0; t < tiles_j; t += max_grid_y) {
+        dim3 const grid(
+            static_cast<unsigned>(std::min<std::size_t>((r.n + transpose_tile - 1) / transpose_tile, 0x7fffffff)),
+            static_cast<unsigned>(std::min(max_grid_y, tiles_j - t)));
+        transpose_run_kernel<<<grid, dim3(transpose_tile, transpose_rows), 0, stream>>>(r, t * transpose_tile);
+        COALESCE_CUDA_TRY(cudaGetLastError());
+      }
+      continue;
+    }
+    bool const quads = run_in_quads(r.src, r.src_j) && run_in_quads(r.dst, r.dst_j);
+    std::size_t const vector_items = quads ? r.n / 4 : 0, vector_end = vector_items * 4;
+    for (std::size_t j = 0; j < r.m; j += max_grid_y) {
+      auto const columns = static_cast<unsigned>(std::min(max_grid_y, r.m - j));
+      if (vector_items > 0) {
+        copy_run_kernel<uint4, 4>
+            <<<dim3(grid_for(vector_items), columns), block_threads, 0, stream>>>(r, 0, vector_items, j);
+        COALESCE_CUDA_TRY(cudaGetLastError());
+      }
+      if (r.n > vector_end) {
+        copy_run_kernel<std::uint32_t, 1><<<dim3(grid_for(r.n - vector_end), columns), block_threads, 0, stream>>>(
+            r, vector_end, r.n - vector_end, j);
+        COALESCE_CUDA_TRY(cudaGetLastError());
+      }
+    }
   }
 }
 }  // namespace
@@ -591,7 +640,7 @@ void copy_columns(memory_kind kind, column_copy const* columns, std::size_t coun
   // 4-byte words at most: every float, int or double column becomes 4-byte sub-columns, so one
   // launch handles all of them; only 1- and 2-byte leaves need launches of their own.
   auto parts = chunked(columns, count, 4);
-  launch_transposes(stream, take_transposed_blocks(parts, n));
+  launch_runs(stream, take_column_runs(parts, n));
   if (parts.empty()) return;
   record_window records;
   if (!aos_window(parts, false, records)) {

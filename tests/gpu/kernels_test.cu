@@ -248,6 +248,28 @@ TEST_CASE("records with long std::array members convert between every layout on 
   CHECK(same(got) == 0);
   soa.copy_to(got);  // device soa -> host records (staged through device aos)
   CHECK(same(got) == 0);
+  // The runs between column layouts (one 2-D launch per array) and from aos into blocks (the tile
+  // with a blocked side): soa -> aosoa<32>, aosoa<32> -> soa of another capacity, aos -> aosoa<8>.
+  coalesce::device_vector<histogram_like, coalesce::aosoa<32>> wide_blocks(n);
+  coalesce::device_vector<histogram_like, coalesce::soa> roomy;
+  roomy.reserve(n + 300);  // sub-columns at another pitch: not one blob copy
+  wide_blocks = soa;
+  roomy = wide_blocks;
+  roomy.copy_to(got);
+  CHECK(same(got) == 0);
+  blocked = aos;
+  aos_back = wide_blocks;
+  aos_back.copy_to(got);
+  CHECK(same(got) == 0);
+  soa = blocked;
+  soa.copy_to(got);
+  CHECK(same(got) == 0);
+  roomy.resize(0);
+  roomy.resize(n);  // zeros, the capacity kept; then soa -> soa at another pitch
+  CHECK(roomy.capacity() == n + 300);
+  roomy = soa;
+  roomy.copy_to(got);
+  CHECK(same(got) == 0);
 }
 
 template <class Space, class View> void run_time_index_step(View v, std::size_t n) {
