@@ -558,3 +558,54 @@ TEST_CASE("a large system is counted on a window that predicts what a miniature 
     said = said || r.find("was counted on a window of 16384 threads of its 65537") != std::string::npos;
   CHECK(said);
 }
+
+// Precision beside the layouts: each floating member the mix uses, stored narrower under soa, with
+// its predicted time and the error it adds; never the recommendation.
+TEST_CASE("advise lists narrower formats of the floating members a kernel uses, with their error, apart") {
+  using coalesce_test::Particle;
+  std::vector<Particle> sample(4096);
+  for (std::size_t i = 0; i < sample.size(); ++i) sample[i] = coalesce_test::make_particle(i);
+  auto const drift = ca::count_accesses<Particle>("drift", sample, [](auto v, std::size_t i) {
+    auto [pos, vel, mass, id] = v[i];
+    coalesce_test::vec3 p = pos;
+    coalesce_test::vec3 const u = vel;
+    p.x += u.x, p.y += u.y, p.z += u.z;
+    pos = p;
+  });
+  auto const a =
+      ca::advise<Particle>({{drift, 1.0}}, {"Particle::pos", "Particle::vel", "Particle::mass", "Particle::id"});
+  // pos and vel are used; mass is floating but untouched; id is an integer.
+  REQUIRE(a.precision.size() == 2);
+  for (auto const& p : a.precision) {
+    INFO(p.cpp_type);
+    CHECK(p.format == "half");
+    CHECK(p.relative_error == doctest::Approx(std::ldexp(1.0, -11)));
+    CHECK(p.error.find("65504") != std::string::npos);
+    CHECK(p.time_vs_soa < 1.0);  // fewer bytes than the same columns at full precision
+    CHECK(p.cpp_type.find("coalesce::stored_as<coalesce::soa, coalesce::store<&Particle::") == 0);
+    // The recommendation stays an exact layout.
+    CHECK(a.best().cpp_type.find("stored_as") == std::string::npos);
+  }
+  // vel is only read: 12 + 6 read and 12 written against 36; pos read and written: 6 + 12 + 6.
+  auto const& first = a.precision.front();
+  CHECK(first.member == "Particle::pos");
+  CHECK(first.prediction.weighted_bytes_per_thread == doctest::Approx(24.0));
+  CHECK(a.precision.back().prediction.weighted_bytes_per_thread == doctest::Approx(30.0));
+  std::string const text = ca::describe(a);
+  CHECK(text.find("precision options (not recommended") != std::string::npos);
+  CHECK(text.find("Particle::vel as half") != std::string::npos);
+  CHECK(ca::to_json(a).find("\"precision\": [{\"member\": \"Particle::pos\"") != std::string::npos);
+  // A double member is offered as float.
+  struct Heavy {
+    double energy;
+    std::uint32_t id;
+  };
+  std::vector<Heavy> heavy(1024);
+  auto const scale =
+      ca::count_accesses<Heavy>("scale", heavy, [](auto v, std::size_t i) { v[i][&Heavy::energy] *= 2.0; });
+  auto const h = ca::advise<Heavy>({{scale, 1.0}});
+  REQUIRE(h.precision.size() == 1);
+  CHECK(h.precision[0].format == "float");
+  CHECK(h.precision[0].member == "member 0");
+  CHECK(h.precision[0].cpp_type == "coalesce::stored_as<coalesce::soa, coalesce::store_index<0, float>>");
+}

@@ -494,3 +494,148 @@ TEST_CASE("the advisor counts a stored layout at its stored bytes and prints a t
   CHECK(soa_bytes == doctest::Approx(36.0));
   CHECK(half_bytes == doctest::Approx(30.0));  // 12 + 6 read, 12 written
 }
+
+// std::array members stored in another format: each element of the array in the format, v[i]'s
+// array member a converting reference per element, every copy and fill per sub-column.
+namespace {
+struct Spectrum {
+  vec3 pos;
+  std::array<float, 5> bins;           // stored as half
+  std::array<std::int32_t, 3> counts;  // stored as 16-bit integers
+  std::uint32_t id;
+};
+Spectrum make_spectrum(std::size_t i) {
+  Spectrum s{};
+  s.pos = {static_cast<float>(i), 0.5f * static_cast<float>(i), -1.0f};
+  for (std::size_t k = 0; k < s.bins.size(); ++k)
+    s.bins[k] = 0.25f * static_cast<float>(i % 64) - static_cast<float>(k);
+  for (std::size_t k = 0; k < s.counts.size(); ++k) s.counts[k] = static_cast<std::int32_t>(i * 3 + k) - 100;
+  s.id = static_cast<std::uint32_t>(i);
+  return s;
+}
+bool same_spectrum(Spectrum const& a, Spectrum const& b) {
+  return a.pos.x == b.pos.x && a.pos.y == b.pos.y && a.pos.z == b.pos.z && a.bins == b.bins && a.counts == b.counts &&
+         a.id == b.id;
+}
+std::size_t wrong_spectra(std::vector<Spectrum> const& got, std::vector<Spectrum> const& want) {
+  if (got.size() != want.size()) return std::max(got.size(), want.size());
+  std::size_t wrong = 0;
+  for (std::size_t i = 0; i < got.size(); ++i) wrong += !same_spectrum(got[i], want[i]);
+  return wrong;
+}
+template <class Inner> using lean_spectrum =
+    stored_as<Inner, store<&Spectrum::bins, coalesce::half>, store<&Spectrum::counts, std::int16_t>>;
+using spectrum_soa = lean_spectrum<coalesce::soa>;
+using spectrum_aos = lean_spectrum<coalesce::aos>;
+using spectrum_aosoa = lean_spectrum<coalesce::aosoa<8>>;
+using spectrum_split =
+    lean_spectrum<coalesce::split<coalesce::fields<&Spectrum::pos, &Spectrum::bins>, coalesce::aos, coalesce::soa>>;
+using spectrum_user = lean_spectrum<reversed_columns>;
+#define SPECTRUM_LAYOUTS spectrum_soa, spectrum_aos, spectrum_aosoa, spectrum_split, spectrum_user
+}  // namespace
+
+TEST_CASE("a std::array member stored in another format takes that format's bytes per element") {
+  using S = coalesce::layout_storage<Spectrum, spectrum_aos>;
+  static_assert(S::converts && S::natural(0) && !S::natural(3) && !S::natural(4) && S::natural(5));
+  static_assert(S::leaf_bytes(3) == 2 && S::leaf_bytes(4) == 2);
+  static_assert(S::shape::leaves[3].extent == 5 && S::shape::leaves[4].extent == 3);
+  static_assert(S::shape::record_bytes == 12 + 10 + 6 + 4);  // pos, 5 halves, 3 int16, id: 32 bytes, not 48
+  auto const report =
+      coalesce::analysis::layout_table<Spectrum, spectrum_aos>(coalesce::analysis::device_model::hopper());
+  CHECK(report.record_bytes == 32);
+}
+
+TEST_CASE_TEMPLATE("std::array members stored as half and int16: the proxy converts element by element", Layout,
+                   SPECTRUM_LAYOUTS) {
+  std::size_t const n = 41;
+  coalesce::host_vector<Spectrum, Layout> h(n);
+  auto v = h.view();
+  for (std::size_t i = 0; i < n; ++i) v[i] = make_spectrum(i);
+  for (std::size_t i = 0; i < n; ++i) CHECK(same_spectrum(v[i], make_spectrum(i)));
+  // Element k by index, by structured binding, whole arrays in and out.
+  v[3][&Spectrum::bins][2] = 1.5f;
+  v[3][&Spectrum::counts][0] += 7;
+  auto [pos, bins, counts, id] = v[4];
+  bins[4] = -2.25f;
+  counts[2] = -32768;
+  CHECK(static_cast<float>(v[3][&Spectrum::bins][2]) == 1.5f);
+  CHECK(static_cast<std::int32_t>(v[3][&Spectrum::counts][0]) == make_spectrum(3).counts[0] + 7);
+  std::array<float, 5> const got_bins = v[4][&Spectrum::bins];
+  CHECK(got_bins[4] == -2.25f);
+  CHECK(got_bins[0] == make_spectrum(4).bins[0]);
+  std::array<std::int32_t, 3> const got_counts = counts;
+  CHECK(got_counts[2] == -32768);
+  v[5][&Spectrum::bins] = std::array<float, 5>{1, 2, 3, 4, 5};
+  Spectrum const s5 = v[5];
+  CHECK(s5.bins == std::array<float, 5>{1, 2, 3, 4, 5});
+  CHECK(s5.id == 5);
+  // A value the format cannot hold: refused where the member is written.
+  CHECK_THROWS_WITH_AS(v[6][&Spectrum::bins][1] = 1e6f, doctest::Contains("stored as half"), coalesce::error);
+  CHECK_THROWS_WITH_AS(v[6][&Spectrum::counts][2] = 40000, doctest::Contains("int16"), coalesce::error);
+  CHECK(same_spectrum(v[6], make_spectrum(6)));  // nothing written
+}
+
+TEST_CASE_TEMPLATE("std::array members stored in another format convert, fill, grow and sort exactly", Layout,
+                   SPECTRUM_LAYOUTS) {
+  for (std::size_t n : {0u, 1u, 9u, 70u}) {
+    INFO("n = " << n);
+    std::vector<Spectrum> records(n);
+    for (std::size_t i = 0; i < n; ++i) records[i] = make_spectrum(i);
+    coalesce::host_vector<Spectrum, Layout> h{std::span<Spectrum const>(records)};
+    CHECK(wrong_spectra(records_of<Spectrum>(h), records) == 0);
+    coalesce::device_vector<Spectrum, Layout> d = h;
+    CHECK(wrong_spectra(records_of<Spectrum>(d), records) == 0);
+    coalesce::host_vector<Spectrum, coalesce::aos> plain = d;  // stored -> plain
+    CHECK(wrong_spectra(records_of<Spectrum>(plain), records) == 0);
+    coalesce::device_vector<Spectrum, coalesce::soa> plain_soa = plain;
+    coalesce::device_vector<Spectrum, Layout> back = plain_soa;  // plain -> stored
+    CHECK(wrong_spectra(records_of<Spectrum>(back), records) == 0);
+    coalesce::host_vector<Spectrum, spectrum_aosoa> other = back;  // stored -> stored, other mapping
+    CHECK(wrong_spectra(records_of<Spectrum>(other), records) == 0);
+    // Fills: each element of the array its own value.
+    coalesce::host_vector<Spectrum, Layout> filled(n, make_spectrum(11));
+    CHECK(wrong_spectra(records_of<Spectrum>(filled), std::vector<Spectrum>(n, make_spectrum(11))) == 0);
+    filled.resize(n + 5, make_spectrum(12));
+    auto const grown = records_of<Spectrum>(filled);
+    REQUIRE(grown.size() == n + 5);
+    CHECK(same_spectrum(grown[n + 4], make_spectrum(12)));
+    // sort_by_key moves every sub-column's stored bytes.
+    coalesce::reorder_plan plan;
+    std::vector<std::uint32_t> keys(n);
+    for (std::size_t i = 0; i < n; ++i) keys[i] = static_cast<std::uint32_t>((i * 7919) % 13);
+    space_array<std::uint32_t, coalesce::device> device_keys(keys);
+    coalesce::sort_by_key(back, std::span<std::uint32_t const>(device_keys.data(), n), plan);
+    std::vector<std::size_t> order(n);
+    std::iota(order.begin(), order.end(), std::size_t{0});
+    std::stable_sort(order.begin(), order.end(), [&](std::size_t a, std::size_t b) { return keys[a] < keys[b]; });
+    std::vector<Spectrum> want(n);
+    for (std::size_t i = 0; i < n; ++i) want[i] = records[order[i]];
+    CHECK(wrong_spectra(records_of<Spectrum>(back), want) == 0);
+  }
+}
+
+TEST_CASE("a std::array element a format cannot hold names the element and the leaf, in conversions and fills") {
+  std::vector<Spectrum> records(20);
+  for (std::size_t i = 0; i < records.size(); ++i) records[i] = make_spectrum(i);
+  records[13].bins[3] = 1e6f;  // beyond half
+  coalesce::host_vector<Spectrum> plain{std::span<Spectrum const>(records)};
+  CHECK_THROWS_WITH_AS((coalesce::host_vector<Spectrum, spectrum_soa>(plain)),
+                       doctest::Contains("element 13's leaf 3 (member 1) cannot be stored as half"), coalesce::error);
+  CHECK_THROWS_WITH_AS((coalesce::device_vector<Spectrum, spectrum_aos>(plain)), doctest::Contains("element 13"),
+                       coalesce::error);
+  CHECK_THROWS_WITH_AS((coalesce::host_vector<Spectrum, spectrum_aosoa>(3, records[13])), doctest::Contains("half"),
+                       coalesce::error);
+  records[13].bins[3] = 0;
+  records[13].counts[1] = 1 << 20;  // beyond int16
+  coalesce::host_vector<Spectrum> plain2{std::span<Spectrum const>(records)};
+  CHECK_THROWS_WITH_AS((coalesce::host_vector<Spectrum, spectrum_soa>(plain2)),
+                       doctest::Contains("element 13's leaf 4 (member 2)"), coalesce::error);
+  // Saturation where chosen, element by element.
+  records[13].bins[3] = 1e6f;
+  coalesce::host_vector<Spectrum> plain3{std::span<Spectrum const>(records)};
+  using saturated = stored_as<coalesce::soa, store<&Spectrum::bins, coalesce::half_format<coalesce::saturate>>>;
+  coalesce::host_vector<Spectrum, saturated> s{plain3};
+  Spectrum const got = s.view()[13];
+  CHECK(got.bins[3] == 65504.0f);
+  CHECK(got.bins[2] == records[13].bins[2]);
+}

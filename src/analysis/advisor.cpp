@@ -81,6 +81,14 @@ std::string describe(advice const& a) {
   }
   o << "recommended: " << best.cpp_type << "\n";
   for (auto const& r : a.reasons) o << "  - " << r << "\n";
+  if (!a.precision.empty()) {
+    o << "precision options (not recommended: each changes the numbers the kernels compute):\n";
+    for (auto const& p : a.precision) {
+      o << "  " << short_type(p.cpp_type) << ": " << fixed(p.time_vs_best) << "x the recommended layout's time ("
+        << fixed(p.time_vs_soa) << "x soa at full precision); " << p.member << " as " << p.format << ": " << p.error
+        << "\n";
+    }
+  }
   return o.str();
 }
 
@@ -107,6 +115,14 @@ std::string to_json(advice const& a) {
     }
     o << "]}";
   }
+  o << "], \"precision\": [";
+  for (std::size_t i = 0; i < a.precision.size(); ++i) {
+    auto const& p = a.precision[i];
+    o << (i ? ", " : "") << "{\"member\": " << json_string(p.member) << ", \"format\": " << json_string(p.format)
+      << ", \"type\": " << json_string(p.cpp_type) << ", \"time_vs_best\": " << p.time_vs_best
+      << ", \"time_vs_soa\": " << p.time_vs_soa << ", \"relative_error\": " << p.relative_error
+      << ", \"error\": " << json_string(p.error) << "}";
+  }
   o << "]}";
   return o.str();
 }
@@ -114,6 +130,35 @@ std::string to_json(advice const& a) {
 }  // namespace coalesce::analysis
 
 namespace coalesce::detail {
+
+analysis::precision_option describe_precision(precision_candidate const& c, analysis::layout_prediction prediction,
+                                              analysis::layout_prediction const& best,
+                                              analysis::layout_prediction const& soa_prediction,
+                                              std::vector<std::string> const& names) {
+  analysis::precision_option o;
+  o.member = names.empty() ? "member " + std::to_string(c.member) : names[c.member];
+  o.cpp_type = prediction.cpp_type;
+  o.time_vs_best = best.weighted_time_ps > 0 ? prediction.weighted_time_ps / best.weighted_time_ps : 1.0;
+  o.time_vs_soa =
+      soa_prediction.weighted_time_ps > 0 ? prediction.weighted_time_ps / soa_prediction.weighted_time_ps : 1.0;
+  if (c.format == narrower::half) {
+    o.format = "half";
+    o.relative_error = std::ldexp(1.0, -11);  // round to nearest even, 11 significant bits
+    o.error =
+        "each stored value rounded to 11 significant bits (relative error up to 4.9e-04, every write; "
+        "below 6.1e-05 in magnitude the absolute error is up to 3.0e-08); magnitudes above 65504 are "
+        "refused (half_format<coalesce::saturate> clamps); bfloat16 keeps float's range at 8 bits "
+        "(3.9e-03)";
+  } else {
+    o.format = "float";
+    o.relative_error = std::ldexp(1.0, -24);
+    o.error =
+        "each stored value rounded to float (relative error up to 6.0e-08, every write); magnitudes "
+        "above 3.4e+38 are refused";
+  }
+  o.prediction = std::move(prediction);
+  return o;
+}
 
 void counting_state::out_of_range(std::size_t element) const {
   throw_error("count_accesses('" + trace->kernel + "'): thread " + std::to_string(thread) + " touched element " +

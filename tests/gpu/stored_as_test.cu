@@ -4,6 +4,7 @@
 // half-list Lennard-Jones forces summed through atomic_add into 64-bit fixed point are
 // bit-identical run to run and between random and Hilbert order.
 #include <algorithm>
+#include <array>
 #include <cmath>
 #include <cstdint>
 #include <cstring>
@@ -93,6 +94,63 @@ TEST_CASE("conversions in GPU memory report the first value a format cannot hold
   CHECK_THROWS_WITH_AS((coalesce::device_vector<Particle, lean>(plain)),
                        doctest::Contains("element 4321's leaf 5 (member 1.2) cannot be stored as half"),
                        coalesce::error);
+}
+
+namespace {
+// std::array members stored in another format: a kernel reads and writes element k through the
+// converting array proxy, conversions in GPU memory move each sub-column's stored bytes.
+struct Spectrum {
+  vec3 pos;
+  std::array<float, 6> bins;
+  std::array<std::int32_t, 3> counts;
+};
+template <class Inner> using lean_spectrum =
+    coalesce::stored_as<Inner, coalesce::store<&Spectrum::bins, coalesce::half>,
+                        coalesce::store<&Spectrum::counts, std::int16_t>>;
+std::vector<Spectrum> spectra(std::size_t n) {
+  std::vector<Spectrum> out(n);
+  for (std::size_t i = 0; i < n; ++i) {
+    out[i].pos = {static_cast<float>(i), 1.0f, 2.0f};
+    for (std::size_t k = 0; k < 6; ++k) out[i].bins[k] = 0.125f * static_cast<float>((i + k) % 512);
+    for (std::size_t k = 0; k < 3; ++k) out[i].counts[k] = static_cast<std::int32_t>((i * 5 + k) % 30000) - 15000;
+  }
+  return out;
+}
+template <class R> COALESCE_HOST_DEVICE inline void bump_spectrum(R r) {
+  auto bins = r[&Spectrum::bins];
+  for (std::size_t k = 0; k < 6; ++k) bins[k] += 0.5f;
+  r[&Spectrum::counts][1] += 2;
+}
+}  // namespace
+
+TEST_CASE_TEMPLATE("std::array members stored as half and int16: kernels and GPU conversions give the host's bits", L,
+                   lean_spectrum<coalesce::soa>, lean_spectrum<coalesce::aos>, lean_spectrum<coalesce::aosoa<8>>) {
+  auto const records = spectra(70001);
+  coalesce::host_vector<Spectrum> plain{std::span<Spectrum const>(records)};
+  coalesce::device_vector<Spectrum, L> d = plain;  // converted on the GPU
+  coalesce::host_vector<Spectrum, L> h = plain;    // converted on the host
+  auto v = d.view();
+  coalesce::for_each_index(coalesce::device{}, v.size(),
+                           [=] COALESCE_HOST_DEVICE(std::size_t i) { bump_spectrum(v[i]); });
+  coalesce::synchronize(coalesce::device{});
+  auto hv = h.view();
+  for (std::size_t i = 0; i < hv.size(); ++i) bump_spectrum(hv[i]);
+  std::vector<Spectrum> from_gpu(records.size()), from_host(records.size());
+  d.copy_to(from_gpu);
+  h.copy_to(from_host);
+  CHECK(std::memcmp(from_gpu.data(), from_host.data(), records.size() * sizeof(Spectrum)) == 0);
+  std::size_t wrong = 0;
+  for (std::size_t i = 0; i < records.size(); ++i) {
+    Spectrum want = records[i];
+    for (auto& b : want.bins) b += 0.5f;  // exact in half below 512
+    want.counts[1] += 2;
+    wrong += std::memcmp(&want, &from_gpu[i], sizeof(Spectrum)) != 0;
+  }
+  CHECK(wrong == 0);
+  coalesce::device_vector<Spectrum, coalesce::aosoa<32>> plain_blocks = d;  // stored -> plain on the GPU
+  coalesce::device_vector<Spectrum, L> back = plain_blocks;                 // plain -> stored on the GPU
+  back.copy_to(from_gpu);
+  CHECK(std::memcmp(from_gpu.data(), from_host.data(), records.size() * sizeof(Spectrum)) == 0);
 }
 
 namespace {

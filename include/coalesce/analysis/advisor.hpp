@@ -40,12 +40,14 @@
 // Bad input (a kernel that touches an element outside the sample, an empty sample, weights that
 // sum to zero or are negative) throws coalesce::error saying what was wrong.
 #pragma once
+#include <algorithm>
 #include <array>
 #include <cstddef>
 #include <functional>
 #include <cstdint>
 #include <cstring>
 #include <initializer_list>
+#include <iterator>
 #include <span>
 #include <string>
 #include <string_view>
@@ -61,6 +63,7 @@
 #include "../core/reference.hpp"
 #include "../core/reflect.hpp"
 #include "../core/split.hpp"
+#include "../core/stored_as.hpp"
 
 namespace coalesce::analysis {
 
@@ -148,10 +151,26 @@ struct layout_prediction {
   double weighted_time_ps = 0;                // the mix's time estimate: what candidates are ranked by
 };
 
+// A member stored in a narrower number format (core/stored_as.hpp) under soa: what the mix would
+// take, and the error it introduces. Listed beside the ranking, never recommended in its place:
+// the numbers a kernel computes change.
+struct precision_option {
+  std::string member;         // the member's name as given to advise(), else "member K"
+  std::string format;         // "half" or "float" (for a double member)
+  std::string cpp_type;       // the layout to paste
+  double time_vs_best = 0;    // its mix time over the recommended layout's
+  double time_vs_soa = 0;     // over the same members at full precision in soa
+  double relative_error = 0;  // the largest relative rounding error of a stored value (normal range)
+  std::string error;          // the error and the range, in words
+  layout_prediction prediction;
+};
+
 struct advice {
   device_model model{};
   std::vector<layout_prediction> ranking;  // best first
   std::vector<std::string> reasons;        // in words, for the recommendation
+  // Floating members the mix reads or writes, each stored narrower (fastest first).
+  std::vector<precision_option> precision;
   layout_prediction const& best() const { return ranking.front(); }
 };
 
@@ -557,6 +576,64 @@ void add_pairs(std::vector<prediction_job>& out, analysis::device_model const& m
   [&]<std::size_t... B>(std::index_sequence<B...>) { (add_pair<T, A, B>(out, model, mix, names, gathered), ...); }
   (std::make_index_sequence<Members>{});
 }
+// The narrower format advise() offers for top-level member K: half where every leaf is a float,
+// float where every leaf is floating and one is a double; none for any other member.
+enum class narrower { none, half, single };
+template <class T, std::size_t K> constexpr narrower narrower_format() {
+  using M = typename reflect::members<T>::template type<K>;
+  constexpr std::size_t first = reflect::first_leaf_of_member<T, K>();
+  constexpr std::size_t leaves = reflect::leaves_in<M>();
+  if constexpr (leaves == 0) {
+    return narrower::none;
+  } else {
+    return [&]<std::size_t... L>(std::index_sequence<L...>) {
+      constexpr bool all_float = (std::is_same_v<typename reflect::leaf_t<T, first + L>::type, float> && ...);
+      constexpr bool all_floating = ((std::is_same_v<typename reflect::leaf_t<T, first + L>::type, float> ||
+                                      std::is_same_v<typename reflect::leaf_t<T, first + L>::type, double>)&&...);
+      return all_float ? narrower::half : all_floating ? narrower::single : narrower::none;
+    }
+    (std::make_index_sequence<leaves>{});
+  }
+}
+// Which top-level members some kernel of the mix reads or writes.
+template <class T> std::vector<bool> touched_members(std::span<analysis::kernel_use const> mix) {
+  std::vector<bool> out(reflect::members<T>::count, false);
+  for (auto const& use : mix) {
+    for (auto const& leaf : reflect::leaf_table_v<T>) {
+      for (std::size_t j = 0; j < leaf.extent; ++j) {
+        auto const& c = use.trace->columns[leaf.first_column + j];
+        if (c.reads + c.writes > 0) out[leaf.path[0]] = true;
+      }
+    }
+  }
+  return out;
+}
+// One precision candidate per touched floating member, remembered beside its job.
+struct precision_candidate {
+  std::size_t member;
+  narrower format;
+};
+template <class T, std::size_t K>
+void add_precision(std::vector<prediction_job>& jobs, std::vector<precision_candidate>& candidates,
+                   analysis::device_model const& model, std::span<analysis::kernel_use const> mix,
+                   std::vector<std::string> const& names, std::vector<bool> const& touched) {
+  constexpr narrower f = narrower_format<T, K>();
+  if constexpr (f != narrower::none) {
+    if (!touched[K]) return;
+    using Format = std::conditional_t<f == narrower::half, coalesce::half, float>;
+    std::string const member = names.empty() ? "store_index<" + std::to_string(K) + ", " : "store<&" + names[K] + ", ";
+    std::string const type = "coalesce::stored_as<coalesce::soa, coalesce::" + member +
+                             (f == narrower::half ? "coalesce::half" : "float") + ">>";
+    jobs.push_back(
+        predict_later<T, coalesce::stored_as<coalesce::soa, coalesce::store_index<K, Format>>>(model, mix, type));
+    candidates.push_back({K, f});
+  }
+}
+analysis::precision_option describe_precision(precision_candidate const& c, analysis::layout_prediction prediction,
+                                              analysis::layout_prediction const& best,
+                                              analysis::layout_prediction const& soa_prediction,
+                                              std::vector<std::string> const& names);
+
 // Which top-level members some kernel of the mix gathers (reads or writes of an element other than
 // the thread's own).
 template <class T> std::vector<bool> gathered_members(std::span<analysis::kernel_use const> mix) {
@@ -578,6 +655,9 @@ namespace coalesce::analysis {
 
 // Predicts every candidate (aos, soa, aosoa<8>, aosoa<32>, splits packing one top-level member,
 // padded and unpadded, or two, unpadded too where the mix gathers both, and Extra...) for the weighted mix and ranks them, best first, with the reasons.
+// Beside the ranking (advice::precision): each floating member the mix uses stored as half (float
+// members) or float (double members) under soa, with its predicted time and the error it adds;
+// never the recommendation, since it changes the numbers.
 // member_names (optional, in member order, qualified: "Particle::pos") make the pasted type name
 // the members (coalesce::fields<&Particle::pos>) instead of their indices.
 template <class T, class... Extra> advice advise(std::span<kernel_use const> mix,
@@ -614,10 +694,33 @@ template <class T, class... Extra> advice advise(std::span<kernel_use const> mix
     (std::make_index_sequence<members>{});
   }
   (jobs.push_back(detail::predict_later<T, Extra>(model, mix, layout_name<Extra>())), ...);
+  // Narrower formats of the floating members the mix uses: predicted with the layouts, ranked apart.
+  std::size_t const layouts = jobs.size();
+  std::vector<detail::precision_candidate> narrower;
+  {
+    auto const touched = detail::touched_members<T>(mix);
+    [&]<std::size_t... K>(std::index_sequence<K...>) {
+      (detail::add_precision<T, K>(jobs, narrower, model, mix, member_names, touched), ...);
+    }
+    (std::make_index_sequence<members>{});
+  }
+  auto predictions = detail::run_predictions(jobs);
+  std::vector<layout_prediction> narrowed(std::make_move_iterator(predictions.begin() + layouts),
+                                          std::make_move_iterator(predictions.end()));
+  predictions.resize(layouts);
+  layout_prediction const soa_prediction = predictions[1];  // jobs[1] is soa
   auto const& table = reflect::leaf_table_v<T>;
-  return detail::rank_layouts(model, detail::run_predictions(jobs), mix,
-                              std::vector<reflect::leaf_info>(table.begin(), table.end()),
-                              detail::member_of_each_leaf<T>(), member_names);
+  advice out = detail::rank_layouts(model, std::move(predictions), mix,
+                                    std::vector<reflect::leaf_info>(table.begin(), table.end()),
+                                    detail::member_of_each_leaf<T>(), member_names);
+  for (std::size_t c = 0; c < narrower.size(); ++c) {
+    out.precision.push_back(
+        detail::describe_precision(narrower[c], std::move(narrowed[c]), out.best(), soa_prediction, member_names));
+  }
+  std::stable_sort(
+      out.precision.begin(), out.precision.end(),
+      [](precision_option const& a, precision_option const& b) { return a.time_vs_best < b.time_vs_best; });
+  return out;
 }
 template <class T, class... Extra> advice advise(std::initializer_list<kernel_use> mix,
                                                  std::vector<std::string> member_names = {},

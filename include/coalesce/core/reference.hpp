@@ -183,6 +183,43 @@ template <class E, std::size_t N> class array_ref {
   std::size_t step_;
 };
 
+template <class C, bool Const> class stored_ref;
+
+// Sub-columns of a std::array<C, N> leaf stored in another format (core/stored_as.hpp): a[j] is a
+// converting reference into sub-column j; reads and writes of the whole array convert element by
+// element.
+template <class C, std::size_t N, bool Const> class stored_array_ref {
+ public:
+  using value_type = C;
+  using byte = detail::maybe_const<Const, std::byte>;
+  COALESCE_HOST_DEVICE stored_array_ref(byte* first, std::size_t step_bytes, stored_format f)
+      : first_(first), step_(step_bytes), format_(f) {}
+  stored_array_ref(stored_array_ref const&) = default;
+
+  COALESCE_HOST_DEVICE COALESCE_INLINE stored_ref<C, Const> operator[](std::size_t j) const {
+    return stored_ref<C, Const>(first_ + j * step_, format_);
+  }
+  COALESCE_HOST_DEVICE static constexpr std::size_t size() { return N; }
+
+  COALESCE_HOST_DEVICE operator std::array<C, N>() const {
+    std::array<C, N> out;
+    for (std::size_t j = 0; j < N; ++j) out[j] = static_cast<C>((*this)[j]);
+    return out;
+  }
+  COALESCE_HOST_DEVICE stored_array_ref const& operator=(std::array<C, N> const& in) const requires(!Const) {
+    for (std::size_t j = 0; j < N; ++j) (*this)[j] = in[j];
+    return *this;
+  }
+  COALESCE_HOST_DEVICE stored_array_ref const& operator=(stored_array_ref const& other) const requires(!Const) {
+    return *this = static_cast<std::array<C, N>>(other);
+  }
+
+ private:
+  byte* first_;
+  std::size_t step_;
+  stored_format format_;
+};
+
 // A leaf stored in another format than its type C (core/stored_as.hpp): reads convert to C, writes
 // convert from C (round to nearest even; a value the format cannot hold is an error, or saturates
 // where the member's format says so). Compound assignment reads, computes in C and writes back.
@@ -195,8 +232,20 @@ template <class C, bool Const> class stored_ref {
 
   COALESCE_HOST_DEVICE COALESCE_INLINE operator C() const { return detail::decode<C>(p_, format_); }
   COALESCE_HOST_DEVICE COALESCE_INLINE stored_ref const& operator=(C value) const requires(!Const) {
+#if COALESCE_IN_DEVICE_CODE
+    // A kernel stops at a refused value (fail_store traps), so the bytes go straight in.
     detail::encode_status const status = detail::encode(p_, value, format_);
     if (status != detail::encode_status::ok && !format_.saturates) detail::fail_store(format_);
+#else
+    if (format_.saturates) {
+      detail::encode(p_, value, format_);
+    } else {
+      // The host throws, and the caller may go on: a refused value leaves the member as it was.
+      alignas(8) std::byte staged[8];
+      if (detail::encode(staged, value, format_) != detail::encode_status::ok) detail::fail_store(format_);
+      memcpy(p_, staged, format_.bytes);
+    }
+#endif
     return *this;
   }
   COALESCE_HOST_DEVICE COALESCE_INLINE stored_ref const& operator=(stored_ref const& other) const requires(!Const) {
@@ -262,6 +311,15 @@ COALESCE_HOST_DEVICE COALESCE_INLINE E* leaf_pointer(Storage const& storage, std
   }
 }
 
+// True for a static node whose first leaf keeps its own type in Layout.
+template <class Root, class Layout, class Node> constexpr bool natural_static_node() {
+  if constexpr (is_static_node<Node>) {
+    return layout_storage<Root, Layout>::natural(Node::first());
+  } else {
+    return false;
+  }
+}
+
 // What member access yields for a member of type M at `node`.
 template <class Root, class Layout, class M, class Node, bool Const, class Storage>
 COALESCE_HOST_DEVICE COALESCE_INLINE decltype(auto) member_access(Storage const& storage, std::size_t index,
@@ -274,6 +332,22 @@ COALESCE_HOST_DEVICE COALESCE_INLINE decltype(auto) member_access(Storage const&
     } else {
       return reference<Root, Layout, M, Node, Const, Storage>(storage, index, node);
     }
+  } else if constexpr (kind == reflect::node_kind::array && layout_storage<Root, Layout>::converts &&
+                       !natural_static_node<Root, Layout, Node>()) {
+    // A std::array leaf stored in another format (or found at run time, by member pointer, in a
+    // converting layout: its format is then a value, as for scalar leaves below).
+    using C = typename M::value_type;
+    using B = maybe_const<Const, std::byte>;
+    std::size_t const leaf = [&] {
+      if constexpr (is_static_node<Node>) {
+        return Node::first();
+      } else {
+        return node.first();
+      }
+    }();
+    B* const first = leaf_pointer<Root, B>(storage, index, node, 0);
+    auto const step = static_cast<std::size_t>(leaf_pointer<Root, B>(storage, index, node, 1) - first);
+    return stored_array_ref<C, std::tuple_size_v<M>, Const>(first, step, layout_storage<Root, Layout>::format(leaf));
   } else if constexpr (kind == reflect::node_kind::array) {
     using E = maybe_const<Const, typename M::value_type>;
     E* first = leaf_pointer<Root, E>(storage, index, node, 0);

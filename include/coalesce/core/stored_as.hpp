@@ -15,7 +15,8 @@
 //
 // store<&T::member, Format> names a direct member of T (a nested struct member takes all its
 // leaves along; its leaves must all be floating for half, bfloat16, float, double and
-// fixed_point, all integers for integer formats; std::array members are stored as they are).
+// fixed_point, all integers for integer formats; a std::array member stores each element in the
+// format, and v[i][&P::member][k] converts element k).
 // store_index<K, Format> is the same by member index. The inner mapping (soa, aos, aosoa<W>,
 // split<...>, a user mapping) places the stored bytes: a vel stored as half takes 6 bytes of an aos
 // record, and a split<fields<&Particle::vel>, aos, soa> packs it into an 8-byte slot. stored_as is
@@ -58,14 +59,13 @@ template <class T, std::size_t K, class Format> struct store_parts<T, store_inde
   static constexpr stored_format format = format_of<Format>::value;
 };
 
-// True when every leaf of member K of T can be stored in format f (and none is a std::array).
+// True when every leaf of member K of T can be stored in format f (a std::array leaf: its
+// elements' type).
 template <class T, std::size_t K> constexpr bool member_accepts(stored_format f) {
   using M = typename reflect::members<T>::template type<K>;
   constexpr std::size_t first = reflect::first_leaf_of_member<T, K>();
   return [&]<std::size_t... L>(std::index_sequence<L...>) {
-    return (
-        (reflect::leaf_t<T, first + L>::extent == 1 && can_store_as<typename reflect::leaf_t<T, first + L>::type>(f)) &&
-        ...);
+    return (can_store_as<typename reflect::leaf_t<T, first + L>::type>(f) && ...);
   }
   (std::make_index_sequence<reflect::leaves_in<M>()>{});
 }
@@ -75,7 +75,7 @@ template <class T, class Store> constexpr bool check_store() {
   static_assert(member_accepts<T, parts::member>(parts::format),
                 "coalesce: store<&T::member, Format>: the member's leaves cannot be stored in that format "
                 "(half, bfloat16, float, double and fixed_point hold floating members; integer formats hold "
-                "integer members; std::array members are stored as they are)");
+                "integer members; a std::array member by its elements' type)");
   return true;
 }
 
@@ -154,10 +154,10 @@ template <class T, class... Stores> struct stored_shape {
         std::size_t at = round_up(end, align);
         slot.offset = at;
         for (std::size_t l = r.first; l < r.first + r.leaves; ++l) {
-          std::size_t const size = formats[l].bytes;
+          std::size_t const size = formats[l].bytes, extent = natural[l].extent;
           at = round_up(at, size);
-          p.leaves[l] = {l, size, size, 1, at};
-          at += size;
+          p.leaves[l] = {l, size, size, extent, at};  // a std::array leaf: its elements one after another
+          at += size * extent;
         }
         slot.size = round_up(at - slot.offset, align);
         slot.align = align;
