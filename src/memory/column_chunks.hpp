@@ -83,6 +83,26 @@ inline std::vector<column_fill> chunked(column_fill const* columns, std::size_t 
   return out;
 }
 
+// The runs' columns one by one, then the columns: what a copy that cannot take runs whole moves.
+inline std::vector<column_copy> expand_runs(column_copy const* columns, std::size_t count, column_run_copy const* runs,
+                                            std::size_t run_count) {
+  std::vector<column_copy> out;
+  std::size_t total = count;
+  for (std::size_t r = 0; r < run_count; ++r) total += runs[r].columns;
+  out.reserve(total);
+  for (std::size_t r = 0; r < run_count; ++r) {
+    column_run_copy const& run = runs[r];
+    for (std::size_t j = 0; j < run.columns; ++j) {
+      column_copy c{run.dst, run.src, 4};
+      c.dst.base += static_cast<std::ptrdiff_t>(j) * run.dst_step;
+      c.src.base += static_cast<std::ptrdiff_t>(j) * run.src_step;
+      out.push_back(c);
+    }
+  }
+  out.insert(out.end(), columns, columns + count);
+  return out;
+}
+
 // Host implementations (memory_host.cpp); the CUDA build routes host memory to these.
 void* host_allocate(std::size_t bytes);
 void host_deallocate(void* p) noexcept;

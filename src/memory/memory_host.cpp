@@ -107,6 +107,11 @@ void zero_bytes(memory_kind, void* p, std::size_t bytes, void*) {
 void copy_columns(memory_kind kind, column_copy const* columns, std::size_t count, std::size_t n, void*, record_gaps) {
   host_copy_columns(columns, count, n, kind == memory_kind::device);
 }
+void copy_columns(memory_kind kind, column_copy const* columns, std::size_t count, column_run_copy const* runs,
+                  std::size_t run_count, std::size_t n, void*, record_gaps) {
+  auto const all = expand_runs(columns, count, runs, run_count);
+  host_copy_columns(all.data(), all.size(), n, kind == memory_kind::device);
+}
 void fill_columns(memory_kind kind, column_fill const* columns, std::size_t count, std::size_t first, std::size_t n,
                   void*) {
   host_fill_columns(columns, count, first, n, kind == memory_kind::device);

@@ -75,6 +75,20 @@ struct column_copy {
 enum class record_gaps : unsigned char { keep, zero };
 void copy_columns(memory_kind kind, column_copy const* columns, std::size_t count, std::size_t n,
                   void* stream = nullptr, record_gaps gaps = record_gaps::keep);
+// Evenly spaced 4-byte columns copied alike: column j at dst.base + j * dst_step and src.base +
+// j * src_step, the rest of each column_ref as given (the sub-columns of a std::array member,
+// which a mapping places evenly). One entry stands for `columns` column_copy entries, so a
+// member of thousands of sub-columns costs the host one entry, not thousands.
+struct column_run_copy {
+  column_ref dst;
+  column_ref src;
+  std::ptrdiff_t dst_step = 0;
+  std::ptrdiff_t src_step = 0;
+  std::size_t columns = 0;
+};
+// The runs (first) and the columns, as copy_columns would move the runs' columns one by one.
+void copy_columns(memory_kind kind, column_copy const* columns, std::size_t count, column_run_copy const* runs,
+                  std::size_t run_count, std::size_t n, void* stream = nullptr, record_gaps gaps = record_gaps::keep);
 
 // One column whose elements change format on the way (core/stored_types.hpp): element i of dst,
 // in format `to`, from element i of src, in format `from`.

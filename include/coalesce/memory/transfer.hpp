@@ -70,10 +70,27 @@ void zero_gaps(layout_storage<T, L> const& s, memory_kind kind, void* stream = n
 template <class T, class L> void zero_gaps_of(layout_storage<T, L> const& s, memory_kind kind, std::size_t from,
                                               std::size_t to, void* stream = nullptr);
 
+// True when leaf l's sub-columns differ only by a constant step of their base (`step`), as a
+// run of column_run_copy takes them.
+template <class T, class L>
+bool evenly_spaced(layout_storage<T, L> const& s, std::size_t l, std::size_t extent, std::ptrdiff_t& step) {
+  column_place const first = s.map.place(l, 0), second = s.map.place(l, 1);
+  step = static_cast<std::ptrdiff_t>(second.offset) - static_cast<std::ptrdiff_t>(first.offset);
+  for (std::size_t j = 1; j < extent; ++j) {
+    column_place const p = s.map.place(l, j);
+    if (static_cast<std::ptrdiff_t>(p.offset) - static_cast<std::ptrdiff_t>(first.offset) !=
+            static_cast<std::ptrdiff_t>(j) * step ||
+        p.stride != first.stride || p.block != first.block || p.block_stride != first.block_stride)
+      return false;
+  }
+  return true;
+}
+
 // The columns of a copy between two storages: byte copies where both store a leaf in the same
 // format, conversions where a stored_as mapping on one side stores it in another.
 struct column_moves {
   std::vector<column_copy> copies;
+  std::vector<column_run_copy> runs;  // std::array leaves of 32 or more 4-byte elements, spaced evenly
   std::vector<column_conversion> conversions;
   std::vector<std::size_t> conversion_leaf;  // the leaf of each conversion, for error messages
 };
@@ -82,7 +99,7 @@ column_moves column_copies(layout_storage<T, LD> const& dst, layout_storage<T, L
   using D = layout_storage<T, LD>;
   using S = layout_storage<T, LS>;
   column_moves out;
-  out.copies.reserve(reflect::column_count_v<T>);
+  out.copies.reserve(reflect::leaf_count_v<T>);
   // A destination blob that receives any conversion takes all its columns from the converting
   // copy (same formats copied as they are): the fused copies of record blobs read whole records
   // first, which would read the bytes that a conversion writes only afterwards.
@@ -90,14 +107,25 @@ column_moves column_copies(layout_storage<T, LD> const& dst, layout_storage<T, L
   for (std::size_t l = 0; l < reflect::leaf_count_v<T>; ++l) {
     if (!(D::format(l) == S::format(l))) converted_blob[D::mapping_type::blob_of(l)] = true;
   }
-  reflect::for_each_column<T>([&](std::size_t l, std::size_t j) {
-    if (!converted_blob[D::mapping_type::blob_of(l)]) {
-      out.copies.push_back({dst.column(l, j), src.column(l, j), D::leaf_bytes(l)});
-    } else {
-      out.conversions.push_back({dst.column(l, j), src.column(l, j), D::format(l), S::format(l), D::leaf_bytes(l)});
-      out.conversion_leaf.push_back(l);
+  for (std::size_t l = 0; l < reflect::leaf_count_v<T>; ++l) {
+    std::size_t const extent = reflect::leaf_table_v<T>[l].extent;
+    bool const converted = converted_blob[D::mapping_type::blob_of(l)];
+    if (!converted && extent >= 32 && D::leaf_bytes(l) == 4) {
+      std::ptrdiff_t dst_step = 0, src_step = 0;
+      if (evenly_spaced(dst, l, extent, dst_step) && evenly_spaced(src, l, extent, src_step)) {
+        out.runs.push_back({dst.column(l, 0), src.column(l, 0), dst_step, src_step, extent});
+        continue;
+      }
     }
-  });
+    for (std::size_t j = 0; j < extent; ++j) {
+      if (!converted) {
+        out.copies.push_back({dst.column(l, j), src.column(l, j), D::leaf_bytes(l)});
+      } else {
+        out.conversions.push_back({dst.column(l, j), src.column(l, j), D::format(l), S::format(l), D::leaf_bytes(l)});
+        out.conversion_leaf.push_back(l);
+      }
+    }
+  }
   return out;
 }
 
@@ -107,7 +135,10 @@ column_moves column_copies(layout_storage<T, LD> const& dst, layout_storage<T, L
 // naming the element and the leaf.
 template <class T> void run_moves(memory_kind kind, column_moves const& moves, std::size_t n, void* stream) {
   // Every leaf of T is copied or converted: what the copies leave in a record is padding.
-  if (!moves.copies.empty()) copy_columns(kind, moves.copies.data(), moves.copies.size(), n, stream, record_gaps::zero);
+  if (!moves.copies.empty() || !moves.runs.empty()) {
+    copy_columns(kind, moves.copies.data(), moves.copies.size(), moves.runs.data(), moves.runs.size(), n, stream,
+                 record_gaps::zero);
+  }
   if (moves.conversions.empty()) return;
   conversion_result const r = convert_columns(kind, moves.conversions.data(), moves.conversions.size(), n, stream);
   if (r.element < n) {

@@ -154,7 +154,8 @@ template <class T, class L> void permute_view(reorder_plan& plan, direction d, m
   // Column by column, elements [0, size()) only: a view may cover the first n elements of larger
   // storage (slots past n in std::array sub-columns or in the last aosoa block are not its own).
   auto const back = column_copies(v.storage(), sorted);  // same layout: byte copies only
-  copy_columns(kind, back.copies.data(), back.copies.size(), v.size(), stream, record_gaps::zero);  // every leaf
+  copy_columns(kind, back.copies.data(), back.copies.size(), back.runs.data(), back.runs.size(), v.size(), stream,
+               record_gaps::zero);  // every leaf
 }
 
 // Arrays the caller owns are permuted into plan scratch and copied back.
