@@ -76,6 +76,8 @@ namespace host_lists {
 template <class Real> std::size_t bin(list_memory& m, position_columns const& p, std::size_t n, unsigned dims,
                                       cell_grid<Real> const& g, std::size_t cell_count);
 template <class Real> list_pass_result fill(list_memory& m, std::size_t n, cell_grid<Real> const& g, bool count_only);
+// A CSR list in one pass: counts, offsets and indices (allocated here), the widest row and the entries.
+template <class Real> list_pass_result fill_csr(list_memory& m, std::size_t n, cell_grid<Real> const& g);
 void offsets_from_counts(list_memory& m, std::size_t n);
 void keep_reference(list_memory& m, position_columns const& p, std::size_t n, unsigned dims);
 double max_displacement(list_memory const& m, position_columns const& p, std::size_t n, unsigned dims,

@@ -78,7 +78,18 @@ template <class Real> void build_in(list_memory& m, list_format format, position
     if (rows == 0) return list_pass_result{};  // a rank with ghosts and no particle of its own
     return gpu ? cuda_lists::fill(m, rows, grid, count_only, stream) : host_lists::fill(m, rows, grid, count_only);
   };
-  if (format == list_format::csr) {
+  if (format == list_format::csr && !gpu) {
+    ensure_bytes(m, m.offsets, (rows + 1) * sizeof(std::uint32_t));
+    list_pass_result r{};
+    if (rows == 0) {
+      zero_bytes(m.kind, m.offsets.data(), sizeof(std::uint32_t), stream);
+    } else {
+      r = host_lists::fill_csr(m, rows, grid);
+    }
+    m.entries = r.entries;
+    m.widest = r.widest;
+    m.width = 0;
+  } else if (format == list_format::csr) {
     list_pass_result const counted = fill(true);
     ensure_bytes(m, m.offsets, (rows + 1) * sizeof(std::uint32_t));
     std::size_t const total = counted.entries;

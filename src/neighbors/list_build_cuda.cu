@@ -37,15 +37,27 @@ template <class Real> __global__ void assign_kernel(cell_grid<Real> g, position_
   own[i] = point;
 }
 
-template <class Real> __global__ void ranges_kernel(std::size_t n, std::uint32_t const* sorted_keys,
-                                                    std::uint32_t const* sorted_ids, point4<Real> const* own,
-                                                    point4<Real>* cell_points, std::uint32_t* start,
-                                                    std::uint32_t* end) {
+// Every cell's bounds, empty cells too (visit_neighbors scans three neighbouring cells as one
+// range): entry k sets start for the cells after the previous entry's up to its own, and end for
+// its own cell up to the next entry's; the first and the last entry cover the cells before and
+// after all particles.
+template <class Real> __global__ void ranges_kernel(std::size_t n, std::size_t cell_count,
+                                                    std::uint32_t const* sorted_keys, std::uint32_t const* sorted_ids,
+                                                    point4<Real> const* own, point4<Real>* cell_points,
+                                                    std::uint32_t* start, std::uint32_t* end) {
   std::size_t const k = static_cast<std::size_t>(blockIdx.x) * blockDim.x + threadIdx.x;
   if (k >= n) return;
-  std::uint32_t const key = sorted_keys[k];
-  if (k == 0 || sorted_keys[k - 1] != key) start[key] = static_cast<std::uint32_t>(k);
-  if (k + 1 == n || sorted_keys[k + 1] != key) end[key] = static_cast<std::uint32_t>(k + 1);
+  std::size_t const key = sorted_keys[k];
+  std::size_t const previous = k == 0 ? 0 : std::size_t{sorted_keys[k - 1]} + 1;
+  std::size_t const next = k + 1 == n ? cell_count : std::size_t{sorted_keys[k + 1]};
+  for (std::size_t c = previous; c <= key; ++c) start[c] = static_cast<std::uint32_t>(k);
+  for (std::size_t c = key; c < next; ++c) end[c] = static_cast<std::uint32_t>(k + 1);
+  if (k == 0) {
+    for (std::size_t c = 0; c < key; ++c) end[c] = 0;
+  }
+  if (k + 1 == n) {
+    for (std::size_t c = key + 1; c < cell_count; ++c) start[c] = static_cast<std::uint32_t>(n);
+  }
   cell_points[k] = own[sorted_ids[k]];
 }
 
@@ -142,10 +154,8 @@ template <class Real> std::size_t bin(list_memory& m, position_columns const& p,
   COALESCE_CUDA_TRY(cub::DeviceRadixSort::SortPairs(
       m.temp.data(), temp_bytes, as<std::uint32_t>(m.keys), as<std::uint32_t>(m.sorted_keys), as<std::uint32_t>(m.ids),
       as<std::uint32_t>(m.sorted_ids), static_cast<int>(n), 0, end_bit, s));
-  COALESCE_CUDA_TRY(cudaMemsetAsync(m.cell_start.data(), 0, cell_count * sizeof(std::uint32_t), s));
-  COALESCE_CUDA_TRY(cudaMemsetAsync(m.cell_end.data(), 0, cell_count * sizeof(std::uint32_t), s));
   ranges_kernel<Real><<<blocks(n), threads, 0, s>>>(
-      n, as<std::uint32_t>(m.sorted_keys), as<std::uint32_t>(m.sorted_ids), as<point4<Real>>(m.own_points),
+      n, cell_count, as<std::uint32_t>(m.sorted_keys), as<std::uint32_t>(m.sorted_ids), as<point4<Real>>(m.own_points),
       as<point4<Real>>(m.cell_points), as<std::uint32_t>(m.cell_start), as<std::uint32_t>(m.cell_end));
   COALESCE_CUDA_TRY(cudaGetLastError());
   return n;

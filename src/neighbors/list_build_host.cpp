@@ -3,6 +3,11 @@
 // the particles (OpenMP threads where OpenMP is on) with the same body as the GPU kernels.
 #include <algorithm>
 #include <cstring>
+#include <vector>
+
+#if defined(_OPENMP)
+#include <omp.h>
+#endif
 
 #include "list_backend.hpp"
 
@@ -50,7 +55,11 @@ template <class Real> std::size_t bin(list_memory& m, position_columns const& p,
   return n;
 }
 
-template <class Real> list_pass_result fill(list_memory& m, std::size_t n, cell_grid<Real> const& g, bool count_only) {
+namespace {
+// One pass over the rows; the format and whether entries are written are compile-time, so the
+// emit in the inner loop is one store (or nothing).
+template <class Real, bool CountOnly, list_format Format>
+list_pass_result fill_rows(list_memory& m, std::size_t n, cell_grid<Real> const& g) {
   auto const* start = as<std::uint32_t const>(m.cell_start);
   auto const* end = as<std::uint32_t const>(m.cell_end);
   auto const* points = as<point4<Real> const>(m.cell_points);
@@ -60,7 +69,6 @@ template <class Real> list_pass_result fill(list_memory& m, std::size_t n, cell_
   auto* indices = as<std::uint32_t>(m.indices);
   auto const* offsets = as<std::uint32_t const>(m.offsets);
   std::size_t const width = m.width;
-  list_format const format = m.format;
   std::size_t widest = 0, entries = 0;
   auto const n_signed = static_cast<std::ptrdiff_t>(n);
 #if defined(_OPENMP)
@@ -70,11 +78,14 @@ template <class Real> list_pass_result fill(list_memory& m, std::size_t n, cell_
     auto const i = static_cast<std::uint32_t>(s);
     std::uint32_t const c =
         visit_neighbors(g, i, own[i], start, end, points, sorted, [&](std::uint32_t j, std::uint32_t k) {
-          if (count_only) return;
-          if (format == list_format::csr) {
+          if constexpr (CountOnly) {
+            return;
+          } else if constexpr (Format == list_format::csr) {
             indices[offsets[i] + k] = j;
-          } else if (k < width) {
-            indices[format == list_format::column_major ? k * n + i : i * width + k] = j;
+          } else if constexpr (Format == list_format::column_major) {
+            if (k < width) indices[k * n + i] = j;
+          } else {
+            if (k < width) indices[i * width + k] = j;
           }
         });
     counts[i] = c;
@@ -82,6 +93,68 @@ template <class Real> list_pass_result fill(list_memory& m, std::size_t n, cell_
     entries += c;
   }
   counts[n] = 0;
+  return {widest, entries};
+}
+}  // namespace
+
+template <class Real> list_pass_result fill(list_memory& m, std::size_t n, cell_grid<Real> const& g, bool count_only) {
+  if (count_only) return fill_rows<Real, true, list_format::row_major>(m, n, g);
+  switch (m.format) {
+    case list_format::csr:
+      return fill_rows<Real, false, list_format::csr>(m, n, g);
+    case list_format::column_major:
+      return fill_rows<Real, false, list_format::column_major>(m, n, g);
+    default:
+      return fill_rows<Real, false, list_format::row_major>(m, n, g);
+  }
+}
+
+// CSR in one pass: each thread keeps the rows of its block of particles (the static schedule's
+// contiguous block) in a buffer of its own, the counts give the offsets, and each thread copies its
+// rows to its block's place. The distance tests run once (a count pass and a fill pass ran them
+// twice); the extra memory is the entries themselves, for the length of the build.
+template <class Real> list_pass_result fill_csr(list_memory& m, std::size_t n, cell_grid<Real> const& g) {
+  auto const* start = as<std::uint32_t const>(m.cell_start);
+  auto const* end = as<std::uint32_t const>(m.cell_end);
+  auto const* points = as<point4<Real> const>(m.cell_points);
+  auto const* sorted = as<std::uint32_t const>(m.sorted_ids);
+  auto const* own = as<point4<Real> const>(m.own_points);
+  auto* counts = as<std::uint32_t>(m.counts);
+  std::size_t widest = 0, entries = 0;
+#if defined(_OPENMP)
+#pragma omp parallel reduction(max : widest) reduction(+ : entries)
+#endif
+  {
+#if defined(_OPENMP)
+    std::size_t const threads = static_cast<std::size_t>(omp_get_num_threads());
+    std::size_t const me = static_cast<std::size_t>(omp_get_thread_num());
+#else
+    std::size_t const threads = 1, me = 0;
+#endif
+    std::size_t const first = n * me / threads, last = n * (me + 1) / threads;
+    std::vector<std::uint32_t> mine;
+    mine.reserve((last - first) * 64);
+    for (std::size_t s = first; s < last; ++s) {
+      auto const i = static_cast<std::uint32_t>(s);
+      std::uint32_t const c = visit_neighbors(g, i, own[i], start, end, points, sorted,
+                                              [&](std::uint32_t j, std::uint32_t) { mine.push_back(j); });
+      counts[i] = c;
+      widest = std::max<std::size_t>(widest, c);
+    }
+    entries += mine.size();
+#if defined(_OPENMP)
+#pragma omp barrier
+#pragma omp single
+#endif
+    {
+      counts[n] = 0;
+      std::size_t const total = exclusive_scan(counts, n, as<std::uint32_t>(m.offsets));
+      ensure_bytes(m, m.indices, total * sizeof(std::uint32_t));
+    }  // the single's barrier: the offsets and the indices' storage are there for every thread
+    if (!mine.empty()) {
+      std::copy(mine.begin(), mine.end(), as<std::uint32_t>(m.indices) + as<std::uint32_t const>(m.offsets)[first]);
+    }
+  }
   return {widest, entries};
 }
 
@@ -117,5 +190,7 @@ template std::size_t bin<double>(list_memory&, position_columns const&, std::siz
                                  std::size_t);
 template list_pass_result fill<float>(list_memory&, std::size_t, cell_grid<float> const&, bool);
 template list_pass_result fill<double>(list_memory&, std::size_t, cell_grid<double> const&, bool);
+template list_pass_result fill_csr<float>(list_memory&, std::size_t, cell_grid<float> const&);
+template list_pass_result fill_csr<double>(list_memory&, std::size_t, cell_grid<double> const&);
 
 }  // namespace coalesce::detail::host_lists

@@ -51,6 +51,8 @@ template <class Real> COALESCE_HOST_DEVICE inline bool place_point(cell_grid<Rea
   return true;
 }
 
+// cell_start[c] and cell_end[c] bound cell c's particles in the cell order for every cell, an empty
+// one too (start == end, at the place its particles would be).
 // Calls emit(j, k) for the k-th neighbour j of particle i (k = 0, 1, ...) in a fixed order: the
 // 27 cells around i's own (z, then y, then x offsets, each -1, 0, +1; a periodic image where the
 // offset crosses the box), inside a cell by ascending particle index. Returns the count. Along a
@@ -76,6 +78,20 @@ template <class Real, class Emit> COALESCE_HOST_DEVICE inline std::uint32_t visi
     cell = cell < 0 ? cell + g.cells[a] : cell - g.cells[a];
     return true;
   };
+  // Candidates [begin, end) of the cell order, shifted by one periodic image.
+  auto const scan = [&](std::uint32_t begin, std::uint32_t end, Real sx, Real sy, Real sz) {
+    for (std::uint32_t k = begin; k < end; ++k) {
+      std::uint32_t const j = sorted_ids[k];
+      if (j == i || (g.half && j < i)) continue;
+      point4<Real> const q = cell_points[k];
+      Real const ex = xi.x - (q.x + sx), ey = xi.y - (q.y + sy), ez = xi.z - (q.z + sz);
+      if (distance2(ex, ey, ez) < g.reach2) emit(j, count++);
+    }
+  };
+  // The three cells along x are consecutive in the cell order unless one lies past an edge: then
+  // their particles are one range (cell_start and cell_end hold every cell's bounds, empty ones
+  // too), scanned as the three cells one after the other would be, in the same order.
+  bool const x_inside = own[0] >= 1 && own[0] + 1 < g.cells[0];
   int const zr = g.cells[2] > 1 || g.periodic[2] ? 1 : 0;
   for (int dz = -zr; dz <= zr; ++dz) {
     int cz;
@@ -85,19 +101,17 @@ template <class Real, class Emit> COALESCE_HOST_DEVICE inline std::uint32_t visi
       int cy;
       Real sy;
       if (!step(1, dy, cy, sy)) continue;
+      std::uint32_t const row = static_cast<std::uint32_t>((cz * g.cells[1] + cy) * g.cells[0]);
+      if (x_inside) {
+        scan(cell_start[row + own[0] - 1], cell_end[row + own[0] + 1], Real(0), sy, sz);
+        continue;
+      }
       for (int dx = -1; dx <= 1; ++dx) {
         int cx;
         Real sx;
         if (!step(0, dx, cx, sx)) continue;
-        std::uint32_t const cell = static_cast<std::uint32_t>((cz * g.cells[1] + cy) * g.cells[0] + cx);
-        std::uint32_t const end = cell_end[cell];
-        for (std::uint32_t k = cell_start[cell]; k < end; ++k) {
-          std::uint32_t const j = sorted_ids[k];
-          if (j == i || (g.half && j < i)) continue;
-          point4<Real> const q = cell_points[k];
-          Real const ex = xi.x - (q.x + sx), ey = xi.y - (q.y + sy), ez = xi.z - (q.z + sz);
-          if (distance2(ex, ey, ez) < g.reach2) emit(j, count++);
-        }
+        std::uint32_t const cell = row + static_cast<std::uint32_t>(cx);
+        scan(cell_start[cell], cell_end[cell], sx, sy, sz);
       }
     }
   }
