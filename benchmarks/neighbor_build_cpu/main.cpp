@@ -16,6 +16,7 @@
 #include <cstdint>
 #include <cstdio>
 #include <cstdlib>
+#include <functional>
 #include <iterator>
 #include <random>
 #include <string>
@@ -37,16 +38,24 @@ struct Atom {
 using atom_layout = coalesce::split<coalesce::fields<&Atom::pos>, coalesce::aos, coalesce::soa>;
 constexpr float cutoff = 2.5f, skin = 0.3f;
 
-template <class F> double median_ms(int runs, F&& f) {
-  f();  // warm-up: first-touch of every buffer
-  std::vector<double> t;
+// Medians of `runs` rounds, each round timing every variant once in turn: on a shared 2-core
+// machine the load drifts over seconds, and interleaving puts every variant under the same drift.
+std::vector<double> interleaved_medians(int runs, std::vector<std::function<void()>> const& variants) {
+  for (auto const& f : variants) f();  // warm-up: first-touch of every buffer, the lists' widths
+  std::vector<std::vector<double>> t(variants.size());
   for (int r = 0; r < runs; ++r) {
-    auto const a = std::chrono::steady_clock::now();
-    f();
-    t.push_back(std::chrono::duration<double, std::milli>(std::chrono::steady_clock::now() - a).count());
+    for (std::size_t v = 0; v < variants.size(); ++v) {
+      auto const a = std::chrono::steady_clock::now();
+      variants[v]();
+      t[v].push_back(std::chrono::duration<double, std::milli>(std::chrono::steady_clock::now() - a).count());
+    }
   }
-  std::sort(t.begin(), t.end());
-  return t[t.size() / 2];
+  std::vector<double> out;
+  for (auto& times : t) {
+    std::sort(times.begin(), times.end());
+    out.push_back(times[times.size() / 2]);
+  }
+  return out;
 }
 
 // The hand-written build: what a particle code writes for itself with OpenMP.
@@ -63,7 +72,9 @@ struct hand_lists {
   void build(std::vector<vec3> const& pos, int width, float reach2) {
     int const n = static_cast<int>(pos.size());
     int const cell_count = cells * cells * cells;
-    auto const axis_cell = [&](float v) { return std::min(cells - 1, std::max(0, static_cast<int>(v * cells_per_length))); };
+    auto const axis_cell = [&](float v) {
+      return std::min(cells - 1, std::max(0, static_cast<int>(v * cells_per_length)));
+    };
     cell.resize(n);
     counts.assign(cell_count, 0);
     start.resize(cell_count + 1);
@@ -163,17 +174,17 @@ int main(int argc, char** argv) {
   coalesce::verlet_list<coalesce::padded_rows> rows({.cutoff = cutoff, .skin = skin});
   coalesce::verlet_list<coalesce::padded_columns> columns({.cutoff = cutoff, .skin = skin});
   coalesce::verlet_list<coalesce::csr> packed({.cutoff = cutoff, .skin = skin});
-  double const rows_ms = median_ms(runs, [&] { rows.build(h, &Atom::pos, domain); });
-  double const columns_ms = median_ms(runs, [&] { columns.build(h, &Atom::pos, domain); });
-  double const csr_ms = median_ms(runs, [&] { packed.build(h, &Atom::pos, domain); });
-  int const width = static_cast<int>(rows.width());
-
   hand_lists hand;
   hand.cells = std::max(3, static_cast<int>(length / (cutoff + skin)));
   hand.length = length;
   hand.cells_per_length = hand.cells / length;
   float const reach2 = (cutoff + skin) * (cutoff + skin);
-  double const hand_ms = median_ms(runs, [&] { hand.build(pos, width, reach2); });
+  rows.build(h, &Atom::pos, domain);  // the width the hand-written list takes
+  int const width = static_cast<int>(rows.width());
+  auto const ms = interleaved_medians(
+      runs, {[&] { hand.build(pos, width, reach2); }, [&] { rows.build(h, &Atom::pos, domain); },
+             [&] { columns.build(h, &Atom::pos, domain); }, [&] { packed.build(h, &Atom::pos, domain); }});
+  double const hand_ms = ms[0], rows_ms = ms[1], columns_ms = ms[2], csr_ms = ms[3];
 
   // The same pairs: each row as a set. A pair the two builds disagree on must lie at the reach
   // within float rounding (the hand-written test squares a float reach; the library its own).
@@ -209,8 +220,9 @@ int main(int argc, char** argv) {
 #else
   int const threads = 1;
 #endif
-  std::printf("neighbor_build_cpu: %zu particles, %d threads, %.1f neighbours per particle, width %d, %d runs (median)\n",
-              n, threads, static_cast<double>(entries) / static_cast<double>(n), width, runs);
+  std::printf(
+      "neighbor_build_cpu: %zu particles, %d threads, %.1f neighbours per particle, width %d, %d runs (median)\n", n,
+      threads, static_cast<double>(entries) / static_cast<double>(n), width, runs);
   std::printf("%-32s %10s %10s\n", "build", "ms", "x hand");
   std::printf("%-32s %10.2f %10.2f\n", "hand-written (OpenMP, rows)", hand_ms, 1.0);
   std::printf("%-32s %10.2f %10.2f\n", "library padded_rows", rows_ms, rows_ms / hand_ms);

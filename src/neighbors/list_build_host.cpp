@@ -27,12 +27,15 @@ template <class Real> std::size_t bin(list_memory& m, position_columns const& p,
   ensure_bytes(m, m.cell_end, cell_count * sizeof(std::uint32_t));
   auto* keys = as<std::uint32_t>(m.keys);
   auto* own = as<point4<Real>>(m.own_points);
+  // Every particle placed in parallel; the first bad one (the smallest index) reported.
   std::size_t bad = n;
-  for (std::size_t i = 0; i < n; ++i) {
-    if (!place_point(g, p, dims, i, own[i], keys[i])) {
-      bad = i;
-      break;
-    }
+  auto const n_signed = static_cast<std::ptrdiff_t>(n);
+#if defined(_OPENMP)
+#pragma omp parallel for schedule(static) reduction(min : bad)
+#endif
+  for (std::ptrdiff_t s = 0; s < n_signed; ++s) {
+    auto const i = static_cast<std::size_t>(s);
+    if (!place_point(g, p, dims, i, own[i], keys[i])) bad = std::min(bad, i);
   }
   if (bad < n) return bad;
   auto* start = as<std::uint32_t>(m.cell_start);
@@ -165,7 +168,12 @@ void offsets_from_counts(list_memory& m, std::size_t n) {
 void keep_reference(list_memory& m, position_columns const& p, std::size_t n, unsigned dims) {
   ensure_bytes(m, m.reference, 3 * n * sizeof(double));
   auto* ref = as<double>(m.reference);
-  for (std::size_t i = 0; i < n; ++i) {
+  auto const n_signed = static_cast<std::ptrdiff_t>(n);
+#if defined(_OPENMP)
+#pragma omp parallel for schedule(static)
+#endif
+  for (std::ptrdiff_t s = 0; s < n_signed; ++s) {
+    auto const i = static_cast<std::size_t>(s);
     for (unsigned a = 0; a < 3; ++a) ref[3 * i + a] = a < dims ? coordinate_at(p.axis[a], p.width, i) : 0.0;
   }
 }
