@@ -408,6 +408,9 @@ std::string member_name(std::size_t m, std::vector<std::string> const& names) {
 
 }  // namespace
 
+// Its own std::threads, not the OpenMP device system's detail::share_among_threads: the analysis
+// runs in CUDA builds too, where libcoalesce is not built with OpenMP, and the jobs take up to
+// seconds each and differ in length (a queue taken one job at a time, not fixed blocks).
 std::vector<analysis::layout_prediction> run_predictions(std::vector<prediction_job> const& jobs) {
   std::vector<analysis::layout_prediction> out(jobs.size());
   std::vector<std::exception_ptr> errors(jobs.size());
