@@ -148,10 +148,12 @@ class message_buffer_pool {
   std::vector<std::unique_ptr<message_buffers>> spare_;
 };
 
-// A plan's message buffers, taken from its communicator's pool and returned to it at the end.
+// A plan's message buffers, taken from its communicator's pool and returned to it at the end. A
+// plan made without a pool makes its own set at first use (halo_access::start replaces a default
+// plan's set with a pooled one: no set is made to be thrown away).
 class pooled_message_buffers {
  public:
-  pooled_message_buffers() : buffers_(std::make_unique<message_buffers>()) {}
+  pooled_message_buffers() = default;
   explicit pooled_message_buffers(std::shared_ptr<message_buffer_pool> pool)
       : pool_(std::move(pool)), buffers_(pool_->take()) {}
   pooled_message_buffers(pooled_message_buffers&&) noexcept = default;
@@ -164,7 +166,10 @@ class pooled_message_buffers {
     return *this;
   }
   ~pooled_message_buffers() { give_back(); }
-  message_buffers& operator*() const { return *buffers_; }
+  message_buffers& operator*() const {
+    if (!buffers_) buffers_ = std::make_unique<message_buffers>();
+    return *buffers_;
+  }
 
  private:
   void give_back() noexcept {
@@ -177,7 +182,7 @@ class pooled_message_buffers {
     buffers_.reset();
   }
   std::shared_ptr<message_buffer_pool> pool_;
-  std::unique_ptr<message_buffers> buffers_;
+  mutable std::unique_ptr<message_buffers> buffers_;
 };
 }  // namespace coalesce::detail
 
