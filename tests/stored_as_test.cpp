@@ -639,3 +639,47 @@ TEST_CASE("a std::array element a format cannot hold names the element and the l
   CHECK(got.bins[3] == 65504.0f);
   CHECK(got.bins[2] == records[13].bins[2]);
 }
+
+namespace {
+struct LongSpectrum {
+  std::array<float, 40> bins;  // 40 sub-columns stored as half
+  std::array<float, 3> plain;  // kept as float
+  std::uint32_t id;
+};
+using long_half = stored_as<coalesce::soa, store<&LongSpectrum::bins, coalesce::half>>;
+LongSpectrum make_long(std::size_t i) {
+  LongSpectrum s{};
+  for (std::size_t k = 0; k < s.bins.size(); ++k) s.bins[k] = 0.5f * static_cast<float>(k) + static_cast<float>(i % 8);
+  s.plain = {static_cast<float>(i), 1.0f / 3.0f, -2.0f};
+  s.id = static_cast<std::uint32_t>(i);
+  return s;
+}
+bool same_long(LongSpectrum const& a, LongSpectrum const& b) {
+  return a.bins == b.bins && a.plain == b.plain && a.id == b.id;
+}
+}  // namespace
+
+TEST_CASE("a long std::array member stored as half converts to every layout; plain arrays stay references") {
+  std::size_t const n = 77;
+  std::vector<LongSpectrum> records(n);
+  for (std::size_t i = 0; i < n; ++i) records[i] = make_long(i);
+  coalesce::host_vector<LongSpectrum, long_half> h{std::span<LongSpectrum const>(records)};
+  coalesce::device_vector<LongSpectrum, coalesce::aos> a = h;
+  coalesce::device_vector<LongSpectrum, coalesce::aosoa<8>> b = a;
+  coalesce::device_vector<LongSpectrum, long_half> back = b;
+  auto const got = records_of<LongSpectrum>(back);
+  std::size_t wrong = 0;
+  for (std::size_t i = 0; i < n; ++i) wrong += !same_long(got[i], records[i]);
+  CHECK(wrong == 0);
+  auto v = h.view();
+  // An array this layout keeps as float is a plain array reference, by member pointer too.
+  float& p1 = v[3][&LongSpectrum::plain][1];
+  p1 = 9.0f;
+  CHECK(static_cast<LongSpectrum>(v[3]).plain[1] == 9.0f);
+  // A whole array with one element the format cannot hold: refused, nothing written.
+  std::array<float, 40> wide = records[4].bins;
+  wide[39] = 1e6f;
+  CHECK_THROWS_WITH_AS(v[4][&LongSpectrum::bins] = wide, doctest::Contains("stored as half"), coalesce::error);
+  std::array<float, 40> const kept = v[4][&LongSpectrum::bins];
+  CHECK(kept == records[4].bins);
+}

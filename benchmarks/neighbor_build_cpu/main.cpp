@@ -188,8 +188,13 @@ int main(int argc, char** argv) {
 
   // The same pairs: each row as a set. A pair the two builds disagree on must lie at the reach
   // within float rounding (the hand-written test squares a float reach; the library its own).
+  // The three library lists must hold the same rows entry for entry (one build body).
   auto const library_rows = rows.rows_on_host();
   std::size_t wrong = 0, at_reach = 0, entries = 0;
+  if (columns.rows_on_host() != library_rows || packed.rows_on_host() != library_rows) {
+    std::fprintf(stderr, "the library's padded_rows, padded_columns and csr lists differ\n");
+    ++wrong;
+  }
   for (std::size_t i = 0; i < n; ++i) {
     std::vector<std::uint32_t> a = library_rows[i];
     std::vector<std::uint32_t> b(hand.list.begin() + static_cast<std::ptrdiff_t>(i * width),

@@ -677,7 +677,12 @@ void copy_columns(memory_kind kind, column_copy const* columns, std::size_t coun
   std::vector<column_run_copy> rest;
   for (std::size_t r = 0; r < run_count; ++r) {
     column_run const run{runs[r].src, runs[r].dst, runs[r].src_step, runs[r].dst_step, n, runs[r].columns};
-    if (runs[r].columns >= transpose_tile && (transposes(run) || streams(run))) {
+    // The kernels move aligned 4-byte words: an element type of 4 bytes aligned to less (a struct
+    // of four bytes) in a record of alignment 1 goes to the columns, which chunk it as it allows.
+    auto const steps = static_cast<std::size_t>(run.src_j < 0 ? -run.src_j : run.src_j) |
+                       static_cast<std::size_t>(run.dst_j < 0 ? -run.dst_j : run.dst_j);
+    bool const aligned = ((address_bits(run.src) | address_bits(run.dst) | steps) & 3) == 0;
+    if (aligned && runs[r].columns >= transpose_tile && (transposes(run) || streams(run))) {
       whole.push_back(run);
     } else {
       rest.push_back(runs[r]);

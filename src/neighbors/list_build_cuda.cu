@@ -37,28 +37,36 @@ template <class Real> __global__ void assign_kernel(cell_grid<Real> g, position_
   own[i] = point;
 }
 
-// Every cell's bounds, empty cells too (visit_neighbors scans three neighbouring cells as one
-// range): entry k sets start for the cells after the previous entry's up to its own, and end for
-// its own cell up to the next entry's; the first and the last entry cover the cells before and
-// after all particles.
-template <class Real> __global__ void ranges_kernel(std::size_t n, std::size_t cell_count,
-                                                    std::uint32_t const* sorted_keys, std::uint32_t const* sorted_ids,
-                                                    point4<Real> const* own, point4<Real>* cell_points,
-                                                    std::uint32_t* start, std::uint32_t* end) {
+// The particles' positions in cell order.
+template <class Real> __global__ void gather_points_kernel(std::size_t n, std::uint32_t const* sorted_ids,
+                                                           point4<Real> const* own, point4<Real>* cell_points) {
   std::size_t const k = static_cast<std::size_t>(blockIdx.x) * blockDim.x + threadIdx.x;
-  if (k >= n) return;
-  std::size_t const key = sorted_keys[k];
-  std::size_t const previous = k == 0 ? 0 : std::size_t{sorted_keys[k - 1]} + 1;
-  std::size_t const next = k + 1 == n ? cell_count : std::size_t{sorted_keys[k + 1]};
-  for (std::size_t c = previous; c <= key; ++c) start[c] = static_cast<std::uint32_t>(k);
-  for (std::size_t c = key; c < next; ++c) end[c] = static_cast<std::uint32_t>(k + 1);
-  if (k == 0) {
-    for (std::size_t c = 0; c < key; ++c) end[c] = 0;
-  }
-  if (k + 1 == n) {
-    for (std::size_t c = key + 1; c < cell_count; ++c) start[c] = static_cast<std::uint32_t>(n);
-  }
-  cell_points[k] = own[sorted_ids[k]];
+  if (k < n) cell_points[k] = own[sorted_ids[k]];
+}
+
+// Every cell's bounds, empty cells too (visit_neighbors scans three neighbouring cells as one
+// range): one thread per cell, the first entry of the sorted keys not below the cell and the first
+// above it (binary searches: a long run of empty cells, a slab of liquid in a box of gas, costs no
+// thread more than log2(n) steps).
+__global__ void cell_bounds_kernel(std::size_t n, std::size_t cell_count, std::uint32_t const* sorted_keys,
+                                   std::uint32_t* start, std::uint32_t* end) {
+  std::size_t const c = static_cast<std::size_t>(blockIdx.x) * blockDim.x + threadIdx.x;
+  if (c >= cell_count) return;
+  auto const first_above = [&](std::size_t key, bool or_equal) {
+    std::size_t lo = 0, hi = n;
+    while (lo < hi) {
+      std::size_t const mid = lo + (hi - lo) / 2;
+      std::size_t const k = sorted_keys[mid];
+      if (k < key || (or_equal && k == key)) {
+        lo = mid + 1;
+      } else {
+        hi = mid;
+      }
+    }
+    return static_cast<std::uint32_t>(lo);
+  };
+  start[c] = first_above(c, false);
+  end[c] = first_above(c, true);
 }
 
 template <class Real>
@@ -154,9 +162,11 @@ template <class Real> std::size_t bin(list_memory& m, position_columns const& p,
   COALESCE_CUDA_TRY(cub::DeviceRadixSort::SortPairs(
       m.temp.data(), temp_bytes, as<std::uint32_t>(m.keys), as<std::uint32_t>(m.sorted_keys), as<std::uint32_t>(m.ids),
       as<std::uint32_t>(m.sorted_ids), static_cast<int>(n), 0, end_bit, s));
-  ranges_kernel<Real><<<blocks(n), threads, 0, s>>>(
-      n, cell_count, as<std::uint32_t>(m.sorted_keys), as<std::uint32_t>(m.sorted_ids), as<point4<Real>>(m.own_points),
-      as<point4<Real>>(m.cell_points), as<std::uint32_t>(m.cell_start), as<std::uint32_t>(m.cell_end));
+  gather_points_kernel<Real><<<blocks(n), threads, 0, s>>>(
+      n, as<std::uint32_t>(m.sorted_ids), as<point4<Real>>(m.own_points), as<point4<Real>>(m.cell_points));
+  COALESCE_CUDA_TRY(cudaGetLastError());
+  cell_bounds_kernel<<<blocks(cell_count), threads, 0, s>>>(
+      n, cell_count, as<std::uint32_t>(m.sorted_keys), as<std::uint32_t>(m.cell_start), as<std::uint32_t>(m.cell_end));
   COALESCE_CUDA_TRY(cudaGetLastError());
   return n;
 }

@@ -3,6 +3,7 @@
 // the particles (OpenMP threads where OpenMP is on) with the same body as the GPU kernels.
 #include <algorithm>
 #include <cstring>
+#include <exception>
 #include <vector>
 
 #if defined(_OPENMP)
@@ -112,10 +113,11 @@ template <class Real> list_pass_result fill(list_memory& m, std::size_t n, cell_
   }
 }
 
-// CSR in one pass: each thread keeps the rows of its block of particles (the static schedule's
-// contiguous block) in a buffer of its own, the counts give the offsets, and each thread copies its
-// rows to its block's place. The distance tests run once (a count pass and a fill pass ran them
-// twice); the extra memory is the entries themselves, for the length of the build.
+// CSR in one pass: each thread keeps the rows of a contiguous block of particles in a buffer of
+// its own, the counts give the offsets, and each block's rows are copied to their place. The
+// distance tests run once (a count pass and a fill pass ran them twice); the extra memory is the
+// entries themselves, for the length of the build. Allocations happen outside the parallel
+// regions or are caught inside (an exception may not leave one).
 template <class Real> list_pass_result fill_csr(list_memory& m, std::size_t n, cell_grid<Real> const& g) {
   auto const* start = as<std::uint32_t const>(m.cell_start);
   auto const* end = as<std::uint32_t const>(m.cell_end);
@@ -123,40 +125,47 @@ template <class Real> list_pass_result fill_csr(list_memory& m, std::size_t n, c
   auto const* sorted = as<std::uint32_t const>(m.sorted_ids);
   auto const* own = as<point4<Real> const>(m.own_points);
   auto* counts = as<std::uint32_t>(m.counts);
-  std::size_t widest = 0, entries = 0;
 #if defined(_OPENMP)
-#pragma omp parallel reduction(max : widest) reduction(+ : entries)
-#endif
-  {
-#if defined(_OPENMP)
-    std::size_t const threads = static_cast<std::size_t>(omp_get_num_threads());
-    std::size_t const me = static_cast<std::size_t>(omp_get_thread_num());
+  std::size_t const blocks = std::max<std::size_t>(1, std::min<std::size_t>(n, omp_get_max_threads()));
 #else
-    std::size_t const threads = 1, me = 0;
+  std::size_t const blocks = 1;
 #endif
-    std::size_t const first = n * me / threads, last = n * (me + 1) / threads;
-    std::vector<std::uint32_t> mine;
-    mine.reserve((last - first) * 64);
-    for (std::size_t s = first; s < last; ++s) {
-      auto const i = static_cast<std::uint32_t>(s);
-      std::uint32_t const c = visit_neighbors(g, i, own[i], start, end, points, sorted,
-                                              [&](std::uint32_t j, std::uint32_t) { mine.push_back(j); });
-      counts[i] = c;
-      widest = std::max<std::size_t>(widest, c);
-    }
-    entries += mine.size();
+  std::vector<std::vector<std::uint32_t>> rows(blocks);
+  std::vector<std::exception_ptr> failed(blocks);
+  std::size_t widest = 0;
+  auto const blocks_signed = static_cast<std::ptrdiff_t>(blocks);
 #if defined(_OPENMP)
-#pragma omp barrier
-#pragma omp single
+#pragma omp parallel for schedule(static, 1) reduction(max : widest)
 #endif
-    {
-      counts[n] = 0;
-      std::size_t const total = exclusive_scan(counts, n, as<std::uint32_t>(m.offsets));
-      ensure_bytes(m, m.indices, total * sizeof(std::uint32_t));
-    }  // the single's barrier: the offsets and the indices' storage are there for every thread
-    if (!mine.empty()) {
-      std::copy(mine.begin(), mine.end(), as<std::uint32_t>(m.indices) + as<std::uint32_t const>(m.offsets)[first]);
+  for (std::ptrdiff_t b = 0; b < blocks_signed; ++b) {
+    auto const block = static_cast<std::size_t>(b);
+    try {
+      std::vector<std::uint32_t>& mine = rows[block];
+      for (std::size_t s = n * block / blocks; s < n * (block + 1) / blocks; ++s) {
+        auto const i = static_cast<std::uint32_t>(s);
+        std::uint32_t const c = visit_neighbors(g, i, own[i], start, end, points, sorted,
+                                                [&](std::uint32_t j, std::uint32_t) { mine.push_back(j); });
+        counts[i] = c;
+        widest = std::max<std::size_t>(widest, c);
+      }
+    } catch (...) {
+      failed[block] = std::current_exception();
     }
+  }
+  for (auto const& e : failed) {
+    if (e) std::rethrow_exception(e);
+  }
+  counts[n] = 0;
+  std::size_t const entries = exclusive_scan(counts, n, as<std::uint32_t>(m.offsets));
+  ensure_bytes(m, m.indices, entries * sizeof(std::uint32_t));
+  auto* indices = as<std::uint32_t>(m.indices);
+  auto const* offsets = as<std::uint32_t const>(m.offsets);
+#if defined(_OPENMP)
+#pragma omp parallel for schedule(static, 1)
+#endif
+  for (std::ptrdiff_t b = 0; b < blocks_signed; ++b) {
+    auto const block = static_cast<std::size_t>(b);
+    std::copy(rows[block].begin(), rows[block].end(), indices + offsets[n * block / blocks]);
   }
   return {widest, entries};
 }

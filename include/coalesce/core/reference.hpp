@@ -207,6 +207,13 @@ template <class C, std::size_t N, bool Const> class stored_array_ref {
     return out;
   }
   COALESCE_HOST_DEVICE stored_array_ref const& operator=(std::array<C, N> const& in) const requires(!Const) {
+#if !COALESCE_IN_DEVICE_CODE
+    // The host throws at a refused element and the caller may go on: every element is checked
+    // before any is written, so a refused array leaves the member as it was.
+    for (std::size_t j = 0; j < N; ++j) {
+      if (!(*this)[j].accepts(in[j])) detail::fail_store(format_);
+    }
+#endif
     for (std::size_t j = 0; j < N; ++j) (*this)[j] = in[j];
     return *this;
   }
@@ -237,16 +244,28 @@ template <class C, bool Const> class stored_ref {
     detail::encode_status const status = detail::encode(p_, value, format_);
     if (status != detail::encode_status::ok && !format_.saturates) detail::fail_store(format_);
 #else
-    if (format_.saturates) {
-      detail::encode(p_, value, format_);
-    } else {
-      // The host throws, and the caller may go on: a refused value leaves the member as it was.
-      alignas(8) std::byte staged[8];
-      if (detail::encode(staged, value, format_) != detail::encode_status::ok) detail::fail_store(format_);
-      memcpy(p_, staged, format_.bytes);
+    if constexpr (std::is_arithmetic_v<C> && !std::is_same_v<C, bool>) {
+      if (!format_.saturates) {
+        // The host throws, and the caller may go on: a refused value leaves the member as it was.
+        alignas(8) std::byte staged[8];
+        if (detail::encode(staged, value, format_) != detail::encode_status::ok) detail::fail_store(format_);
+        memcpy(p_, staged, format_.bytes);
+        return *this;
+      }
     }
+    detail::encode(p_, value, format_);  // a saturating format, or a type stored as it is (never refused)
 #endif
     return *this;
+  }
+  // True when `value` can be written (a saturating format always can); what a whole-array store
+  // checks for every element before it writes any.
+  COALESCE_HOST_DEVICE COALESCE_INLINE bool accepts(C value) const {
+    if constexpr (std::is_arithmetic_v<C> && !std::is_same_v<C, bool>) {
+      alignas(8) std::byte staged[8];
+      return format_.saturates || detail::encode(staged, value, format_) == detail::encode_status::ok;
+    } else {
+      return true;
+    }
   }
   COALESCE_HOST_DEVICE COALESCE_INLINE stored_ref const& operator=(stored_ref const& other) const requires(!Const) {
     return *this = static_cast<C>(other);
@@ -320,6 +339,21 @@ template <class Root, class Layout, class Node> constexpr bool natural_static_no
   }
 }
 
+// True when Layout stores some std::array leaf of Root of type M in another format: only then may
+// a member of type M found at run time need a converting reference.
+template <class Root, class Layout, class M> constexpr bool converted_array_like() {
+  if constexpr (!layout_storage<Root, Layout>::converts || reflect::kind_v<M> != reflect::node_kind::array) {
+    return false;
+  } else {
+    return []<std::size_t... L>(std::index_sequence<L...>) {
+      return ((std::is_same_v<typename reflect::leaf_t<Root, L>::type, typename M::value_type> &&
+               reflect::leaf_t<Root, L>::extent == std::tuple_size_v<M> && !layout_storage<Root, Layout>::natural(L)) ||
+              ...);
+    }
+    (std::make_index_sequence<reflect::leaf_count_v<Root>>{});
+  }
+}
+
 // What member access yields for a member of type M at `node`.
 template <class Root, class Layout, class M, class Node, bool Const, class Storage>
 COALESCE_HOST_DEVICE COALESCE_INLINE decltype(auto) member_access(Storage const& storage, std::size_t index,
@@ -332,10 +366,10 @@ COALESCE_HOST_DEVICE COALESCE_INLINE decltype(auto) member_access(Storage const&
     } else {
       return reference<Root, Layout, M, Node, Const, Storage>(storage, index, node);
     }
-  } else if constexpr (kind == reflect::node_kind::array && layout_storage<Root, Layout>::converts &&
+  } else if constexpr (kind == reflect::node_kind::array && converted_array_like<Root, Layout, M>() &&
                        !natural_static_node<Root, Layout, Node>()) {
     // A std::array leaf stored in another format (or found at run time, by member pointer, in a
-    // converting layout: its format is then a value, as for scalar leaves below).
+    // layout that stores some array of this type in another format: its format is then a value).
     using C = typename M::value_type;
     using B = maybe_const<Const, std::byte>;
     std::size_t const leaf = [&] {
@@ -414,7 +448,7 @@ class reference {
             }
           });
 #else
-      return load_members();  // host code: a chain of selects would defeat the vectorizer
+      return load_members();             // host code: a chain of selects would defeat the vectorizer
 #endif
     }
   }
