@@ -14,6 +14,8 @@
 //   usage: neighbor_build [--n N] [--runs R]
 #include <coalesce/coalesce.hpp>
 
+#include "../common/lj_lattice.hpp"
+
 #include <cub/device/device_scan.cuh>
 #include <cuda_runtime.h>
 
@@ -239,20 +241,13 @@ int main(int argc, char** argv) {
     std::printf("SKIPPED: no GPU visible\n");
     return 77;
   }
-  // A jittered simple cubic lattice at density 0.8442 (no overlaps: finite forces).
-  int const side = static_cast<int>(std::ceil(std::cbrt(static_cast<double>(n))));
-  float const spacing = static_cast<float>(std::cbrt(1.0 / 0.8442));
-  float const length = side * spacing;
-  std::mt19937 rng(7);
-  std::uniform_real_distribution<float> jitter(-0.1f * spacing, 0.1f * spacing);
+  // The LJ liquid in a random order (benchmarks/common/lj_lattice.hpp), then Hilbert-sorted below.
+  bench::lj_lattice const lattice = bench::make_lj_lattice(n);
+  float const length = lattice.length;
   std::vector<Atom> atoms(n);
   for (std::size_t i = 0; i < n; ++i) {
-    int const x = static_cast<int>(i % side), y = static_cast<int>((i / side) % side),
-              z = static_cast<int>(i / (std::size_t(side) * side));
-    atoms[i].pos = {(x + 0.5f) * spacing + jitter(rng), (y + 0.5f) * spacing + jitter(rng),
-                    (z + 0.5f) * spacing + jitter(rng)};
+    atoms[i].pos = {lattice.positions[i][0], lattice.positions[i][1], lattice.positions[i][2]};
   }
-  std::shuffle(atoms.begin(), atoms.end(), rng);  // random order first, as a code that never sorted
   coalesce::box const domain{.lo = {0, 0, 0}, .hi = {length, length, length}};
   coalesce::device_vector<Atom, atom_layout> d(atoms);
   {

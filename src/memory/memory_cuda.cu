@@ -564,6 +564,15 @@ bool transposes(column_run const& r) {
          (along_columns(r.dst, r.dst_j) && along_elements(r.src));
 }
 bool streams(column_run const& r) { return along_elements(r.src) && along_elements(r.dst); }
+// True when one of the run kernels moves the run whole: 32 sub-columns or more, one side or both
+// unit-stride along the elements, every address a whole 4-byte word (an element type of 4 bytes
+// aligned to less, in a record of alignment 1, is left to the columns, which chunk it as it allows).
+bool run_kernel_takes(column_run const& r) {
+  auto const steps = static_cast<std::size_t>(r.src_j < 0 ? -r.src_j : r.src_j) |
+                     static_cast<std::size_t>(r.dst_j < 0 ? -r.dst_j : r.dst_j);
+  bool const aligned = ((address_bits(r.src) | address_bits(r.dst) | steps) & 3) == 0;
+  return aligned && r.m >= transpose_tile && (transposes(r) || streams(r));
+}
 
 // Takes the runs of at least 32 sub-columns that one of the two kernels moves out of `parts`.
 std::vector<column_run> take_column_runs(std::vector<column_copy>& parts, std::size_t n) {
@@ -580,7 +589,7 @@ std::vector<column_run> take_column_runs(std::vector<column_copy>& parts, std::s
         ++e;
       }
       column_run const run{parts[c].src, parts[c].dst, src_j, dst_j, n, e - c};
-      if (e - c >= transpose_tile && (transposes(run) || streams(run))) {
+      if (run_kernel_takes(run)) {
         runs.push_back(run);
         c = e;
         continue;
@@ -677,12 +686,7 @@ void copy_columns(memory_kind kind, column_copy const* columns, std::size_t coun
   std::vector<column_run_copy> rest;
   for (std::size_t r = 0; r < run_count; ++r) {
     column_run const run{runs[r].src, runs[r].dst, runs[r].src_step, runs[r].dst_step, n, runs[r].columns};
-    // The kernels move aligned 4-byte words: an element type of 4 bytes aligned to less (a struct
-    // of four bytes) in a record of alignment 1 goes to the columns, which chunk it as it allows.
-    auto const steps = static_cast<std::size_t>(run.src_j < 0 ? -run.src_j : run.src_j) |
-                       static_cast<std::size_t>(run.dst_j < 0 ? -run.dst_j : run.dst_j);
-    bool const aligned = ((address_bits(run.src) | address_bits(run.dst) | steps) & 3) == 0;
-    if (aligned && runs[r].columns >= transpose_tile && (transposes(run) || streams(run))) {
+    if (run_kernel_takes(run)) {
       whole.push_back(run);
     } else {
       rest.push_back(runs[r]);

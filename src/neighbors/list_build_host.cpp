@@ -60,15 +60,33 @@ template <class Real> std::size_t bin(list_memory& m, position_columns const& p,
 }
 
 namespace {
+// What bin() left for the fills: the cells' bounds and the particles in cell order. row(i, emit)
+// calls emit(j, k) for particle i's neighbours (visit_neighbors) and returns their count.
+template <class Real> struct binned_particles {
+  cell_grid<Real> const& g;
+  std::uint32_t const* start;
+  std::uint32_t const* end;
+  point4<Real> const* points;
+  std::uint32_t const* sorted;
+  point4<Real> const* own;
+
+  binned_particles(list_memory const& m, cell_grid<Real> const& grid)
+      : g(grid),
+        start(as<std::uint32_t const>(m.cell_start)),
+        end(as<std::uint32_t const>(m.cell_end)),
+        points(as<point4<Real> const>(m.cell_points)),
+        sorted(as<std::uint32_t const>(m.sorted_ids)),
+        own(as<point4<Real> const>(m.own_points)) {}
+  template <class Emit> std::uint32_t row(std::uint32_t i, Emit&& emit) const {
+    return visit_neighbors(g, i, own[i], start, end, points, sorted, emit);
+  }
+};
+
 // One pass over the rows; the format and whether entries are written are compile-time, so the
 // emit in the inner loop is one store (or nothing).
 template <class Real, bool CountOnly, list_format Format>
 list_pass_result fill_rows(list_memory& m, std::size_t n, cell_grid<Real> const& g) {
-  auto const* start = as<std::uint32_t const>(m.cell_start);
-  auto const* end = as<std::uint32_t const>(m.cell_end);
-  auto const* points = as<point4<Real> const>(m.cell_points);
-  auto const* sorted = as<std::uint32_t const>(m.sorted_ids);
-  auto const* own = as<point4<Real> const>(m.own_points);
+  binned_particles<Real> const binned(m, g);
   auto* counts = as<std::uint32_t>(m.counts);
   auto* indices = as<std::uint32_t>(m.indices);
   auto const* offsets = as<std::uint32_t const>(m.offsets);
@@ -80,18 +98,17 @@ list_pass_result fill_rows(list_memory& m, std::size_t n, cell_grid<Real> const&
 #endif
   for (std::ptrdiff_t s = 0; s < n_signed; ++s) {
     auto const i = static_cast<std::uint32_t>(s);
-    std::uint32_t const c =
-        visit_neighbors(g, i, own[i], start, end, points, sorted, [&](std::uint32_t j, std::uint32_t k) {
-          if constexpr (CountOnly) {
-            return;
-          } else if constexpr (Format == list_format::csr) {
-            indices[offsets[i] + k] = j;
-          } else if constexpr (Format == list_format::column_major) {
-            if (k < width) indices[k * n + i] = j;
-          } else {
-            if (k < width) indices[i * width + k] = j;
-          }
-        });
+    std::uint32_t const c = binned.row(i, [&](std::uint32_t j, std::uint32_t k) {
+      if constexpr (CountOnly) {
+        return;
+      } else if constexpr (Format == list_format::csr) {
+        indices[offsets[i] + k] = j;
+      } else if constexpr (Format == list_format::column_major) {
+        if (k < width) indices[k * n + i] = j;
+      } else {
+        if (k < width) indices[i * width + k] = j;
+      }
+    });
     counts[i] = c;
     widest = std::max<std::size_t>(widest, c);
     entries += c;
@@ -119,11 +136,7 @@ template <class Real> list_pass_result fill(list_memory& m, std::size_t n, cell_
 // entries themselves, for the length of the build. Allocations happen outside the parallel
 // regions or are caught inside (an exception may not leave one).
 template <class Real> list_pass_result fill_csr(list_memory& m, std::size_t n, cell_grid<Real> const& g) {
-  auto const* start = as<std::uint32_t const>(m.cell_start);
-  auto const* end = as<std::uint32_t const>(m.cell_end);
-  auto const* points = as<point4<Real> const>(m.cell_points);
-  auto const* sorted = as<std::uint32_t const>(m.sorted_ids);
-  auto const* own = as<point4<Real> const>(m.own_points);
+  binned_particles<Real> const binned(m, g);
   auto* counts = as<std::uint32_t>(m.counts);
 #if defined(_OPENMP)
   std::size_t const blocks = std::max<std::size_t>(1, std::min<std::size_t>(n, omp_get_max_threads()));
@@ -132,6 +145,10 @@ template <class Real> list_pass_result fill_csr(list_memory& m, std::size_t n, c
 #endif
   std::vector<std::vector<std::uint32_t>> rows(blocks);
   std::vector<std::exception_ptr> failed(blocks);
+  // Room for a block's rows at the last build's entries per row and an eighth more (64 at first):
+  // a buffer grown by doubling copies its entries again and touches new pages at every step.
+  std::size_t const last_per_row = m.entries / std::max<std::size_t>(n, 1);
+  std::size_t const per_row = m.entries > 0 ? last_per_row + last_per_row / 8 + 1 : 64;
   std::size_t widest = 0;
   auto const blocks_signed = static_cast<std::ptrdiff_t>(blocks);
 #if defined(_OPENMP)
@@ -140,14 +157,17 @@ template <class Real> list_pass_result fill_csr(list_memory& m, std::size_t n, c
   for (std::ptrdiff_t b = 0; b < blocks_signed; ++b) {
     auto const block = static_cast<std::size_t>(b);
     try {
-      std::vector<std::uint32_t>& mine = rows[block];
+      // A local vector, moved into place at the end: filled through a reference into `rows` the
+      // build took 1.5x the hand-written one instead of 1.1-1.2x (neighbor_build_cpu, 1M particles).
+      std::vector<std::uint32_t> mine;
+      mine.reserve((n * (block + 1) / blocks - n * block / blocks) * per_row);
       for (std::size_t s = n * block / blocks; s < n * (block + 1) / blocks; ++s) {
         auto const i = static_cast<std::uint32_t>(s);
-        std::uint32_t const c = visit_neighbors(g, i, own[i], start, end, points, sorted,
-                                                [&](std::uint32_t j, std::uint32_t) { mine.push_back(j); });
+        std::uint32_t const c = binned.row(i, [&](std::uint32_t j, std::uint32_t) { mine.push_back(j); });
         counts[i] = c;
         widest = std::max<std::size_t>(widest, c);
       }
+      rows[block] = std::move(mine);
     } catch (...) {
       failed[block] = std::current_exception();
     }

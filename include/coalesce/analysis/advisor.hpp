@@ -595,18 +595,22 @@ template <class T, std::size_t K> constexpr narrower narrower_format() {
     (std::make_index_sequence<leaves>{});
   }
 }
-// Which top-level members some kernel of the mix reads or writes.
-template <class T> std::vector<bool> touched_members(std::span<analysis::kernel_use const> mix) {
+// Which top-level members have a column that some kernel of the mix used as `used(column)` says.
+template <class T, class Used>
+std::vector<bool> members_where(std::span<analysis::kernel_use const> mix, Used const& used) {
   std::vector<bool> out(reflect::members<T>::count, false);
   for (auto const& use : mix) {
     for (auto const& leaf : reflect::leaf_table_v<T>) {
       for (std::size_t j = 0; j < leaf.extent; ++j) {
-        auto const& c = use.trace->columns[leaf.first_column + j];
-        if (c.reads + c.writes > 0) out[leaf.path[0]] = true;
+        if (used(use.trace->columns[leaf.first_column + j])) out[leaf.path[0]] = true;
       }
     }
   }
   return out;
+}
+// Which top-level members some kernel of the mix reads or writes.
+template <class T> std::vector<bool> touched_members(std::span<analysis::kernel_use const> mix) {
+  return members_where<T>(mix, [](auto const& c) { return c.reads + c.writes > 0; });
 }
 // One precision candidate per touched floating member, remembered beside its job.
 struct precision_candidate {
@@ -637,17 +641,7 @@ analysis::precision_option describe_precision(precision_candidate const& c, anal
 // Which top-level members some kernel of the mix gathers (reads or writes of an element other than
 // the thread's own).
 template <class T> std::vector<bool> gathered_members(std::span<analysis::kernel_use const> mix) {
-  std::vector<bool> out(reflect::members<T>::count, false);
-  auto const& table = reflect::leaf_table_v<T>;
-  for (auto const& use : mix) {
-    for (auto const& leaf : table) {
-      for (std::size_t j = 0; j < leaf.extent; ++j) {
-        auto const& c = use.trace->columns[leaf.first_column + j];
-        if (c.gathered_reads + c.gathered_writes > 0) out[leaf.path[0]] = true;
-      }
-    }
-  }
-  return out;
+  return members_where<T>(mix, [](auto const& c) { return c.gathered_reads + c.gathered_writes > 0; });
 }
 }  // namespace coalesce::detail
 
