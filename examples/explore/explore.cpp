@@ -12,6 +12,7 @@
 // Index files are raw little-endian unsigned integers, 4 bytes (u32) or 8 bytes (u64) each, no
 // header: what `fwrite(idx.data(), sizeof idx[0], n, f)` writes on x86 and Arm.
 // Exit status: 0 on success, 1 when the model rejects the input, 2 for bad command-line arguments.
+#include <array>
 #include <charconv>
 #include <cstdint>
 #include <cstdio>
@@ -23,6 +24,7 @@
 #include <vector>
 
 #include <coalesce/analysis/analysis.hpp>
+#include <coalesce/analysis/advisor.hpp>
 #include <coalesce/core/split.hpp>
 
 #include "advise_samples.hpp"
@@ -63,6 +65,7 @@ struct options {
   std::uint64_t offset = 0;
   std::optional<std::int64_t> lanes;
   std::optional<std::uint64_t> mask;
+  std::optional<std::size_t> threads;
   std::string device = "hopper";
   bool banks = false;
   bool structs = false;
@@ -91,6 +94,9 @@ One warp-wide load (default):
   --device NAME         hopper | sectored | line-based (default hopper)
   --banks               also model the pattern in shared memory (32 banks of 4 bytes) and
                         search a row padding that removes bank conflicts
+  --threads N           also a whole kernel of N threads, thread t loading at offset + t * stride,
+                        through the cache model: L2 sectors and DRAM bytes read (full warps,
+                        --stride >= 0, --width up to 16)
 A reflected struct (built-in example: struct Particle { vec3 pos, vel; float mass; uint32 id; }):
   --struct              table per layout: aos, soa, aosoa<8>, aosoa<32>, split<pos>, split<pos, mass>
   --fields LIST         leaf indices the kernel reads, e.g. 0,1,2 (default: all 8)
@@ -113,7 +119,9 @@ Output:
   --help                this text
 
 Numbers are L1 requests and 32-byte sectors of global loads, what Nsight Compute counts as
-l1tex__t_sectors_pipe_lsu_mem_global_op_ld; they are not DRAM bytes.
+l1tex__t_sectors_pipe_lsu_mem_global_op_ld; they are not DRAM bytes. A whole kernel (--threads,
+--index) adds the cache model's L2 sectors and DRAM bytes read (lts__t_sectors_srcunit_tex_op_read,
+dram__bytes_read), with every cache empty at the start, as Nsight Compute runs a kernel.
 )";
 
 template <class I> I parse_integer(std::string_view flag, std::string_view text) {
@@ -160,6 +168,9 @@ options parse(int argc, char** argv) {
       o.lanes = parse_integer<std::int64_t>(flag, next());
     } else if (flag == "--mask") {
       o.mask = parse_integer<std::uint64_t>(flag, next());
+    } else if (flag == "--threads") {
+      o.threads = parse_integer<std::size_t>(flag, next());
+      if (*o.threads < 1) throw usage_error{"--threads: at least 1"};
     } else if (flag == "--device" || flag == "--model") {
       o.device = next();
     } else if (flag == "--banks") {
@@ -207,6 +218,10 @@ options parse(int argc, char** argv) {
     }
   }
   if (o.lanes && o.mask) throw usage_error{"give --lanes or --mask, not both"};
+  if (o.threads && (o.structs || o.index_file || o.advise)) {
+    throw usage_error{
+        "--threads is for one load pattern (--width, --stride, --offset); a gather's kernel is its index file"};
+  }
   if (o.structs && o.index_file) throw usage_error{"give --struct or --index, not both"};
   if (o.neighbours && !o.index_file) throw usage_error{"--neighbours needs --index FILE"};
   return o;
@@ -247,6 +262,21 @@ void write_stats(explore::json_writer& j, std::string_view key, ca::access_stats
       .end_object();
 }
 
+void write_kernel(explore::json_writer& j, ca::kernel_prediction const& k) {
+  j.begin_object("kernel_caches")
+      .value("threads", k.threads)
+      .value("l1_sectors", k.l1_sectors)
+      .value("l2_sectors", k.l2_sectors)
+      .value("dram_read_bytes", k.dram_bytes)
+      .end_object();
+}
+
+std::string kernel_line(ca::kernel_prediction const& k) {
+  return "whole kernel of " + std::to_string(k.threads) +
+         " threads (caches empty at the start): " + std::to_string(k.l2_sectors) + " L2 sectors, " +
+         std::to_string(k.dram_bytes) + " DRAM bytes read\n";
+}
+
 std::string percent(double f) {
   char buf[32];
   std::snprintf(buf, sizeof buf, "%.1f%%", 100.0 * f);
@@ -260,6 +290,14 @@ int run_pattern(options const& o, ca::device_model const& model) {
   std::uint64_t const mask = o.mask ? *o.mask : o.lanes ? ca::first_lanes(*o.lanes) : ca::all_lanes;
   ca::strided_pattern const p{o.width, stride, o.offset, mask};
   ca::access_stats const s = ca::strided(model, p);  // validates everything before we draw
+  std::optional<ca::kernel_prediction> kernel;
+  if (o.threads) {
+    if (stride < 0 || o.width > 16 || o.mask || o.lanes) {
+      throw usage_error{"--threads: a kernel of full warps loading up to 16 bytes at a stride >= 0"};
+    }
+    ca::plain_load const load{static_cast<std::uint32_t>(o.width), static_cast<std::uint64_t>(stride), o.offset, {}};
+    kernel = ca::predict_loads(model, std::span(&load, 1), *o.threads);
+  }
 
   std::vector<std::uint64_t> addresses(model.warp_size, 0);
   std::vector<bool> active(model.warp_size, false);
@@ -308,6 +346,7 @@ int run_pattern(options const& o, ca::device_model const& model) {
         .value("sectors_per_request", s.sectors_per_request())
         .value("efficiency", s.efficiency());
     j.value("predicted_ncu_sectors_per_request", s.sectors_per_request());
+    if (kernel) write_kernel(j, *kernel);
     j.begin_array("lane_addresses");
     for (std::uint32_t k = 0; k < model.warp_size; ++k) {
       if (active[k]) j.element(addresses[k]);
@@ -348,6 +387,7 @@ int run_pattern(options const& o, ca::device_model const& model) {
       }
     }
   }
+  if (kernel) std::cout << kernel_line(*kernel);
   return 0;
 }
 
@@ -429,6 +469,15 @@ int run_index(options const& o, ca::device_model const& model) {
     r = ca::gather(model, idx, o.element_size);
   }
   ca::access_stats const kernel = r.kernel();
+  // The gather kernel through the caches: thread t loads idx[t], then in[idx[t]].
+  std::optional<ca::kernel_prediction> caches;
+  if (!o.neighbours && o.element_size >= 1 && o.element_size <= 16) {
+    auto const index_bytes = static_cast<std::uint32_t>(w);
+    auto const element = static_cast<std::uint32_t>(o.element_size);
+    std::array<ca::plain_load, 2> const loads{ca::plain_load{index_bytes, index_bytes, 0, {}},
+                                              ca::plain_load{element, element, 0, idx}};
+    caches = ca::predict_loads(model, loads, idx.size());
+  }
   if (o.json) {
     explore::json_writer j;
     j.begin_object()
@@ -449,6 +498,7 @@ int run_index(options const& o, ca::device_model const& model) {
     j.value("sectors_per_request", r.sectors_per_request()).value("efficiency", r.efficiency());
     // ncu sums over every global load of the kernel: the index loads and the gathered ones.
     j.value("predicted_ncu_sectors_per_request", kernel.sectors_per_request());
+    if (caches) write_kernel(j, *caches);
     j.end_object();
     std::cout << j.str() << "\n";
     return 0;
@@ -456,6 +506,7 @@ int run_index(options const& o, ca::device_model const& model) {
   std::cout << ca::describe(r);
   std::cout << "kernel (index + data loads): " << kernel.requests << " requests, " << kernel.sectors << " sectors, "
             << kernel.sectors_per_request() << " sectors per request\n";
+  if (caches) std::cout << kernel_line(*caches);
   return 0;
 }
 

@@ -183,16 +183,18 @@ int main(int argc, char** argv) {
   write_u32(random_file, rnd);
 
   if (list) {
-    // name|coalesce-explore arguments that predict the kernel's sectors per request.
-    std::printf("contiguous_float|--width 4 --stride 4\n");
-    std::printf("offset_float|--width 4 --stride 4 --offset 4\n");
-    std::printf("stride8_float|--width 4 --stride 8\n");
-    std::printf("stride24_float|--width 4 --stride 24\n");
-    std::printf("stride32_float|--width 4 --stride 32\n");
-    std::printf("stride64_float|--width 4 --stride 64\n");
-    std::printf("stride128_float|--width 4 --stride 128\n");
-    std::printf("contiguous_float4|--width 16 --stride 16\n");
-    std::printf("aos24_x|--width 4 --stride 24\n");
+    // name|coalesce-explore arguments that predict the kernel's sectors per request, L2 sectors
+    // and DRAM bytes (a whole kernel: --threads for the one-load patterns, the index file's size
+    // for the gathers).
+    std::printf("contiguous_float|--width 4 --stride 4 --threads %u\n", threads);
+    std::printf("offset_float|--width 4 --stride 4 --offset 4 --threads %u\n", threads);
+    std::printf("stride8_float|--width 4 --stride 8 --threads %u\n", threads);
+    std::printf("stride24_float|--width 4 --stride 24 --threads %u\n", threads);
+    std::printf("stride32_float|--width 4 --stride 32 --threads %u\n", threads);
+    std::printf("stride64_float|--width 4 --stride 64 --threads %u\n", threads);
+    std::printf("stride128_float|--width 4 --stride 128 --threads %u\n", threads);
+    std::printf("contiguous_float4|--width 16 --stride 16 --threads %u\n", threads);
+    std::printf("aos24_x|--width 4 --stride 24 --threads %u\n", threads);
     std::printf("gather_identity|--index %s --index-type u32 --element-size 4\n", identity_file.c_str());
     std::printf("gather_random|--index %s --index-type u32 --element-size 4\n", random_file.c_str());
     return 0;

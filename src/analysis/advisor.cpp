@@ -170,9 +170,26 @@ void counting_state::out_of_range(std::size_t element) const {
 namespace {
 
 // Calibrated on the H200 with Nsight Compute (tests/data/h200_ncu_neighbor_layouts_2026-12-01.txt):
-// loads of a warp's last 2 instructions are in flight, and DRAM is read 64 bytes at a time.
+// a sector from DRAM is in flight for the warp's next 2 instructions (pending_read), and DRAM is
+// read 64 bytes at a time.
 constexpr std::size_t in_flight_instructions = 2;
 constexpr std::uint64_t dram_fetch_sectors = 2;
+
+// A read that missed L1 and went to L2: until its sector arrives, a hit on it in the L1 model is a
+// miss that goes to L2 again. Which reads find it still in flight (calibrated against Nsight
+// Compute's L2 sectors on the H200, both orders of the neighbour kernel): the same warp's next
+// instruction when the sector came from DRAM (a struct's second member read right after the first,
+// in random order; from L2 it has arrived, as after a spatial sort). Another warp's read of it
+// waits for the same fill, counted as an L1 hit (Nsight Compute on coalesce_ncu_patterns'
+// offset_float: the sector two warps of a block share goes to L2 once).
+struct pending_read {
+  std::size_t warp = 0;         // the warp, counted from the kernel's first
+  std::size_t instruction = 0;  // its k-th instruction
+  bool from_dram = false;
+  bool arrived_for(std::size_t reader_warp, std::size_t reader_instruction) const {
+    return reader_warp != warp || !from_dram || reader_instruction >= instruction + in_flight_instructions;
+  }
+};
 
 // The share of the real L2 the sample's replay gets. Random gathers (and streams) reuse an element
 // after the whole array has gone by: reuse distances grow as the system, so the L2 shrinks by
@@ -275,10 +292,8 @@ analysis::kernel_prediction predict_trace(analysis::device_model const& model, a
   std::uint64_t const l1_share = std::max<std::uint64_t>(model.l1_bytes / blocks_per_sm, min_cache);
   sector_cache block_l1(l1_share, fetch, model.cache_ways);
   std::uint64_t dram_sectors = 0;
-  // A sector this warp asked for in its last few instructions is still in flight: a load of it
-  // misses L1 again and goes to L2 (a struct's second member read right after the first, as
-  // Nsight Compute counts on the H200). Sector -> the warp instruction that last missed it.
-  std::unordered_map<std::uint64_t, std::size_t> in_flight;
+  // Sectors still in flight (sector -> the last read that sent it to L2, this block's warps).
+  std::unordered_map<std::uint64_t, pending_read> in_flight;
 
   // Per warp: every sector touched (then sorted, duplicates dropped), and per k-th instruction
   // the lanes' addresses grouped by (column, direction, width): a few groups, searched linearly.
@@ -293,8 +308,11 @@ analysis::kernel_prediction predict_trace(analysis::device_model const& model, a
   std::vector<std::vector<lane_instruction>> lanes(model.warp_size);
   for (std::size_t first = 0; first < trace.threads; first += model.warp_size) {
     std::size_t const last = std::min<std::size_t>(trace.threads, first + model.warp_size);
-    if ((first / model.warp_size) % warps_per_block == 0) block_l1 = sector_cache(l1_share, fetch, model.cache_ways);
-    in_flight.clear();
+    std::size_t const warp = first / model.warp_size;
+    if (warp % warps_per_block == 0) {
+      block_l1 = sector_cache(l1_share, fetch, model.cache_ways);
+      in_flight.clear();
+    }
     read_sectors.clear();
     written_sectors.clear();
     std::size_t longest = 0;
@@ -343,12 +361,11 @@ analysis::kernel_prediction predict_trace(analysis::device_model const& model, a
           if (!groups[g].write) {
             bool const hit = block_l1.access(sector).hit;
             auto const pending = in_flight.find(sector);
-            bool const arrived = pending == in_flight.end() || k >= pending->second + in_flight_instructions;
-            if (hit && arrived) continue;
-            in_flight[sector] = k;
+            if (hit && (pending == in_flight.end() || pending->second.arrived_for(warp, k))) continue;
           }
           ++out.l2_sectors;
           auto const in_l2 = l2.access(sector, groups[g].write);
+          if (!groups[g].write) in_flight[sector] = {warp, k, !in_l2.hit};
           if (!in_l2.hit && !groups[g].write) {
             // DRAM is read in aligned pairs of sectors: the other one lands in L2 too.
             dram_sectors += dram_fetch_sectors;
@@ -382,6 +399,61 @@ analysis::kernel_prediction predict_trace(analysis::device_model const& model, a
   }
   return out;
 }
+
+}  // namespace coalesce::detail
+
+namespace coalesce::analysis {
+
+kernel_prediction predict_loads(device_model const& model, std::span<const plain_load> loads, std::size_t threads) {
+  access_trace trace;
+  trace.kernel = "plain loads";
+  trace.threads = threads;
+  trace.element_columns = loads.size();
+  std::vector<detail::column_desc> columns;
+  std::uint64_t region = 0;  // each array in its own gigabyte-aligned region
+  std::size_t elements = 0;
+  for (std::size_t k = 0; k < loads.size(); ++k) {
+    plain_load const& l = loads[k];
+    std::string const which = "predict_loads: load " + std::to_string(k);
+    if (l.width < 1 || l.width > 16)
+      detail::throw_error(which + " is " + std::to_string(l.width) + " bytes wide; 1 to 16");
+    if (l.stride == 0 && l.index.empty()) detail::throw_error(which + " has stride 0; give a stride or an index");
+    if (!l.index.empty() && l.index.size() < threads) {
+      detail::throw_error(which + " has " + std::to_string(l.index.size()) + " indices for " + std::to_string(threads) +
+                          " threads");
+    }
+    std::uint64_t largest = threads == 0 ? 0 : threads - 1;
+    if (!l.index.empty() && threads > 0) largest = *std::max_element(l.index.begin(), l.index.begin() + threads);
+    if (largest >= (std::uint64_t{1} << 32)) {
+      detail::throw_error(which + " reads element " + std::to_string(largest) +
+                          "; the replay takes elements below 2^32");
+    }
+    elements = std::max<std::size_t>(elements, static_cast<std::size_t>(largest) + 1);
+    columns.push_back({"load " + std::to_string(k), k, 0, l.width, region + l.offset, l.stride, 0, 0});
+    std::uint64_t const bytes = l.offset + (largest + 1) * l.stride + l.width;
+    region += detail::round_up(bytes, std::uint64_t{1} << 30);
+  }
+  trace.elements = elements;
+  trace.columns.resize(loads.size());
+  trace.accesses.reserve(threads * loads.size());
+  trace.thread_begin.reserve(threads + 1);
+  for (std::size_t t = 0; t < threads; ++t) {
+    trace.thread_begin.push_back(trace.accesses.size());
+    for (std::size_t k = 0; k < loads.size(); ++k) {
+      auto const e = static_cast<std::uint32_t>(loads[k].index.empty() ? t : loads[k].index[t]);
+      trace.accesses.push_back({static_cast<std::uint32_t>(k), e, false, loads[k].width});
+      ++trace.columns[k].reads;
+    }
+  }
+  trace.thread_begin.push_back(trace.accesses.size());
+  // Every access is one leaf: never a vector of several.
+  return detail::predict_trace(model, trace, columns,
+                               [](std::size_t, std::size_t, std::size_t) -> std::uint32_t { return 0; });
+}
+
+}  // namespace coalesce::analysis
+
+namespace coalesce::detail {
 
 std::string member_list(std::vector<std::size_t> const& members, std::vector<std::string> const& names) {
   std::string out = names.empty() ? "coalesce::member_indices<" : "coalesce::fields<";

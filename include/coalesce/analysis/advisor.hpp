@@ -177,6 +177,21 @@ struct advice {
 std::string describe(advice const& a);
 std::string to_json(advice const& a);
 
+// A kernel of plain loads, no struct and no mapping, through the same replay and cache model as
+// the advisor's candidates: every thread issues `loads` in order; load k of thread t reads
+// `width` bytes of element e = t (or e = index[t], a gather) at offset + e * stride of its own
+// array (arrays 256-byte aligned and far apart). What coalesce-explore predicts for whole kernels
+// of its patterns, held against Nsight Compute by examples/explore/ncu_compare.sh.
+struct plain_load {
+  std::uint32_t width = 4;                 // bytes per lane, one instruction: 1 to 16
+  std::uint64_t stride = 4;                // bytes from one element to the next
+  std::uint64_t offset = 0;                // bytes before element 0
+  std::span<const std::uint64_t> index{};  // thread t reads element index[t]; empty: element t
+};
+// Throws coalesce::error for a width outside 1..16, a stride of 0 with no index, an index array
+// shorter than `threads`, or an element at or above 2^32.
+kernel_prediction predict_loads(device_model const& model, std::span<const plain_load> loads, std::size_t threads);
+
 }  // namespace coalesce::analysis
 
 namespace coalesce::detail {

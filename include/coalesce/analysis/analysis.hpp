@@ -67,8 +67,10 @@ struct device_model {
   // The caches behind the L1 requests, for the advisor's L2 and DRAM figures
   // (coalesce/analysis/advisor.hpp): each SM's L1 data cache as global loads see it (stores pass
   // through to L2), the L2 all SMs share, and the ways of the set-associative model of both.
+  // The L1 is what an LRU model needs to match Nsight Compute's L2 sectors on the H200 (half of its
+  // 256 KiB of L1 and shared memory; 192 KiB left sorted gathers 11-16 % short, docs/analysis.md).
   std::uint32_t sms = 132;
-  std::uint64_t l1_bytes = 192 * 1024;
+  std::uint64_t l1_bytes = 128 * 1024;
   std::uint64_t l2_bytes = 25 * 1024 * 1024;
   std::uint32_t cache_ways = 16;
   // Whole-device throughput of each level, TB/s, for the advisor's time estimate: the slowest of
