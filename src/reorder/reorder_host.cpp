@@ -10,7 +10,7 @@
 #include <cstdint>
 #include <cstdlib>
 #include <cstring>
-#include <cstring>
+#include <mutex>
 #include <new>
 
 #include <thrust/sort.h>
@@ -28,11 +28,16 @@ namespace {
 
 // Thrust's temporary storage comes from blocks the plan keeps, so a steady-state sort
 // allocates nothing (Thrust would otherwise malloc and free its buffers on every call).
+// Thrust's OpenMP stable sort asks for scratch from inside its parallel region, one request per
+// thread at once: the blocks are handed out under a lock (without it, 7 threads on 2 cores
+// corrupted the block list: crashes, and sorts that lost or repeated elements).
 struct block_allocator {
   using value_type = char;
   reorder_state* s;
+  std::mutex* lock;
 
   char* allocate(std::ptrdiff_t bytes) {
+    std::lock_guard<std::mutex> const hold(*lock);
     auto const want = static_cast<std::size_t>(bytes);
     for (std::size_t b = 0; b < s->host_blocks.size(); ++b) {
       if (!s->host_block_used[b] && s->host_blocks[b].size() >= want) {
@@ -46,6 +51,7 @@ struct block_allocator {
     return reinterpret_cast<char*>(s->host_blocks.back().data());
   }
   void deallocate(char* p, std::size_t) {
+    std::lock_guard<std::mutex> const hold(*lock);
     for (std::size_t b = 0; b < s->host_blocks.size(); ++b) {
       if (reinterpret_cast<char*>(s->host_blocks[b].data()) == p) s->host_block_used[b] = false;
     }
@@ -60,7 +66,8 @@ template <class Key> struct above_begin_bit {
 template <class Key> void sort_typed(bool parallel, reorder_state& s, std::size_t n, int begin_bit) {
   auto* keys = reinterpret_cast<Key*>(s.keys.data());
   auto* values = reinterpret_cast<std::uint32_t*>(s.perm.data());
-  block_allocator alloc{&s};
+  std::mutex lock;
+  block_allocator alloc{&s, &lock};
   // Bits below begin_bit do not take part (as in a radix sort over [begin_bit, end_bit)).
   above_begin_bit<Key> const less{begin_bit};
 #ifdef _OPENMP
