@@ -400,61 +400,6 @@ analysis::kernel_prediction predict_trace(analysis::device_model const& model, a
   return out;
 }
 
-}  // namespace coalesce::detail
-
-namespace coalesce::analysis {
-
-kernel_prediction predict_loads(device_model const& model, std::span<const plain_load> loads, std::size_t threads) {
-  access_trace trace;
-  trace.kernel = "plain loads";
-  trace.threads = threads;
-  trace.element_columns = loads.size();
-  std::vector<detail::column_desc> columns;
-  std::uint64_t region = 0;  // each array in its own gigabyte-aligned region
-  std::size_t elements = 0;
-  for (std::size_t k = 0; k < loads.size(); ++k) {
-    plain_load const& l = loads[k];
-    std::string const which = "predict_loads: load " + std::to_string(k);
-    if (l.width < 1 || l.width > 16)
-      detail::throw_error(which + " is " + std::to_string(l.width) + " bytes wide; 1 to 16");
-    if (l.stride == 0 && l.index.empty()) detail::throw_error(which + " has stride 0; give a stride or an index");
-    if (!l.index.empty() && l.index.size() < threads) {
-      detail::throw_error(which + " has " + std::to_string(l.index.size()) + " indices for " + std::to_string(threads) +
-                          " threads");
-    }
-    std::uint64_t largest = threads == 0 ? 0 : threads - 1;
-    if (!l.index.empty() && threads > 0) largest = *std::max_element(l.index.begin(), l.index.begin() + threads);
-    if (largest >= (std::uint64_t{1} << 32)) {
-      detail::throw_error(which + " reads element " + std::to_string(largest) +
-                          "; the replay takes elements below 2^32");
-    }
-    elements = std::max<std::size_t>(elements, static_cast<std::size_t>(largest) + 1);
-    columns.push_back({"load " + std::to_string(k), k, 0, l.width, region + l.offset, l.stride, 0, 0});
-    std::uint64_t const bytes = l.offset + (largest + 1) * l.stride + l.width;
-    region += detail::round_up(bytes, std::uint64_t{1} << 30);
-  }
-  trace.elements = elements;
-  trace.columns.resize(loads.size());
-  trace.accesses.reserve(threads * loads.size());
-  trace.thread_begin.reserve(threads + 1);
-  for (std::size_t t = 0; t < threads; ++t) {
-    trace.thread_begin.push_back(trace.accesses.size());
-    for (std::size_t k = 0; k < loads.size(); ++k) {
-      auto const e = static_cast<std::uint32_t>(loads[k].index.empty() ? t : loads[k].index[t]);
-      trace.accesses.push_back({static_cast<std::uint32_t>(k), e, false, loads[k].width});
-      ++trace.columns[k].reads;
-    }
-  }
-  trace.thread_begin.push_back(trace.accesses.size());
-  // Every access is one leaf: never a vector of several.
-  return detail::predict_trace(model, trace, columns,
-                               [](std::size_t, std::size_t, std::size_t) -> std::uint32_t { return 0; });
-}
-
-}  // namespace coalesce::analysis
-
-namespace coalesce::detail {
-
 std::string member_list(std::vector<std::size_t> const& members, std::vector<std::string> const& names) {
   std::string out = names.empty() ? "coalesce::member_indices<" : "coalesce::fields<";
   for (std::size_t k = 0; k < members.size(); ++k) {
@@ -632,3 +577,54 @@ analysis::advice rank_layouts(analysis::device_model const& model, std::vector<a
 }
 
 }  // namespace coalesce::detail
+
+namespace coalesce::analysis {
+
+kernel_prediction predict_loads(device_model const& model, std::span<const plain_load> loads, std::size_t threads) {
+  access_trace trace;
+  trace.kernel = "plain loads";
+  trace.threads = threads;
+  trace.element_columns = loads.size();
+  std::vector<detail::column_desc> columns;
+  std::uint64_t region = 0;  // each array in its own gigabyte-aligned region
+  std::size_t elements = 0;
+  for (std::size_t k = 0; k < loads.size(); ++k) {
+    plain_load const& l = loads[k];
+    std::string const which = "predict_loads: load " + std::to_string(k);
+    if (l.width < 1 || l.width > 16)
+      detail::throw_error(which + " is " + std::to_string(l.width) + " bytes wide; 1 to 16");
+    if (l.stride == 0 && l.index.empty()) detail::throw_error(which + " has stride 0; give a stride or an index");
+    if (!l.index.empty() && l.index.size() < threads) {
+      detail::throw_error(which + " has " + std::to_string(l.index.size()) + " indices for " + std::to_string(threads) +
+                          " threads");
+    }
+    std::uint64_t largest = threads == 0 ? 0 : threads - 1;
+    if (!l.index.empty() && threads > 0) largest = *std::max_element(l.index.begin(), l.index.begin() + threads);
+    if (largest >= (std::uint64_t{1} << 32)) {
+      detail::throw_error(which + " reads element " + std::to_string(largest) +
+                          "; the replay takes elements below 2^32");
+    }
+    elements = std::max<std::size_t>(elements, static_cast<std::size_t>(largest) + 1);
+    columns.push_back({"load " + std::to_string(k), k, 0, l.width, region + l.offset, l.stride, 0, 0});
+    std::uint64_t const bytes = l.offset + (largest + 1) * l.stride + l.width;
+    region += detail::round_up(bytes, std::uint64_t{1} << 30);
+  }
+  trace.elements = elements;
+  trace.columns.resize(loads.size());
+  trace.accesses.reserve(threads * loads.size());
+  trace.thread_begin.reserve(threads + 1);
+  for (std::size_t t = 0; t < threads; ++t) {
+    trace.thread_begin.push_back(trace.accesses.size());
+    for (std::size_t k = 0; k < loads.size(); ++k) {
+      auto const e = static_cast<std::uint32_t>(loads[k].index.empty() ? t : loads[k].index[t]);
+      trace.accesses.push_back({static_cast<std::uint32_t>(k), e, false, loads[k].width});
+    }
+  }
+  for (auto& c : trace.columns) c.reads = threads;
+  trace.thread_begin.push_back(trace.accesses.size());
+  // Every access is one leaf: never a vector of several.
+  return detail::predict_trace(model, trace, columns,
+                               [](std::size_t, std::size_t, std::size_t) -> std::uint32_t { return 0; });
+}
+
+}  // namespace coalesce::analysis

@@ -16,21 +16,6 @@ namespace coalesce::detail::host_lists {
 
 namespace {
 template <class U> U* as(buffer const& b) { return reinterpret_cast<U*>(b.data()); }
-// This thread's number in the OpenMP team and the team's size (0 and 1 without OpenMP).
-int team_member() {
-#if defined(_OPENMP)
-  return omp_get_thread_num();
-#else
-  return 0;
-#endif
-}
-int team_size() {
-#if defined(_OPENMP)
-  return omp_get_num_threads();
-#else
-  return 1;
-#endif
-}
 }  // namespace
 
 template <class Real> std::size_t bin(list_memory& m, position_columns const& p, std::size_t n, unsigned dims,
@@ -56,9 +41,8 @@ template <class Real> std::size_t bin(list_memory& m, position_columns const& p,
   if (bad < n) return bad;
   // A stable counting sort by cell on every thread: each thread takes a contiguous share of the
   // particles, counts its cells, and scatters into the slots the prefix over (cell, thread) gives
-  // it, so a cell's particles stay in index order (the serial sort was 0.1-0.2 of a 1M-particle
-  // build on 2 threads). Counts take threads x cells words: where that would pass two words per
-  // particle (many cells: a small cutoff in a large box), fewer threads count.
+  // it, so a cell's particles stay in index order. Counts take shares x cells words: where that
+  // would pass two words per particle (many cells: a small cutoff in a large box), fewer shares.
   int threads = 1;
 #if defined(_OPENMP)
   threads = omp_get_max_threads();
@@ -69,9 +53,9 @@ template <class Real> std::size_t bin(list_memory& m, position_columns const& p,
   auto* counts = as<std::uint32_t>(m.temp);  // thread t's count of cell c at [t * cell_count + c]
   auto const share = [&](int t) { return n * static_cast<std::size_t>(t) / static_cast<std::size_t>(threads); };
 #if defined(_OPENMP)
-#pragma omp parallel num_threads(threads)
+#pragma omp parallel for schedule(static) num_threads(threads)
 #endif
-  for (int t = team_member(); t < threads; t += team_size()) {  // every share, however many threads came
+  for (int t = 0; t < threads; ++t) {
     std::uint32_t* mine = counts + static_cast<std::size_t>(t) * cell_count;
     std::fill(mine, mine + cell_count, 0u);
     for (std::size_t i = share(t); i < share(t + 1); ++i) ++mine[keys[i]];
@@ -92,9 +76,9 @@ template <class Real> std::size_t bin(list_memory& m, position_columns const& p,
   auto* sorted = as<std::uint32_t>(m.sorted_ids);
   auto* points = as<point4<Real>>(m.cell_points);
 #if defined(_OPENMP)
-#pragma omp parallel num_threads(threads)
+#pragma omp parallel for schedule(static) num_threads(threads)
 #endif
-  for (int t = team_member(); t < threads; t += team_size()) {
+  for (int t = 0; t < threads; ++t) {
     std::uint32_t* next = counts + static_cast<std::size_t>(t) * cell_count;
     for (std::size_t i = share(t); i < share(t + 1); ++i) {
       std::uint32_t const slot = next[keys[i]]++;
