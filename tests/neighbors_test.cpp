@@ -391,6 +391,57 @@ TEST_CASE_TEMPLATE("rebuilds whose particle count wanders a little allocate noth
   CHECK(sorted_rows(list.rows_on_host()) == brute_force(doubled, b, {false, false, false}, 1.3, false));
 }
 
+TEST_CASE("csr rebuilds stage rows in chunks: exact after moves, a row past the staging, entries past the capacity") {
+  // In GPU memory a csr rebuild stages rows at the last widest row and packs them chunk by chunk;
+  // 97 rows per chunk crosses chunk boundaries at these sizes. Host memory runs the same checks.
+  struct chunk_setting {
+    std::size_t before = coalesce::detail::set_staged_chunk_rows(97);
+    ~chunk_setting() { coalesce::detail::set_staged_chunk_rows(before); }
+  } const setting;
+  coalesce::box const b{.lo = {0, 0, 0}, .hi = {8, 8, 8}};
+  std::array<bool, 3> const all{true, true, true};
+  if (!space_usable<coalesce::device>()) return;
+  for (bool half : {false, true}) {
+    CAPTURE(half);
+    double const reach = 1.3;
+    coalesce::verlet_list<coalesce::csr> list({.cutoff = 1.0, .skin = 0.3, .half = half});
+    auto p = random_particles(700, 0.0f, 8.0f, 61);
+    auto const check_build = [&](char const* what) {
+      CAPTURE(what);
+      coalesce::device_vector<Particle> v(p);
+      list.build(v, &Particle::pos, b);
+      auto const rows = list.rows_on_host();
+      CHECK(sorted_rows(rows) == brute_force(p, b, all, reach, half));
+      // The same rows, entry for entry, as a first build of a fresh list.
+      coalesce::verlet_list<coalesce::csr> fresh({.cutoff = 1.0, .skin = 0.3, .half = half});
+      fresh.build(v, &Particle::pos, b);
+      CHECK(rows == fresh.rows_on_host());
+      CHECK(list.entries() == fresh.entries());
+      CHECK(list.widest() == fresh.widest());
+    };
+    check_build("first build");
+    check_build("the same particles again");
+    std::mt19937 rng(63);
+    std::uniform_real_distribution<float> jitter(-0.15f, 0.15f);
+    for (auto& q : p) q.pos = {q.pos.x + jitter(rng), q.pos.y + jitter(rng), q.pos.z + jitter(rng)};
+    check_build("after every particle moved");
+    for (std::size_t i = 0; i < 60; ++i)
+      p[i].pos = {4.0f + 0.01f * static_cast<float>(i % 7), 4.0f + 0.01f * static_cast<float>(i % 5), 4.0f};
+    check_build("a row wider than the staging");
+    auto const more = random_particles(1400, 0.0f, 8.0f, 65);
+    p.insert(p.end(), more.begin(), more.end());
+    check_build("three times the entries: past the capacity");
+    p.resize(5);
+    check_build("five particles");
+    p.clear();
+    coalesce::device_vector<Particle> none(p);
+    list.build(none, &Particle::pos, b);
+    CHECK(list.entries() == 0);
+    p = random_particles(300, 0.0f, 8.0f, 67);
+    check_build("after an empty set");
+  }
+}
+
 TEST_CASE("a padded list is a neighbor_list description: remap and the traversal read it") {
   coalesce::box const b{.lo = {0, 0, 0}, .hi = {8, 8, 8}};
   auto const p = random_particles(500, 0.0f, 8.0f, 41);

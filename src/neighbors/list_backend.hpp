@@ -16,6 +16,11 @@ bool ensure_bytes(list_memory const& m, buffer& b, std::size_t bytes);
 
 bool on_gpu_memory(memory_kind kind);
 
+// Rows per chunk of a csr rebuild in GPU memory staged `width` wide: about 256 MiB of staging
+// (at least 2^18 rows, a few waves of the fill kernel), or set_staged_chunk_rows'; never more
+// than `rows`.
+std::size_t staged_chunk_rows(std::size_t rows, std::size_t width);
+
 // offsets[c] = sum of counts[0, c), for c in [0, count]; returns the total (host memory).
 inline std::size_t exclusive_scan(std::uint32_t const* counts, std::size_t count, std::uint32_t* offsets) {
   std::size_t running = 0;
@@ -78,7 +83,6 @@ template <class Real> std::size_t bin(list_memory& m, position_columns const& p,
 template <class Real> list_pass_result fill(list_memory& m, std::size_t n, cell_grid<Real> const& g, bool count_only);
 // A CSR list in one pass: counts, offsets and indices (allocated here), the widest row and the entries.
 template <class Real> list_pass_result fill_csr(list_memory& m, std::size_t n, cell_grid<Real> const& g);
-void offsets_from_counts(list_memory& m, std::size_t n);
 void keep_reference(list_memory& m, position_columns const& p, std::size_t n, unsigned dims);
 double max_displacement(list_memory const& m, position_columns const& p, std::size_t n, unsigned dims,
                         double const* length, bool const* periodic);
@@ -91,6 +95,11 @@ template <class Real> std::size_t bin(list_memory& m, position_columns const& p,
                                       cell_grid<Real> const& g, std::size_t cell_count, void* stream);
 template <class Real>
 list_pass_result fill(list_memory& m, std::size_t n, cell_grid<Real> const& g, bool count_only, void* stream);
+// A csr list in one pass over the particles, rows staged `width` wide chunk by chunk, then packed
+// into m.indices at its capacity: counts and offsets always, indices complete only where the
+// result's widest row fits the width and its entries the capacity (else build in two passes).
+template <class Real>
+list_pass_result fill_csr(list_memory& m, std::size_t n, cell_grid<Real> const& g, std::size_t width, void* stream);
 void offsets_from_counts(list_memory& m, std::size_t n, void* stream);
 void keep_reference(list_memory& m, position_columns const& p, std::size_t n, unsigned dims, void* stream);
 double max_displacement(list_memory const& m, position_columns const& p, std::size_t n, unsigned dims,
@@ -101,6 +110,9 @@ template <class Real> std::size_t bin(list_memory&, position_columns const&, std
   return 0;
 }
 template <class Real> list_pass_result fill(list_memory&, std::size_t, cell_grid<Real> const&, bool, void*) {
+  return {};
+}
+template <class Real> list_pass_result fill_csr(list_memory&, std::size_t, cell_grid<Real> const&, std::size_t, void*) {
   return {};
 }
 inline void offsets_from_counts(list_memory&, std::size_t, void*) {}

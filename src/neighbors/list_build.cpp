@@ -1,6 +1,7 @@
 // The neighbour-list build (coalesce/neighbors/verlet_list.hpp): checks, the cell grid, and the
 // steps (bin, fill, grow, fill again only when a row outgrew the width) on host or GPU memory.
 #include <algorithm>
+#include <atomic>
 #include <cmath>
 #include <cstring>
 #include <string>
@@ -21,6 +22,23 @@ bool ensure_bytes(list_memory const& m, buffer& b, std::size_t bytes) {
 }
 
 bool on_gpu_memory(memory_kind kind) { return device_is_gpu && kind == memory_kind::device; }
+
+namespace {
+std::atomic<std::size_t> chunk_rows_setting{0};
+}  // namespace
+
+std::size_t set_staged_chunk_rows(std::size_t rows) { return chunk_rows_setting.exchange(rows); }
+
+std::size_t staged_chunk_rows(std::size_t rows, std::size_t width) {
+  std::size_t chunk = chunk_rows_setting.load();
+  if (chunk == 0) {
+    // 256 MiB of staging, or 2^18 rows where that is more (a few waves of the fill kernel) as long
+    // as they take no more than 1 GiB (a very dense list stages fewer rows).
+    std::size_t const slots = std::size_t{64} << 20;
+    chunk = std::max(slots / width, std::min<std::size_t>(std::size_t{1} << 18, 4 * slots / width));
+  }
+  return std::max<std::size_t>(1, std::min(chunk, rows));
+}
 
 void check_geometry(list_geometry const& g) {
   if (!(std::isfinite(g.cutoff) && g.cutoff > 0)) {
@@ -90,21 +108,34 @@ template <class Real> void build_in(list_memory& m, list_format format, position
     m.widest = r.widest;
     m.width = 0;
   } else if (format == list_format::csr) {
-    list_pass_result const counted = fill(true);
     ensure_bytes(m, m.offsets, (rows + 1) * sizeof(std::uint32_t));
-    std::size_t const total = counted.entries;
-    if (rows == 0) {
-      zero_bytes(m.kind, m.offsets.data(), sizeof(std::uint32_t), stream);
-    } else if (gpu) {
-      cuda_lists::offsets_from_counts(m, rows, stream);
+    // A rebuild stages rows at the last widest row (and 8 more) and packs them: one pass. Its counts
+    // and offsets are exact either way; where a row outgrew the staging or the entries the list's
+    // capacity, the rows are filled again at those offsets. A first build counts, scans and fills.
+    list_pass_result r{};
+    if (rows > 0 && m.staged_width > 0) {
+      r = cuda_lists::fill_csr(m, rows, grid, m.staged_width, stream);
+      if (r.widest > m.staged_width || r.entries > m.indices.size() / sizeof(std::uint32_t)) {
+        ensure_bytes(m, m.indices, r.entries * sizeof(std::uint32_t));
+        (void)fill(false);
+      }
     } else {
-      host_lists::offsets_from_counts(m, rows);
+      r = fill(true);
+      if (rows == 0) {
+        zero_bytes(m.kind, m.offsets.data(), sizeof(std::uint32_t), stream);
+      } else {
+        cuda_lists::offsets_from_counts(m, rows, stream);
+      }
+      ensure_bytes(m, m.indices, r.entries * sizeof(std::uint32_t));
+      (void)fill(false);
     }
-    ensure_bytes(m, m.indices, total * sizeof(std::uint32_t));
-    m.entries = total;
-    m.widest = counted.widest;
+    m.entries = r.entries;
+    m.widest = r.widest;
     m.width = 0;
-    (void)fill(false);
+    // The next rebuild's staging is allocated now: a steady-state rebuild allocates nothing.
+    m.staged_width = rows > 0 ? (r.widest + 7) / 8 * 8 + 8 : 0;
+    if (rows > 0)
+      ensure_bytes(m, m.staged, staged_chunk_rows(rows, m.staged_width) * m.staged_width * sizeof(std::uint32_t));
   } else {
     // Padded: one pass into the width the list has; a row that did not fit grows every row and
     // the pass runs again (never a truncated row).

@@ -2,12 +2,15 @@
 // sort of (cell, index) pairs, cell ranges from the sorted keys, then one thread per particle
 // over its 27 cells (list_kernels.hpp, the host's body) writing its row. Two read-backs per
 // build: the first bad particle (before anything is written) and the widest row / entry count.
+// A csr rebuild stages rows chunk by chunk at the last build's width and packs them (fill_csr):
+// the distance tests run once, where a first build counts, scans and fills.
 #include <algorithm>
 #include <cstdint>
 #include <cstring>
 
 #include <cub/device/device_radix_sort.cuh>
 #include <cub/device/device_scan.cuh>
+#include <cuda/std/functional>
 
 #include "../core/cuda_check.hpp"
 #include "list_backend.hpp"
@@ -69,23 +72,25 @@ __global__ void cell_bounds_kernel(std::size_t n, std::size_t cell_count, std::u
   end[c] = first_above(c, true);
 }
 
+// Rows [first, first + rows) (particle i = first + s). Padded slots are relative to `first`: a
+// csr rebuild stages a chunk of rows row-major at `width` and packs them afterwards.
 template <class Real>
-__global__ void fill_kernel(cell_grid<Real> g, std::size_t n, point4<Real> const* own, std::uint32_t const* start,
-                            std::uint32_t const* end, point4<Real> const* cell_points, std::uint32_t const* sorted_ids,
-                            std::uint32_t* counts, std::uint32_t* indices, std::uint32_t const* offsets,
-                            std::size_t width, list_format format, bool count_only, unsigned long long* words) {
+__global__ void fill_kernel(cell_grid<Real> g, std::size_t first, std::size_t rows, point4<Real> const* own,
+                            std::uint32_t const* start, std::uint32_t const* end, point4<Real> const* cell_points,
+                            std::uint32_t const* sorted_ids, std::uint32_t* counts, std::uint32_t* indices,
+                            std::uint32_t const* offsets, std::size_t width, list_format format, bool count_only,
+                            unsigned long long* words) {
   std::size_t const s = static_cast<std::size_t>(blockIdx.x) * blockDim.x + threadIdx.x;
   std::uint32_t c = 0;
-  if (s < n) {
-    auto const i = static_cast<std::uint32_t>(s);
+  if (s < rows) {
+    auto const i = static_cast<std::uint32_t>(first + s);
     std::uint32_t const row = format == list_format::csr && !count_only ? offsets[i] : 0;
     c = visit_neighbors(g, i, own[i], start, end, cell_points, sorted_ids, [&](std::uint32_t j, std::uint32_t k) {
       if (count_only) return;
       if (format == list_format::csr) {
         indices[row + k] = j;
       } else if (k < width) {
-        indices[format == list_format::column_major ? static_cast<std::size_t>(k) * n + i
-                                                    : static_cast<std::size_t>(i) * width + k] = j;
+        indices[format == list_format::column_major ? static_cast<std::size_t>(k) * rows + s : s * width + k] = j;
       }
     });
     counts[i] = c;
@@ -97,6 +102,21 @@ __global__ void fill_kernel(cell_grid<Real> g, std::size_t n, point4<Real> const
     atomicMax(&words[1], static_cast<unsigned long long>(widest));
     atomicAdd(&words[2], static_cast<unsigned long long>(sum));
   }
+}
+
+// A staged chunk's rows packed into the csr list: one thread per staged slot (reads coalesced,
+// writes one run per row). A row wider than the staging or entries past the capacity are not
+// written; the driver sees both in the counts and builds again in two passes.
+__global__ void pack_staged_kernel(std::uint32_t const* staged, std::size_t first, unsigned slots, unsigned width,
+                                   std::uint32_t const* counts, std::uint32_t const* offsets, std::uint32_t* indices,
+                                   std::size_t capacity) {
+  unsigned const s = blockIdx.x * blockDim.x + threadIdx.x;
+  if (s >= slots) return;
+  std::size_t const i = first + s / width;
+  unsigned const k = s % width;
+  if (k >= counts[i]) return;
+  std::size_t const at = static_cast<std::size_t>(offsets[i]) + k;
+  if (at < capacity) indices[at] = staged[s];
 }
 
 __global__ void reference_kernel(position_columns p, unsigned dims, std::size_t n, double* reference) {
@@ -179,10 +199,55 @@ list_pass_result fill(list_memory& m, std::size_t n, cell_grid<Real> const& g, b
   COALESCE_CUDA_TRY(cudaMemcpyAsync(words + 1, zero, sizeof zero, cudaMemcpyHostToDevice, s));
   COALESCE_CUDA_TRY(cudaMemsetAsync(as<std::uint32_t>(m.counts) + n, 0, sizeof(std::uint32_t), s));
   fill_kernel<Real><<<blocks(n), threads, 0, s>>>(
-      g, n, as<point4<Real>>(m.own_points), as<std::uint32_t>(m.cell_start), as<std::uint32_t>(m.cell_end),
+      g, 0, n, as<point4<Real>>(m.own_points), as<std::uint32_t>(m.cell_start), as<std::uint32_t>(m.cell_end),
       as<point4<Real>>(m.cell_points), as<std::uint32_t>(m.sorted_ids), as<std::uint32_t>(m.counts),
       as<std::uint32_t>(m.indices), as<std::uint32_t>(m.offsets), m.width, m.format, count_only, words);
   COALESCE_CUDA_TRY(cudaGetLastError());
+  unsigned long long got[2] = {0, 0};
+  COALESCE_CUDA_TRY(cudaMemcpyAsync(got, words + 1, sizeof got, cudaMemcpyDeviceToHost, s));
+  COALESCE_CUDA_TRY(cudaStreamSynchronize(s));
+  return {static_cast<std::size_t>(got[0]), static_cast<std::size_t>(got[1])};
+}
+
+template <class Real>
+list_pass_result fill_csr(list_memory& m, std::size_t n, cell_grid<Real> const& g, std::size_t width, void* stream) {
+  auto const s = static_cast<cudaStream_t>(stream);
+  std::size_t const chunk = staged_chunk_rows(n, width);
+  ensure_bytes(m, m.staged, chunk * width * sizeof(std::uint32_t));
+  auto* words = as<unsigned long long>(m.words);
+  auto* counts = as<std::uint32_t>(m.counts);
+  auto* offsets = as<std::uint32_t>(m.offsets);
+  unsigned long long const zero[2] = {0, 0};
+  COALESCE_CUDA_TRY(cudaMemcpyAsync(words + 1, zero, sizeof zero, cudaMemcpyHostToDevice, s));
+  COALESCE_CUDA_TRY(cudaMemsetAsync(counts + n, 0, sizeof(std::uint32_t), s));
+  COALESCE_CUDA_TRY(cudaMemsetAsync(offsets, 0, sizeof(std::uint32_t), s));
+  // Each chunk's offsets continue from the last: an exclusive scan of counts[first, end] (one past
+  // the chunk) seeded with offsets[first], which the previous chunk's scan wrote (and this scan
+  // writes again, unchanged).
+  auto const scan = [&](void* temp, std::size_t& bytes, std::size_t first, std::size_t items) {
+    return cub::DeviceScan::ExclusiveScan(temp, bytes, counts + first, offsets + first,
+                                          ::cuda::std::plus<std::uint32_t>{},
+                                          cub::FutureValue<std::uint32_t>(offsets + first), static_cast<int>(items), s);
+  };
+  std::size_t scan_bytes = 0;
+  COALESCE_CUDA_TRY(scan(nullptr, scan_bytes, 0, chunk + 1));
+  ensure_bytes(m, m.temp, scan_bytes);
+  std::size_t const capacity = m.indices.size() / sizeof(std::uint32_t);
+  for (std::size_t first = 0; first < n; first += chunk) {
+    std::size_t const rows = std::min(chunk, n - first);
+    fill_kernel<Real><<<blocks(rows), threads, 0, s>>>(
+        g, first, rows, as<point4<Real>>(m.own_points), as<std::uint32_t>(m.cell_start), as<std::uint32_t>(m.cell_end),
+        as<point4<Real>>(m.cell_points), as<std::uint32_t>(m.sorted_ids), counts, as<std::uint32_t>(m.staged), offsets,
+        width, list_format::row_major, false, words);
+    COALESCE_CUDA_TRY(cudaGetLastError());
+    std::size_t bytes = m.temp.size();
+    COALESCE_CUDA_TRY(scan(m.temp.data(), bytes, first, rows + 1));
+    auto const slots = static_cast<unsigned>(rows * width);
+    pack_staged_kernel<<<blocks(slots), threads, 0, s>>>(as<std::uint32_t>(m.staged), first, slots,
+                                                         static_cast<unsigned>(width), counts, offsets,
+                                                         as<std::uint32_t>(m.indices), capacity);
+    COALESCE_CUDA_TRY(cudaGetLastError());
+  }
   unsigned long long got[2] = {0, 0};
   COALESCE_CUDA_TRY(cudaMemcpyAsync(got, words + 1, sizeof got, cudaMemcpyDeviceToHost, s));
   COALESCE_CUDA_TRY(cudaStreamSynchronize(s));
@@ -231,5 +296,7 @@ template std::size_t bin<double>(list_memory&, position_columns const&, std::siz
                                  std::size_t, void*);
 template list_pass_result fill<float>(list_memory&, std::size_t, cell_grid<float> const&, bool, void*);
 template list_pass_result fill<double>(list_memory&, std::size_t, cell_grid<double> const&, bool, void*);
+template list_pass_result fill_csr<float>(list_memory&, std::size_t, cell_grid<float> const&, std::size_t, void*);
+template list_pass_result fill_csr<double>(list_memory&, std::size_t, cell_grid<double> const&, std::size_t, void*);
 
 }  // namespace coalesce::detail::cuda_lists

@@ -220,10 +220,6 @@ template <class Real> list_pass_result fill_csr(list_memory& m, std::size_t n, c
   return {widest, entries};
 }
 
-void offsets_from_counts(list_memory& m, std::size_t n) {
-  exclusive_scan(as<std::uint32_t const>(m.counts), n, as<std::uint32_t>(m.offsets));
-}
-
 void keep_reference(list_memory& m, position_columns const& p, std::size_t n, unsigned dims) {
   ensure_bytes(m, m.reference, 3 * n * sizeof(double));
   auto* ref = as<double>(m.reference);

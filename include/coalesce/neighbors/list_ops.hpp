@@ -89,8 +89,12 @@ struct list_memory {
   std::size_t point_bytes = 0;  // clusters: 16 (float positions) or 32 (double)
   std::size_t runs = 0;         // clusters: runs, all clusters
   std::size_t candidates = 0;   // clusters: particles a traversal tests, all rows
+  // csr in GPU memory: the row width a rebuild stages its rows at (the last widest row and 8 more;
+  // 0 before the first build): rebuilds then test each pair once instead of counting first
+  std::size_t staged_width = 0;
   // scratch of a build
   buffer keys, ids, sorted_keys, sorted_ids, cell_points, own_points, cell_start, cell_end, temp, words;
+  buffer staged;  // csr in GPU memory: a chunk of rows at staged_width, before they are packed
   // clusters: per-cluster counts, and the next runs and their offsets, swapped in at the end of a
   // build (a build that throws part-way leaves the previous list whole)
   buffer boxes, candidate_offsets, candidate_ids, candidate_sorted, cluster_counts, next_offsets, next_runs;
@@ -103,6 +107,10 @@ struct list_memory {
 // axis, or the geometry that is wrong.
 void build_list(list_memory& m, list_format format, position_columns const& position, std::size_t n, std::size_t rows,
                 list_geometry const& g, void* stream);
+// Rows a csr rebuild in GPU memory stages per chunk (0, the default: chosen from the row width so a
+// chunk's staged rows take about 256 MiB). Tests set a few hundred to cross chunk boundaries at
+// small sizes. Returns the previous setting.
+std::size_t set_staged_chunk_rows(std::size_t rows);
 // The same checks, then the compressed cluster format (neighbors/clusters.hpp) into m.
 void build_cluster_list(list_memory& m, position_columns const& position, std::size_t n, list_geometry const& g,
                         void* stream);
