@@ -3,7 +3,9 @@
 // bit-identical particles, then times each kernel against the copy ceiling measured in the same
 // run and against hand-written raw-pointer kernels, and prints (and writes as JSON) the table.
 //
-//   particle_integrator [--n particles] [--runs r] [--json file]
+//   particle_integrator [--n particles] [--runs r] [--json file] [--per-thread-records bytes]
+// --per-thread-records: the largest record a conversion into aos records writes one record per
+// thread instead of through the shared-memory tile (0: always the tile), to compare the paths.
 #include <algorithm>
 #include <cmath>
 #include <cstdio>
@@ -29,6 +31,7 @@ struct options {
   std::size_t n = coalesce::device_is_gpu ? (std::size_t{1} << 25) : (std::size_t{1} << 22);
   int runs = 30;
   std::string json;
+  long per_thread_records = -1;  // -1: the library's default
 };
 
 options parse(int argc, char** argv) {
@@ -48,8 +51,11 @@ options parse(int argc, char** argv) {
       o.runs = std::stoi(value());
     } else if (arg == "--json") {
       o.json = value();
+    } else if (arg == "--per-thread-records") {
+      o.per_thread_records = std::stol(value());
     } else {
-      std::fprintf(stderr, "usage: particle_integrator [--n particles] [--runs r] [--json file]\n");
+      std::fprintf(
+          stderr, "usage: particle_integrator [--n particles] [--runs r] [--json file] [--per-thread-records bytes]\n");
       std::exit(2);
     }
   }
@@ -398,6 +404,10 @@ void write_json(options const& o) {
 int main(int argc, char** argv) {
   options const o = parse(argc, argv);
   if (bench::gpu_missing()) return bench::skipped;
+  if (o.per_thread_records >= 0) {
+    coalesce::detail::set_per_thread_record_bytes(static_cast<std::size_t>(o.per_thread_records));
+    std::printf("records of up to %ld bytes written one per thread\n", o.per_thread_records);
+  }
   std::printf("particle_integrator on %s, %zu particles, medians of %d runs\n", bench::device_name(), o.n, o.runs);
   try {
     check_layouts(std::min<std::size_t>(o.n, 1000003));

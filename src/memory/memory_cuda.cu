@@ -1,5 +1,6 @@
 // Device memory is GPU memory: allocation, transfers and the fused column-copy kernels.
 #include <algorithm>
+#include <atomic>
 #include <cstdint>
 #include <cstring>
 #include <iterator>
@@ -417,6 +418,128 @@ template <bool FromAos> void launch_tiled(cudaStream_t stream, std::vector<colum
   COALESCE_CUDA_TRY(cudaGetLastError());
 }
 
+// Records of up to 32 bytes into an aos side: one record per thread, assembled in registers from
+// the column side's coalesced loads and stored in 16-, 8- or 4-byte units (whole records, so every
+// sector a warp writes is whole), with no shared memory and no barrier. Measured on the H200
+// (2026-12-03, 33.5M 24-byte records, x copy ceiling, per thread / tile): soa -> aos 0.97 / 0.88,
+// aosoa<32> -> aos 0.98 / 0.77, soa -> split<pos> 0.87 / 0.76; records of 64 bytes keep the tile
+// (docs/performance.md, "Records of up to 32 bytes one per thread"). set_per_thread_record_bytes
+// picks the largest record that takes this path.
+constexpr int max_record_words = 8;
+std::atomic<std::size_t> per_thread_record_bytes{32};
+
+struct record_batch {
+  column_ref other[max_record_words];            // the column side, by the record word it fills
+  signed char column_of_word[max_record_words];  // -1: a gap (kept or zeroed)
+  std::byte* base;                               // word 0 of record 0 (the window's base)
+  std::size_t n;
+  unsigned last_words;  // words of the last record inside the window (the span)
+  bool preload;         // gaps keep the destination's bytes
+};
+
+template <int Words, int Unit> __device__ void store_record(std::byte* dst, std::uint32_t const (&w)[Words]) {
+  if constexpr (Unit == 16) {
+#pragma unroll
+    for (int k = 0; k < Words; k += 4)
+      reinterpret_cast<uint4*>(dst)[k / 4] = make_uint4(w[k], w[k + 1], w[k + 2], w[k + 3]);
+  } else if constexpr (Unit == 8) {
+#pragma unroll
+    for (int k = 0; k < Words; k += 2) reinterpret_cast<uint2*>(dst)[k / 2] = make_uint2(w[k], w[k + 1]);
+  } else {
+#pragma unroll
+    for (int k = 0; k < Words; ++k) reinterpret_cast<std::uint32_t*>(dst)[k] = w[k];
+  }
+}
+
+template <int Words, int Unit> __global__ void record_per_thread_kernel(__grid_constant__ record_batch const batch) {
+  std::size_t const i = static_cast<std::size_t>(blockIdx.x) * blockDim.x + threadIdx.x;
+  if (i >= batch.n) return;
+  std::byte* const dst = batch.base + i * (Words * 4);
+  bool const last = i + 1 == batch.n;  // its bytes past the window may be another allocation's
+  auto* const dst_words = reinterpret_cast<std::uint32_t*>(dst);
+  std::uint32_t w[Words];
+#pragma unroll
+  for (int k = 0; k < Words; ++k) {
+    int const c = batch.column_of_word[k];
+    if (c >= 0) {
+      w[k] = *reinterpret_cast<std::uint32_t const*>(batch.other[c].address(i));
+    } else {
+      w[k] = batch.preload && (!last || k < static_cast<int>(batch.last_words)) ? dst_words[k] : 0u;
+    }
+  }
+  if (!last) return store_record<Words, Unit>(dst, w);
+#pragma unroll
+  for (int k = 0; k < Words; ++k) {
+    if (k < static_cast<int>(batch.last_words)) dst_words[k] = w[k];
+  }
+}
+
+template <int Words> void launch_record_per_thread(cudaStream_t stream, record_batch const& batch, int unit) {
+  unsigned const grid = grid_for(batch.n);
+  if constexpr (Words % 4 == 0) {
+    if (unit == 16) return record_per_thread_kernel<Words, 16><<<grid, block_threads, 0, stream>>>(batch);
+  }
+  if constexpr (Words % 2 == 0) {
+    if (unit == 8) return record_per_thread_kernel<Words, 8><<<grid, block_threads, 0, stream>>>(batch);
+  }
+  record_per_thread_kernel<Words, 4><<<grid, block_threads, 0, stream>>>(batch);
+}
+
+// True when the records go one per thread (and were launched): records of 8 to
+// per_thread_record_bytes bytes, one column per word at most.
+bool launch_records_per_thread(cudaStream_t stream, std::vector<column_copy> const& parts, record_window const& records,
+                               std::size_t n, record_gaps gaps) {
+  std::size_t const words = records.stride / 4;
+  if (records.stride < 8 || records.stride > per_thread_record_bytes.load() || words > max_record_words) return false;
+  record_batch batch{};
+  std::fill(std::begin(batch.column_of_word), std::end(batch.column_of_word), static_cast<signed char>(-1));
+  for (std::size_t c = 0; c < parts.size(); ++c) {
+    std::size_t const word = static_cast<std::size_t>(parts[c].dst.base - records.base) / 4;
+    if (word >= words || batch.column_of_word[word] >= 0) return false;
+    batch.column_of_word[word] = static_cast<signed char>(c);
+    batch.other[c] = parts[c].src;
+  }
+  batch.base = records.base;
+  batch.n = n;
+  batch.last_words = static_cast<unsigned>(records.span / 4);
+  batch.preload = gaps == record_gaps::keep;  // fully covered records have no gap word to read
+  auto const address = reinterpret_cast<std::uintptr_t>(records.base);
+  int const unit = records.stride % 16 == 0 && address % 16 == 0 ? 16
+                   : records.stride % 8 == 0 && address % 8 == 0 ? 8
+                                                                 : 4;
+  switch (words) {
+    case 2:
+      launch_record_per_thread<2>(stream, batch, unit);
+      break;
+    case 3:
+      launch_record_per_thread<3>(stream, batch, unit);
+      break;
+    case 4:
+      launch_record_per_thread<4>(stream, batch, unit);
+      break;
+    case 5:
+      launch_record_per_thread<5>(stream, batch, unit);
+      break;
+    case 6:
+      launch_record_per_thread<6>(stream, batch, unit);
+      break;
+    case 7:
+      launch_record_per_thread<7>(stream, batch, unit);
+      break;
+    default:
+      launch_record_per_thread<8>(stream, batch, unit);
+      break;
+  }
+  COALESCE_CUDA_TRY(cudaGetLastError());
+  return true;
+}
+
+// Columns into aos records: one record per thread where that path takes them, else the tile.
+void launch_into_records(cudaStream_t stream, std::vector<column_copy> const& parts, record_window const& records,
+                         std::size_t n, record_gaps gaps) {
+  if (!launch_records_per_thread(stream, parts, records, n, gaps)) launch_tiled<false>(stream, parts, records, n, gaps);
+}
+
 // Elements [first, first + items * Group) of every column, Group elements per Word.
 template <class Word, std::size_t Group = 1, bool Unblocked = false>
 void launch_copies(cudaStream_t stream, std::vector<column_copy> const& parts, std::size_t first, std::size_t items) {
@@ -444,15 +567,16 @@ bool runs_of_four(column_ref const& c) {
 
 namespace {
 void copy_parts(cudaStream_t stream, std::vector<column_copy> const& parts, std::size_t n, record_gaps gaps) {
-  // An aos destination goes through a shared-memory tile (column-wise 4-byte stores at the
-  // record stride measured at a quarter of the copy ceiling). An aos source of small records into
+  // An aos destination: records of up to 32 bytes one per thread, stored whole from registers;
+  // larger ones through a shared-memory tile (column-wise 4-byte stores at the record stride
+  // measured at a quarter of the copy ceiling). An aos source of small records into
   // soa is read one record per thread with plain strided addresses, as a hand-written conversion
   // does; larger records, and any into aosoa, go through the tile as well.
   bool const unblocked = std::all_of(parts.begin(), parts.end(), [](column_copy const& c) {
     return c.src.block_shift == 63 && c.dst.block_shift == 63;
   });
   record_window records;
-  if (aos_window(parts, false, records)) return launch_tiled<false>(stream, parts, records, n, gaps);
+  if (aos_window(parts, false, records)) return launch_into_records(stream, parts, records, n, gaps);
   // Records of 64 bytes and more into columns go through the tile too: read one record per thread,
   // each of a warp's loads spans 32 records (2 KiB and more). Measured on the H200, 2026-12-02:
   // 64-byte aos -> soa 0.83 -> 0.87 of the copy ceiling with the tile; the 24-byte record 0.94
@@ -662,7 +786,7 @@ void copy_columns(memory_kind kind, column_copy const* columns, std::size_t coun
     // stores stay whole records; the columns as before.
     for (auto group = take_destination_records(parts); !group.empty(); group = take_destination_records(parts)) {
       if (aos_window(group, false, records)) {
-        launch_tiled<false>(stream, group, records, n, gaps);
+        launch_into_records(stream, group, records, n, gaps);
       } else {
         copy_parts(stream, group, n, gaps);
       }
@@ -697,6 +821,8 @@ void copy_columns(memory_kind kind, column_copy const* columns, std::size_t coun
   auto const all = expand_runs(columns, count, rest.data(), rest.size());
   copy_columns(kind, all.data(), all.size(), n, native_stream, gaps);
 }
+
+std::size_t set_per_thread_record_bytes(std::size_t bytes) { return per_thread_record_bytes.exchange(bytes); }
 
 void fill_columns(memory_kind kind, column_fill const* columns, std::size_t count, std::size_t first, std::size_t n,
                   void* stream) {

@@ -1,6 +1,7 @@
 // Host memory, and device memory when libcoalesce is built without CUDA (then "device" is host
 // memory whose loops run on all cores through OpenMP, as Thrust's OpenMP device system).
 #include <algorithm>
+#include <atomic>
 #include <cstring>
 #include <new>
 #include <string>
@@ -115,6 +116,11 @@ void copy_columns(memory_kind kind, column_copy const* columns, std::size_t coun
 void fill_columns(memory_kind kind, column_fill const* columns, std::size_t count, std::size_t first, std::size_t n,
                   void*) {
   host_fill_columns(columns, count, first, n, kind == memory_kind::device);
+}
+// Host copies have no per-thread record path; the setting is kept for the benchmarks' sake.
+std::size_t set_per_thread_record_bytes(std::size_t bytes) {
+  static std::atomic<std::size_t> setting{32};
+  return setting.exchange(bytes);
 }
 void synchronize(memory_kind) {}
 void synchronize_stream(void*) {}

@@ -75,6 +75,10 @@ struct column_copy {
 enum class record_gaps : unsigned char { keep, zero };
 void copy_columns(memory_kind kind, column_copy const* columns, std::size_t count, std::size_t n,
                   void* stream = nullptr, record_gaps gaps = record_gaps::keep);
+// The largest record (bytes) that a copy of columns into aos records in GPU memory writes one record
+// per thread (assembled in registers, stored whole); larger ones go through a shared-memory tile.
+// Benchmarks compare the two paths with it. Returns the previous setting.
+std::size_t set_per_thread_record_bytes(std::size_t bytes);
 // Evenly spaced 4-byte columns copied alike: column j at dst.base + j * dst_step and src.base +
 // j * src_step, the rest of each column_ref as given (the sub-columns of a std::array member,
 // which a mapping places evenly). One entry stands for `columns` column_copy entries, so a

@@ -1,0 +1,151 @@
+// Conversions into aos records (and into a split layout's packed records) of 8 to 32 bytes: one
+// record per thread, assembled in registers and stored whole, or through the shared-memory tile
+// (coalesce::detail::set_per_thread_record_bytes picks). Both paths must give the same records,
+// bit for bit, for every record size and store unit, at counts whose last record ends the
+// allocation (the per-thread path must not write past the columns' window there).
+#include <array>
+#include <cstdint>
+#include <cstring>
+#include <vector>
+
+#include <doctest/doctest.h>
+
+#include <coalesce/coalesce.hpp>
+
+#include "test_types.hpp"
+
+using namespace coalesce_test;
+
+namespace {
+struct r8 {  // 8-byte stores
+  float a;
+  std::int32_t b;
+};
+struct r12 {  // 4-byte stores
+  float a, b, c;
+};
+struct r16 {  // one 16-byte store
+  float x, y, z, w;
+};
+struct r24 {  // 8-byte stores; the double is two 4-byte sub-columns
+  double d;
+  float a, b;
+  std::uint32_t c, e;
+};
+struct r32 {  // two 16-byte stores
+  double a, b;
+  float c, d, e, f;
+};
+struct tagged {  // the 4-byte columns start 4 bytes into the record: a window of 12 of 16 bytes
+  std::uint8_t tag;
+  float a, b, c;
+};
+
+template <class R> R make_record(std::size_t i) {
+  R r{};
+  constexpr auto table = coalesce::reflect::leaf_table_v<R>;
+  for (auto const& leaf : table) {
+    auto* bytes = reinterpret_cast<unsigned char*>(&r) + leaf.offset;
+    for (std::size_t b = 0; b < leaf.size * leaf.extent; ++b)
+      bytes[b] = static_cast<unsigned char>(i * 131 + leaf.offset * 7 + b * 29 + 1);
+  }
+  return r;
+}
+
+template <class R> std::size_t mismatches(std::vector<R> const& got, std::vector<R> const& want) {
+  std::size_t bad = 0;
+  for (std::size_t i = 0; i < want.size(); ++i) bad += !same_bytes(got[i], want[i]);
+  return bad;
+}
+
+// aos from soa, from aosoa<16> and back through a second aos, each on both paths.
+template <class R> void round_trips(std::size_t n) {
+  std::vector<R> records(n);
+  for (std::size_t i = 0; i < n; ++i) records[i] = make_record<R>(i);
+  coalesce::device_vector<R, coalesce::soa> soa(records);
+  coalesce::device_vector<R, coalesce::aosoa<16>> blocks(records);
+  std::vector<R> got(n);
+  for (std::size_t per_thread : {std::size_t{32}, std::size_t{0}}) {
+    INFO("records of up to " << per_thread << " bytes per thread");
+    auto const previous = coalesce::detail::set_per_thread_record_bytes(per_thread);
+    coalesce::device_vector<R, coalesce::aos> from_soa(n), from_blocks(n);
+    from_soa = soa;
+    from_blocks = blocks;
+    from_soa.copy_to(got);
+    CHECK(mismatches(got, records) == 0);
+    from_blocks.copy_to(got);
+    CHECK(mismatches(got, records) == 0);
+    coalesce::detail::set_per_thread_record_bytes(previous);
+  }
+}
+}  // namespace
+
+TEST_CASE("records of 8 to 32 bytes convert into aos one per thread and through the tile, bit for bit") {
+  for (std::size_t n : {1u, 2u, 255u, 1037u, 70001u}) {
+    INFO("n = " << n);
+    round_trips<r8>(n);
+    round_trips<r12>(n);
+    round_trips<r16>(n);
+    round_trips<r24>(n);
+    round_trips<r32>(n);
+    round_trips<tagged>(n);
+  }
+}
+
+TEST_CASE("a conversion into a split layout's padded positions: both paths, padding written as zeros") {
+  using split_pos = coalesce::split<coalesce::fields<&Particle::pos>, coalesce::aos, coalesce::soa>;
+  for (std::size_t n : {1u, 3u, 4099u}) {
+    INFO("n = " << n);
+    std::vector<Particle> records(n);
+    for (std::size_t i = 0; i < n; ++i) records[i] = make_particle(i);
+    coalesce::device_vector<Particle, coalesce::soa> soa(records);
+    for (std::size_t per_thread : {std::size_t{32}, std::size_t{0}}) {
+      INFO("records of up to " << per_thread << " bytes per thread");
+      auto const previous = coalesce::detail::set_per_thread_record_bytes(per_thread);
+      coalesce::device_vector<Particle, split_pos> split(n);
+      split = soa;
+      std::vector<Particle> got(n);
+      split.copy_to(got);
+      CHECK(mismatches(got, records) == 0);
+      // The packed blob's padding word: zero (a conversion copies every leaf, so it is padding).
+      std::vector<std::uint32_t> blob(4 * n);
+      coalesce::detail::copy_bytes(coalesce::detail::memory_kind::host, blob.data(),
+                                   coalesce::detail::memory_kind::device, split.storage().column(0, 0).base,
+                                   blob.size() * 4);
+      std::size_t nonzero_padding = 0;
+      for (std::size_t i = 0; i < n; ++i) nonzero_padding += blob[4 * i + 3] != 0;
+      CHECK(nonzero_padding == 0);
+      coalesce::detail::set_per_thread_record_bytes(previous);
+    }
+  }
+}
+
+TEST_CASE("copying some columns into 24-byte aos records keeps the others, on both paths") {
+  std::size_t const n = 3001;
+  std::vector<r24> old_records(n), new_records(n);
+  for (std::size_t i = 0; i < n; ++i) {
+    old_records[i] = make_record<r24>(i);
+    new_records[i] = make_record<r24>(i + 7000);
+  }
+  coalesce::device_vector<r24, coalesce::soa> src(new_records);
+  for (std::size_t per_thread : {std::size_t{32}, std::size_t{0}}) {
+    INFO("records of up to " << per_thread << " bytes per thread");
+    auto const previous = coalesce::detail::set_per_thread_record_bytes(per_thread);
+    coalesce::device_vector<r24, coalesce::aos> dst(old_records);
+    // Leaves a (float) and e (uint32): words 2 and 5 of the record; the double and b, c kept.
+    std::vector<coalesce::detail::column_copy> some{{dst.storage().column(1, 0), src.storage().column(1, 0), 4},
+                                                    {dst.storage().column(4, 0), src.storage().column(4, 0), 4}};
+    coalesce::detail::copy_columns(coalesce::detail::memory_kind::device, some.data(), some.size(), n);
+    std::vector<r24> got(n);
+    dst.copy_to(got);
+    std::size_t bad = 0;
+    for (std::size_t i = 0; i < n; ++i) {
+      r24 want = old_records[i];
+      want.a = new_records[i].a;
+      want.e = new_records[i].e;
+      bad += !same_bytes(got[i], want);
+    }
+    CHECK(bad == 0);
+    coalesce::detail::set_per_thread_record_bytes(previous);
+  }
+}
