@@ -418,23 +418,23 @@ template <bool FromAos> void launch_tiled(cudaStream_t stream, std::vector<colum
   COALESCE_CUDA_TRY(cudaGetLastError());
 }
 
-// Records of up to 32 bytes into an aos side: one record per thread, assembled in registers from
-// the column side's coalesced loads and stored in 16-, 8- or 4-byte units (whole records, so every
-// sector a warp writes is whole), with no shared memory and no barrier. Measured on the H200
-// (2026-12-03, 33.5M 24-byte records, x copy ceiling, per thread / tile): soa -> aos 0.97 / 0.88,
-// aosoa<32> -> aos 0.98 / 0.77, soa -> split<pos> 0.87 / 0.76; records of 64 bytes keep the tile
-// (docs/performance.md, "Records of up to 32 bytes one per thread"). set_per_thread_record_bytes
-// picks the largest record that takes this path.
+// Small aos records to or from columns: one record per thread, held in registers, moved between
+// global memory and registers in 16-, 8- or 4-byte units (whole records, so every sector a warp
+// touches is whole), the column side coalesced, no shared memory and no barrier. Into records this
+// replaced the tile for records of up to 32 bytes; measured on the H200 (2026-12-03, 33.5M
+// 24-byte records, x copy ceiling, per thread / tile): soa -> aos 0.97 / 0.88, aosoa<32> -> aos
+// 0.98 / 0.77, soa -> split<pos> 0.87 / 0.76 (docs/performance.md, "Records one per thread").
+// set_per_thread_record_bytes picks the largest record that takes this path.
 constexpr int max_record_words = 8;
 std::atomic<std::size_t> per_thread_record_bytes{32};
 
 struct record_batch {
   column_ref other[max_record_words];            // the column side, by the record word it fills
-  signed char column_of_word[max_record_words];  // -1: a gap (kept or zeroed)
+  signed char column_of_word[max_record_words];  // -1: no column (into records: a gap, kept or zeroed)
   std::byte* base;                               // word 0 of record 0 (the window's base)
   std::size_t n;
   unsigned last_words;  // words of the last record inside the window (the span)
-  bool preload;         // gaps keep the destination's bytes
+  bool preload;         // into records: gaps keep the destination's bytes
 };
 
 template <int Words, int Unit> __device__ void store_record(std::byte* dst, std::uint32_t const (&w)[Words]) {
@@ -451,53 +451,95 @@ template <int Words, int Unit> __device__ void store_record(std::byte* dst, std:
   }
 }
 
-template <int Words, int Unit> __global__ void record_per_thread_kernel(__grid_constant__ record_batch const batch) {
+template <int Words, int Unit> __device__ void load_record(std::byte const* src, std::uint32_t (&w)[Words]) {
+  if constexpr (Unit == 16) {
+#pragma unroll
+    for (int k = 0; k < Words; k += 4) {
+      uint4 const v = reinterpret_cast<uint4 const*>(src)[k / 4];
+      w[k] = v.x, w[k + 1] = v.y, w[k + 2] = v.z, w[k + 3] = v.w;
+    }
+  } else if constexpr (Unit == 8) {
+#pragma unroll
+    for (int k = 0; k < Words; k += 2) {
+      uint2 const v = reinterpret_cast<uint2 const*>(src)[k / 2];
+      w[k] = v.x, w[k + 1] = v.y;
+    }
+  } else {
+#pragma unroll
+    for (int k = 0; k < Words; ++k) w[k] = reinterpret_cast<std::uint32_t const*>(src)[k];
+  }
+}
+
+// FromAos: records -> columns. Otherwise: columns -> records. The last record is moved word by
+// word inside the window only: its bytes past the window may belong to another allocation.
+template <int Words, int Unit, bool FromAos>
+__global__ void record_per_thread_kernel(__grid_constant__ record_batch const batch) {
   std::size_t const i = static_cast<std::size_t>(blockIdx.x) * blockDim.x + threadIdx.x;
   if (i >= batch.n) return;
-  std::byte* const dst = batch.base + i * (Words * 4);
-  bool const last = i + 1 == batch.n;  // its bytes past the window may be another allocation's
-  auto* const dst_words = reinterpret_cast<std::uint32_t*>(dst);
+  std::byte* const record = batch.base + i * (Words * 4);
+  auto* const record_words = reinterpret_cast<std::uint32_t*>(record);
+  bool const last = i + 1 == batch.n;
+  int const inside = last ? static_cast<int>(batch.last_words) : Words;
   std::uint32_t w[Words];
-#pragma unroll
-  for (int k = 0; k < Words; ++k) {
-    int const c = batch.column_of_word[k];
-    if (c >= 0) {
-      w[k] = *reinterpret_cast<std::uint32_t const*>(batch.other[c].address(i));
+  if constexpr (FromAos) {
+    if (!last) {
+      load_record<Words, Unit>(record, w);
     } else {
-      w[k] = batch.preload && (!last || k < static_cast<int>(batch.last_words)) ? dst_words[k] : 0u;
+#pragma unroll
+      for (int k = 0; k < Words; ++k) w[k] = k < inside ? record_words[k] : 0u;
+    }
+#pragma unroll
+    for (int k = 0; k < Words; ++k) {
+      int const c = batch.column_of_word[k];
+      if (c >= 0) *reinterpret_cast<std::uint32_t*>(batch.other[c].address(i)) = w[k];
+    }
+  } else {
+#pragma unroll
+    for (int k = 0; k < Words; ++k) {
+      int const c = batch.column_of_word[k];
+      if (c >= 0) {
+        w[k] = *reinterpret_cast<std::uint32_t const*>(batch.other[c].address(i));
+      } else {
+        w[k] = batch.preload && k < inside ? record_words[k] : 0u;
+      }
+    }
+    if (!last) return store_record<Words, Unit>(record, w);
+#pragma unroll
+    for (int k = 0; k < Words; ++k) {
+      if (k < inside) record_words[k] = w[k];
     }
   }
-  if (!last) return store_record<Words, Unit>(dst, w);
-#pragma unroll
-  for (int k = 0; k < Words; ++k) {
-    if (k < static_cast<int>(batch.last_words)) dst_words[k] = w[k];
-  }
 }
 
-template <int Words> void launch_record_per_thread(cudaStream_t stream, record_batch const& batch, int unit) {
+template <int Words, bool FromAos>
+void launch_record_per_thread(cudaStream_t stream, record_batch const& batch, int unit) {
   unsigned const grid = grid_for(batch.n);
   if constexpr (Words % 4 == 0) {
-    if (unit == 16) return record_per_thread_kernel<Words, 16><<<grid, block_threads, 0, stream>>>(batch);
+    if (unit == 16) return record_per_thread_kernel<Words, 16, FromAos><<<grid, block_threads, 0, stream>>>(batch);
   }
   if constexpr (Words % 2 == 0) {
-    if (unit == 8) return record_per_thread_kernel<Words, 8><<<grid, block_threads, 0, stream>>>(batch);
+    if (unit == 8) return record_per_thread_kernel<Words, 8, FromAos><<<grid, block_threads, 0, stream>>>(batch);
   }
-  record_per_thread_kernel<Words, 4><<<grid, block_threads, 0, stream>>>(batch);
+  record_per_thread_kernel<Words, 4, FromAos><<<grid, block_threads, 0, stream>>>(batch);
 }
 
-// True when the records go one per thread (and were launched): records of 8 to
-// per_thread_record_bytes bytes, one column per word at most.
-bool launch_records_per_thread(cudaStream_t stream, std::vector<column_copy> const& parts, record_window const& records,
-                               std::size_t n, record_gaps gaps) {
+// True when the records go one per thread (and were launched): records of 8 to 32 bytes (up to
+// per_thread_record_bytes), one column per word at most. 64-byte records were measured slower this
+// way than through the tile (aos -> soa 0.41 against 0.86 of the copy ceiling, soa -> aos 0.73
+// against 0.89; H200, 2026-12-03), so the path stops at 32.
+template <bool FromAos> bool launch_records_per_thread(cudaStream_t stream, std::vector<column_copy> const& parts,
+                                                       record_window const& records, std::size_t n, record_gaps gaps) {
   std::size_t const words = records.stride / 4;
-  if (records.stride < 8 || records.stride > per_thread_record_bytes.load() || words > max_record_words) return false;
+  if (words < 2 || words > max_record_words || records.stride > per_thread_record_bytes.load() || parts.size() > words)
+    return false;
   record_batch batch{};
   std::fill(std::begin(batch.column_of_word), std::end(batch.column_of_word), static_cast<signed char>(-1));
   for (std::size_t c = 0; c < parts.size(); ++c) {
-    std::size_t const word = static_cast<std::size_t>(parts[c].dst.base - records.base) / 4;
+    column_ref const& record_side = FromAos ? parts[c].src : parts[c].dst;
+    std::size_t const word = static_cast<std::size_t>(record_side.base - records.base) / 4;
     if (word >= words || batch.column_of_word[word] >= 0) return false;
     batch.column_of_word[word] = static_cast<signed char>(c);
-    batch.other[c] = parts[c].src;
+    batch.other[c] = FromAos ? parts[c].dst : parts[c].src;
   }
   batch.base = records.base;
   batch.n = n;
@@ -509,25 +551,25 @@ bool launch_records_per_thread(cudaStream_t stream, std::vector<column_copy> con
                                                                  : 4;
   switch (words) {
     case 2:
-      launch_record_per_thread<2>(stream, batch, unit);
+      launch_record_per_thread<2, FromAos>(stream, batch, unit);
       break;
     case 3:
-      launch_record_per_thread<3>(stream, batch, unit);
+      launch_record_per_thread<3, FromAos>(stream, batch, unit);
       break;
     case 4:
-      launch_record_per_thread<4>(stream, batch, unit);
+      launch_record_per_thread<4, FromAos>(stream, batch, unit);
       break;
     case 5:
-      launch_record_per_thread<5>(stream, batch, unit);
+      launch_record_per_thread<5, FromAos>(stream, batch, unit);
       break;
     case 6:
-      launch_record_per_thread<6>(stream, batch, unit);
+      launch_record_per_thread<6, FromAos>(stream, batch, unit);
       break;
     case 7:
-      launch_record_per_thread<7>(stream, batch, unit);
+      launch_record_per_thread<7, FromAos>(stream, batch, unit);
       break;
     default:
-      launch_record_per_thread<8>(stream, batch, unit);
+      launch_record_per_thread<8, FromAos>(stream, batch, unit);
       break;
   }
   COALESCE_CUDA_TRY(cudaGetLastError());
@@ -537,7 +579,8 @@ bool launch_records_per_thread(cudaStream_t stream, std::vector<column_copy> con
 // Columns into aos records: one record per thread where that path takes them, else the tile.
 void launch_into_records(cudaStream_t stream, std::vector<column_copy> const& parts, record_window const& records,
                          std::size_t n, record_gaps gaps) {
-  if (!launch_records_per_thread(stream, parts, records, n, gaps)) launch_tiled<false>(stream, parts, records, n, gaps);
+  if (!launch_records_per_thread<false>(stream, parts, records, n, gaps))
+    launch_tiled<false>(stream, parts, records, n, gaps);
 }
 
 // Elements [first, first + items * Group) of every column, Group elements per Word.
@@ -567,22 +610,21 @@ bool runs_of_four(column_ref const& c) {
 
 namespace {
 void copy_parts(cudaStream_t stream, std::vector<column_copy> const& parts, std::size_t n, record_gaps gaps) {
-  // An aos destination: records of up to 32 bytes one per thread, stored whole from registers;
-  // larger ones through a shared-memory tile (column-wise 4-byte stores at the record stride
-  // measured at a quarter of the copy ceiling). An aos source of small records into
-  // soa is read one record per thread with plain strided addresses, as a hand-written conversion
-  // does; larger records, and any into aosoa, go through the tile as well.
+  // An aos side of records of up to 32 bytes: one record per thread, moved whole through registers.
+  // Larger records into aos go through a shared-memory tile (column-wise 4-byte stores at the
+  // record stride measured at a quarter of the copy ceiling), and so do records of 64 bytes and more
+  // out of aos (each of a warp's loads spans 2 KiB and more; 64-byte aos -> soa 0.83 -> 0.87 of the
+  // copy ceiling with the tile, H200, 2026-12-02) or into aosoa; 36-60-byte records out of aos into
+  // unblocked columns go element by element.
   bool const unblocked = std::all_of(parts.begin(), parts.end(), [](column_copy const& c) {
     return c.src.block_shift == 63 && c.dst.block_shift == 63;
   });
   record_window records;
   if (aos_window(parts, false, records)) return launch_into_records(stream, parts, records, n, gaps);
-  // Records of 64 bytes and more into columns go through the tile too: read one record per thread,
-  // each of a warp's loads spans 32 records (2 KiB and more). Measured on the H200, 2026-12-02:
-  // 64-byte aos -> soa 0.83 -> 0.87 of the copy ceiling with the tile; the 24-byte record 0.94
-  // without it, 0.86 with.
-  if (aos_window(parts, true, records) && (!unblocked || records.stride >= 64))
-    return launch_tiled<true>(stream, parts, records, n, gaps);
+  if (aos_window(parts, true, records)) {
+    if (launch_records_per_thread<true>(stream, parts, records, n, gaps)) return;
+    if (!unblocked || records.stride >= 64) return launch_tiled<true>(stream, parts, records, n, gaps);
+  }
   std::vector<column_copy> by_width[3];
   for (auto const& part : parts) by_width[part.width == 4 ? 0 : part.width == 2 ? 1 : 2].push_back(part);
   auto const& words = by_width[0];

@@ -1,8 +1,9 @@
-// Conversions into aos records (and into a split layout's packed records) of 8 to 32 bytes: one
-// record per thread, assembled in registers and stored whole, or through the shared-memory tile
-// (coalesce::detail::set_per_thread_record_bytes picks). Both paths must give the same records,
-// bit for bit, for every record size and store unit, at counts whose last record ends the
-// allocation (the per-thread path must not write past the columns' window there).
+// Conversions to and from aos records (and into a split layout's packed records): records of 8 to
+// 32 bytes one per thread, held in registers and moved whole, or through the shared-memory tile
+// and the per-element columns (coalesce::detail::set_per_thread_record_bytes picks); larger ones
+// through the tile whatever the setting. Both paths must
+// give the same records, bit for bit, for every record size and vector unit, at counts whose last
+// record ends the allocation (the per-thread path must not touch bytes past the columns' window).
 #include <array>
 #include <cstdint>
 #include <cstring>
@@ -36,6 +37,16 @@ struct r32 {  // two 16-byte stores
   double a, b;
   float c, d, e, f;
 };
+struct r48 {  // larger records: the tile on both settings
+  std::array<float, 12> f;
+};
+struct r64 {
+  std::array<double, 4> a;
+  std::array<std::int32_t, 8> b;
+};
+struct r60 {
+  std::array<float, 15> f;
+};
 struct tagged {  // the 4-byte columns start 4 bytes into the record: a window of 12 of 16 bytes
   std::uint8_t tag;
   float a, b, c;
@@ -58,29 +69,38 @@ template <class R> std::size_t mismatches(std::vector<R> const& got, std::vector
   return bad;
 }
 
-// aos from soa, from aosoa<16> and back through a second aos, each on both paths.
+// aos from soa and from aosoa<16>, and back from aos into both, on each path.
 template <class R> void round_trips(std::size_t n) {
   std::vector<R> records(n);
   for (std::size_t i = 0; i < n; ++i) records[i] = make_record<R>(i);
   coalesce::device_vector<R, coalesce::soa> soa(records);
   coalesce::device_vector<R, coalesce::aosoa<16>> blocks(records);
+  coalesce::device_vector<R, coalesce::aos> aos(records);
   std::vector<R> got(n);
   for (std::size_t per_thread : {std::size_t{32}, std::size_t{0}}) {
     INFO("records of up to " << per_thread << " bytes per thread");
     auto const previous = coalesce::detail::set_per_thread_record_bytes(per_thread);
     coalesce::device_vector<R, coalesce::aos> from_soa(n), from_blocks(n);
+    coalesce::device_vector<R, coalesce::soa> soa_from_aos(n);
+    coalesce::device_vector<R, coalesce::aosoa<16>> blocks_from_aos(n);
     from_soa = soa;
     from_blocks = blocks;
+    soa_from_aos = aos;
+    blocks_from_aos = aos;
     from_soa.copy_to(got);
     CHECK(mismatches(got, records) == 0);
     from_blocks.copy_to(got);
+    CHECK(mismatches(got, records) == 0);
+    soa_from_aos.copy_to(got);
+    CHECK(mismatches(got, records) == 0);
+    blocks_from_aos.copy_to(got);
     CHECK(mismatches(got, records) == 0);
     coalesce::detail::set_per_thread_record_bytes(previous);
   }
 }
 }  // namespace
 
-TEST_CASE("records of 8 to 32 bytes convert into aos one per thread and through the tile, bit for bit") {
+TEST_CASE("records of 8 to 64 bytes convert to and from aos, one per thread and through the tile, bit for bit") {
   for (std::size_t n : {1u, 2u, 255u, 1037u, 70001u}) {
     INFO("n = " << n);
     round_trips<r8>(n);
@@ -88,6 +108,9 @@ TEST_CASE("records of 8 to 32 bytes convert into aos one per thread and through 
     round_trips<r16>(n);
     round_trips<r24>(n);
     round_trips<r32>(n);
+    round_trips<r48>(n);
+    round_trips<r64>(n);
+    round_trips<r60>(n);
     round_trips<tagged>(n);
   }
 }
