@@ -10,6 +10,7 @@
 #include <cstring>
 #include <numeric>
 #include <random>
+#include <string>
 #include <vector>
 
 #include <doctest/doctest.h>
@@ -94,6 +95,25 @@ TEST_CASE("conversions in GPU memory report the first value a format cannot hold
   CHECK_THROWS_WITH_AS((coalesce::device_vector<Particle, lean>(plain)),
                        doctest::Contains("element 4321's leaf 5 (member 1.2) cannot be stored as half"),
                        coalesce::error);
+}
+
+TEST_CASE("GPU conversions into and out of half columns: the elements past the last quad too") {
+  // Contiguous float <-> half columns move four elements per thread; n % 4 elements are left for
+  // one thread, one by one: their values and their failures count as much as the others'.
+  for (std::size_t n : {1u, 3u, 5003u, 70002u}) {
+    INFO("n = " << n);
+    auto records = random_particles(n, 5);
+    coalesce::device_vector<Particle> plain{std::span<Particle const>(records)};
+    coalesce::device_vector<Particle, lean> stored(plain);                              // plain -> stored
+    coalesce::host_vector<Particle, lean> on_host{std::span<Particle const>(records)};  // the host's rounding
+    coalesce::device_vector<Particle> back(stored);                                     // stored -> plain
+    CHECK(same_bytes(records_of(back), records_of(on_host)));
+    records[n - 1].vel.x = -1e6f;  // the last element: in the tail unless n % 4 == 0
+    coalesce::device_vector<Particle> bad{std::span<Particle const>(records)};
+    std::string const expected = "element " + std::to_string(n - 1) + "'s leaf 3";
+    CHECK_THROWS_WITH_AS((coalesce::device_vector<Particle, lean>(bad)), doctest::Contains(expected.c_str()),
+                         coalesce::error);
+  }
 }
 
 namespace {
