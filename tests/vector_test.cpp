@@ -199,6 +199,33 @@ TEST_CASE_TEMPLATE("gaps of blocks in use are written after every way of growing
   v.copy_to(back);
   CHECK(back[2].a == make_padded(2).a);
   CHECK(back[498].a == 0.0f);  // resize(n) appends value-initialized elements
+  dirty_the_heap();
+  v.resize_for_overwrite(1200);  // growth without the fill: the padding still written
+  CHECK(gaps_are_written(v));
+}
+
+TEST_CASE_TEMPLATE("resize_for_overwrite keeps the elements, grows and shrinks like resize, writes no value", Layout,
+                   coalesce::aos, coalesce::soa, coalesce::aosoa<16>, coalesce_test::split_nested) {
+  std::vector<Padded> records(40);
+  for (std::size_t i = 0; i < records.size(); ++i) records[i] = make_padded(i);
+  coalesce::host_vector<Padded, Layout> v{std::span<Padded const>(records)};
+  auto const capacity = v.capacity();
+  v.resize_for_overwrite(5 * capacity + 3);  // past the capacity: the first 40 elements move
+  REQUIRE(v.size() == 5 * capacity + 3);
+  CHECK(v.capacity() >= v.size());
+  std::vector<Padded> all(v.size());
+  v.copy_to(all);
+  for (std::size_t i = 0; i < records.size(); ++i) CHECK(all[i].a == records[i].a);
+  // The new elements are the caller's to write: written, they read back.
+  auto view = v.view();
+  for (std::size_t i = 40; i < v.size(); ++i) view[i] = make_padded(i);
+  v.copy_to(all);
+  for (std::size_t i = 0; i < v.size(); ++i) CHECK(all[i].a == make_padded(i).a);
+  v.resize_for_overwrite(7);  // shrinking keeps the first elements
+  REQUIRE(v.size() == 7);
+  std::vector<Padded> seven(7);
+  v.copy_to(seven);
+  for (std::size_t i = 0; i < 7; ++i) CHECK(seven[i].a == records[i].a);
 }
 
 TEST_CASE("copy_to says what is wrong with the destination") {

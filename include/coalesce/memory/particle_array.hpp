@@ -36,6 +36,8 @@ template <class T, class L, class S> struct particle_array_traits<vector<T, L, S
   static constexpr bool resizable = true;
   static std::size_t size(vector<T, L, S> const& a) { return a.size(); }
   static void resize(vector<T, L, S>& a, std::size_t n) { a.resize(n); }
+  // Growth whose new elements the caller writes next (no fill).
+  static void resize_for_overwrite(vector<T, L, S>& a, std::size_t n) { a.resize_for_overwrite(n); }
 };
 
 template <class U, class S> struct particle_array_traits<array<U, S>> {
@@ -47,6 +49,7 @@ template <class U, class S> struct particle_array_traits<array<U, S>> {
   static std::size_t size(array<U, S> const& a) { return a.size(); }
   static U* data(array<U, S>& a) { return a.data(); }
   static void resize(array<U, S>& a, std::size_t n) { a.resize(n); }
+  static void resize_for_overwrite(array<U, S>& a, std::size_t n) { a.resize(n); }
 };
 
 template <class U, class A> struct particle_array_traits<std::vector<U, A>> {
@@ -58,6 +61,7 @@ template <class U, class A> struct particle_array_traits<std::vector<U, A>> {
   static std::size_t size(std::vector<U, A> const& a) { return a.size(); }
   static U* data(std::vector<U, A>& a) { return a.data(); }
   static void resize(std::vector<U, A>& a, std::size_t n) { a.resize(n); }
+  static void resize_for_overwrite(std::vector<U, A>& a, std::size_t n) { a.resize(n); }
 };
 
 // Memory the caller owns: its pointer may name the wrong memory (checked where it is used), and

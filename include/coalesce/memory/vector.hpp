@@ -160,6 +160,15 @@ template <class T, class Layout, class Space> class vector {
     if (n > size_) detail::fill_elements(storage(), kind, value, size_, n - size_, on.handle());
     size_ = n;
   }
+  // resize without the fill: elements past the old size hold unspecified values until written (the
+  // padding inside their records is zeroed as by resize). For code that writes every new element
+  // next, such as a migration's unpack of its arrivals, which would otherwise write them twice.
+  void resize_for_overwrite(std::size_t n, stream on = default_stream) {
+    wait_for_allocation_stream(on);
+    if (n > capacity_) move_to_capacity(std::max(n, grown_capacity()), on);
+    expose(n, on);
+    size_ = n;
+  }
   // Where the storage was last allocated and where it will be freed (the default stream for
   // host vectors and for device vectors never allocated on a stream of yours).
   stream allocation_stream() const { return allocation_stream_; }
