@@ -37,7 +37,10 @@ std::size_t staged_chunk_rows(std::size_t rows, std::size_t width) {
     std::size_t const slots = std::size_t{64} << 20;
     chunk = std::max(slots / width, std::min<std::size_t>(std::size_t{1} << 18, 4 * slots / width));
   }
-  return std::max<std::size_t>(1, std::min(chunk, rows));
+  // The staging kernels index a chunk's slots with 32-bit integers (CUB's item count is an int):
+  // a chunk set through set_staged_chunk_rows never stages more slots than that.
+  std::size_t const most_rows = std::size_t{0x7fffffff} / std::max<std::size_t>(width, 1);
+  return std::max<std::size_t>(1, std::min({chunk, rows, most_rows}));
 }
 
 void check_geometry(list_geometry const& g) {
