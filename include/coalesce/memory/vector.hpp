@@ -154,11 +154,9 @@ template <class T, class Layout, class Space> class vector {
   // the fill are queued there and it returns without waiting.
   void resize(std::size_t n, stream on = default_stream) { resize(n, T{}, on); }
   void resize(std::size_t n, T const& value, stream on = default_stream) {
-    wait_for_allocation_stream(on);
-    if (n > capacity_) move_to_capacity(std::max(n, grown_capacity()), on);
-    expose(n, on);
-    if (n > size_) detail::fill_elements(storage(), kind, value, size_, n - size_, on.handle());
-    size_ = n;
+    std::size_t const old_size = size_;
+    resize_for_overwrite(n, on);
+    if (n > old_size) detail::fill_elements(storage(), kind, value, old_size, n - old_size, on.handle());
   }
   // resize without the fill: elements past the old size hold unspecified values until written (the
   // padding inside their records is zeroed as by resize). For code that writes every new element
