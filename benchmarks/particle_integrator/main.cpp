@@ -31,7 +31,8 @@ struct options {
   std::size_t n = coalesce::device_is_gpu ? (std::size_t{1} << 25) : (std::size_t{1} << 22);
   int runs = 30;
   std::string json;
-  long per_thread_records = -1;  // -1: the library's default
+  long per_thread_records = -1;   // -1: the library's default
+  bool conversions_only = false;  // skip the kernels (ncu_conversions.sh profiles the conversions alone)
 };
 
 options parse(int argc, char** argv) {
@@ -53,9 +54,12 @@ options parse(int argc, char** argv) {
       o.json = value();
     } else if (arg == "--per-thread-records") {
       o.per_thread_records = std::stol(value());
+    } else if (arg == "--conversions-only") {
+      o.conversions_only = true;
     } else {
-      std::fprintf(
-          stderr, "usage: particle_integrator [--n particles] [--runs r] [--json file] [--per-thread-records bytes]\n");
+      std::fprintf(stderr,
+                   "usage: particle_integrator [--n particles] [--runs r] [--json file] [--per-thread-records bytes] "
+                   "[--conversions-only]\n");
       std::exit(2);
     }
   }
@@ -191,6 +195,7 @@ void time_conversions(std::string const& record, std::vector<Rec> const& records
   row("aosoa<32> -> aos", [&] { aos_v = aosoa_v; });
   row("soa -> split", [&] { split_v = soa_v; });
   row("split -> aos", [&] { aos_v = split_v; });
+  row("aos -> split", [&] { split_v = aos_v; });  // LLAMA's AoS -> Split pair
   row("soa -> soa", [&] { soa_copy = soa_v; });
 #if COALESCE_WITH_CUDA
   // The same conversions queued on a stream, 10 per timing (per conversion below): without the
@@ -264,10 +269,13 @@ void time_stored_velocities(std::vector<particle> const& records, double step_ce
   add("convert", "soa, vel as half -> soa", bench::median_ms([&] { plain = half; }, runs), bytes, copy_gbs, copy_ms);
 }
 
+void measure_kernels(options const& o, std::vector<particle> const& records, double copy_gbs, double copy_ms,
+                     double step_ceiling);
+void measure_conversions(options const& o, std::vector<particle> const& records, double copy_gbs, double copy_ms);
+
 void measure(options const& o) {
   std::size_t const n = o.n;
   auto const records = make_particles(n);
-  double const step_bytes = 36.0 * static_cast<double>(n);  // reads 6 floats, writes 3
 
   // The ceiling, in the same run: a plain copy of the particle data (bytes read + written).
   double const data_bytes = static_cast<double>(n * sizeof(particle));
@@ -286,6 +294,14 @@ void measure(options const& o) {
     add("ceiling", "in-place stream (read + write)", rmw_ms, 2.0 * data_bytes, step_ceiling, rmw_ms);
   }
 
+  if (!o.conversions_only) measure_kernels(o, records, copy_gbs, copy_ms, step_ceiling);
+  measure_conversions(o, records, copy_gbs, copy_ms);
+}
+
+void measure_kernels(options const& o, std::vector<particle> const& records, double copy_gbs, double copy_ms,
+                     double step_ceiling) {
+  std::size_t const n = o.n;
+  double const step_bytes = 36.0 * static_cast<double>(n);  // reads 6 floats, writes 3
   coalesce::device_vector<particle> raw(records);
   double const raw_ms = bench::median_ms([&] { raw_soa_step(pointers_of(raw), n, dt); }, o.runs);
   add("step", "hand-written soa", raw_ms, step_bytes, step_ceiling, raw_ms);
@@ -335,7 +351,11 @@ void measure(options const& o) {
     time_drift("aosoa<32>", coalesce::aosoa<32>{});
     time_drift("split<pos: aos, soa>", split_fat_pos{});
   }
+}
 
+void measure_conversions(options const& o, std::vector<particle> const& records, double copy_gbs, double copy_ms) {
+  std::size_t const n = o.n;
+  double const data_bytes = static_cast<double>(n * sizeof(particle));
   // Conversions between layouts on the device, into storage that already exists.
   {
     coalesce::device_vector<particle, coalesce::aos> aos_v(records);

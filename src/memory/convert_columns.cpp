@@ -2,6 +2,7 @@
 // host memory, and in "device" memory when libcoalesce is built without CUDA (all cores).
 #include <algorithm>
 #include <cstddef>
+#include <cstring>
 
 #include <coalesce/memory/buffer.hpp>
 #include <coalesce/memory/transfer.hpp>
@@ -24,6 +25,11 @@ conversion_result host_convert_columns(column_conversion const* columns, std::si
     (void)parallel;
 #endif
     for (std::ptrdiff_t i = 0; i < elements; ++i) {
+      if (col.to == col.from) {  // a column that keeps its format
+        std::memcpy(col.dst.address(static_cast<std::size_t>(i)), col.src.address(static_cast<std::size_t>(i)),
+                    col.width);
+        continue;
+      }
       auto const status = convert_element(col.dst.address(static_cast<std::size_t>(i)), col.to,
                                           col.src.address(static_cast<std::size_t>(i)), col.from);
       if (status != encode_status::ok && !col.to.saturates) bad = std::min(bad, i);

@@ -1,6 +1,6 @@
 // Columns that change number format on the way, in GPU memory: one launch per batch of columns,
 // each thread converting elements of every column of the batch; the first element a format could
-// not hold is kept as (element << 16 | column) with atomicMin and read back once.
+// not hold is kept as (column << 48 | element) with atomicMin and read back once.
 #include <algorithm>
 #include <cstdint>
 
@@ -84,6 +84,18 @@ __device__ void report(unsigned long long* first_failure, std::size_t column, st
   atomicMin(first_failure, (static_cast<unsigned long long>(column) << 48) | i);
 }
 
+// Four elements of a column that keeps its 4-byte (Quad = uint4) or 2-byte (uint2) elements.
+template <class Quad>
+__device__ void copy_quad(column_conversion const& col, std::size_t first, std::size_t n, bool whole) {
+  constexpr std::size_t element = sizeof(Quad) / 4;
+  if (whole) {
+    *reinterpret_cast<Quad*>(col.dst.base + first * element) =
+        *reinterpret_cast<Quad const*>(col.src.base + first * element);
+    return;
+  }
+  for (std::size_t i = first; i < n; ++i) copy_element(col.dst.address(i), col.src.address(i), element);
+}
+
 // Elements [first, first + 4) of one column; whole == false: only those below n, one by one.
 __device__ void move_quad(column_conversion const& col, quad_op op, std::size_t column, std::size_t first,
                           std::size_t n, bool whole, unsigned long long* first_failure) {
@@ -91,20 +103,10 @@ __device__ void move_quad(column_conversion const& col, quad_op op, std::size_t 
   std::byte const* const src = col.src.base;
   switch (op) {
     case quad_op::copy4:
-      if (whole) {
-        *reinterpret_cast<uint4*>(dst + first * 4) = *reinterpret_cast<uint4 const*>(src + first * 4);
-      } else {
-        for (std::size_t i = first; i < n; ++i)
-          reinterpret_cast<std::uint32_t*>(dst)[i] = reinterpret_cast<std::uint32_t const*>(src)[i];
-      }
+      copy_quad<uint4>(col, first, n, whole);
       return;
     case quad_op::copy2:
-      if (whole) {
-        *reinterpret_cast<uint2*>(dst + first * 2) = *reinterpret_cast<uint2 const*>(src + first * 2);
-      } else {
-        for (std::size_t i = first; i < n; ++i)
-          reinterpret_cast<std::uint16_t*>(dst)[i] = reinterpret_cast<std::uint16_t const*>(src)[i];
-      }
+      copy_quad<uint2>(col, first, n, whole);
       return;
     case quad_op::narrow: {
       if (!whole) {
@@ -172,6 +174,36 @@ quad_op quad_op_for(column_conversion const& c) {
   if (is_sixteen_bit_float(c.from) && is_float(c.to)) return quad_op::widen;
   return quad_op::none;
 }
+
+// The first-failure word of the calling host thread on one device, and the pinned host word it is
+// read back into: kept between conversions (a cudaMallocAsync, memset, pageable read-back and free
+// per call were ~80 us of a 463 us conversion of 33.5M elements). The device word holds ~0 between
+// calls: set once, and again only after a call that found a failure. One per host thread: a
+// conversion waits for its stream before it returns, so calls of one thread never overlap.
+struct failure_word {
+  int device = -1;
+  unsigned long long* on_device = nullptr;
+  unsigned long long* on_host = nullptr;
+  failure_word() = default;
+  failure_word(failure_word const&) = delete;
+  failure_word& operator=(failure_word const&) = delete;
+  ~failure_word() { release(); }
+  void release() {
+    // At process exit the CUDA runtime may be gone already: errors here change nothing.
+    if (on_device != nullptr) (void)cudaFree(on_device);
+    if (on_host != nullptr) (void)cudaFreeHost(on_host);
+    on_device = on_host = nullptr;
+  }
+  void prepare(int current_device, cudaStream_t stream) {
+    if (device == current_device && on_device != nullptr) return;
+    release();
+    COALESCE_CUDA_TRY(cudaMalloc(&on_device, sizeof *on_device));
+    COALESCE_CUDA_TRY(cudaMallocHost(&on_host, sizeof *on_host));
+    COALESCE_CUDA_TRY(cudaMemsetAsync(on_device, 0xff, sizeof *on_device, stream));
+    COALESCE_CUDA_TRY(cudaStreamSynchronize(stream));  // the next call may come on another stream
+    device = current_device;
+  }
+};
 }  // namespace
 
 conversion_result convert_columns(memory_kind kind, column_conversion const* columns, std::size_t count, std::size_t n,
@@ -180,12 +212,12 @@ conversion_result convert_columns(memory_kind kind, column_conversion const* col
   if (n == 0 || count == 0) return {n, count};
   if (n >= (std::size_t{1} << 48)) throw_error("convert_columns: more than 2^48 elements");
   cudaStream_t const stream = static_cast<cudaStream_t>(native_stream);
-  unsigned long long* failure = nullptr;
-  COALESCE_CUDA_TRY(cudaMallocAsync(&failure, sizeof *failure, stream));
-  COALESCE_CUDA_TRY(cudaMemsetAsync(failure, 0xff, sizeof *failure, stream));
-  int const block_threads = 256;
   int device = 0, sms = 0;
   COALESCE_CUDA_TRY(cudaGetDevice(&device));
+  thread_local failure_word word;
+  word.prepare(device, stream);
+  unsigned long long* const failure = word.on_device;
+  int const block_threads = 256;
   COALESCE_CUDA_TRY(cudaDeviceGetAttribute(&sms, cudaDevAttrMultiProcessorCount, device));
   auto const blocks = static_cast<unsigned>(
       std::min<std::size_t>((n + block_threads - 1) / block_threads, static_cast<std::size_t>(sms) * 16));
@@ -226,11 +258,13 @@ conversion_result convert_columns(memory_kind kind, column_conversion const* col
   }
   flush_quads();
   flush();
-  unsigned long long found = 0;
-  COALESCE_CUDA_TRY(cudaMemcpyAsync(&found, failure, sizeof found, cudaMemcpyDeviceToHost, stream));
-  COALESCE_CUDA_TRY(cudaFreeAsync(failure, stream));
+  COALESCE_CUDA_TRY(cudaMemcpyAsync(word.on_host, failure, sizeof *failure, cudaMemcpyDeviceToHost, stream));
   COALESCE_CUDA_TRY(cudaStreamSynchronize(stream));
+  unsigned long long const found = *word.on_host;
   if (found == ~0ull) return {n, count};
+  // Ready for the next call, which may come on another stream.
+  COALESCE_CUDA_TRY(cudaMemsetAsync(failure, 0xff, sizeof *failure, stream));
+  COALESCE_CUDA_TRY(cudaStreamSynchronize(stream));
   return {static_cast<std::size_t>(found & ((1ull << 48) - 1)), static_cast<std::size_t>(found >> 48)};
 }
 

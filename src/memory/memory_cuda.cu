@@ -5,6 +5,7 @@
 #include <cstring>
 #include <iterator>
 #include <string>
+#include <utility>
 
 #include "column_chunks.hpp"
 #include "column_moves.cuh"
@@ -549,29 +550,11 @@ template <bool FromAos> bool launch_records_per_thread(cudaStream_t stream, std:
   int const unit = records.stride % 16 == 0 && address % 16 == 0 ? 16
                    : records.stride % 8 == 0 && address % 8 == 0 ? 8
                                                                  : 4;
-  switch (words) {
-    case 2:
-      launch_record_per_thread<2, FromAos>(stream, batch, unit);
-      break;
-    case 3:
-      launch_record_per_thread<3, FromAos>(stream, batch, unit);
-      break;
-    case 4:
-      launch_record_per_thread<4, FromAos>(stream, batch, unit);
-      break;
-    case 5:
-      launch_record_per_thread<5, FromAos>(stream, batch, unit);
-      break;
-    case 6:
-      launch_record_per_thread<6, FromAos>(stream, batch, unit);
-      break;
-    case 7:
-      launch_record_per_thread<7, FromAos>(stream, batch, unit);
-      break;
-    default:
-      launch_record_per_thread<8, FromAos>(stream, batch, unit);
-      break;
+  // words is 2..max_record_words here: one instantiation per record size.
+  [&]<int... W>(std::integer_sequence<int, W...>) {
+    (void)((words == W + 2 && (launch_record_per_thread<W + 2, FromAos>(stream, batch, unit), true)) || ...);
   }
+  (std::make_integer_sequence<int, max_record_words - 1>{});
   COALESCE_CUDA_TRY(cudaGetLastError());
   return true;
 }

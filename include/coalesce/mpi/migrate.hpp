@@ -234,19 +234,14 @@ template <class... Arrays> inline constexpr bool any_on_gpu = device_is_gpu &&
                                                               ((memory_of_array<Arrays> == memory_kind::device) || ...);
 
 // Keeps the first `kept` elements and grows to `total`: the arrivals are unpacked behind them, so
-// on host memory the growth does not fill them first (a second write of every arrival: 10 % leaving
-// went 0.86-0.91x -> 0.78-0.85x the hand-written code, docs/performance.md). GPU memory still fills
-// (resize) until the GPU-memory MPI tests have run with the unfilled growth.
+// the growth does not fill them first (a second write of every arrival: 10 % leaving went
+// 0.86-0.91x -> 0.78-0.85x the hand-written code on host memory, docs/performance.md).
 template <class A> void resize_to(A& a, std::size_t kept, std::size_t total) {
   static_assert(coalesce::detail::array_traits<A>::resizable,
                 "coalesce::mpi: migrate changes the number of particles, so its arrays must grow: a span_in over your "
                 "memory cannot; pass a coalesce::array or coalesce::vector");
   coalesce::detail::array_traits<A>::resize(a, kept);
-  if constexpr (device_is_gpu && memory_of_array<A> == memory_kind::device) {
-    coalesce::detail::array_traits<A>::resize(a, total);
-  } else {
-    coalesce::detail::array_traits<A>::resize_for_overwrite(a, total);
-  }
+  coalesce::detail::array_traits<A>::resize_for_overwrite(a, total);
 }
 
 // Resizes per-particle storage outside any stream's work: the work queued on `s` first, the
