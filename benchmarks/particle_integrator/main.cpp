@@ -235,8 +235,7 @@ void time_conversions(std::string const& record, std::vector<Rec> const& records
 // against the all-float step is printed beside the time. Conversions into and out of it count
 // the stored bytes against the copy ceiling.
 using vel_half = coalesce::stored_as<coalesce::soa, coalesce::store<&particle::vel, coalesce::half>>;
-void time_stored_velocities(std::vector<particle> const& records, double step_ceiling, double raw_ms, double copy_gbs,
-                            double copy_ms, int runs) {
+void time_stored_velocities(std::vector<particle> const& records, double step_ceiling, double raw_ms, int runs) {
   std::size_t const n = records.size();
   double const stored_step_bytes = 30.0 * static_cast<double>(n);
   coalesce::device_vector<particle> plain(records);
@@ -263,14 +262,20 @@ void time_stored_velocities(std::vector<particle> const& records, double step_ce
       "vel as half: step %.4f ms = %.3f x the float soa step (target <= %.3f = 30/36 x 1.05); largest "
       "position error after 10 steps %.3g (positions and velocities in [-0.5, 0.5], dt = 1/64)\n",
       half_ms, half_ms / plain_ms, 30.0 / 36.0 * 1.05, largest);
-  // Conversions: read 24 + write 18 bytes per particle (and back).
+}
+
+// Conversions into and out of velocities stored as half: read 24 + write 18 bytes per particle
+// (and back).
+void time_stored_conversions(std::vector<particle> const& records, double copy_gbs, double copy_ms, int runs) {
+  std::size_t const n = records.size();
+  coalesce::device_vector<particle> plain(records);
+  coalesce::device_vector<particle, vel_half> half(records);
   double const bytes = 42.0 * static_cast<double>(n);
   add("convert", "soa -> soa, vel as half", bench::median_ms([&] { half = plain; }, runs), bytes, copy_gbs, copy_ms);
   add("convert", "soa, vel as half -> soa", bench::median_ms([&] { plain = half; }, runs), bytes, copy_gbs, copy_ms);
 }
 
-void measure_kernels(options const& o, std::vector<particle> const& records, double copy_gbs, double copy_ms,
-                     double step_ceiling);
+void measure_kernels(options const& o, std::vector<particle> const& records, double step_ceiling);
 void measure_conversions(options const& o, std::vector<particle> const& records, double copy_gbs, double copy_ms);
 
 void measure(options const& o) {
@@ -294,12 +299,11 @@ void measure(options const& o) {
     add("ceiling", "in-place stream (read + write)", rmw_ms, 2.0 * data_bytes, step_ceiling, rmw_ms);
   }
 
-  if (!o.conversions_only) measure_kernels(o, records, copy_gbs, copy_ms, step_ceiling);
+  if (!o.conversions_only) measure_kernels(o, records, step_ceiling);
   measure_conversions(o, records, copy_gbs, copy_ms);
 }
 
-void measure_kernels(options const& o, std::vector<particle> const& records, double copy_gbs, double copy_ms,
-                     double step_ceiling) {
+void measure_kernels(options const& o, std::vector<particle> const& records, double step_ceiling) {
   std::size_t const n = o.n;
   double const step_bytes = 36.0 * static_cast<double>(n);  // reads 6 floats, writes 3
   coalesce::device_vector<particle> raw(records);
@@ -321,7 +325,7 @@ void measure_kernels(options const& o, std::vector<particle> const& records, dou
   time_step("aos", coalesce::aos{});
   time_step("aosoa<32>", coalesce::aosoa<32>{});
   time_step("split<pos: aos, soa>", split_pos{});
-  time_stored_velocities(records, step_ceiling, raw_ms, copy_gbs, copy_ms, o.runs);
+  time_stored_velocities(records, step_ceiling, raw_ms, o.runs);
   // The baseline once more: the spread between its two figures is this run's noise.
   add("step", "hand-written soa (again)", bench::median_ms([&] { raw_soa_step(pointers_of(raw), n, dt); }, o.runs),
       step_bytes, step_ceiling, raw_ms);
@@ -356,6 +360,7 @@ void measure_kernels(options const& o, std::vector<particle> const& records, dou
 void measure_conversions(options const& o, std::vector<particle> const& records, double copy_gbs, double copy_ms) {
   std::size_t const n = o.n;
   double const data_bytes = static_cast<double>(n * sizeof(particle));
+  time_stored_conversions(records, copy_gbs, copy_ms, o.runs);
   // Conversions between layouts on the device, into storage that already exists.
   {
     coalesce::device_vector<particle, coalesce::aos> aos_v(records);

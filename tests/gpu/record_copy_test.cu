@@ -143,6 +143,67 @@ TEST_CASE("a conversion into a split layout's padded positions: both paths, padd
   }
 }
 
+namespace {
+struct fat64 {  // 64 bytes, all 4-byte leaves: the tile from aos
+  vec3 pos, vel, force;
+  float mass, charge, radius;
+  std::array<float, 4> scratch;
+};
+struct pair_record {  // two floats packed into an 8-byte slot by a split
+  float a, b;
+  float c;
+  std::uint32_t d;
+};
+// The bytes of a split's packed blob, poisoned before the conversion so that zeros in its padding
+// words are the conversion's.
+template <class V> std::vector<std::uint32_t> packed_words(V const& v, std::size_t words) {
+  std::vector<std::uint32_t> blob(words);
+  coalesce::detail::copy_bytes(coalesce::detail::memory_kind::host, blob.data(), coalesce::detail::memory_kind::device,
+                               v.storage().column(0, 0).base, words * 4);
+  return blob;
+}
+template <class V> void poison_packed(V& v, std::size_t words) {
+  std::vector<std::uint32_t> const junk(words, 0xdeadbeefu);
+  coalesce::detail::copy_bytes(coalesce::detail::memory_kind::device, v.storage().column(0, 0).base,
+                               coalesce::detail::memory_kind::host, junk.data(), words * 4);
+}
+// aos -> split (one pass through the tile, the packed slots stored whole) and back, bit for bit;
+// `slot_words` words per packed slot, of which the first `used` hold members.
+template <class R, class Split> void aos_into_split(std::size_t n, std::size_t slot_words, std::size_t used) {
+  std::vector<R> records(n);
+  for (std::size_t i = 0; i < n; ++i) records[i] = make_record<R>(i);
+  coalesce::device_vector<R, coalesce::aos> aos(records);
+  coalesce::device_vector<R, Split> split(n);
+  poison_packed(split, slot_words * n);
+  split = aos;
+  std::vector<R> got(n);
+  split.copy_to(got);
+  CHECK(mismatches(got, records) == 0);
+  auto const blob = packed_words(split, slot_words * n);
+  std::size_t nonzero_padding = 0;
+  for (std::size_t i = 0; i < n; ++i) {
+    for (std::size_t w = used; w < slot_words; ++w) nonzero_padding += blob[slot_words * i + w] != 0;
+  }
+  CHECK(nonzero_padding == 0);
+  coalesce::device_vector<R, coalesce::aos> back(n);
+  back = split;
+  back.copy_to(got);
+  CHECK(mismatches(got, records) == 0);
+}
+}  // namespace
+
+TEST_CASE("aos records into a split layout in one pass: members bit for bit, the packed slots' padding zeroed") {
+  using split_fat = coalesce::split<coalesce::fields<&fat64::pos>, coalesce::aos, coalesce::soa>;
+  using split_particle = coalesce::split<coalesce::fields<&Particle::pos>, coalesce::aos, coalesce::soa>;
+  using split_pair = coalesce::split<coalesce::fields<&pair_record::a, &pair_record::b>, coalesce::aos, coalesce::soa>;
+  for (std::size_t n : {1u, 3u, 511u, 513u, 70001u}) {
+    INFO("n = " << n);
+    aos_into_split<fat64, split_fat>(n, 4, 3);
+    aos_into_split<Particle, split_particle>(n, 4, 3);
+    aos_into_split<pair_record, split_pair>(n, 2, 2);
+  }
+}
+
 TEST_CASE("copying some columns into 24-byte aos records keeps the others, on both paths") {
   std::size_t const n = 3001;
   std::vector<r24> old_records(n), new_records(n);
