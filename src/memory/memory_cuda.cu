@@ -258,6 +258,7 @@ struct tiled_batch {
   int plain_count;  // FromAos: columns [0, plain_count) are stored one by one, the rest by groups
   record_group groups[max_record_groups];
   int group_count;
+  bool same_shape;  // every column's element i at base + one offset (soa, aosoa): computed once per element
   record_window records;
   std::size_t n;
   std::size_t tile_records;  // records per tile: a multiple of the block size
@@ -311,6 +312,15 @@ __device__ void move_tile_bytes(std::byte* global, std::uint32_t* tile, std::siz
   }
 }
 
+// Column c's element i; `offset` is element i's offset from its column's base where every column
+// has the same shape (aosoa: a shift, a mask and two multiplications per element, not per column).
+__device__ inline std::byte* column_element(tiled_batch const& batch, int c, std::size_t i, std::size_t offset) {
+  return batch.same_shape ? batch.other[c].base + offset : batch.other[c].address(i);
+}
+__device__ inline std::size_t shared_offset(tiled_batch const& batch, std::size_t i) {
+  return batch.same_shape ? static_cast<std::size_t>(batch.other[0].address(i) - batch.other[0].base) : 0;
+}
+
 // FromAos: records -> tile -> columns. Otherwise: columns -> tile -> records.
 template <bool FromAos> __global__ void tiled_copy_kernel(__grid_constant__ tiled_batch const batch) {
   extern __shared__ uint4 tile_storage[];
@@ -327,8 +337,9 @@ template <bool FromAos> __global__ void tiled_copy_kernel(__grid_constant__ tile
       move_tile_bytes<true>(global, tile, bytes, skew);
       __syncthreads();
       for (std::size_t e = threadIdx.x; e < count; e += blockDim.x) {
+        std::size_t const offset = shared_offset(batch, start + e);
         for (int c = 0; c < batch.plain_count; ++c) {
-          *reinterpret_cast<std::uint32_t*>(batch.other[c].address(start + e)) =
+          *reinterpret_cast<std::uint32_t*>(column_element(batch, c, start + e, offset)) =
               tile[tile_word((e * rec.stride + batch.offset[c]) / 4, skew)];
         }
         for (int g = 0; g < batch.group_count; ++g) {
@@ -355,12 +366,13 @@ template <bool FromAos> __global__ void tiled_copy_kernel(__grid_constant__ tile
         __syncthreads();
       }
       for (std::size_t e = threadIdx.x; e < count; e += blockDim.x) {
+        std::size_t const offset = shared_offset(batch, start + e);
         for (int c0 = 0; c0 < batch.count; c0 += columns_in_flight) {
           std::uint32_t v[columns_in_flight];
 #pragma unroll
           for (int k = 0; k < columns_in_flight; ++k) {
             if (c0 + k < batch.count)
-              v[k] = *reinterpret_cast<std::uint32_t const*>(batch.other[c0 + k].address(start + e));
+              v[k] = *reinterpret_cast<std::uint32_t const*>(column_element(batch, c0 + k, start + e, offset));
           }
 #pragma unroll
           for (int k = 0; k < columns_in_flight; ++k) {
@@ -432,6 +444,10 @@ template <bool FromAos> void launch_tiled(cudaStream_t stream, std::vector<colum
     for (int c : g.column) grouped += c >= 0 ? 1 : 0;
   }
   batch.plain_count = batch.count - grouped;
+  batch.same_shape = std::all_of(batch.other, batch.other + batch.plain_count, [&](column_ref const& c) {
+    return c.stride == batch.other[0].stride && c.block_shift == batch.other[0].block_shift &&
+           c.block_stride == batch.other[0].block_stride && c.block == batch.other[0].block;
+  });
   batch.records = records;
   batch.n = n;
   // Whole records are written back: unless the columns cover them exactly, the bytes they leave
