@@ -32,6 +32,7 @@ struct options {
   int runs = 30;
   std::string json;
   long per_thread_records = -1;   // -1: the library's default
+  long tile_bytes = -1;           // -1: the library's default
   bool conversions_only = false;  // skip the kernels (ncu_conversions.sh profiles the conversions alone)
 };
 
@@ -54,12 +55,14 @@ options parse(int argc, char** argv) {
       o.json = value();
     } else if (arg == "--per-thread-records") {
       o.per_thread_records = std::stol(value());
+    } else if (arg == "--tile-bytes") {
+      o.tile_bytes = std::stol(value());
     } else if (arg == "--conversions-only") {
       o.conversions_only = true;
     } else {
       std::fprintf(stderr,
                    "usage: particle_integrator [--n particles] [--runs r] [--json file] [--per-thread-records bytes] "
-                   "[--conversions-only]\n");
+                   "[--tile-bytes bytes] [--conversions-only]\n");
       std::exit(2);
     }
   }
@@ -429,6 +432,10 @@ void write_json(options const& o) {
 int main(int argc, char** argv) {
   options const o = parse(argc, argv);
   if (bench::gpu_missing()) return bench::skipped;
+  if (o.tile_bytes > 0) {
+    coalesce::detail::set_record_tile_bytes(static_cast<std::size_t>(o.tile_bytes));
+    std::printf("record tiles of %ld bytes\n", o.tile_bytes);
+  }
   if (o.per_thread_records >= 0) {
     coalesce::detail::set_per_thread_record_bytes(static_cast<std::size_t>(o.per_thread_records));
     std::printf("records of up to %ld bytes written one per thread\n", o.per_thread_records);

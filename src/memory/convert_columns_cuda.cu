@@ -155,7 +155,8 @@ __device__ void move_quad(column_conversion const& col, quad_op op, std::size_t 
 // quad takes the last n % 4 elements.
 // 6 blocks of 256 per SM: 38 registers without spills (50 unbounded, 45 % of the warps resident;
 // the kernel waits on its loads).
-__global__ void __launch_bounds__(256, 6) quad_columns_kernel(__grid_constant__ quad_batch const batch, unsigned long long* first_failure) {
+__global__ void __launch_bounds__(256, 6)
+    quad_columns_kernel(__grid_constant__ quad_batch const batch, unsigned long long* first_failure) {
   std::size_t const quads = batch.n / 4;
   std::size_t const threads = static_cast<std::size_t>(gridDim.x) * blockDim.x;
   for (std::size_t q = static_cast<std::size_t>(blockIdx.x) * blockDim.x + threadIdx.x; q <= quads; q += threads) {

@@ -233,7 +233,9 @@ namespace {
 // column by column from registers scatters 4-byte stores at the record stride (measured at a
 // quarter of the copy ceiling); the tile keeps both sides of global memory traffic contiguous.
 constexpr std::size_t max_tiled_record_bytes = 128;
-constexpr std::size_t max_tile_bytes = 32 * 1024;  // under the 48 KB a block gets without opting in
+// Bytes of records per tile: 32 KiB by default, under the 48 KiB a block gets without opting in
+// (set_record_tile_bytes).
+std::atomic<std::size_t> record_tile_bytes{32 * 1024};
 
 struct record_window {
   std::byte* base = nullptr;  // the lowest column address of record 0
@@ -245,8 +247,8 @@ struct record_window {
 // (a split's packed position slot), written from the tile as one vector store per element with
 // its padding words zeroed, instead of one 4-byte store per word at the slot's stride.
 struct record_group {
-  std::byte* base = nullptr;  // word 0 of element 0
-  unsigned words = 0;         // 2 or 4: the slot's size in words
+  std::byte* base = nullptr;         // word 0 of element 0
+  unsigned words = 0;                // 2 or 4: the slot's size in words
   int column[4] = {-1, -1, -1, -1};  // the batch column of each word; -1: padding, written as 0
 };
 constexpr int max_record_groups = 4;
@@ -462,7 +464,8 @@ template <bool FromAos> void launch_tiled(cudaStream_t stream, std::vector<colum
   batch.skew = skew_spreads_banks(records.stride / 4);
   // As many records per tile as fit 32 KB, in whole blocks of threads: more bytes in flight per
   // barrier than one record per thread.
-  batch.tile_records = std::max<std::size_t>(1, max_tile_bytes / records.stride / block_threads) * block_threads;
+  batch.tile_records =
+      std::max<std::size_t>(1, record_tile_bytes.load() / records.stride / block_threads) * block_threads;
   std::size_t const tile_words = batch.tile_records * records.stride / 4;
   std::size_t const shared = 4 * (batch.skew ? tile_words + tile_words / 32 + 1 : tile_words);
   std::size_t const tiles = (n + batch.tile_records - 1) / batch.tile_records;
@@ -939,6 +942,9 @@ void copy_columns(memory_kind kind, column_copy const* columns, std::size_t coun
 }
 
 std::size_t set_per_thread_record_bytes(std::size_t bytes) { return per_thread_record_bytes.exchange(bytes); }
+std::size_t set_record_tile_bytes(std::size_t bytes) {
+  return record_tile_bytes.exchange(std::clamp<std::size_t>(bytes, 1, 46 * 1024));
+}
 
 void fill_columns(memory_kind kind, column_fill const* columns, std::size_t count, std::size_t first, std::size_t n,
                   void* stream) {

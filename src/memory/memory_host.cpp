@@ -122,6 +122,10 @@ std::size_t set_per_thread_record_bytes(std::size_t bytes) {
   static std::atomic<std::size_t> setting{32};
   return setting.exchange(bytes);
 }
+std::size_t set_record_tile_bytes(std::size_t bytes) {
+  static std::atomic<std::size_t> setting{32 * 1024};
+  return setting.exchange(bytes);
+}
 void synchronize(memory_kind) {}
 void synchronize_stream(void*) {}
 void check_space(memory_kind, void const*, char const*) {}

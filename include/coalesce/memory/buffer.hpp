@@ -79,6 +79,10 @@ void copy_columns(memory_kind kind, column_copy const* columns, std::size_t coun
 // per thread (assembled in registers, stored whole); larger ones go through a shared-memory tile.
 // Benchmarks compare the two paths with it. Returns the previous setting.
 std::size_t set_per_thread_record_bytes(std::size_t bytes);
+// The shared-memory tile of those copies: bytes of records per block, 32 KiB by default, clamped
+// to 1-46 KiB (the skewed tile stays under 48 KiB). Benchmarks compare tile sizes with it.
+// Returns the previous setting.
+std::size_t set_record_tile_bytes(std::size_t bytes);
 // Evenly spaced 4-byte columns copied alike: column j at dst.base + j * dst_step and src.base +
 // j * src_step, the rest of each column_ref as given (the sub-columns of a std::array member,
 // which a mapping places evenly). One entry stands for `columns` column_copy entries, so a
