@@ -180,9 +180,10 @@ quad_op quad_op_for(column_conversion const& c) {
 
 // The first-failure word of the calling host thread on one device, and the pinned host word it is
 // read back into: kept between conversions (a cudaMallocAsync, memset, pageable read-back and free
-// per call were ~80 us of a 463 us conversion of 33.5M elements). The device word holds ~0 between
-// calls: set once, and again only after a call that found a failure. One per host thread: a
-// conversion waits for its stream before it returns, so calls of one thread never overlap.
+// per call were ~80 us of a 463 us conversion of 33.5M elements). Set to ~0 on the stream at the
+// start of every call, so that no failure of an earlier call (one that threw before reading it)
+// can leak into this one. One per host thread: a conversion waits for its stream before it
+// returns, so calls of one thread never overlap.
 struct failure_word {
   int device = -1;
   unsigned long long* on_device = nullptr;
@@ -196,15 +197,17 @@ struct failure_word {
     if (on_device != nullptr) (void)cudaFree(on_device);
     if (on_host != nullptr) (void)cudaFreeHost(on_host);
     on_device = on_host = nullptr;
+    device = -1;
   }
-  void prepare(int current_device, cudaStream_t stream) {
-    if (device == current_device && on_device != nullptr) return;
-    release();
-    COALESCE_CUDA_TRY(cudaMalloc(&on_device, sizeof *on_device));
-    COALESCE_CUDA_TRY(cudaMallocHost(&on_host, sizeof *on_host));
+  unsigned long long* prepare(int current_device, cudaStream_t stream) {
+    if (device != current_device || on_device == nullptr || on_host == nullptr) {
+      release();
+      COALESCE_CUDA_TRY(cudaMalloc(&on_device, sizeof *on_device));
+      COALESCE_CUDA_TRY(cudaMallocHost(&on_host, sizeof *on_host));
+      device = current_device;
+    }
     COALESCE_CUDA_TRY(cudaMemsetAsync(on_device, 0xff, sizeof *on_device, stream));
-    COALESCE_CUDA_TRY(cudaStreamSynchronize(stream));  // the next call may come on another stream
-    device = current_device;
+    return on_device;
   }
 };
 }  // namespace
@@ -218,8 +221,7 @@ conversion_result convert_columns(memory_kind kind, column_conversion const* col
   int device = 0, sms = 0;
   COALESCE_CUDA_TRY(cudaGetDevice(&device));
   thread_local failure_word word;
-  word.prepare(device, stream);
-  unsigned long long* const failure = word.on_device;
+  unsigned long long* const failure = word.prepare(device, stream);
   int const block_threads = 256;
   COALESCE_CUDA_TRY(cudaDeviceGetAttribute(&sms, cudaDevAttrMultiProcessorCount, device));
   auto const blocks = static_cast<unsigned>(
@@ -265,9 +267,6 @@ conversion_result convert_columns(memory_kind kind, column_conversion const* col
   COALESCE_CUDA_TRY(cudaStreamSynchronize(stream));
   unsigned long long const found = *word.on_host;
   if (found == ~0ull) return {n, count};
-  // Ready for the next call, which may come on another stream.
-  COALESCE_CUDA_TRY(cudaMemsetAsync(failure, 0xff, sizeof *failure, stream));
-  COALESCE_CUDA_TRY(cudaStreamSynchronize(stream));
   return {static_cast<std::size_t>(found & ((1ull << 48) - 1)), static_cast<std::size_t>(found >> 48)};
 }
 

@@ -723,7 +723,10 @@ bool launch_tiled_into_split(cudaStream_t stream, std::vector<column_copy> parts
     if (stride != 8 && stride != 16) return false;
     std::byte* low = g[0].dst.base;
     for (auto const& part : g) low = std::min(low, part.dst.base);
-    auto const slot = reinterpret_cast<std::uintptr_t>(low) / stride * stride;  // element 0's slot
+    // The slot's first word must be one of the columns: rounding a later word down to the stride
+    // finds the slot only where the blob is aligned to it (user memory need not be).
+    auto const slot = reinterpret_cast<std::uintptr_t>(low);
+    if (slot % stride != 0) return false;
     record_group group;
     group.base = reinterpret_cast<std::byte*>(slot);
     group.words = static_cast<unsigned>(stride / 4);

@@ -6,6 +6,7 @@
 #include <array>
 #include <concepts>
 #include <cstddef>
+#include <cstdint>
 #include <string>
 #include <utility>
 #include <type_traits>
@@ -138,10 +139,13 @@ inline void run_copies(memory_kind kind, std::vector<column_copy> const& copies,
   copy_columns(kind, copies.data(), copies.size(), runs.data(), runs.size(), n, stream, record_gaps::zero);
 }
 template <class T> void check_conversion(column_moves const& moves, conversion_result r, std::size_t n) {
-  if (r.element < n) {
-    std::size_t const leaf = moves.conversion_leaf[r.column];
-    throw_conversion_error(r.element, moves.conversions[r.column].to, reflect::leaf_name<T>(leaf));
+  if (r.element >= n) return;
+  if (r.column >= moves.conversions.size()) {  // a kept column (to == from) cannot fail
+    throw_error("internal error: a column copied with a conversion reported element " + std::to_string(r.element) +
+                " as not fitting; please report it");
   }
+  std::size_t const leaf = moves.conversion_leaf[r.column];
+  throw_conversion_error(r.element, moves.conversions[r.column].to, reflect::leaf_name<T>(leaf));
 }
 
 // Runs the moves in one kind of memory; a value that a destination format cannot hold is an error
@@ -160,7 +164,9 @@ template <class T> void run_moves(memory_kind kind, column_moves const& moves, s
   std::vector<column_conversion> conversions = moves.conversions;
   std::vector<column_copy> copies;
   for (column_copy const& c : moves.copies) {
-    bool const plain = (c.width == 4 || c.width == 2) && c.dst.contiguous(c.width) && c.src.contiguous(c.width);
+    auto const aligned = [&](column_ref const& r) { return reinterpret_cast<std::uintptr_t>(r.base) % c.width == 0; };
+    bool const plain = (c.width == 4 || c.width == 2) && c.dst.contiguous(c.width) && c.src.contiguous(c.width) &&
+                       aligned(c.dst) && aligned(c.src);
     if (!plain) {
       copies.push_back(c);
       continue;
