@@ -46,10 +46,28 @@ void throw_conversion_error(std::size_t element, stored_format to, std::string c
               "member in a wider format, or choose the saturate policy");
 }
 
+conversion_result copy_then_convert(memory_kind kind, column_copy const* copies, std::size_t copy_count,
+                                    column_run_copy const* runs, std::size_t run_count,
+                                    column_conversion const* conversions, std::size_t conversion_count, std::size_t n,
+                                    void* stream) {
+  // Every leaf is copied or converted: what the copies leave in a record is padding.
+  if (copy_count != 0 || run_count != 0) {
+    copy_columns(kind, copies, copy_count, runs, run_count, n, stream, record_gaps::zero);
+  }
+  if (conversion_count == 0) return {n, 0};
+  return convert_columns(kind, conversions, conversion_count, n, stream);
+}
+
 #if !COALESCE_WITH_CUDA
 conversion_result convert_columns(memory_kind kind, column_conversion const* columns, std::size_t count, std::size_t n,
                                   void*) {
   return host_convert_columns(columns, count, n, kind == memory_kind::device);
+}
+conversion_result copy_and_convert_columns(memory_kind kind, column_copy const* copies, std::size_t copy_count,
+                                           column_run_copy const* runs, std::size_t run_count,
+                                           column_conversion const* conversions, std::size_t conversion_count,
+                                           std::size_t n, void* stream) {
+  return copy_then_convert(kind, copies, copy_count, runs, run_count, conversions, conversion_count, n, stream);
 }
 #endif
 

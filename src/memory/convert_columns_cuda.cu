@@ -3,6 +3,8 @@
 // not hold is kept as (column << 48 | element) with atomicMin and read back once.
 #include <algorithm>
 #include <cstdint>
+#include <string>
+#include <vector>
 
 #include <coalesce/memory/buffer.hpp>
 
@@ -268,6 +270,37 @@ conversion_result convert_columns(memory_kind kind, column_conversion const* col
   unsigned long long const found = *word.on_host;
   if (found == ~0ull) return {n, count};
   return {static_cast<std::size_t>(found & ((1ull << 48) - 1)), static_cast<std::size_t>(found >> 48)};
+}
+
+conversion_result copy_and_convert_columns(memory_kind kind, column_copy const* copies, std::size_t copy_count,
+                                           column_run_copy const* runs, std::size_t run_count,
+                                           column_conversion const* conversions, std::size_t conversion_count,
+                                           std::size_t n, void* stream) {
+  if (kind == memory_kind::host || conversion_count == 0) {
+    return copy_then_convert(kind, copies, copy_count, runs, run_count, conversions, conversion_count, n, stream);
+  }
+  // The kept columns that the quad kernel moves go in the conversions' launch (a second kernel for
+  // them cost the ramp of a whole pass: soa -> soa with vel as half 0.72 of the copy ceiling),
+  // appended after the conversions, which alone can report a failure.
+  std::vector<column_conversion> all(conversions, conversions + conversion_count);
+  std::vector<column_copy> rest;
+  for (std::size_t c = 0; c < copy_count; ++c) {
+    auto const width = static_cast<std::uint8_t>(copies[c].width);
+    stored_format const kept{number_kind::opaque, width, 0, false};
+    column_conversion const as_conversion{copies[c].dst, copies[c].src, kept, kept, copies[c].width};
+    if (quad_op_for(as_conversion) != quad_op::none) {
+      all.push_back(as_conversion);
+    } else {
+      rest.push_back(copies[c]);
+    }
+  }
+  conversion_result const r =
+      copy_then_convert(kind, rest.data(), rest.size(), runs, run_count, all.data(), all.size(), n, stream);
+  if (r.element < n && r.column >= conversion_count) {
+    throw_error("internal error: a column copied with a conversion reported element " + std::to_string(r.element) +
+                " as not fitting; please report it");
+  }
+  return r.element < n ? r : conversion_result{n, conversion_count};
 }
 
 }  // namespace coalesce::detail

@@ -115,6 +115,13 @@ struct conversion_result {
 };
 conversion_result convert_columns(memory_kind kind, column_conversion const* columns, std::size_t count, std::size_t n,
                                   void* stream = nullptr);
+// A conversion between layouts: the copies and runs (every leaf that keeps its format, record gaps
+// zeroed as padding), then the conversions; the result indexes `conversions`. In GPU memory the
+// contiguous kept columns go in the conversions' launch.
+conversion_result copy_and_convert_columns(memory_kind kind, column_copy const* copies, std::size_t copy_count,
+                                           column_run_copy const* runs, std::size_t run_count,
+                                           column_conversion const* conversions, std::size_t conversion_count,
+                                           std::size_t n, void* stream);
 
 // One column filled with a value (elements [first, first + n)).
 struct column_fill {

@@ -6,7 +6,6 @@
 #include <array>
 #include <concepts>
 #include <cstddef>
-#include <cstdint>
 #include <string>
 #include <utility>
 #include <type_traits>
@@ -132,50 +131,16 @@ column_moves column_copies(layout_storage<T, LD> const& dst, layout_storage<T, L
 
 [[noreturn]] void throw_conversion_error(std::size_t element, stored_format to, std::string const& leaf_name);
 
-// Every leaf of T is copied or converted: what the copies leave in a record is padding.
-inline void run_copies(memory_kind kind, std::vector<column_copy> const& copies,
-                       std::vector<column_run_copy> const& runs, std::size_t n, void* stream) {
-  if (copies.empty() && runs.empty()) return;
-  copy_columns(kind, copies.data(), copies.size(), runs.data(), runs.size(), n, stream, record_gaps::zero);
-}
-template <class T> void check_conversion(column_moves const& moves, conversion_result r, std::size_t n) {
-  if (r.element >= n) return;
-  if (r.column >= moves.conversions.size()) {  // a kept column (to == from) cannot fail
-    throw_error("internal error: a column copied with a conversion reported element " + std::to_string(r.element) +
-                " as not fitting; please report it");
-  }
-  std::size_t const leaf = moves.conversion_leaf[r.column];
-  throw_conversion_error(r.element, moves.conversions[r.column].to, reflect::leaf_name<T>(leaf));
-}
-
 // Runs the moves in one kind of memory; a value that a destination format cannot hold is an error
 // naming the element and the leaf.
 template <class T> void run_moves(memory_kind kind, column_moves const& moves, std::size_t n, void* stream) {
-  if (moves.conversions.empty() || kind != memory_kind::device || !COALESCE_WITH_CUDA) {
-    run_copies(kind, moves.copies, moves.runs, n, stream);
-    if (moves.conversions.empty()) return;
-    check_conversion<T>(moves, convert_columns(kind, moves.conversions.data(), moves.conversions.size(), n, stream), n);
-    return;
+  conversion_result const r =
+      copy_and_convert_columns(kind, moves.copies.data(), moves.copies.size(), moves.runs.data(), moves.runs.size(),
+                               moves.conversions.data(), moves.conversions.size(), n, stream);
+  if (r.element < n) {
+    std::size_t const leaf = moves.conversion_leaf[r.column];
+    throw_conversion_error(r.element, moves.conversions[r.column].to, reflect::leaf_name<T>(leaf));
   }
-  // In GPU memory the kept contiguous 2- and 4-byte columns go with the conversions, into the same
-  // launch (a second kernel for them cost the ramp of a whole pass: soa -> soa with vel as half
-  // 0.72 of the copy ceiling). They are appended after the conversions, so a failure's column index
-  // still names one of those.
-  std::vector<column_conversion> conversions = moves.conversions;
-  std::vector<column_copy> copies;
-  for (column_copy const& c : moves.copies) {
-    auto const aligned = [&](column_ref const& r) { return reinterpret_cast<std::uintptr_t>(r.base) % c.width == 0; };
-    bool const plain = (c.width == 4 || c.width == 2) && c.dst.contiguous(c.width) && c.src.contiguous(c.width) &&
-                       aligned(c.dst) && aligned(c.src);
-    if (!plain) {
-      copies.push_back(c);
-      continue;
-    }
-    stored_format const kept{number_kind::opaque, static_cast<std::uint8_t>(c.width), 0, false};
-    conversions.push_back({c.dst, c.src, kept, kept, c.width});
-  }
-  run_copies(kind, copies, moves.runs, n, stream);
-  check_conversion<T>(moves, convert_columns(kind, conversions.data(), conversions.size(), n, stream), n);
 }
 
 // Bytes of blob b that hold elements [0, n) (up to the end of the last one).
