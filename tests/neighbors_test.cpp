@@ -535,3 +535,97 @@ TEST_CASE_TEMPLATE("a list read after the particles were reordered is refused, n
   CHECK(list.needs_rebuild(v, &Particle::pos));
   CHECK_THROWS_WITH_AS((void)list.view(v), doctest::Contains("built for 3000"), coalesce::error);
 }
+
+// refill: the rebuild a CUDA graph can hold (nothing read back). In GPU memory what build() checks
+// waits for check(); in host memory refill is build() and checks at once.
+TEST_CASE_TEMPLATE("refill rebuilds into the same width; check() reports cut rows and bad positions", Space,
+                   coalesce::host, coalesce::device) {
+  if (!space_usable<Space>()) return;
+  bool const deferred = coalesce::device_is_gpu && std::is_same_v<Space, coalesce::device>;
+  coalesce::box const b{.lo = {0, 0, 0}, .hi = {10, 10, 10}};
+  std::array<bool, 3> const all{true, true, true};
+  auto const start = random_particles(2000, 0.0f, 10.0f, 53);
+  coalesce::vector<Particle, coalesce::soa, Space> v(start);
+  coalesce::verlet_list<coalesce::padded_columns, Space> list({.cutoff = 1.0, .skin = 0.3});
+  CHECK_THROWS_WITH_AS(list.refill(v, &Particle::pos, b), doctest::Contains("needs a build()"), coalesce::error);
+  list.reserve_width(40);  // room for rows that grow between builds
+  list.build(v, &Particle::pos, b);
+  CHECK(list.width() >= 40);
+  std::size_t const width = list.width();
+  std::uint64_t const builds = list.builds();
+  std::uint64_t const allocations = list.allocations();
+  // Every particle moves a little (some across the periodic faces): the refilled rows are a fresh build's.
+  auto moved = start;
+  for (std::size_t i = 0; i < moved.size(); ++i) {
+    moved[i].pos.x += 0.2f * std::sin(static_cast<float>(i));
+    moved[i].pos.y -= 0.15f * std::cos(static_cast<float>(3 * i));
+    if (i % 97 == 0) moved[i].pos.z = 9.99f;
+  }
+  coalesce::vector<Particle, coalesce::soa, Space> w(moved);
+  list.refill(w, &Particle::pos, b);
+  CHECK_NOTHROW(list.check());
+  CHECK(list.builds() == builds + 1);
+  CHECK(list.allocations() == allocations);
+  CHECK(list.width() == width);
+  CHECK(sorted_rows(list.rows_on_host()) == brute_force(moved, b, all, 1.3, false));
+  coalesce::verlet_list<coalesce::padded_columns, Space> fresh({.cutoff = 1.0, .skin = 0.3});
+  fresh.reserve_width(40);
+  fresh.build(w, &Particle::pos, b);
+  CHECK(list.rows_on_host() == fresh.rows_on_host());  // entry for entry
+  CHECK(list.widest() == fresh.widest());
+  CHECK(list.entries() == fresh.entries());
+  CHECK_FALSE(list.needs_rebuild(w, &Particle::pos));  // the reference positions moved with the refill
+  // Another count, another box: refused with what to do.
+  coalesce::vector<Particle, coalesce::soa, Space> fewer(std::vector<Particle>(moved.begin(), moved.begin() + 100));
+  CHECK_THROWS_WITH_AS(list.refill(fewer, &Particle::pos, b), doctest::Contains("same particle count"),
+                       coalesce::error);
+  coalesce::box const other{.lo = {0, 0, 0}, .hi = {11, 10, 10}};
+  CHECK_THROWS_WITH_AS(list.refill(w, &Particle::pos, other), doctest::Contains("build()"), coalesce::error);
+
+  // 80 particles crowded around one point: rows outgrow the width.
+  auto crowded = moved;
+  for (std::size_t i = 0; i < 80; ++i)
+    crowded[i].pos = {5.0f + 0.01f * static_cast<float>(i % 7), 5.0f + 0.01f * static_cast<float>(i % 5), 5.0f};
+  coalesce::vector<Particle, coalesce::soa, Space> c(crowded);
+  list.refill(c, &Particle::pos, b);
+  if (deferred) {
+    // Queued without a read-back: check() finds the cut rows, and the list refuses to be read.
+    CHECK_THROWS_WITH_AS(list.check(), doctest::Contains("more than the list's width"), coalesce::error);
+    CHECK(list.widest() >= 79);
+    CHECK_THROWS_WITH_AS((void)list.view(c), doctest::Contains("cut"), coalesce::error);
+    CHECK(list.needs_rebuild(c, &Particle::pos));
+    CHECK_THROWS_WITH_AS(list.refill(c, &Particle::pos, b), doctest::Contains("build()"), coalesce::error);
+    // The cut rows hold their first width() entries, and count(i) says width(): nothing past a row.
+    auto const cut = list.rows_on_host();
+    auto const full = brute_force(crowded, b, all, 1.3, false);
+    std::size_t over = 0;
+    for (std::size_t i = 0; i < cut.size(); ++i) {
+      CHECK(cut[i].size() == std::min(full[i].size(), width));
+      over += full[i].size() > width;
+    }
+    CHECK(over > 0);
+    list.build(c, &Particle::pos, b);  // grows the width: usable again
+  } else {
+    CHECK_NOTHROW(list.check());  // host memory: refill is build(), which grew the width
+  }
+  CHECK(list.width() > width);
+  CHECK(sorted_rows(list.rows_on_host()) == brute_force(crowded, b, all, 1.3, false));
+  CHECK_NOTHROW((void)list.view(c));
+
+  // A position that is not finite: named by check() (GPU memory) or by refill itself (host memory).
+  auto bad = crowded;
+  bad[1234].pos.y = std::numeric_limits<float>::quiet_NaN();
+  coalesce::vector<Particle, coalesce::soa, Space> nan(bad);
+  if (deferred) {
+    list.refill(nan, &Particle::pos, b);
+    CHECK_THROWS_WITH_AS(list.check(), doctest::Contains("particle 1234"), coalesce::error);
+    CHECK_THROWS_AS((void)list.view(nan), coalesce::error);
+  } else {
+    CHECK_THROWS_WITH_AS(list.refill(nan, &Particle::pos, b), doctest::Contains("particle 1234"), coalesce::error);
+  }
+  // Graph conditions are a GPU kernel's: a host list says so.
+  if (!deferred) {
+    CHECK_THROWS_WITH_AS(list.set_rebuild_condition(c, &Particle::pos, coalesce::graph_condition{}),
+                         doctest::Contains("needs_rebuild"), coalesce::error);
+  }
+}

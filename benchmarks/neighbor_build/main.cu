@@ -229,6 +229,42 @@ struct result {
 
 }  // namespace
 
+// Rebuild times of a padded list in a CUDA graph (verlet_list::refill, coalesce/memory/graph.hpp).
+struct graph_rebuild {
+  double refill_ms = 0, replay_ms = 0, unmoved_ms = 0;
+};
+template <class List, class Particles>
+graph_rebuild time_graph_rebuild(List& list, Particles& d, coalesce::box const& domain, int runs) {
+  graph_rebuild out;
+  cudaStream_t s = nullptr;
+  CHECK_CUDA(cudaStreamCreate(&s));  // blocking: the timing events on the default stream order with it
+  out.refill_ms = median_ms(runs, [&] { list.refill(d, &Atom::pos, domain); });
+  auto capture = [&](auto&& queue) {
+    cudaGraph_t graph = nullptr;
+    cudaGraphExec_t exec = nullptr;
+    CHECK_CUDA(cudaStreamBeginCapture(s, cudaStreamCaptureModeGlobal));
+    queue();
+    CHECK_CUDA(cudaStreamEndCapture(s, &graph));
+    CHECK_CUDA(cudaGraphInstantiate(&exec, graph, 0));
+    CHECK_CUDA(cudaGraphDestroy(graph));
+    return exec;
+  };
+  cudaGraphExec_t const rebuild = capture([&] { list.refill(d, &Atom::pos, domain, s); });
+  out.replay_ms = median_ms(runs, [&] { CHECK_CUDA(cudaGraphLaunch(rebuild, s)); });
+  cudaGraphExec_t const when_moved = capture([&] {
+    coalesce::graph_condition const moved = coalesce::make_graph_condition(s);
+    list.set_rebuild_condition(d, &Atom::pos, moved, s);
+    coalesce::capture_if(s, moved, [&] { list.refill(d, &Atom::pos, domain, s); });
+  });
+  out.unmoved_ms = median_ms(runs, [&] { CHECK_CUDA(cudaGraphLaunch(when_moved, s)); });
+  CHECK_CUDA(cudaStreamSynchronize(s));
+  list.check();  // no row outgrew the width, no bad position
+  CHECK_CUDA(cudaGraphExecDestroy(rebuild));
+  CHECK_CUDA(cudaGraphExecDestroy(when_moved));
+  CHECK_CUDA(cudaStreamDestroy(s));
+  return out;
+}
+
 int main(int argc, char** argv) {
   std::size_t n = 4194304;
   int runs = 10;
@@ -287,6 +323,11 @@ int main(int argc, char** argv) {
   };
   run_library(columns, "library padded_columns");
   int const width = static_cast<int>(columns.width());
+
+  // The same rebuild for CUDA graphs (refill: nothing read back), eager and as a graph replay, and
+  // the replay of a step whose displacement condition is false (the displacement pass only).
+  double const build_ms = results.back().build_ms;
+  graph_rebuild const in_graph = time_graph_rebuild(columns, d, domain, runs);
 
   // Hand-written build.
   grid_info g{};
@@ -464,6 +505,11 @@ int main(int argc, char** argv) {
                 r.fill, r.bytes / n, r.error, error_ratio > 2.0 ? "  ERROR > 2x hand-written" : "");
     ok = ok && error_ratio <= 2.0;
   }
+  std::printf(
+      "rebuild for CUDA graphs (padded_columns): build() %.3f ms, refill %.3f ms = %.2f x build, graph replay %.3f "
+      "ms = %.2f x build; step whose condition is false (displacement only) %.3f ms\n",
+      build_ms, in_graph.refill_ms, in_graph.refill_ms / build_ms, in_graph.replay_ms, in_graph.replay_ms / build_ms,
+      in_graph.unmoved_ms);
   std::printf("entries per particle (full list): %.1f; widest row %zu\n", double(columns.entries()) / n,
               columns.widest());
   std::printf("clusters: %.1f candidates tested per particle (fill %.2f), %.2f runs per cluster of 32\n",

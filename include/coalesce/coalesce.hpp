@@ -21,6 +21,7 @@
 #include "core/config.hpp"
 #include "core/error.hpp"
 #include "memory/for_each.hpp"
+#include "memory/graph.hpp"
 #include "reorder/keys.hpp"
 #include "core/layout.hpp"
 #include "core/member_arrays.hpp"

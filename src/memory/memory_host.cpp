@@ -7,6 +7,7 @@
 #include <string>
 
 #include <coalesce/core/error.hpp>
+#include <coalesce/memory/graph.hpp>
 
 #include "column_chunks.hpp"
 
@@ -129,6 +130,16 @@ std::size_t set_record_tile_bytes(std::size_t bytes) {
 void synchronize(memory_kind) {}
 void synchronize_stream(void*) {}
 void check_space(memory_kind, void const*, char const*) {}
+
+// CUDA graphs (coalesce/memory/graph.hpp) need a CUDA build.
+namespace {
+[[noreturn]] void no_graphs(char const* call) {
+  throw_error(std::string(call) + ": CUDA graphs need libcoalesce built with CUDA (this one runs on the host)");
+}
+}  // namespace
+std::uint64_t make_graph_condition(void*) { no_graphs("coalesce::make_graph_condition"); }
+if_body begin_if_body(void*, std::uint64_t) { no_graphs("coalesce::capture_if"); }
+void end_if_body(void*, if_body const&) { no_graphs("coalesce::capture_if"); }
 #endif
 
 }  // namespace coalesce::detail

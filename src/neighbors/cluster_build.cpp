@@ -19,7 +19,7 @@ void build_clusters_in(list_memory& m, position_columns const& p, std::size_t n,
   cell_grid<Real> const grid = make_grid<Real>(g, n, cell_count);
   bool const gpu = on_gpu_memory(m.kind);
 #if COALESCE_WITH_CUDA
-  std::size_t const bad = gpu ? cuda_lists::bin(m, p, n, g.dims, grid, cell_count, stream)
+  std::size_t const bad = gpu ? cuda_lists::bin(m, p, n, g.dims, grid, cell_count, true, stream)
                               : host_lists::bin(m, p, n, g.dims, grid, cell_count);
   std::uint64_t const covered = bad < n ? 0
                                 : gpu   ? cuda_clusters::boxes(m, n, grid, stream)
@@ -74,7 +74,7 @@ void build_clusters_in(list_memory& m, position_columns const& p, std::size_t n,
 #if COALESCE_WITH_CUDA
   list_pass_result const r = gpu ? cuda_clusters::count(m, n, g, stream) : host_clusters::count(m, n, g);
   if (gpu) {
-    cuda_lists::keep_reference(m, p, n, g.dims, stream);
+    cuda_lists::keep_reference(m, p, n, g.dims, true, stream);
   } else {
     host_lists::keep_reference(m, p, n, g.dims);
   }

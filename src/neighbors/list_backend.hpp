@@ -91,36 +91,48 @@ double max_displacement(list_memory const& m, position_columns const& p, std::si
 // it is not declared and the driver's calls compile away.
 namespace cuda_lists {
 #if COALESCE_WITH_CUDA
+// read_back false (a refill): nothing waits; the first bad particle stays in the status word.
 template <class Real> std::size_t bin(list_memory& m, position_columns const& p, std::size_t n, unsigned dims,
-                                      cell_grid<Real> const& g, std::size_t cell_count, void* stream);
-template <class Real>
-list_pass_result fill(list_memory& m, std::size_t n, cell_grid<Real> const& g, bool count_only, void* stream);
+                                      cell_grid<Real> const& g, std::size_t cell_count, bool read_back,
+                                      void* stream);
+template <class Real> list_pass_result fill(list_memory& m, std::size_t n, cell_grid<Real> const& g, bool count_only,
+                                            bool read_back, void* stream);
 // A csr list in one pass over the particles, rows staged `width` wide chunk by chunk, then packed
 // into m.indices at its capacity: counts and offsets always, indices complete only where the
 // result's widest row fits the width and its entries the capacity (else build in two passes).
 template <class Real>
 list_pass_result fill_csr(list_memory& m, std::size_t n, cell_grid<Real> const& g, std::size_t width, void* stream);
 void offsets_from_counts(list_memory& m, std::size_t n, void* stream);
-void keep_reference(list_memory& m, position_columns const& p, std::size_t n, unsigned dims, void* stream);
+void keep_reference(list_memory& m, position_columns const& p, std::size_t n, unsigned dims, bool wait,
+                    void* stream);
 double max_displacement(list_memory const& m, position_columns const& p, std::size_t n, unsigned dims,
                         double const* length, bool const* periodic, void* stream);
+// The status words of the last bin and fill (one read-back).
+list_status read_status(list_memory const& m, void* stream);
+// Queues the largest displacement and a kernel that sets the graph condition to (it > threshold).
+void set_condition_if_moved(list_memory const& m, position_columns const& p, std::size_t n, unsigned dims,
+                            double const* length, bool const* periodic, double threshold, std::uint64_t condition,
+                            void* stream);
 #else
 template <class Real> std::size_t bin(list_memory&, position_columns const&, std::size_t, unsigned,
-                                      cell_grid<Real> const&, std::size_t, void*) {
+                                      cell_grid<Real> const&, std::size_t, bool, void*) {
   return 0;
 }
-template <class Real> list_pass_result fill(list_memory&, std::size_t, cell_grid<Real> const&, bool, void*) {
+template <class Real> list_pass_result fill(list_memory&, std::size_t, cell_grid<Real> const&, bool, bool, void*) {
   return {};
 }
 template <class Real> list_pass_result fill_csr(list_memory&, std::size_t, cell_grid<Real> const&, std::size_t, void*) {
   return {};
 }
 inline void offsets_from_counts(list_memory&, std::size_t, void*) {}
-inline void keep_reference(list_memory&, position_columns const&, std::size_t, unsigned, void*) {}
+inline void keep_reference(list_memory&, position_columns const&, std::size_t, unsigned, bool, void*) {}
 inline double max_displacement(list_memory const&, position_columns const&, std::size_t, unsigned, double const*,
                                bool const*, void*) {
   return 0.0;
 }
+inline list_status read_status(list_memory const&, void*) { return {}; }
+inline void set_condition_if_moved(list_memory const&, position_columns const&, std::size_t, unsigned, double const*,
+                                   bool const*, double, std::uint64_t, void*) {}
 #endif
 }  // namespace cuda_lists
 

@@ -83,12 +83,29 @@ void check_geometry(list_geometry const& g) {
 
 namespace {
 
+// A padded list's width: the widest row rounded up to 8 slots, at least 8 and at least what
+// reserve_width asked for.
+std::size_t padded_width(list_memory const& m, std::size_t widest) {
+  return std::max({std::size_t{8}, (widest + 7) / 8 * 8, (m.least_width + 7) / 8 * 8});
+}
+
+// Queues a refill (refill_list): the same steps as a build's bin and fill, nothing read back.
+template <class Real> void refill_in(list_memory& m, position_columns const& p, std::size_t n, list_geometry const& g,
+                                     void* stream) {
+  std::size_t cell_count = 0;
+  cell_grid<Real> const grid = make_grid<Real>(g, n, cell_count);
+  (void)cuda_lists::bin(m, p, n, g.dims, grid, cell_count, false, stream);
+  if (m.particles > 0) (void)cuda_lists::fill(m, m.particles, grid, false, false, stream);
+  cuda_lists::keep_reference(m, p, n, g.dims, false, stream);
+  ++m.builds;
+}
+
 template <class Real> void build_in(list_memory& m, list_format format, position_columns const& p, std::size_t n,
                                     std::size_t rows, list_geometry const& g, void* stream) {
   std::size_t cell_count = 0;
   cell_grid<Real> const grid = make_grid<Real>(g, n, cell_count);
   bool const gpu = on_gpu_memory(m.kind);
-  std::size_t const bad = gpu ? cuda_lists::bin(m, p, n, g.dims, grid, cell_count, stream)
+  std::size_t const bad = gpu ? cuda_lists::bin(m, p, n, g.dims, grid, cell_count, true, stream)
                               : host_lists::bin(m, p, n, g.dims, grid, cell_count);
   if (bad < n) report_bad_particle(m, p, g, bad);
   m.format = format;
@@ -97,7 +114,8 @@ template <class Real> void build_in(list_memory& m, list_format format, position
   ensure_bytes(m, m.counts, (rows + 1) * sizeof(std::uint32_t));
   auto const fill = [&](bool count_only) {
     if (rows == 0) return list_pass_result{};  // a rank with ghosts and no particle of its own
-    return gpu ? cuda_lists::fill(m, rows, grid, count_only, stream) : host_lists::fill(m, rows, grid, count_only);
+    return gpu ? cuda_lists::fill(m, rows, grid, count_only, true, stream)
+               : host_lists::fill(m, rows, grid, count_only);
   };
   if (format == list_format::csr && !gpu) {
     ensure_bytes(m, m.offsets, (rows + 1) * sizeof(std::uint32_t));
@@ -149,8 +167,8 @@ template <class Real> void build_in(list_memory& m, list_format format, position
       m.width = 0;
       r = fill(true);
     }
-    if (r.widest > m.width || m.width == 0) {
-      m.width = std::max<std::size_t>(8, (r.widest + 7) / 8 * 8);
+    if (r.widest > m.width || m.width < padded_width(m, 0)) {
+      m.width = padded_width(m, r.widest);
       // Slots past a row's count are never read by a traversal, but whole-list copies (remap's
       // description, rows_on_host, a user's cudaMemcpy) must not read bytes nothing wrote.
       if (ensure_bytes(m, m.indices, rows * m.width * sizeof(std::uint32_t)))
@@ -161,7 +179,7 @@ template <class Real> void build_in(list_memory& m, list_format format, position
     m.widest = r.widest;
   }
   if (gpu) {
-    cuda_lists::keep_reference(m, p, n, g.dims, stream);
+    cuda_lists::keep_reference(m, p, n, g.dims, true, stream);
   } else {
     host_lists::keep_reference(m, p, n, g.dims);
   }
@@ -183,12 +201,44 @@ void build_list(list_memory& m, list_format format, position_columns const& posi
   }
 }
 
+void refill_list(list_memory& m, position_columns const& position, std::size_t n, std::size_t rows,
+                 list_geometry const& g, void* stream) {
+  bool const padded = m.format == list_format::column_major || m.format == list_format::row_major;
+  if (!on_gpu_memory(m.kind) || n == 0 || !padded) {
+    build_list(m, m.format, position, n, rows, g, stream);  // host memory (or nothing to queue): a build
+    return;
+  }
+  if (position.width == 4) {
+    refill_in<float>(m, position, n, g, stream);
+  } else {
+    refill_in<double>(m, position, n, g, stream);
+  }
+}
+
+list_status read_list_status(list_memory const& m, void* stream) {
+  if (!on_gpu_memory(m.kind) || m.built_over == 0) return {m.built_over, m.widest, m.entries};
+  return cuda_lists::read_status(m, stream);
+}
+
+void set_condition_if_moved(list_memory const& m, position_columns const& position, std::size_t n,
+                            list_geometry const& g, double threshold, std::uint64_t condition, void* stream) {
+  double length[3];
+  bool periodic[3];
+  for (unsigned a = 0; a < 3; ++a) {
+    length[a] = g.hi[a] - g.lo[a];
+    periodic[a] = a < g.dims && g.periodic[a];
+  }
+  cuda_lists::set_condition_if_moved(m, position, n, g.dims, length, periodic, threshold, condition, stream);
+}
+
 bool start_build(list_memory& m, list_geometry const& g, std::size_t n) {
   check_geometry(g);
   if (n >= std::size_t{0xffffffffu}) {
     throw_error("neighbor list: " + std::to_string(n) + " particles do not fit 32-bit indices");
   }
   if (n > 0) return false;
+  // The status words exist even for an empty list: set_condition_if_moved writes them in a graph.
+  ensure_bytes(m, m.words, 4 * sizeof(unsigned long long));
   m.particles = 0;  // a rank may own no particle: an empty list, not an error
   m.built_over = 0;
   m.entries = 0;

@@ -79,7 +79,7 @@ __global__ void fill_kernel(cell_grid<Real> g, std::size_t first, std::size_t ro
                             std::uint32_t const* start, std::uint32_t const* end, point4<Real> const* cell_points,
                             std::uint32_t const* sorted_ids, std::uint32_t* counts, std::uint32_t* indices,
                             std::uint32_t const* offsets, std::size_t width, list_format format, bool count_only,
-                            unsigned long long* words) {
+                            bool clamp_to_width, unsigned long long* words) {
   std::size_t const s = static_cast<std::size_t>(blockIdx.x) * blockDim.x + threadIdx.x;
   std::uint32_t c = 0;
   if (s < rows) {
@@ -93,7 +93,10 @@ __global__ void fill_kernel(cell_grid<Real> g, std::size_t first, std::size_t ro
         indices[format == list_format::column_major ? static_cast<std::size_t>(k) * rows + s : s * width + k] = j;
       }
     });
-    counts[i] = c;
+    // A padded row that outgrew the width keeps the width's entries and says so: a traversal never
+    // reads past the row. The widest row below tells the driver (or list.check()) the true count.
+    // (A csr rebuild's staging keeps the true count: its offsets come from the counts.)
+    counts[i] = clamp_to_width && c > width ? static_cast<std::uint32_t>(width) : c;
   }
   // One atomic per warp for the widest row and the entry count.
   unsigned const widest = __reduce_max_sync(0xffffffffu, c);
@@ -139,16 +142,27 @@ __global__ void displacement_kernel(position_columns p, unsigned dims, std::size
   if ((threadIdx.x & 31) == 0) atomicMax(word, bits);
 }
 
-void ensure_words(list_memory& m, cudaStream_t s) {
+// Sets words [0] to ~0 and [1], [2] to 0 (the status of the build to come). Memsets, not a copy
+// from the host: a graph would keep the host address of a copy's source, not its value.
+void reset_words(list_memory& m, cudaStream_t s) {
   ensure_bytes(m, m.words, 4 * sizeof(unsigned long long));
-  unsigned long long const initial[4] = {~0ull, 0, 0, 0};
-  COALESCE_CUDA_TRY(cudaMemcpyAsync(m.words.data(), initial, sizeof initial, cudaMemcpyHostToDevice, s));
+  auto* words = as<unsigned long long>(m.words);
+  COALESCE_CUDA_TRY(cudaMemsetAsync(words, 0xff, sizeof(unsigned long long), s));
+  COALESCE_CUDA_TRY(cudaMemsetAsync(words + 1, 0, 2 * sizeof(unsigned long long), s));
+}
+
+// The rebuild criterion as a graph condition: 1 when the largest squared displacement (word) is
+// over the threshold, so an IF node runs its body (a refill) only then.
+__global__ void set_condition_kernel(unsigned long long const* word, double threshold2,
+                                     cudaGraphConditionalHandle handle) {
+  cudaGraphSetConditional(handle, __longlong_as_double(static_cast<long long>(*word)) > threshold2 ? 1u : 0u);
 }
 
 }  // namespace
 
 template <class Real> std::size_t bin(list_memory& m, position_columns const& p, std::size_t n, unsigned dims,
-                                      cell_grid<Real> const& g, std::size_t cell_count, void* stream) {
+                                      cell_grid<Real> const& g, std::size_t cell_count, bool read_back,
+                                      void* stream) {
   auto const s = static_cast<cudaStream_t>(stream);
   ensure_bytes(m, m.keys, n * sizeof(std::uint32_t));
   ensure_bytes(m, m.ids, n * sizeof(std::uint32_t));
@@ -158,15 +172,17 @@ template <class Real> std::size_t bin(list_memory& m, position_columns const& p,
   ensure_bytes(m, m.cell_points, n * sizeof(point4<Real>));
   ensure_bytes(m, m.cell_start, cell_count * sizeof(std::uint32_t));
   ensure_bytes(m, m.cell_end, cell_count * sizeof(std::uint32_t));
-  ensure_words(m, s);
+  reset_words(m, s);
   auto* words = as<unsigned long long>(m.words);
   assign_kernel<Real><<<blocks(n), threads, 0, s>>>(g, p, dims, n, as<std::uint32_t>(m.keys), as<std::uint32_t>(m.ids),
                                                     as<point4<Real>>(m.own_points), words);
   COALESCE_CUDA_TRY(cudaGetLastError());
-  unsigned long long bad = 0;
-  COALESCE_CUDA_TRY(cudaMemcpyAsync(&bad, words, sizeof bad, cudaMemcpyDeviceToHost, s));
-  COALESCE_CUDA_TRY(cudaStreamSynchronize(s));
-  if (bad < n) return static_cast<std::size_t>(bad);
+  if (read_back) {
+    unsigned long long bad = 0;
+    COALESCE_CUDA_TRY(cudaMemcpyAsync(&bad, words, sizeof bad, cudaMemcpyDeviceToHost, s));
+    COALESCE_CUDA_TRY(cudaStreamSynchronize(s));
+    if (bad < n) return static_cast<std::size_t>(bad);
+  }
 
   int end_bit = 1;
   while (end_bit < 32 && (std::size_t{1} << end_bit) < cell_count) ++end_bit;
@@ -191,18 +207,19 @@ template <class Real> std::size_t bin(list_memory& m, position_columns const& p,
   return n;
 }
 
-template <class Real>
-list_pass_result fill(list_memory& m, std::size_t n, cell_grid<Real> const& g, bool count_only, void* stream) {
+template <class Real> list_pass_result fill(list_memory& m, std::size_t n, cell_grid<Real> const& g, bool count_only,
+                                           bool read_back, void* stream) {
   auto const s = static_cast<cudaStream_t>(stream);
   auto* words = as<unsigned long long>(m.words);
-  unsigned long long const zero[2] = {0, 0};
-  COALESCE_CUDA_TRY(cudaMemcpyAsync(words + 1, zero, sizeof zero, cudaMemcpyHostToDevice, s));
+  COALESCE_CUDA_TRY(cudaMemsetAsync(words + 1, 0, 2 * sizeof(unsigned long long), s));
   COALESCE_CUDA_TRY(cudaMemsetAsync(as<std::uint32_t>(m.counts) + n, 0, sizeof(std::uint32_t), s));
   fill_kernel<Real><<<blocks(n), threads, 0, s>>>(
       g, 0, n, as<point4<Real>>(m.own_points), as<std::uint32_t>(m.cell_start), as<std::uint32_t>(m.cell_end),
       as<point4<Real>>(m.cell_points), as<std::uint32_t>(m.sorted_ids), as<std::uint32_t>(m.counts),
-      as<std::uint32_t>(m.indices), as<std::uint32_t>(m.offsets), m.width, m.format, count_only, words);
+      as<std::uint32_t>(m.indices), as<std::uint32_t>(m.offsets), m.width, m.format, count_only,
+      !count_only && m.format != list_format::csr, words);
   COALESCE_CUDA_TRY(cudaGetLastError());
+  if (!read_back) return {};
   unsigned long long got[2] = {0, 0};
   COALESCE_CUDA_TRY(cudaMemcpyAsync(got, words + 1, sizeof got, cudaMemcpyDeviceToHost, s));
   COALESCE_CUDA_TRY(cudaStreamSynchronize(s));
@@ -217,8 +234,7 @@ list_pass_result fill_csr(list_memory& m, std::size_t n, cell_grid<Real> const& 
   auto* words = as<unsigned long long>(m.words);
   auto* counts = as<std::uint32_t>(m.counts);
   auto* offsets = as<std::uint32_t>(m.offsets);
-  unsigned long long const zero[2] = {0, 0};
-  COALESCE_CUDA_TRY(cudaMemcpyAsync(words + 1, zero, sizeof zero, cudaMemcpyHostToDevice, s));
+  COALESCE_CUDA_TRY(cudaMemsetAsync(words + 1, 0, 2 * sizeof(unsigned long long), s));
   COALESCE_CUDA_TRY(cudaMemsetAsync(counts + n, 0, sizeof(std::uint32_t), s));
   COALESCE_CUDA_TRY(cudaMemsetAsync(offsets, 0, sizeof(std::uint32_t), s));
   // Each chunk's offsets continue from the last: an exclusive scan of counts[first, end] (one past
@@ -238,7 +254,7 @@ list_pass_result fill_csr(list_memory& m, std::size_t n, cell_grid<Real> const& 
     fill_kernel<Real><<<blocks(rows), threads, 0, s>>>(
         g, first, rows, as<point4<Real>>(m.own_points), as<std::uint32_t>(m.cell_start), as<std::uint32_t>(m.cell_end),
         as<point4<Real>>(m.cell_points), as<std::uint32_t>(m.sorted_ids), counts, as<std::uint32_t>(m.staged), offsets,
-        width, list_format::row_major, false, words);
+        width, list_format::row_major, false, false, words);
     COALESCE_CUDA_TRY(cudaGetLastError());
     std::size_t bytes = m.temp.size();
     COALESCE_CUDA_TRY(scan(m.temp.data(), bytes, first, rows + 1));
@@ -261,17 +277,28 @@ void offsets_from_counts(list_memory& m, std::size_t n, void* stream) {
                                                   as<std::uint32_t>(m.offsets), static_cast<int>(n + 1), s));
 }
 
-void keep_reference(list_memory& m, position_columns const& p, std::size_t n, unsigned dims, void* stream) {
+void keep_reference(list_memory& m, position_columns const& p, std::size_t n, unsigned dims, bool wait,
+                    void* stream) {
   auto const s = static_cast<cudaStream_t>(stream);
   ensure_bytes(m, m.reference, 3 * n * sizeof(double));
   reference_kernel<<<blocks(n), threads, 0, s>>>(p, dims, n, as<double>(m.reference));
   COALESCE_CUDA_TRY(cudaGetLastError());
-  COALESCE_CUDA_TRY(cudaStreamSynchronize(s));
+  if (wait) COALESCE_CUDA_TRY(cudaStreamSynchronize(s));
 }
 
-double max_displacement(list_memory const& m, position_columns const& p, std::size_t n, unsigned dims,
-                        double const* length, bool const* periodic, void* stream) {
+list_status read_status(list_memory const& m, void* stream) {
   auto const s = static_cast<cudaStream_t>(stream);
+  unsigned long long got[3] = {0, 0, 0};
+  COALESCE_CUDA_TRY(cudaMemcpyAsync(got, m.words.data(), sizeof got, cudaMemcpyDeviceToHost, s));
+  COALESCE_CUDA_TRY(cudaStreamSynchronize(s));
+  return {static_cast<std::size_t>(got[0] > m.built_over ? m.built_over : got[0]), static_cast<std::size_t>(got[1]),
+          static_cast<std::size_t>(got[2])};
+}
+
+namespace {
+// The largest squared displacement into words[3] (queued only).
+unsigned long long* queue_displacement(list_memory const& m, position_columns const& p, std::size_t n, unsigned dims,
+                                       double const* length, bool const* periodic, cudaStream_t s) {
   auto* word = as<unsigned long long>(m.words) + 3;
   COALESCE_CUDA_TRY(cudaMemsetAsync(word, 0, sizeof(unsigned long long), s));
   axes ax{};
@@ -279,8 +306,25 @@ double max_displacement(list_memory const& m, position_columns const& p, std::si
     ax.length[a] = length[a];
     ax.periodic[a] = periodic[a];
   }
-  displacement_kernel<<<blocks(n), threads, 0, s>>>(p, dims, n, as<double>(m.reference), ax, word);
+  if (n > 0) displacement_kernel<<<blocks(n), threads, 0, s>>>(p, dims, n, as<double>(m.reference), ax, word);
   COALESCE_CUDA_TRY(cudaGetLastError());
+  return word;
+}
+}  // namespace
+
+void set_condition_if_moved(list_memory const& m, position_columns const& p, std::size_t n, unsigned dims,
+                            double const* length, bool const* periodic, double threshold, std::uint64_t condition,
+                            void* stream) {
+  auto const s = static_cast<cudaStream_t>(stream);
+  auto const* word = queue_displacement(m, p, n, dims, length, periodic, s);
+  set_condition_kernel<<<1, 1, 0, s>>>(word, threshold * threshold, static_cast<cudaGraphConditionalHandle>(condition));
+  COALESCE_CUDA_TRY(cudaGetLastError());
+}
+
+double max_displacement(list_memory const& m, position_columns const& p, std::size_t n, unsigned dims,
+                        double const* length, bool const* periodic, void* stream) {
+  auto const s = static_cast<cudaStream_t>(stream);
+  auto const* word = queue_displacement(m, p, n, dims, length, periodic, s);
   unsigned long long bits = 0;
   COALESCE_CUDA_TRY(cudaMemcpyAsync(&bits, word, sizeof bits, cudaMemcpyDeviceToHost, s));
   COALESCE_CUDA_TRY(cudaStreamSynchronize(s));
@@ -291,11 +335,11 @@ double max_displacement(list_memory const& m, position_columns const& p, std::si
 }
 
 template std::size_t bin<float>(list_memory&, position_columns const&, std::size_t, unsigned, cell_grid<float> const&,
-                                std::size_t, void*);
+                                std::size_t, bool, void*);
 template std::size_t bin<double>(list_memory&, position_columns const&, std::size_t, unsigned, cell_grid<double> const&,
-                                 std::size_t, void*);
-template list_pass_result fill<float>(list_memory&, std::size_t, cell_grid<float> const&, bool, void*);
-template list_pass_result fill<double>(list_memory&, std::size_t, cell_grid<double> const&, bool, void*);
+                                 std::size_t, bool, void*);
+template list_pass_result fill<float>(list_memory&, std::size_t, cell_grid<float> const&, bool, bool, void*);
+template list_pass_result fill<double>(list_memory&, std::size_t, cell_grid<double> const&, bool, bool, void*);
 template list_pass_result fill_csr<float>(list_memory&, std::size_t, cell_grid<float> const&, std::size_t, void*);
 template list_pass_result fill_csr<double>(list_memory&, std::size_t, cell_grid<double> const&, std::size_t, void*);
 

@@ -76,6 +76,7 @@ struct list_memory {
   std::size_t width = 0;       // padded formats: slots per row
   std::size_t entries = 0;     // neighbours stored, all rows
   std::size_t widest = 0;      // the longest row
+  std::size_t least_width = 0;  // padded formats: the width a build grows to at least (reserve_width)
   std::uint64_t builds = 0;    // how many builds this memory has seen
   // Buffers allocated so far (each with an eighth to spare): a steady-state rebuild adds none.
   mutable std::uint64_t allocations = 0;
@@ -107,6 +108,24 @@ struct list_memory {
 // axis, or the geometry that is wrong.
 void build_list(list_memory& m, list_format format, position_columns const& position, std::size_t n, std::size_t rows,
                 list_geometry const& g, void* stream);
+// A rebuild of a padded list that reads nothing back, waits for nothing and allocates nothing, so
+// that it can be captured into a CUDA graph: the count, rows and geometry of the last build_list,
+// rows filled at the list's width. What build_list checks on the host stays in the list's status
+// words (list_status below): the first bad particle, the widest row (a row over the width keeps the
+// width's first entries, and its count says the width). In host memory it is build_list.
+void refill_list(list_memory& m, position_columns const& position, std::size_t n, std::size_t rows,
+                 list_geometry const& g, void* stream);
+// What the last build or refill found (GPU memory: one read-back, after waiting for `stream`).
+struct list_status {
+  std::size_t first_bad = 0;  // the first particle not finite or outside an open axis; n when none
+  std::size_t widest = 0;     // the longest row, counted in full
+  std::size_t entries = 0;    // neighbours, all rows, counted in full
+};
+list_status read_list_status(list_memory const& m, void* stream);
+// Sets a CUDA graph conditional handle to 1 when some particle moved more than `threshold` since the
+// last build or refill, to 0 otherwise (queued on `stream`; GPU memory only).
+void set_condition_if_moved(list_memory const& m, position_columns const& position, std::size_t n,
+                            list_geometry const& g, double threshold, std::uint64_t condition, void* stream);
 // Rows a csr rebuild in GPU memory stages per chunk (0, the default: chosen from the row width so a
 // chunk's staged rows take about 256 MiB). Tests set a few hundred to cross chunk boundaries at
 // small sizes. Returns the previous setting.

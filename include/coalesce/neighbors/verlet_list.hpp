@@ -48,6 +48,7 @@
 
 #include "../core/config.hpp"
 #include "../core/error.hpp"
+#include "../memory/graph.hpp"
 #include "../memory/index_arrays.hpp"
 #include "../memory/stream.hpp"
 #include "../memory/vector.hpp"
@@ -158,6 +159,104 @@ template <class Format, class Space = device> class verlet_list {
   template <class T, class L, class Pos> void build(vector<T, L, Space> const& particles, Pos const& position,
                                                     box const& domain, std::array<bool, 3> periodic, list_rows rows,
                                                     stream on = default_stream) {
+    build_from(particles, position, domain, periodic, rows, on);
+  }
+
+  // A rebuild for CUDA graphs (padded formats): the particle count, rows and box of the last
+  // build(), rows filled again at the width the list has, and nothing read back, waited for or
+  // allocated, so stream capture records it and every replay rebuilds. What build() checks before
+  // returning, refill leaves in the list's status for check(): a position that is not finite or
+  // outside an open axis, and a row wider than the width (its first width() entries are kept and
+  // count(i) says width(): a traversal never reads past a row, but that row misses neighbours).
+  // In host memory (and without CUDA) it is build(). widest(), entries() and fill() are those of
+  // the last build() or check(). reserve_width() keeps room for rows that grow between builds.
+  template <class T, class L, class Pos>
+  void refill(vector<T, L, Space> const& particles, Pos const& position, box const& domain, stream on = default_stream) {
+    std::array<bool, 3> const periodic{domain.edges == boundary::periodic, domain.edges == boundary::periodic,
+                                       domain.edges == boundary::periodic};
+    refill(particles, position, domain, periodic, list_rows{}, on);
+  }
+  template <class T, class L, class Pos> void refill(vector<T, L, Space> const& particles, Pos const& position,
+                                                     box const& domain, std::array<bool, 3> periodic, list_rows rows,
+                                                     stream on = default_stream) {
+    static_assert(is_padded,
+                  "coalesce: verlet_list::refill is for padded_columns and padded_rows lists (a csr or clusters "
+                  "list sizes its storage from counts it reads back); build() those");
+    auto const columns = detail::position_columns_of(particles.storage(), position);
+    detail::list_geometry const g{domain.lo,      domain.hi,    periodic,    columns.dims,
+                                  params_.cutoff, params_.skin, params_.half};
+    std::size_t const n = particles.size();
+    std::size_t const row_count = rows.count == list_rows::every_particle ? n : rows.count;
+    bool const same_box = g.lo == geometry_.lo && g.hi == geometry_.hi && g.periodic == geometry_.periodic &&
+                          g.dims == geometry_.dims;
+    if (!built_ || n != memory_.built_over || row_count != memory_.particles || !same_box) {
+      detail::throw_error("verlet_list::refill: refill reuses the last build's cells, width and buffers, so it needs a "
+                          "build() of the same particle count (" +
+                          std::to_string(memory_.built_over) + " built, " + std::to_string(n) +
+                          " now), rows and box first; call build() (outside the graph) after a change");
+    }
+    if (cut_) {
+      detail::throw_error("verlet_list::refill: check() found rows cut at the width or a bad position; build() "
+                          "the list (it grows the width and checks the positions) before refilling it");
+    }
+    detail::refill_list(memory_, columns, n, row_count, g, on.handle());
+    order_ = particles.order_stamp();
+    refilled_ = true;
+  }
+
+  // Reads what the refills since the last build() found (GPU memory: one read-back, waiting for
+  // `on`) and throws coalesce::error when a row outgrew the width (forces summed over the list
+  // since then missed pairs: build() grows it; redo those steps) or a position was not finite or
+  // outside an open axis. After such an error view(particles) and refill refuse until build().
+  // Nothing to read after build() alone (it checked before returning).
+  void check(stream on = default_stream) {
+    if (!refilled_) return;
+    detail::list_status const status = detail::read_list_status(memory_, on.handle());
+    if (status.first_bad < memory_.built_over) {
+      cut_ = true;
+      detail::throw_error("verlet_list::check: particle " + std::to_string(status.first_bad) +
+                          " was not finite or lay outside an open axis at a refill, so the list is wrong; fix the "
+                          "position (migrate or wrap it into the box) and build() the list");
+    }
+    memory_.widest = status.widest;
+    memory_.entries = status.entries;
+    if (status.widest > memory_.width) {
+      cut_ = true;
+      detail::throw_error("verlet_list::check: a refill found a row of " + std::to_string(status.widest) +
+                          " neighbours, more than the list's width of " + std::to_string(memory_.width) +
+                          ", so rows were cut to the width and forces summed over them since missed pairs; build() "
+                          "grows the width (redo the steps since the last check), and reserve_width() keeps room "
+                          "for rows that grow between builds");
+    }
+  }
+
+  // Padded formats: rows get at least `slots` slots (rounded up to 8) from the next build() on,
+  // however short they are: room for rows that grow between the builds of a captured graph.
+  void reserve_width(std::size_t slots) requires(is_padded) { memory_.least_width = slots; }
+
+  // Inside a CUDA graph capture (coalesce/memory/graph.hpp): sets `condition` to 1 when some
+  // particle moved more than skin / 2 since the last build or refill, 0 otherwise (one fused pass
+  // and a one-thread kernel, queued on `on`; nothing read back), so that
+  // capture_if(on, condition, [&] { list.refill(...); }) rebuilds only then. GPU memory only.
+  template <class T, class L, class Pos>
+  void set_rebuild_condition(vector<T, L, Space> const& particles, Pos const& position, graph_condition condition,
+                             stream on = default_stream) const {
+    if constexpr (!(device_is_gpu && kind == detail::memory_kind::device)) {
+      detail::throw_error(
+          "verlet_list::set_rebuild_condition: graph conditions are set by a GPU kernel; this list is in host "
+          "memory: ask needs_rebuild() instead");
+    } else {
+      check_current(particles, "verlet_list::set_rebuild_condition");
+      auto const columns = detail::position_columns_of(particles.storage(), position);
+      detail::set_condition_if_moved(memory_, columns, particles.size(), geometry_, 0.5 * params_.skin,
+                                     condition.handle, on.handle());
+    }
+  }
+
+ private:
+  template <class T, class L, class Pos>
+  void build_from(vector<T, L, Space> const& particles, Pos const& position, box const& domain,
+                  std::array<bool, 3> periodic, list_rows rows, stream on) {
     auto const columns = detail::position_columns_of(particles.storage(), position);
     detail::list_geometry const g{domain.lo,      domain.hi,    periodic,    columns.dims,
                                   params_.cutoff, params_.skin, params_.half};
@@ -179,15 +278,19 @@ template <class Format, class Space = device> class verlet_list {
     }
     geometry_ = g;  // after the build: a refused build leaves the list and its geometry as they were
     built_ = true;
+    refilled_ = false;
+    cut_ = false;
     order_ = particles.order_stamp();
   }
+
+ public:
 
   // True when the list must be rebuilt before its next use: never built, another particle
   // count, or some particle moved more than skin / 2 since the build (then a pair that was
   // beyond cutoff + skin may have come within the cutoff). One fused pass, one read-back.
   template <class T, class L, class Pos>
   bool needs_rebuild(vector<T, L, Space> const& particles, Pos const& position, stream on = default_stream) const {
-    if (!built_ || particles.size() != memory_.built_over || particles.order_stamp() != order_) return true;
+    if (!built_ || cut_ || particles.size() != memory_.built_over || particles.order_stamp() != order_) return true;
     return max_displacement(particles, position, on) > 0.5 * params_.skin;
   }
   template <class T, class L, class Pos>
@@ -308,6 +411,11 @@ template <class Format, class Space = device> class verlet_list {
 
  private:
   template <class T, class L> void check_current(vector<T, L, Space> const& particles, char const* what) const {
+    if (cut_) {
+      detail::throw_error(std::string(what) +
+                          ": check() found this list's rows cut at the width or a bad position after a refill; "
+                          "build() it first");
+    }
     if (!built_ || particles.size() != memory_.built_over) {
       detail::throw_error(std::string(what) + ": the list was built for " + std::to_string(memory_.built_over) +
                           " particles (or never built), these are " + std::to_string(particles.size()) +
@@ -336,6 +444,8 @@ template <class Format, class Space = device> class verlet_list {
   detail::list_geometry geometry_{};
   detail::list_memory memory_;
   bool built_ = false;
+  bool refilled_ = false;  // refilled since the last build(): check() has status to read
+  bool cut_ = false;       // check() found cut rows or a bad position: build() before use
   std::uint64_t order_ = 0;  // the particles' order_stamp() at the build
 };
 

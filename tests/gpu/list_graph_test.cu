@@ -1,0 +1,111 @@
+// A neighbour-list rebuild inside a CUDA graph (coalesce/memory/graph.hpp, verlet_list::refill and
+// set_rebuild_condition): captured once, replayed; the list is rebuilt exactly at the replays where
+// some particle has moved more than skin / 2 since the last rebuild, with the rows a fresh build
+// gives, and nothing is read back or allocated (a capture in global mode refuses both).
+#include <cmath>
+#include <cstdint>
+#include <random>
+#include <vector>
+
+#include <doctest/doctest.h>
+
+#include <coalesce/coalesce.hpp>
+
+namespace {
+
+struct fvec3 {
+  float x, y, z;
+};
+struct Atom {
+  fvec3 pos;
+  float mass;
+};
+
+void check_cuda(cudaError_t e) { REQUIRE_MESSAGE(e == cudaSuccess, cudaGetErrorString(e)); }
+
+// How far particle i moves along x at each replay, in units of `step`: particle 0 the most (1), the
+// others less, some backwards, so the rows change from rebuild to rebuild.
+__host__ __device__ float drift_of(std::size_t i) {
+  return i == 0 ? 1.0f : std::sin(static_cast<float>(i) * 0.7f);
+}
+
+using rows_t = std::vector<std::vector<std::uint32_t>>;
+rows_t fresh_rows(std::vector<Atom> const& atoms, coalesce::box const& b) {
+  coalesce::device_vector<Atom> v(atoms);
+  coalesce::verlet_list<coalesce::padded_columns> fresh({.cutoff = 1.0, .skin = 0.4});
+  fresh.reserve_width(64);
+  fresh.build(v, &Atom::pos, b);
+  return fresh.rows_on_host();
+}
+
+}  // namespace
+
+TEST_CASE("a rebuild in a CUDA graph runs at the replays where a particle moved more than skin / 2, and only there") {
+  std::size_t const n = 20'011;
+  double const side = 20.0;
+  coalesce::box const b{.lo = {0, 0, 0}, .hi = {side, side, side}};
+  std::mt19937 rng(7);
+  std::uniform_real_distribution<float> u(0.0f, static_cast<float>(side));
+  std::vector<Atom> start(n);
+  for (auto& a : start) a = {{u(rng), u(rng), u(rng)}, 1.0f};
+
+  cudaStream_t s = nullptr;
+  check_cuda(cudaStreamCreateWithFlags(&s, cudaStreamNonBlocking));
+  {
+    coalesce::device_vector<Atom> d(start);
+    coalesce::verlet_list<coalesce::padded_columns> list({.cutoff = 1.0, .skin = 0.4});
+    list.reserve_width(64);
+    list.build(d, &Atom::pos, b, s);
+    std::uint64_t const allocations = list.allocations();
+    auto v = d.view();
+    float const step = 0.07f;  // skin / 2 = 0.2: particle 0 passes it at every third replay
+
+    cudaGraph_t graph = nullptr;
+    check_cuda(cudaStreamBeginCapture(s, cudaStreamCaptureModeGlobal));
+    coalesce::for_each_index(
+        coalesce::device{}, n,
+        [=] __device__(std::size_t i) {
+          auto [x, y, z] = v[i][&Atom::pos];
+          x = x + step * drift_of(i);  // periodic box: the list wraps positions itself
+        },
+        s);
+    coalesce::graph_condition const moved = coalesce::make_graph_condition(s);
+    list.set_rebuild_condition(d, &Atom::pos, moved, s);
+    coalesce::capture_if(s, moved, [&] { list.refill(d, &Atom::pos, b, s); });
+    cudaError_t const ended = cudaStreamEndCapture(s, &graph);
+    REQUIRE_MESSAGE(ended == cudaSuccess, "a rebuild step waited or allocated during capture: ",
+                    cudaGetErrorString(ended));
+    cudaGraphExec_t exec = nullptr;
+    check_cuda(cudaGraphInstantiate(&exec, graph, 0));
+    CHECK(list.allocations() == allocations);
+
+    std::vector<Atom> at_rebuild = start;
+    for (int replay = 1; replay <= 7; ++replay) {
+      check_cuda(cudaGraphLaunch(exec, s));
+      check_cuda(cudaStreamSynchronize(s));
+      std::vector<Atom> now(n);
+      d.copy_to(now);
+      bool const rebuilt = replay % 3 == 0;  // 0.21 > 0.2 at replays 3 and 6
+      if (rebuilt) at_rebuild = now;
+      INFO("replay ", replay);
+      CHECK(std::abs(list.max_displacement(d, &Atom::pos, s) - step * static_cast<float>(replay % 3)) < 1e-4);
+      CHECK(list.rows_on_host() == fresh_rows(at_rebuild, b));
+      CHECK_NOTHROW(list.check(s));
+    }
+    CHECK(fresh_rows(at_rebuild, b) != fresh_rows(start, b));  // the rows did change
+    CHECK(list.allocations() == allocations);
+    check_cuda(cudaGraphExecDestroy(exec));
+    check_cuda(cudaGraphDestroy(graph));
+  }
+  check_cuda(cudaStreamDestroy(s));
+}
+
+TEST_CASE("a graph condition outside a capture is refused with what to do") {
+  cudaStream_t s = nullptr;
+  check_cuda(cudaStreamCreateWithFlags(&s, cudaStreamNonBlocking));
+  CHECK_THROWS_WITH_AS((void)coalesce::make_graph_condition(s), doctest::Contains("cudaStreamBeginCapture"),
+                       coalesce::error);
+  CHECK_THROWS_WITH_AS(coalesce::capture_if(s, coalesce::graph_condition{}, [] {}),
+                       doctest::Contains("not capturing"), coalesce::error);
+  check_cuda(cudaStreamDestroy(s));
+}
