@@ -462,6 +462,42 @@ int main(int argc, char** argv) {
   ok = ok && reproducible;
   results.insert(results.begin(), hand);
 
+  // Positions stored as 32-bit fixed point (stored_as; 2^-23 steps: any coordinate of a box up to 256
+  // long, finer than float's steps above 2), in the packed slot (padded to 16 bytes, as the float
+  // slot is) and unpadded (12 bytes: what a gather moves). The same list, the same kernel source;
+  // errors against the same double-precision reference.
+  using fixed_position = coalesce::fixed_point<std::int32_t, 23>;
+  using fixed_position_layout = coalesce::stored_as<atom_layout, coalesce::store<&Atom::pos, fixed_position>>;
+  using fixed_position_12 = coalesce::stored_as<
+      coalesce::split<coalesce::fields<&Atom::pos>, coalesce::aos, coalesce::soa, coalesce::unpadded>,
+      coalesce::store<&Atom::pos, fixed_position>>;
+  struct position_variant {
+    char const* name;
+    double force_ms = 0, error = 0;
+  };
+  std::vector<position_variant> position_variants;
+  auto const column_nl = columns.view();
+  auto time_positions = [&](char const* name, auto& particles) {
+    auto const pv = particles.view();
+    position_variant out{name};
+    out.force_ms = median_ms(runs, [&] { library_force(column_nl, pv, length, rc2); });
+    std::vector<Atom> f(n);
+    particles.copy_to(std::span<Atom>(f));
+    out.error = max_error([&](std::size_t i) {
+      return std::array<double, 3>{f[i].force.x, f[i].force.y, f[i].force.z};
+    });
+    position_variants.push_back(out);
+  };
+  time_positions("float, packed slot (16 B)", d);
+  {
+    coalesce::device_vector<Atom, fixed_position_layout> fixed16(atoms);
+    time_positions("fixed_point<int32, 23>, packed slot (16 B)", fixed16);
+  }
+  {
+    coalesce::device_vector<Atom, fixed_position_12> fixed12(atoms);
+    time_positions("fixed_point<int32, 23>, unpadded (12 B)", fixed12);
+  }
+
   // Half list, forces scattered with atomics: float against 64-bit fixed point (the time includes
   // zeroing the forces, in both).
   coalesce::verlet_list<coalesce::padded_columns> half_list({.cutoff = cutoff, .skin = skin, .half = true});
@@ -522,6 +558,11 @@ int main(int argc, char** argv) {
       "  error vs double: fixed point %.2e, float atomics %.2e, hand-written full list %.2e (target: fixed <= "
       "hand-written)\n  run to run: fixed point %s; float atomics: %zu of %zu atoms' forces differ\n",
       fixed_error, float_error, hand.error, fixed_identical ? "bit-identical" : "DIFFERENT", float_differ, n);
+  std::printf("positions stored as (force kernel over padded_columns, time x float packed, error vs double):\n");
+  for (auto const& p : position_variants) {
+    std::printf("  positions %-44s %8.3f ms %6.2f x float %9.2e\n", p.name, p.force_ms,
+                p.force_ms / position_variants.front().force_ms, p.error);
+  }
   cudaFree(pos), cudaFree(f4), cudaFree(cell), cudaFree(members), cudaFree(counts), cudaFree(start), cudaFree(cursor),
       cudaFree(list), cudaFree(nn), cudaFree(temp);
   std::printf("%s\n", ok ? "lists identical, forces within 2x the hand-written error" : "FAILED");

@@ -27,8 +27,8 @@ std::uint64_t make_graph_condition(void* capturing) {
   auto const s = static_cast<cudaStream_t>(capturing);
   cudaGraph_t const graph = capturing_graph(s, "coalesce::make_graph_condition", nullptr, nullptr);
   cudaGraphConditionalHandle handle = 0;
-  // No default at launch: the kernel that sets it runs before the IF node in every replay.
-  COALESCE_CUDA_TRY(cudaGraphConditionalHandleCreate(&handle, graph, 0, 0));
+  // Zero at every launch unless a kernel sets it: a replay whose setter did not run skips the body.
+  COALESCE_CUDA_TRY(cudaGraphConditionalHandleCreate(&handle, graph, 0, cudaGraphCondAssignDefault));
   return static_cast<std::uint64_t>(handle);
 }
 
@@ -49,7 +49,13 @@ if_body begin_if_body(void* capturing, std::uint64_t condition) {
   // caller's) and resumes after the node in end_if_body.
   cudaGraph_t ended = nullptr;
   COALESCE_CUDA_TRY(cudaStreamEndCapture(s, &ended));
-  COALESCE_CUDA_TRY(cudaStreamBeginCaptureToGraph(s, body, nullptr, nullptr, 0, cudaStreamCaptureModeGlobal));
+  cudaError_t const began = cudaStreamBeginCaptureToGraph(s, body, nullptr, nullptr, 0, cudaStreamCaptureModeGlobal);
+  if (began != cudaSuccess) {
+    // The caller's capture goes on after the node (its cudaStreamEndCapture still ends it).
+    (void)cudaGetLastError();
+    (void)cudaStreamBeginCaptureToGraph(s, graph, &node, nullptr, 1, cudaStreamCaptureModeGlobal);
+    COALESCE_CUDA_TRY(began);
+  }
   return {node, graph};
 }
 
@@ -58,8 +64,15 @@ void end_if_body(void* capturing, if_body const& if_node) {
   auto node = static_cast<cudaGraphNode_t>(if_node.node);
   auto const outer = static_cast<cudaGraph_t>(if_node.outer);
   cudaGraph_t body = nullptr;
-  COALESCE_CUDA_TRY(cudaStreamEndCapture(s, &body));
+  // The outer capture resumes even when the body's capture broke (a wait inside the body): the
+  // error is reported after, and the caller's cudaStreamEndCapture still finds a capture to end.
+  cudaError_t const ended = cudaStreamEndCapture(s, &body);
+  (void)cudaGetLastError();
   COALESCE_CUDA_TRY(cudaStreamBeginCaptureToGraph(s, outer, &node, nullptr, 1, cudaStreamCaptureModeGlobal));
+  if (ended != cudaSuccess) {
+    throw_error(std::string("coalesce::capture_if: the body's capture failed (") + cudaGetErrorString(ended) +
+                "): the body may only queue work on the capturing stream, without waiting or allocating");
+  }
 }
 
 }  // namespace coalesce::detail

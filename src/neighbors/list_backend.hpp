@@ -93,8 +93,7 @@ namespace cuda_lists {
 #if COALESCE_WITH_CUDA
 // read_back false (a refill): nothing waits; the first bad particle stays in the status word.
 template <class Real> std::size_t bin(list_memory& m, position_columns const& p, std::size_t n, unsigned dims,
-                                      cell_grid<Real> const& g, std::size_t cell_count, bool read_back,
-                                      void* stream);
+                                      cell_grid<Real> const& g, std::size_t cell_count, bool read_back, void* stream);
 template <class Real> list_pass_result fill(list_memory& m, std::size_t n, cell_grid<Real> const& g, bool count_only,
                                             bool read_back, void* stream);
 // A csr list in one pass over the particles, rows staged `width` wide chunk by chunk, then packed
@@ -103,8 +102,7 @@ template <class Real> list_pass_result fill(list_memory& m, std::size_t n, cell_
 template <class Real>
 list_pass_result fill_csr(list_memory& m, std::size_t n, cell_grid<Real> const& g, std::size_t width, void* stream);
 void offsets_from_counts(list_memory& m, std::size_t n, void* stream);
-void keep_reference(list_memory& m, position_columns const& p, std::size_t n, unsigned dims, bool wait,
-                    void* stream);
+void keep_reference(list_memory& m, position_columns const& p, std::size_t n, unsigned dims, bool wait, void* stream);
 double max_displacement(list_memory const& m, position_columns const& p, std::size_t n, unsigned dims,
                         double const* length, bool const* periodic, void* stream);
 // The status words of the last bin and fill (one read-back).

@@ -90,8 +90,8 @@ std::size_t padded_width(list_memory const& m, std::size_t widest) {
 }
 
 // Queues a refill (refill_list): the same steps as a build's bin and fill, nothing read back.
-template <class Real> void refill_in(list_memory& m, position_columns const& p, std::size_t n, list_geometry const& g,
-                                     void* stream) {
+template <class Real>
+void refill_in(list_memory& m, position_columns const& p, std::size_t n, list_geometry const& g, void* stream) {
   std::size_t cell_count = 0;
   cell_grid<Real> const grid = make_grid<Real>(g, n, cell_count);
   (void)cuda_lists::bin(m, p, n, g.dims, grid, cell_count, false, stream);

@@ -155,14 +155,14 @@ void reset_words(list_memory& m, cudaStream_t s) {
 // over the threshold, so an IF node runs its body (a refill) only then.
 __global__ void set_condition_kernel(unsigned long long const* word, double threshold2,
                                      cudaGraphConditionalHandle handle) {
-  cudaGraphSetConditional(handle, __longlong_as_double(static_cast<long long>(*word)) > threshold2 ? 1u : 0u);
+  // Not (d2 <= threshold): a position that turned NaN rebuilds too, so its refill reports it.
+  cudaGraphSetConditional(handle, !(__longlong_as_double(static_cast<long long>(*word)) <= threshold2) ? 1u : 0u);
 }
 
 }  // namespace
 
 template <class Real> std::size_t bin(list_memory& m, position_columns const& p, std::size_t n, unsigned dims,
-                                      cell_grid<Real> const& g, std::size_t cell_count, bool read_back,
-                                      void* stream) {
+                                      cell_grid<Real> const& g, std::size_t cell_count, bool read_back, void* stream) {
   auto const s = static_cast<cudaStream_t>(stream);
   ensure_bytes(m, m.keys, n * sizeof(std::uint32_t));
   ensure_bytes(m, m.ids, n * sizeof(std::uint32_t));
@@ -172,7 +172,9 @@ template <class Real> std::size_t bin(list_memory& m, position_columns const& p,
   ensure_bytes(m, m.cell_points, n * sizeof(point4<Real>));
   ensure_bytes(m, m.cell_start, cell_count * sizeof(std::uint32_t));
   ensure_bytes(m, m.cell_end, cell_count * sizeof(std::uint32_t));
-  reset_words(m, s);
+  // A build starts its status afresh; refills keep the first bad particle and the widest row of
+  // every refill since the build (check() reports what any of them found, not only the last).
+  if (read_back) reset_words(m, s);
   auto* words = as<unsigned long long>(m.words);
   assign_kernel<Real><<<blocks(n), threads, 0, s>>>(g, p, dims, n, as<std::uint32_t>(m.keys), as<std::uint32_t>(m.ids),
                                                     as<point4<Real>>(m.own_points), words);
@@ -208,10 +210,14 @@ template <class Real> std::size_t bin(list_memory& m, position_columns const& p,
 }
 
 template <class Real> list_pass_result fill(list_memory& m, std::size_t n, cell_grid<Real> const& g, bool count_only,
-                                           bool read_back, void* stream) {
+                                            bool read_back, void* stream) {
   auto const s = static_cast<cudaStream_t>(stream);
   auto* words = as<unsigned long long>(m.words);
-  COALESCE_CUDA_TRY(cudaMemsetAsync(words + 1, 0, 2 * sizeof(unsigned long long), s));
+  if (read_back) {
+    COALESCE_CUDA_TRY(cudaMemsetAsync(words + 1, 0, 2 * sizeof(unsigned long long), s));
+  } else {  // a refill: the widest row since the build stays; the entries are this fill's
+    COALESCE_CUDA_TRY(cudaMemsetAsync(words + 2, 0, sizeof(unsigned long long), s));
+  }
   COALESCE_CUDA_TRY(cudaMemsetAsync(as<std::uint32_t>(m.counts) + n, 0, sizeof(std::uint32_t), s));
   fill_kernel<Real><<<blocks(n), threads, 0, s>>>(
       g, 0, n, as<point4<Real>>(m.own_points), as<std::uint32_t>(m.cell_start), as<std::uint32_t>(m.cell_end),
@@ -277,8 +283,7 @@ void offsets_from_counts(list_memory& m, std::size_t n, void* stream) {
                                                   as<std::uint32_t>(m.offsets), static_cast<int>(n + 1), s));
 }
 
-void keep_reference(list_memory& m, position_columns const& p, std::size_t n, unsigned dims, bool wait,
-                    void* stream) {
+void keep_reference(list_memory& m, position_columns const& p, std::size_t n, unsigned dims, bool wait, void* stream) {
   auto const s = static_cast<cudaStream_t>(stream);
   ensure_bytes(m, m.reference, 3 * n * sizeof(double));
   reference_kernel<<<blocks(n), threads, 0, s>>>(p, dims, n, as<double>(m.reference));

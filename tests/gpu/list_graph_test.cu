@@ -4,6 +4,7 @@
 // gives, and nothing is read back or allocated (a capture in global mode refuses both).
 #include <cmath>
 #include <cstdint>
+#include <limits>
 #include <random>
 #include <vector>
 
@@ -25,9 +26,7 @@ void check_cuda(cudaError_t e) { REQUIRE_MESSAGE(e == cudaSuccess, cudaGetErrorS
 
 // How far particle i moves along x at each replay, in units of `step`: particle 0 the most (1), the
 // others less, some backwards, so the rows change from rebuild to rebuild.
-__host__ __device__ float drift_of(std::size_t i) {
-  return i == 0 ? 1.0f : std::sin(static_cast<float>(i) * 0.7f);
-}
+__host__ __device__ float drift_of(std::size_t i) { return i == 0 ? 1.0f : std::sin(static_cast<float>(i) * 0.7f); }
 
 using rows_t = std::vector<std::vector<std::uint32_t>>;
 rows_t fresh_rows(std::vector<Atom> const& atoms, coalesce::box const& b) {
@@ -73,8 +72,8 @@ TEST_CASE("a rebuild in a CUDA graph runs at the replays where a particle moved 
     list.set_rebuild_condition(d, &Atom::pos, moved, s);
     coalesce::capture_if(s, moved, [&] { list.refill(d, &Atom::pos, b, s); });
     cudaError_t const ended = cudaStreamEndCapture(s, &graph);
-    REQUIRE_MESSAGE(ended == cudaSuccess, "a rebuild step waited or allocated during capture: ",
-                    cudaGetErrorString(ended));
+    REQUIRE_MESSAGE(ended == cudaSuccess,
+                    "a rebuild step waited or allocated during capture: ", cudaGetErrorString(ended));
     cudaGraphExec_t exec = nullptr;
     check_cuda(cudaGraphInstantiate(&exec, graph, 0));
     CHECK(list.allocations() == allocations);
@@ -100,12 +99,86 @@ TEST_CASE("a rebuild in a CUDA graph runs at the replays where a particle moved 
   check_cuda(cudaStreamDestroy(s));
 }
 
+// Positions written by the graph from `source`, which the host changes between replays.
+TEST_CASE("check() reports a row cut at any refill since the build, and a NaN that reached a replay") {
+  std::size_t const n = 20'011;
+  coalesce::box const b{.lo = {0, 0, 0}, .hi = {20, 20, 20}};
+  std::mt19937 rng(11);
+  std::uniform_real_distribution<float> u(0.0f, 20.0f);
+  std::vector<fvec3> sparse(n);
+  for (auto& p : sparse) p = {u(rng), u(rng), u(rng)};
+  std::vector<fvec3> crowded = sparse;  // 80 particles around one point: rows far wider than the width
+  for (std::size_t i = 0; i < 80; ++i)
+    crowded[i] = {10.0f + 0.01f * static_cast<float>(i % 7), 10.0f + 0.01f * static_cast<float>(i % 5), 10.0f};
+  std::vector<fvec3> with_nan = sparse;
+  with_nan[77].y = std::numeric_limits<float>::quiet_NaN();
+
+  cudaStream_t s = nullptr;
+  check_cuda(cudaStreamCreateWithFlags(&s, cudaStreamNonBlocking));
+  fvec3* source = nullptr;
+  check_cuda(cudaMalloc(&source, n * sizeof(fvec3)));
+  auto const put = [&](std::vector<fvec3> const& p) {
+    check_cuda(cudaMemcpyAsync(source, p.data(), n * sizeof(fvec3), cudaMemcpyHostToDevice, s));
+  };
+  {
+    std::vector<Atom> start(n);
+    for (std::size_t i = 0; i < n; ++i) start[i] = {sparse[i], 1.0f};
+    coalesce::device_vector<Atom> d(start);
+    coalesce::verlet_list<coalesce::padded_columns> list({.cutoff = 1.0, .skin = 0.4});
+    list.build(d, &Atom::pos, b, s);
+    std::size_t const width = list.width();
+    auto v = d.view();
+    auto const capture = [&] {
+      cudaGraph_t graph = nullptr;
+      check_cuda(cudaStreamBeginCapture(s, cudaStreamCaptureModeGlobal));
+      coalesce::for_each_index(
+          coalesce::device{}, n,
+          [=] __device__(std::size_t i) {
+            auto [x, y, z] = v[i][&Atom::pos];
+            x = source[i].x, y = source[i].y, z = source[i].z;
+          },
+          s);
+      coalesce::graph_condition const moved = coalesce::make_graph_condition(s);
+      list.set_rebuild_condition(d, &Atom::pos, moved, s);
+      coalesce::capture_if(s, moved, [&] { list.refill(d, &Atom::pos, b, s); });
+      check_cuda(cudaStreamEndCapture(s, &graph));
+      cudaGraphExec_t exec = nullptr;
+      check_cuda(cudaGraphInstantiate(&exec, graph, 0));
+      check_cuda(cudaGraphDestroy(graph));
+      return exec;
+    };
+    cudaGraphExec_t exec = capture();
+    put(crowded);
+    check_cuda(cudaGraphLaunch(exec, s));  // refills: rows cut at the width
+    put(sparse);
+    check_cuda(cudaGraphLaunch(exec, s));  // refills again: every row fits now
+    check_cuda(cudaStreamSynchronize(s));
+    CHECK(list.width() == width);
+    CHECK_THROWS_WITH_AS(list.check(s), doctest::Contains("more than the list's width"), coalesce::error);
+    CHECK(list.widest() >= 79);
+    CHECK_THROWS_AS((void)list.view(d), coalesce::error);
+    check_cuda(cudaGraphExecDestroy(exec));
+
+    list.build(d, &Atom::pos, b, s);  // usable again; the graph is captured again after a build
+    CHECK_NOTHROW((void)list.view(d));
+    exec = capture();
+    check_cuda(cudaGraphLaunch(exec, s));  // nothing moved: no refill
+    CHECK_NOTHROW(list.check(s));
+    put(with_nan);
+    check_cuda(cudaGraphLaunch(exec, s));  // a NaN sets the condition: the refill finds it
+    CHECK_THROWS_WITH_AS(list.check(s), doctest::Contains("particle 77"), coalesce::error);
+    check_cuda(cudaGraphExecDestroy(exec));
+  }
+  check_cuda(cudaFree(source));
+  check_cuda(cudaStreamDestroy(s));
+}
+
 TEST_CASE("a graph condition outside a capture is refused with what to do") {
   cudaStream_t s = nullptr;
   check_cuda(cudaStreamCreateWithFlags(&s, cudaStreamNonBlocking));
   CHECK_THROWS_WITH_AS((void)coalesce::make_graph_condition(s), doctest::Contains("cudaStreamBeginCapture"),
                        coalesce::error);
-  CHECK_THROWS_WITH_AS(coalesce::capture_if(s, coalesce::graph_condition{}, [] {}),
-                       doctest::Contains("not capturing"), coalesce::error);
+  CHECK_THROWS_WITH_AS(coalesce::capture_if(s, coalesce::graph_condition{}, [] {}), doctest::Contains("not capturing"),
+                       coalesce::error);
   check_cuda(cudaStreamDestroy(s));
 }

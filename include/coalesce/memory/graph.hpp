@@ -18,7 +18,9 @@
 // then goes on in global capture mode. Streams forked from the capture must have joined it before
 // capture_if (it ends the capture on `capturing` and resumes it after the IF node).
 //
-// CUDA 12.4 or later, GPU memory. Without CUDA (or outside a capture) these throw coalesce::error.
+// GPU memory, CUDA 13 (conditional nodes came with 12.4; libcoalesce uses the 13.0 runtime's
+// signatures of the capture calls). Without CUDA, or outside a capture, these throw coalesce::error.
+// The condition is 0 at every launch unless a kernel sets it (cudaGraphCondAssignDefault).
 #pragma once
 #include <cstdint>
 #include <utility>

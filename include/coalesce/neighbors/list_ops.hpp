@@ -71,13 +71,13 @@ struct list_geometry {
 struct list_memory {
   memory_kind kind = memory_kind::host;
   list_format format = list_format::column_major;
-  std::size_t particles = 0;   // rows: the first `particles` of the `built_over` particles
-  std::size_t built_over = 0;  // particles the list was built over (every one a candidate neighbour)
-  std::size_t width = 0;       // padded formats: slots per row
-  std::size_t entries = 0;     // neighbours stored, all rows
-  std::size_t widest = 0;      // the longest row
+  std::size_t particles = 0;    // rows: the first `particles` of the `built_over` particles
+  std::size_t built_over = 0;   // particles the list was built over (every one a candidate neighbour)
+  std::size_t width = 0;        // padded formats: slots per row
+  std::size_t entries = 0;      // neighbours stored, all rows
+  std::size_t widest = 0;       // the longest row
   std::size_t least_width = 0;  // padded formats: the width a build grows to at least (reserve_width)
-  std::uint64_t builds = 0;    // how many builds this memory has seen
+  std::uint64_t builds = 0;     // how many builds this memory has seen
   // Buffers allocated so far (each with an eighth to spare): a steady-state rebuild adds none.
   mutable std::uint64_t allocations = 0;
   buffer indices;    // padded: particles x width slots; csr: entries

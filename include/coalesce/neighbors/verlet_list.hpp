@@ -11,6 +11,8 @@
 //     coalesce::for_each_neighbor(nl, i, [&](std::uint32_t j) { v[i][&Particle::mass] += 0 * j; });
 //   });
 //   if (list.needs_rebuild(d, &Particle::pos)) list.build(d, &Particle::pos, domain);  // moved > skin/2
+//   list.refill(d, &Particle::pos, domain);   // the same rebuild, nothing read back: for CUDA graphs
+//   list.check();                             // what refills found (a cut row, a bad position): throws
 //
 // Formats (the list's bytes are a layout decision, like the particles'):
 //   padded_columns  entry k of particle i at indices[k * n + i]: a warp's loads of slot k coalesce
@@ -35,6 +37,7 @@
 // outside an open axis (naming the particle), a cutoff that is not positive, a negative skin,
 // cutoff + skin over half a periodic box length. An empty set gives an empty list (a rank may own
 // no particle). GPU memory: the build runs on `stream` and returns when the list is complete.
+// refill() only queues (CUDA graphs, docs/neighbors.md): its checks wait for check().
 //
 // Streams (the one rule of coalesce/memory/stream.hpp): every call that runs work takes a stream
 // last, coalesce::default_stream when left out.
@@ -170,8 +173,8 @@ template <class Format, class Space = device> class verlet_list {
   // count(i) says width(): a traversal never reads past a row, but that row misses neighbours).
   // In host memory (and without CUDA) it is build(). widest(), entries() and fill() are those of
   // the last build() or check(). reserve_width() keeps room for rows that grow between builds.
-  template <class T, class L, class Pos>
-  void refill(vector<T, L, Space> const& particles, Pos const& position, box const& domain, stream on = default_stream) {
+  template <class T, class L, class Pos> void refill(vector<T, L, Space> const& particles, Pos const& position,
+                                                     box const& domain, stream on = default_stream) {
     std::array<bool, 3> const periodic{domain.edges == boundary::periodic, domain.edges == boundary::periodic,
                                        domain.edges == boundary::periodic};
     refill(particles, position, domain, periodic, list_rows{}, on);
@@ -187,28 +190,31 @@ template <class Format, class Space = device> class verlet_list {
                                   params_.cutoff, params_.skin, params_.half};
     std::size_t const n = particles.size();
     std::size_t const row_count = rows.count == list_rows::every_particle ? n : rows.count;
-    bool const same_box = g.lo == geometry_.lo && g.hi == geometry_.hi && g.periodic == geometry_.periodic &&
-                          g.dims == geometry_.dims;
+    bool const same_box =
+        g.lo == geometry_.lo && g.hi == geometry_.hi && g.periodic == geometry_.periodic && g.dims == geometry_.dims;
     if (!built_ || n != memory_.built_over || row_count != memory_.particles || !same_box) {
-      detail::throw_error("verlet_list::refill: refill reuses the last build's cells, width and buffers, so it needs a "
-                          "build() of the same particle count (" +
-                          std::to_string(memory_.built_over) + " built, " + std::to_string(n) +
-                          " now), rows and box first; call build() (outside the graph) after a change");
+      detail::throw_error(
+          "verlet_list::refill: refill reuses the last build's cells, width and buffers, so it needs a "
+          "build() of the same particle count, rows and box first (built: " +
+          std::to_string(memory_.built_over) + " particles, " + std::to_string(memory_.particles) +
+          " rows; now: " + std::to_string(n) + " particles, " + std::to_string(row_count) + " rows" +
+          (same_box ? "" : ", another box") + "); call build() outside the graph after a change, and capture again");
     }
     if (cut_) {
-      detail::throw_error("verlet_list::refill: check() found rows cut at the width or a bad position; build() "
-                          "the list (it grows the width and checks the positions) before refilling it");
+      detail::throw_error(
+          "verlet_list::refill: check() found rows cut at the width or a bad position; build() "
+          "the list (it grows the width and checks the positions) before refilling it");
     }
     detail::refill_list(memory_, columns, n, row_count, g, on.handle());
     order_ = particles.order_stamp();
     refilled_ = true;
   }
 
-  // Reads what the refills since the last build() found (GPU memory: one read-back, waiting for
+  // Reads what every refill since the last build() found (GPU memory: one read-back, waiting for
   // `on`) and throws coalesce::error when a row outgrew the width (forces summed over the list
-  // since then missed pairs: build() grows it; redo those steps) or a position was not finite or
-  // outside an open axis. After such an error view(particles) and refill refuse until build().
-  // Nothing to read after build() alone (it checked before returning).
+  // since then missed pairs: build() grows it, then capture again and redo those steps) or a
+  // position was not finite or outside an open axis. After such an error view(particles), refill
+  // and as_neighbor_list refuse until build(). Nothing to read for a list never refilled.
   void check(stream on = default_stream) {
     if (!refilled_) return;
     detail::list_status const status = detail::read_list_status(memory_, on.handle());
@@ -238,9 +244,9 @@ template <class Format, class Space = device> class verlet_list {
   // particle moved more than skin / 2 since the last build or refill, 0 otherwise (one fused pass
   // and a one-thread kernel, queued on `on`; nothing read back), so that
   // capture_if(on, condition, [&] { list.refill(...); }) rebuilds only then. GPU memory only.
-  template <class T, class L, class Pos>
-  void set_rebuild_condition(vector<T, L, Space> const& particles, Pos const& position, graph_condition condition,
-                             stream on = default_stream) const {
+  template <class T, class L, class Pos> void set_rebuild_condition(vector<T, L, Space> const& particles,
+                                                                    Pos const& position, graph_condition condition,
+                                                                    stream on = default_stream) const {
     if constexpr (!(device_is_gpu && kind == detail::memory_kind::device)) {
       detail::throw_error(
           "verlet_list::set_rebuild_condition: graph conditions are set by a GPU kernel; this list is in host "
@@ -254,9 +260,9 @@ template <class Format, class Space = device> class verlet_list {
   }
 
  private:
-  template <class T, class L, class Pos>
-  void build_from(vector<T, L, Space> const& particles, Pos const& position, box const& domain,
-                  std::array<bool, 3> periodic, list_rows rows, stream on) {
+  template <class T, class L, class Pos> void build_from(vector<T, L, Space> const& particles, Pos const& position,
+                                                         box const& domain, std::array<bool, 3> periodic,
+                                                         list_rows rows, stream on) {
     auto const columns = detail::position_columns_of(particles.storage(), position);
     detail::list_geometry const g{domain.lo,      domain.hi,    periodic,    columns.dims,
                                   params_.cutoff, params_.skin, params_.half};
@@ -278,13 +284,11 @@ template <class Format, class Space = device> class verlet_list {
     }
     geometry_ = g;  // after the build: a refused build leaves the list and its geometry as they were
     built_ = true;
-    refilled_ = false;
-    cut_ = false;
+    cut_ = false;  // (refilled_ stays: a graph captured before may still refill; check() reads on)
     order_ = particles.order_stamp();
   }
 
  public:
-
   // True when the list must be rebuilt before its next use: never built, another particle
   // count, or some particle moved more than skin / 2 since the build (then a pair that was
   // beyond cutoff + skin may have come within the cutoff). One fused pass, one read-back.
@@ -328,6 +332,11 @@ template <class Format, class Space = device> class verlet_list {
 
   // A padded list as the description remap, the analysis and the advisor take.
   neighbor_list<std::uint32_t, Space> as_neighbor_list() const requires(is_padded) {
+    if (cut_) {
+      detail::throw_error(
+          "verlet_list::as_neighbor_list: check() found rows cut at the width or a bad position "
+          "after a refill; build() the list first");
+    }
     if (memory_.particles != memory_.built_over) {
       detail::throw_error("verlet_list::as_neighbor_list: the list has rows for " + std::to_string(memory_.particles) +
                           " of its " + std::to_string(memory_.built_over) +
@@ -444,8 +453,8 @@ template <class Format, class Space = device> class verlet_list {
   detail::list_geometry geometry_{};
   detail::list_memory memory_;
   bool built_ = false;
-  bool refilled_ = false;  // refilled since the last build(): check() has status to read
-  bool cut_ = false;       // check() found cut rows or a bad position: build() before use
+  bool refilled_ = false;    // ever refilled (a captured graph may refill any time): check() reads the status
+  bool cut_ = false;         // check() found cut rows or a bad position: build() before use
   std::uint64_t order_ = 0;  // the particles' order_stamp() at the build
 };
 
