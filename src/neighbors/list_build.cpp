@@ -70,7 +70,7 @@ void check_geometry(list_geometry const& g) {
   std::string where = "(";
   std::string why = "is not finite";
   for (unsigned a = 0; a < g.dims; ++a) {
-    double const x = read_coordinate(m.kind, p.axis[a], p.width, i);
+    double const x = read_position_coordinate(m.kind, p, a, i);
     where += (a ? ", " : "") + std::to_string(x);
     if (std::isfinite(x) && !g.periodic[a] && (x < g.lo[a] || x > g.hi[a])) {
       why = "lies outside the open box along axis " + std::to_string(a) + " ([" + std::to_string(g.lo[a]) + ", " +

@@ -125,7 +125,7 @@ __global__ void pack_staged_kernel(std::uint32_t const* staged, std::size_t firs
 __global__ void reference_kernel(position_columns p, unsigned dims, std::size_t n, double* reference) {
   std::size_t const i = static_cast<std::size_t>(blockIdx.x) * blockDim.x + threadIdx.x;
   if (i >= n) return;
-  for (unsigned a = 0; a < 3; ++a) reference[3 * i + a] = a < dims ? coordinate_at(p.axis[a], p.width, i) : 0.0;
+  for (unsigned a = 0; a < 3; ++a) reference[3 * i + a] = a < dims ? coordinate_of(p, a, i) : 0.0;
 }
 
 struct axes {

@@ -229,7 +229,7 @@ void keep_reference(list_memory& m, position_columns const& p, std::size_t n, un
 #endif
   for (std::ptrdiff_t s = 0; s < n_signed; ++s) {
     auto const i = static_cast<std::size_t>(s);
-    for (unsigned a = 0; a < 3; ++a) ref[3 * i + a] = a < dims ? coordinate_at(p.axis[a], p.width, i) : 0.0;
+    for (unsigned a = 0; a < 3; ++a) ref[3 * i + a] = a < dims ? coordinate_of(p, a, i) : 0.0;
   }
 }
 

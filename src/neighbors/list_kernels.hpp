@@ -31,7 +31,7 @@ template <class Real> COALESCE_HOST_DEVICE inline bool place_point(cell_grid<Rea
   Real c[3] = {0, 0, 0};
   int index[3] = {0, 0, 0};
   for (unsigned a = 0; a < dims; ++a) {
-    Real x = static_cast<Real>(coordinate_at(p.axis[a], p.width, i));
+    Real x = static_cast<Real>(coordinate_of(p, a, i));
     Real t = x - g.lo[a];
     if (!(t - t == Real(0))) return false;  // NaN or infinite
     if (g.periodic[a]) {
@@ -123,7 +123,7 @@ COALESCE_HOST_DEVICE inline double displacement2(position_columns const& p, unsi
                                                  std::size_t i, double const* length, bool const* periodic) {
   double sum = 0;
   for (unsigned a = 0; a < dims; ++a) {
-    double d = coordinate_at(p.axis[a], p.width, i) - reference[3 * i + a];
+    double d = coordinate_of(p, a, i) - reference[3 * i + a];
     if (periodic[a]) d -= length[a] * nearbyint(d / length[a]);
     sum += d * d;
   }

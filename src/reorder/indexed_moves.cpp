@@ -3,6 +3,7 @@
 // takes the host loops.
 #include <coalesce/reorder/indexed_moves.hpp>
 
+#include <cmath>
 #include <cstring>
 
 #include "../memory/column_chunks.hpp"
@@ -276,6 +277,13 @@ void deallocate_pinned(void* p) noexcept {
 #else
   host_deallocate(p);
 #endif
+}
+
+double read_position_coordinate(memory_kind kind, position_columns const& p, unsigned a, std::size_t i) {
+  if (p.fixed_bits < 0) return read_coordinate(kind, p.axis[a], p.width, i);
+  std::int32_t q = 0;
+  copy_bytes(memory_kind::host, &q, kind, p.axis[a].address(i), sizeof q);
+  return std::ldexp(static_cast<double>(q), -p.fixed_bits);
 }
 
 // Declared in reorder_ops.hpp: a coordinate for a message, in any memory.

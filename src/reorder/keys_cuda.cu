@@ -16,7 +16,7 @@ template <class E, class Key, unsigned Dims> __global__ void keys_kernel(key_par
   if (i >= n) return;
   double x[3] = {0, 0, 0};
 #pragma unroll
-  for (unsigned a = 0; a < Dims; ++a) x[a] = *reinterpret_cast<E const*>(pos.axis[a].address(i));
+  for (unsigned a = 0; a < Dims; ++a) x[a] = key_coordinate<E>(pos, a, i);
   std::uint32_t cell[3] = {0, 0, 0};
   if (cell_of(p, Dims, x, cell)) {
     keys[i] = static_cast<Key>(key_of_cell(p, Dims, cell));
@@ -45,7 +45,10 @@ void cuda_backend::compute_keys_into(key_spec const& spec, position_columns cons
   auto const stream = static_cast<cudaStream_t>(stream_);
   key_params const p = make_key_params(spec);
   std::uint64_t* const first_bad = flags ? flags + bad_entry : nullptr;
-  if (pos.width == 4) {
+  if (pos.fixed_bits >= 0) {
+    spec.key_bytes == 4 ? launch_keys<std::int32_t, std::uint32_t>(stream, p, pos, n, keys, first_bad)
+                        : launch_keys<std::int32_t, std::uint64_t>(stream, p, pos, n, keys, first_bad);
+  } else if (pos.width == 4) {
     spec.key_bytes == 4 ? launch_keys<float, std::uint32_t>(stream, p, pos, n, keys, first_bad)
                         : launch_keys<float, std::uint64_t>(stream, p, pos, n, keys, first_bad);
   } else {

@@ -13,7 +13,7 @@ std::size_t keys_typed(bool parallel, key_params const& p, position_columns cons
   // caller throws before anything else is touched).
   return first_where(parallel, n, [&](std::size_t i) {
     double x[3] = {0, 0, 0};
-    for (unsigned a = 0; a < p.dims; ++a) x[a] = *reinterpret_cast<E const*>(pos.axis[a].address(i));
+    for (unsigned a = 0; a < p.dims; ++a) x[a] = key_coordinate<E>(pos, a, i);
     std::uint32_t cell[3] = {0, 0, 0};
     bool const ok = cell_of(p, p.dims, x, cell);
     keys[i] = ok ? static_cast<Key>(key_of_cell(p, p.dims, cell)) : Key{0};
@@ -26,7 +26,10 @@ void host_backend::compute_keys_into(key_spec const& spec, position_columns cons
                                      std::uint64_t* flags) {
   key_params const p = make_key_params(spec);
   std::size_t bad = none;
-  if (pos.width == 4) {
+  if (pos.fixed_bits >= 0) {
+    bad = spec.key_bytes == 4 ? keys_typed<std::int32_t>(parallel_, p, pos, n, static_cast<std::uint32_t*>(keys))
+                              : keys_typed<std::int32_t>(parallel_, p, pos, n, static_cast<std::uint64_t*>(keys));
+  } else if (pos.width == 4) {
     bad = spec.key_bytes == 4 ? keys_typed<float>(parallel_, p, pos, n, static_cast<std::uint32_t*>(keys))
                               : keys_typed<float>(parallel_, p, pos, n, static_cast<std::uint64_t*>(keys));
   } else {

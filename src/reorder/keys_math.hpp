@@ -3,6 +3,7 @@
 #pragma once
 #include <cmath>
 #include <cstdint>
+#include <type_traits>
 
 #include <coalesce/core/config.hpp>
 #include <coalesce/reorder/reorder_ops.hpp>
@@ -38,6 +39,17 @@ inline key_params make_key_params(key_spec const& spec) {
 
 // Cell coordinates of a position; false for NaN/infinite positions and, in a clamped box, for
 // positions outside [lo, hi].
+// Coordinate a of element i as the key kernels read it: E is float or double for positions in
+// their own type, std::int32_t for positions stored as 32-bit fixed point (pos.fixed_bits).
+template <class E>
+COALESCE_HOST_DEVICE COALESCE_INLINE double key_coordinate(position_columns const& pos, unsigned a, std::size_t i) {
+  if constexpr (std::is_same_v<E, std::int32_t>) {
+    return coordinate_of(pos, a, i);
+  } else {
+    return *reinterpret_cast<E const*>(pos.axis[a].address(i));
+  }
+}
+
 COALESCE_HOST_DEVICE COALESCE_INLINE bool cell_of(key_params const& p, unsigned dims, double const* x,
                                                   std::uint32_t* cell) {
   for (unsigned a = 0; a < dims; ++a) {

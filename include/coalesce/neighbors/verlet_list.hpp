@@ -185,7 +185,7 @@ template <class Format, class Space = device> class verlet_list {
     static_assert(is_padded,
                   "coalesce: verlet_list::refill is for padded_columns and padded_rows lists (a csr or clusters "
                   "list sizes its storage from counts it reads back); build() those");
-    auto const columns = detail::position_columns_of(particles.storage(), position);
+    auto const columns = detail::readable_position_columns_of(particles.storage(), position);
     detail::list_geometry const g{domain.lo,      domain.hi,    periodic,    columns.dims,
                                   params_.cutoff, params_.skin, params_.half};
     std::size_t const n = particles.size();
@@ -253,7 +253,7 @@ template <class Format, class Space = device> class verlet_list {
           "memory: ask needs_rebuild() instead");
     } else {
       check_current(particles, "verlet_list::set_rebuild_condition");
-      auto const columns = detail::position_columns_of(particles.storage(), position);
+      auto const columns = detail::readable_position_columns_of(particles.storage(), position);
       detail::set_condition_if_moved(memory_, columns, particles.size(), geometry_, 0.5 * params_.skin,
                                      condition.handle, on.handle());
     }
@@ -263,7 +263,7 @@ template <class Format, class Space = device> class verlet_list {
   template <class T, class L, class Pos> void build_from(vector<T, L, Space> const& particles, Pos const& position,
                                                          box const& domain, std::array<bool, 3> periodic,
                                                          list_rows rows, stream on) {
-    auto const columns = detail::position_columns_of(particles.storage(), position);
+    auto const columns = detail::readable_position_columns_of(particles.storage(), position);
     detail::list_geometry const g{domain.lo,      domain.hi,    periodic,    columns.dims,
                                   params_.cutoff, params_.skin, params_.half};
     std::size_t const n = particles.size();
@@ -300,7 +300,7 @@ template <class Format, class Space = device> class verlet_list {
   template <class T, class L, class Pos>
   double max_displacement(vector<T, L, Space> const& particles, Pos const& position, stream on = default_stream) const {
     check_current(particles, "verlet_list::max_displacement");
-    auto const columns = detail::position_columns_of(particles.storage(), position);
+    auto const columns = detail::readable_position_columns_of(particles.storage(), position);
     return detail::max_displacement(memory_, columns, particles.size(), geometry_, on.handle());
   }
 

@@ -143,9 +143,13 @@ template <class T, class Pos> position_leaves position_leaves_of(Pos const& posi
   return out;
 }
 
-// The columns of the position's leaves inside T's storage.
-template <class T, class L>
-position_columns position_columns_at(layout_storage<T, L> const& storage, position_leaves const& leaves) {
+// The columns of the position's leaves inside T's storage. Readers (keys, neighbour lists) also
+// take float coordinates stored as fixed_point<std::int32_t, F> (the same F on every axis); calls
+// that write positions (migration's wrap, halo shifts, reverse()) take them in their own type only.
+enum class position_use { read, write };
+template <class T, class L> position_columns position_columns_at(layout_storage<T, L> const& storage,
+                                                                 position_leaves const& leaves,
+                                                                 position_use use = position_use::write) {
   position_columns out;
   out.dims = leaves.dims;
   out.width = leaves.width;
@@ -156,10 +160,21 @@ position_columns position_columns_at(layout_storage<T, L> const& storage, positi
     for (std::size_t l = 0; l < table.size() && !found; ++l) {
       if (table[l].offset == leaves.offset[a] && table[l].size == out.width && table[l].extent == 1) {
         if (!layout_storage<T, L>::natural(l)) {
-          throw_error("the member is stored as " + format_name(layout_storage<T, L>::format(l)) +
-                      " (stored_as): keys, neighbour lists, halos and reverse() read and write positions and "
-                      "coordinate members in their own type; keep that member as it is and store others in other "
-                      "formats");
+          stored_format const f = layout_storage<T, L>::format(l);
+          bool const readable = use == position_use::read && f.kind == number_kind::fixed && f.bytes == 4 &&
+                                out.width == 4 && (a == 0 || out.fixed_bits == static_cast<int>(f.fraction_bits));
+          if (!readable) {
+            throw_error("the position member is stored as " + format_name(f) +
+                        " (stored_as): keys and neighbour lists read positions in their own type or as "
+                        "fixed_point<std::int32_t, F> (float members, one F for every axis); migration, halos "
+                        "and reverse() also write them and take them in their own type only; keep that member "
+                        "as it is for those calls");
+          }
+          out.fixed_bits = static_cast<int>(f.fraction_bits);
+        } else if (out.fixed_bits >= 0) {
+          throw_error(
+              "the position member stores some axes as fixed point and others as float; store all of them "
+              "alike");
         }
         out.axis[a] = storage.column(l, 0);
         found = true;
@@ -172,6 +187,11 @@ position_columns position_columns_at(layout_storage<T, L> const& storage, positi
 template <class T, class L, class Pos>
 position_columns position_columns_of(layout_storage<T, L> const& storage, Pos const& position) {
   return position_columns_at(storage, position_leaves_of<T>(position));
+}
+// For calls that only read positions: fixed-point positions too.
+template <class T, class L, class Pos>
+position_columns readable_position_columns_of(layout_storage<T, L> const& storage, Pos const& position) {
+  return position_columns_at(storage, position_leaves_of<T>(position), position_use::read);
 }
 
 inline void check_box(box const& b, unsigned dims) {
@@ -190,7 +210,7 @@ template <class Key> constexpr unsigned max_levels(unsigned dims) {
 template <class Key, class S, class T, class L, class Pos>
 key_array<Key, S> curve_keys(curve kind, layout_storage<T, L> const& storage, std::size_t n, Pos const& position,
                              box const& b, reorder_plan& plan, int levels) {
-  auto const columns = position_columns_of(storage, position);
+  auto const columns = readable_position_columns_of(storage, position);
   check_box(b, columns.dims);
   unsigned const most = max_levels<Key>(columns.dims);
   if (levels < 0 || static_cast<unsigned>(levels) > most) {
@@ -219,7 +239,7 @@ key_array<Key, S> curve_keys(curve kind, layout_storage<T, L> const& storage, st
 template <class Key, class S, class T, class L, class Pos>
 key_array<Key, S> cell_keys_of(layout_storage<T, L> const& storage, std::size_t n, Pos const& position, box const& b,
                                double cell_size, reorder_plan& plan) {
-  auto const columns = position_columns_of(storage, position);
+  auto const columns = readable_position_columns_of(storage, position);
   check_box(b, columns.dims);
   if (!(std::isfinite(cell_size) && cell_size > 0)) {
     throw_error("cell_keys: the cell size must be positive and finite, got " + std::to_string(cell_size));

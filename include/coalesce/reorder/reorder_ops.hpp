@@ -4,6 +4,7 @@
 // instantiates a sort, a gather or a key kernel, and CUB/Thrust never reach user code.
 #pragma once
 #include <array>
+#include <cmath>
 #include <cstddef>
 #include <cstdint>
 
@@ -16,11 +17,14 @@ class reorder_plan;
 
 namespace coalesce::detail {
 
-// The 2 or 3 leaves of a position (x, y[, z]), all float (width 4) or all double (width 8).
+// The 2 or 3 leaves of a position (x, y[, z]), all float (width 4) or all double (width 8) in
+// memory; or, where fixed_bits >= 0, float members stored as fixed_point<std::int32_t, fixed_bits>
+// (stored_as; width 4): readers only (keys, neighbour lists), never written through these.
 struct position_columns {
   std::array<column_ref, 3> axis{};
   unsigned dims = 3;
   unsigned width = 4;
+  int fixed_bits = -1;
 };
 
 // Element i of a position column (float or double, by width) as a double: the one reading of a
@@ -31,6 +35,17 @@ COALESCE_HOST_DEVICE COALESCE_INLINE double coordinate_at(column_ref const& c, u
 }
 // The same from memory of `kind` read by the host (a copy for GPU memory): error messages.
 double read_coordinate(memory_kind kind, column_ref const& c, unsigned width, std::size_t i);
+
+// Coordinate a of element i, whatever the position's stored format (fixed point: q * 2^-bits, exact
+// in a double, as the member's converting reference reads it before rounding to float).
+COALESCE_HOST_DEVICE COALESCE_INLINE double coordinate_of(position_columns const& p, unsigned a, std::size_t i) {
+  if (p.fixed_bits >= 0) {
+    return ldexp(static_cast<double>(*reinterpret_cast<std::int32_t const*>(p.axis[a].address(i))), -p.fixed_bits);
+  }
+  return coordinate_at(p.axis[a], p.width, i);
+}
+// The same, read by the host from memory of `kind` (error messages).
+double read_position_coordinate(memory_kind kind, position_columns const& p, unsigned a, std::size_t i);
 
 enum class curve : unsigned char { cell, morton, hilbert };
 
