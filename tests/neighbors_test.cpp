@@ -572,7 +572,8 @@ TEST_CASE_TEMPLATE("refill rebuilds into the same width; check() reports cut row
   fresh.reserve_width(40);
   fresh.build(w, &Particle::pos, b);
   CHECK(list.rows_on_host() == fresh.rows_on_host());  // entry for entry
-  CHECK(list.widest() == fresh.widest());
+  CHECK(list.widest() >= fresh.widest());  // after check(): the widest row since the build (refills' and the build's)
+  CHECK(list.widest() <= list.width());
   CHECK(list.entries() == fresh.entries());
   CHECK_FALSE(list.needs_rebuild(w, &Particle::pos));  // the reference positions moved with the refill
   // Another count, another box: refused with what to do.

@@ -239,6 +239,7 @@ graph_rebuild time_graph_rebuild(List& list, Particles& d, coalesce::box const& 
   cudaStream_t s = nullptr;
   CHECK_CUDA(cudaStreamCreate(&s));  // blocking: the timing events on the default stream order with it
   out.refill_ms = median_ms(runs, [&] { list.refill(d, &Atom::pos, domain); });
+  std::vector<cudaGraph_t> graphs;  // kept until their executable graphs are gone (coalesce/memory/graph.hpp)
   auto capture = [&](auto&& queue) {
     cudaGraph_t graph = nullptr;
     cudaGraphExec_t exec = nullptr;
@@ -246,7 +247,7 @@ graph_rebuild time_graph_rebuild(List& list, Particles& d, coalesce::box const& 
     queue();
     CHECK_CUDA(cudaStreamEndCapture(s, &graph));
     CHECK_CUDA(cudaGraphInstantiate(&exec, graph, 0));
-    CHECK_CUDA(cudaGraphDestroy(graph));
+    graphs.push_back(graph);
     return exec;
   };
   cudaGraphExec_t const rebuild = capture([&] { list.refill(d, &Atom::pos, domain, s); });
@@ -261,6 +262,7 @@ graph_rebuild time_graph_rebuild(List& list, Particles& d, coalesce::box const& 
   list.check();  // no row outgrew the width, no bad position
   CHECK_CUDA(cudaGraphExecDestroy(rebuild));
   CHECK_CUDA(cudaGraphExecDestroy(when_moved));
+  for (cudaGraph_t g : graphs) CHECK_CUDA(cudaGraphDestroy(g));
   CHECK_CUDA(cudaStreamDestroy(s));
   return out;
 }

@@ -128,8 +128,8 @@ TEST_CASE("check() reports a row cut at any refill since the build, and a NaN th
     list.build(d, &Atom::pos, b, s);
     std::size_t const width = list.width();
     auto v = d.view();
+    cudaGraph_t graph = nullptr;
     auto const capture = [&] {
-      cudaGraph_t graph = nullptr;
       check_cuda(cudaStreamBeginCapture(s, cudaStreamCaptureModeGlobal));
       coalesce::for_each_index(
           coalesce::device{}, n,
@@ -144,12 +144,12 @@ TEST_CASE("check() reports a row cut at any refill since the build, and a NaN th
       check_cuda(cudaStreamEndCapture(s, &graph));
       cudaGraphExec_t exec = nullptr;
       check_cuda(cudaGraphInstantiate(&exec, graph, 0));
-      check_cuda(cudaGraphDestroy(graph));
       return exec;
     };
     cudaGraphExec_t exec = capture();
     put(crowded);
     check_cuda(cudaGraphLaunch(exec, s));  // refills: rows cut at the width
+    check_cuda(cudaStreamSynchronize(s));
     put(sparse);
     check_cuda(cudaGraphLaunch(exec, s));  // refills again: every row fits now
     check_cuda(cudaStreamSynchronize(s));
@@ -158,6 +158,7 @@ TEST_CASE("check() reports a row cut at any refill since the build, and a NaN th
     CHECK(list.widest() >= 79);
     CHECK_THROWS_AS((void)list.view(d), coalesce::error);
     check_cuda(cudaGraphExecDestroy(exec));
+    check_cuda(cudaGraphDestroy(graph));
 
     list.build(d, &Atom::pos, b, s);  // usable again; the graph is captured again after a build
     CHECK_NOTHROW((void)list.view(d));
@@ -168,6 +169,7 @@ TEST_CASE("check() reports a row cut at any refill since the build, and a NaN th
     check_cuda(cudaGraphLaunch(exec, s));  // a NaN sets the condition: the refill finds it
     CHECK_THROWS_WITH_AS(list.check(s), doctest::Contains("particle 77"), coalesce::error);
     check_cuda(cudaGraphExecDestroy(exec));
+    check_cuda(cudaGraphDestroy(graph));
   }
   check_cuda(cudaFree(source));
   check_cuda(cudaStreamDestroy(s));

@@ -21,6 +21,9 @@
 // GPU memory, CUDA 13 (conditional nodes came with 12.4; libcoalesce uses the 13.0 runtime's
 // signatures of the capture calls). Without CUDA, or outside a capture, these throw coalesce::error.
 // The condition is 0 at every launch unless a kernel sets it (cudaGraphCondAssignDefault).
+// Keep the captured cudaGraph_t until its instantiated graph is destroyed: under compute-sanitizer,
+// replays of a graph with an IF node whose cudaGraph_t was destroyed right after instantiation hit
+// an illegal address (H200, CUDA 13.0; the same replays ran correctly without the sanitizer).
 #pragma once
 #include <cstdint>
 #include <utility>

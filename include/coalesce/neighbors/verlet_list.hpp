@@ -385,7 +385,7 @@ template <class Format, class Space = device> class verlet_list {
   std::size_t size() const { return memory_.particles; }         // rows (list_rows; by default every particle)
   std::size_t built_over() const { return memory_.built_over; }  // particles, rows or not
   std::size_t entries() const { return memory_.entries; }        // neighbours stored, all rows
-  std::size_t widest() const { return memory_.widest; }          // the longest row
+  std::size_t widest() const { return memory_.widest; }          // the longest row (after check(): since the build)
   std::size_t width() const { return memory_.width; }            // padded: slots per row (0 otherwise)
   // Padded: the share of slots that hold a neighbour (1 for csr). Clusters: the share of the
   // candidates a traversal tests that are neighbours.
