@@ -681,7 +681,38 @@ TEST_CASE_TEMPLATE("keys and lists read positions stored as fixed_point<int32_t,
   coalesce::vector<Particle, fixed_positions, Space> out_of_box(outside);
   CHECK_THROWS_WITH_AS(from_fixed.build(out_of_box, &Particle::pos, b, {false, true, true}),
                        doctest::Contains("particle 5 at (13.5"), coalesce::error);
+  // Keys refuse it too outside a clamped box, naming its decoded coordinate.
+  coalesce::box const clamped{.lo = {0, 0, 0}, .hi = {12, 12, 12}, .edges = coalesce::boundary::clamped};
+  coalesce::reorder_plan plan_clamped;
+  CHECK_THROWS_WITH_AS((void)coalesce::morton_keys(out_of_box, &Particle::pos, clamped, plan_clamped),
+                       doctest::Contains("(13.5"), coalesce::error);
   // Calls that write positions (migration's wrap, halo shifts) take them in their own type only.
   CHECK_THROWS_WITH_AS((void)coalesce::detail::position_columns_of(fixed.storage(), &Particle::pos),
                        doctest::Contains("migration, halos"), coalesce::error);
+
+  // Integer updates (atomic_add into the member) leave values that are not floats: q = 2^25 - 1 is
+  // 4 - 2^-23 exactly, which the member reads as 4.0f. Keys and lists see the float: cell 1 of
+  // 4-wide cells, as the decoded positions give, not cell 0.
+  using fixed23 =
+      coalesce::stored_as<coalesce::soa, coalesce::store<&Particle::pos, coalesce::fixed_point<std::int32_t, 23>>>;
+  coalesce::host_vector<Particle, fixed23> edge_host(p);
+  auto const edge_columns = coalesce::detail::readable_position_columns_of(edge_host.storage(), &Particle::pos);
+  for (std::size_t i = 0; i < p.size(); i += 7)
+    *reinterpret_cast<std::int32_t*>(edge_columns.axis[0].address(i)) = (std::int32_t{1} << 25) - 1;
+  coalesce::vector<Particle, fixed23, Space> edge(edge_host);
+  std::vector<Particle> edge_decoded(p.size());
+  edge.copy_to(std::span<Particle>(edge_decoded));
+  CHECK(edge_decoded[0].pos.x == 4.0f);
+  coalesce::vector<Particle, coalesce::soa, Space> edge_plain(edge_decoded);
+  coalesce::reorder_plan plan_edge, plan_edge_plain;
+  coalesce::sort_by_key(edge, coalesce::cell_keys(edge, &Particle::pos, b, 4.0, plan_edge), plan_edge);
+  coalesce::sort_by_key(edge_plain, coalesce::cell_keys(edge_plain, &Particle::pos, b, 4.0, plan_edge_plain),
+                        plan_edge_plain);
+  CHECK(plan_edge.permutation_on_host() == plan_edge_plain.permutation_on_host());
+  coalesce::verlet_list<coalesce::padded_rows, Space> edge_list({.cutoff = 1.0, .skin = 0.3}),
+      edge_plain_list({.cutoff = 1.0, .skin = 0.3});
+  edge_list.build(edge, &Particle::pos, b);
+  edge_plain_list.build(edge_plain, &Particle::pos, b);
+  CHECK(edge_list.rows_on_host() == edge_plain_list.rows_on_host());
+  CHECK(edge_list.max_displacement(edge, &Particle::pos) == 0.0);
 }

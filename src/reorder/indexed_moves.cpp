@@ -283,7 +283,7 @@ double read_position_coordinate(memory_kind kind, position_columns const& p, uns
   if (p.fixed_bits < 0) return read_coordinate(kind, p.axis[a], p.width, i);
   std::int32_t q = 0;
   copy_bytes(memory_kind::host, &q, kind, p.axis[a].address(i), sizeof q);
-  return std::ldexp(static_cast<double>(q), -p.fixed_bits);
+  return static_cast<double>(static_cast<float>(q) * float_power_of_two(-p.fixed_bits));  // as coordinate_of
 }
 
 // Declared in reorder_ops.hpp: a coordinate for a message, in any memory.

@@ -9,6 +9,7 @@
 #include <cstdint>
 
 #include "../core/layout.hpp"
+#include "../core/stored_types.hpp"
 #include "../memory/buffer.hpp"
 
 namespace coalesce {
@@ -36,11 +37,14 @@ COALESCE_HOST_DEVICE COALESCE_INLINE double coordinate_at(column_ref const& c, u
 // The same from memory of `kind` read by the host (a copy for GPU memory): error messages.
 double read_coordinate(memory_kind kind, column_ref const& c, unsigned width, std::size_t i);
 
-// Coordinate a of element i, whatever the position's stored format (fixed point: q * 2^-bits, exact
-// in a double, as the member's converting reference reads it before rounding to float).
+// Coordinate a of element i, whatever the position's stored format. Fixed point: the float the
+// member's converting reference reads (decode<float>: (float)q * 2^-bits, one rounding), not the
+// exact q * 2^-bits, so keys and lists see what the user's kernels see (a q above 2^24 that an
+// integer update left odd is not a float).
 COALESCE_HOST_DEVICE COALESCE_INLINE double coordinate_of(position_columns const& p, unsigned a, std::size_t i) {
   if (p.fixed_bits >= 0) {
-    return ldexp(static_cast<double>(*reinterpret_cast<std::int32_t const*>(p.axis[a].address(i))), -p.fixed_bits);
+    auto const q = *reinterpret_cast<std::int32_t const*>(p.axis[a].address(i));
+    return static_cast<double>(static_cast<float>(q) * float_power_of_two(-p.fixed_bits));
   }
   return coordinate_at(p.axis[a], p.width, i);
 }
