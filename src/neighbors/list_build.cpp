@@ -201,6 +201,22 @@ void build_list(list_memory& m, list_format format, position_columns const& posi
   }
 }
 
+namespace {
+// Each axis's length and periodicity, as the displacement passes take them (unused axes open).
+struct displacement_axes {
+  double length[3];
+  bool periodic[3];
+};
+displacement_axes displacement_axes_of(list_geometry const& g) {
+  displacement_axes out{};
+  for (unsigned a = 0; a < 3; ++a) {
+    out.length[a] = g.hi[a] - g.lo[a];
+    out.periodic[a] = a < g.dims && g.periodic[a];
+  }
+  return out;
+}
+}  // namespace
+
 void refill_list(list_memory& m, position_columns const& position, std::size_t n, std::size_t rows,
                  list_geometry const& g, void* stream) {
   bool const padded = m.format == list_format::column_major || m.format == list_format::row_major;
@@ -222,13 +238,8 @@ list_status read_list_status(list_memory const& m, void* stream) {
 
 void set_condition_if_moved(list_memory const& m, position_columns const& position, std::size_t n,
                             list_geometry const& g, double threshold, std::uint64_t condition, void* stream) {
-  double length[3];
-  bool periodic[3];
-  for (unsigned a = 0; a < 3; ++a) {
-    length[a] = g.hi[a] - g.lo[a];
-    periodic[a] = a < g.dims && g.periodic[a];
-  }
-  cuda_lists::set_condition_if_moved(m, position, n, g.dims, length, periodic, threshold, condition, stream);
+  displacement_axes const ax = displacement_axes_of(g);
+  cuda_lists::set_condition_if_moved(m, position, n, g.dims, ax.length, ax.periodic, threshold, condition, stream);
 }
 
 bool start_build(list_memory& m, list_geometry const& g, std::size_t n) {
@@ -252,15 +263,10 @@ bool start_build(list_memory& m, list_geometry const& g, std::size_t n) {
 double max_displacement(list_memory const& m, position_columns const& position, std::size_t n, list_geometry const& g,
                         void* stream) {
   if (n == 0) return 0.0;
-  double length[3];
-  bool periodic[3];
-  for (unsigned a = 0; a < 3; ++a) {
-    length[a] = g.hi[a] - g.lo[a];
-    periodic[a] = a < g.dims && g.periodic[a];
-  }
+  displacement_axes const ax = displacement_axes_of(g);
   double const d2 = on_gpu_memory(m.kind)
-                        ? cuda_lists::max_displacement(m, position, n, g.dims, length, periodic, stream)
-                        : host_lists::max_displacement(m, position, n, g.dims, length, periodic);
+                        ? cuda_lists::max_displacement(m, position, n, g.dims, ax.length, ax.periodic, stream)
+                        : host_lists::max_displacement(m, position, n, g.dims, ax.length, ax.periodic);
   return std::sqrt(d2);
 }
 

@@ -142,9 +142,7 @@ template <class Format, class Space = device> class verlet_list {
   // in `domain` (periodic or clamped as its edges say; `periodic` overrides that per axis).
   template <class T, class L, class Pos>
   void build(vector<T, L, Space> const& particles, Pos const& position, box const& domain, stream on = default_stream) {
-    std::array<bool, 3> const periodic{domain.edges == boundary::periodic, domain.edges == boundary::periodic,
-                                       domain.edges == boundary::periodic};
-    build(particles, position, domain, periodic, on);
+    build(particles, position, domain, periodic_axes(domain), on);
   }
   template <class T, class L, class Pos> void build(vector<T, L, Space> const& particles, Pos const& position,
                                                     box const& domain, std::array<bool, 3> periodic,
@@ -155,9 +153,7 @@ template <class Format, class Space = device> class verlet_list {
   // still a candidate neighbour.
   template <class T, class L, class Pos> void build(vector<T, L, Space> const& particles, Pos const& position,
                                                     box const& domain, list_rows rows, stream on = default_stream) {
-    std::array<bool, 3> const periodic{domain.edges == boundary::periodic, domain.edges == boundary::periodic,
-                                       domain.edges == boundary::periodic};
-    build(particles, position, domain, periodic, rows, on);
+    build(particles, position, domain, periodic_axes(domain), rows, on);
   }
   template <class T, class L, class Pos> void build(vector<T, L, Space> const& particles, Pos const& position,
                                                     box const& domain, std::array<bool, 3> periodic, list_rows rows,
@@ -175,9 +171,7 @@ template <class Format, class Space = device> class verlet_list {
   // the last build() or check(). reserve_width() keeps room for rows that grow between builds.
   template <class T, class L, class Pos> void refill(vector<T, L, Space> const& particles, Pos const& position,
                                                      box const& domain, stream on = default_stream) {
-    std::array<bool, 3> const periodic{domain.edges == boundary::periodic, domain.edges == boundary::periodic,
-                                       domain.edges == boundary::periodic};
-    refill(particles, position, domain, periodic, list_rows{}, on);
+    refill(particles, position, domain, periodic_axes(domain), list_rows{}, on);
   }
   template <class T, class L, class Pos> void refill(vector<T, L, Space> const& particles, Pos const& position,
                                                      box const& domain, std::array<bool, 3> periodic, list_rows rows,
@@ -260,6 +254,12 @@ template <class Format, class Space = device> class verlet_list {
   }
 
  private:
+  // Every axis as the box's edges say (the build and refill overloads without `periodic`).
+  static std::array<bool, 3> periodic_axes(box const& domain) {
+    bool const p = domain.edges == boundary::periodic;
+    return {p, p, p};
+  }
+
   template <class T, class L, class Pos> void build_from(vector<T, L, Space> const& particles, Pos const& position,
                                                          box const& domain, std::array<bool, 3> periodic,
                                                          list_rows rows, stream on) {
