@@ -16,6 +16,9 @@ bool ensure_bytes(list_memory const& m, buffer& b, std::size_t bytes);
 
 bool on_gpu_memory(memory_kind kind);
 
+// The status words a GPU build keeps in m.words (list_build_cuda.cu says what each holds).
+inline constexpr std::size_t list_status_words = 6;
+
 // Rows per chunk of a csr rebuild in GPU memory staged `width` wide: about 256 MiB of staging
 // (at least 2^18 rows, a few waves of the fill kernel), or set_staged_chunk_rows'; never more
 // than `rows`.
@@ -81,6 +84,9 @@ namespace host_lists {
 template <class Real> std::size_t bin(list_memory& m, position_columns const& p, std::size_t n, unsigned dims,
                                       cell_grid<Real> const& g, std::size_t cell_count);
 template <class Real> list_pass_result fill(list_memory& m, std::size_t n, cell_grid<Real> const& g, bool count_only);
+// The cell bin() puts each particle in, as a sort key, into keys; the first bad particle or n.
+template <class Real> std::size_t cell_keys(position_columns const& p, std::size_t n, unsigned dims,
+                                            cell_grid<Real> const& g, std::uint32_t* keys);
 // A CSR list in one pass: counts, offsets and indices (allocated here), the widest row and the entries.
 template <class Real> list_pass_result fill_csr(list_memory& m, std::size_t n, cell_grid<Real> const& g);
 void keep_reference(list_memory& m, position_columns const& p, std::size_t n, unsigned dims);
@@ -96,6 +102,8 @@ template <class Real> std::size_t bin(list_memory& m, position_columns const& p,
                                       cell_grid<Real> const& g, std::size_t cell_count, bool read_back, void* stream);
 template <class Real> list_pass_result fill(list_memory& m, std::size_t n, cell_grid<Real> const& g, bool count_only,
                                             bool read_back, void* stream);
+template <class Real> std::size_t cell_keys(list_memory& m, position_columns const& p, std::size_t n, unsigned dims,
+                                            cell_grid<Real> const& g, std::uint32_t* keys, void* stream);
 // A csr list in one pass over the particles, rows staged `width` wide chunk by chunk, then packed
 // into m.indices at its capacity: counts and offsets always, indices complete only where the
 // result's widest row fits the width and its entries the capacity (else build in two passes).
@@ -118,6 +126,10 @@ template <class Real> std::size_t bin(list_memory&, position_columns const&, std
 }
 template <class Real> list_pass_result fill(list_memory&, std::size_t, cell_grid<Real> const&, bool, bool, void*) {
   return {};
+}
+template <class Real> std::size_t cell_keys(list_memory&, position_columns const&, std::size_t, unsigned,
+                                            cell_grid<Real> const&, std::uint32_t*, void*) {
+  return 0;
 }
 template <class Real> list_pass_result fill_csr(list_memory&, std::size_t, cell_grid<Real> const&, std::size_t, void*) {
   return {};

@@ -202,6 +202,32 @@ void build_list(list_memory& m, list_format format, position_columns const& posi
 }
 
 namespace {
+template <class Real> std::uint64_t cell_keys_in(list_memory& m, position_columns const& p, std::size_t n,
+                                                 list_geometry const& g, std::uint32_t* keys,
+                                                 std::array<std::uint32_t, 3>& grid_cells, void* stream) {
+  std::size_t cell_count = 0;
+  cell_grid<Real> const grid = make_grid<Real>(g, n, cell_count);
+  std::size_t const bad = on_gpu_memory(m.kind) ? cuda_lists::cell_keys(m, p, n, g.dims, grid, keys, stream)
+                                                : host_lists::cell_keys(p, n, g.dims, grid, keys);
+  if (bad < n) report_bad_particle(m, p, g, bad);
+  for (unsigned a = 0; a < 3; ++a) grid_cells[a] = static_cast<std::uint32_t>(grid.cells[a]);
+  return cell_count;
+}
+}  // namespace
+
+std::uint64_t list_cell_keys(list_memory& m, position_columns const& position, std::size_t n, list_geometry const& g,
+                             std::uint32_t* keys, std::array<std::uint32_t, 3>& grid, void* stream) {
+  check_geometry(g);
+  if (n >= std::size_t{0xffffffffu}) {
+    throw_error("neighbor list: " + std::to_string(n) + " particles do not fit 32-bit indices");
+  }
+  grid = {1, 1, 1};
+  if (n == 0) return 1;
+  return position.width == 4 ? cell_keys_in<float>(m, position, n, g, keys, grid, stream)
+                             : cell_keys_in<double>(m, position, n, g, keys, grid, stream);
+}
+
+namespace {
 // Each axis's length and periodicity, as the displacement passes take them (unused axes open).
 struct displacement_axes {
   double length[3];
@@ -249,7 +275,7 @@ bool start_build(list_memory& m, list_geometry const& g, std::size_t n) {
   }
   if (n > 0) return false;
   // The status words exist even for an empty list: set_condition_if_moved writes them in a graph.
-  ensure_bytes(m, m.words, 4 * sizeof(unsigned long long));
+  ensure_bytes(m, m.words, list_status_words * sizeof(unsigned long long));
   m.particles = 0;  // a rank may own no particle: an empty list, not an error
   m.built_over = 0;
   m.entries = 0;

@@ -23,7 +23,9 @@ constexpr int threads = 256;
 unsigned blocks(std::size_t n) { return static_cast<unsigned>((n + threads - 1) / threads); }
 template <class U> U* as(buffer const& b) { return reinterpret_cast<U*>(b.data()); }
 
-// words: [0] first bad particle (min), [1] widest row (max), [2] entries (sum), [3] max displacement^2 bits.
+// words (list_status_words): [0] first bad particle (min), [1] widest row (max), [2] entries (sum),
+// [3] max displacement^2 bits, [4] nonzero when some particle's cell is below its predecessor's,
+// [5] the first bad particle of cell_keys.
 template <class Real> __global__ void assign_kernel(cell_grid<Real> g, position_columns p, unsigned dims, std::size_t n,
                                                     std::uint32_t* keys, std::uint32_t* ids, point4<Real>* own,
                                                     unsigned long long* words) {
@@ -38,6 +40,27 @@ template <class Real> __global__ void assign_kernel(cell_grid<Real> g, position_
   keys[i] = key;
   ids[i] = static_cast<std::uint32_t>(i);
   own[i] = point;
+}
+
+// Whether the particles are in cell order already (each cell at least its predecessor's): then
+// the stable sort by cell is the identity, and the build skips it (the plan's sort by the list's
+// cell keys served both).
+__global__ void out_of_order_kernel(std::size_t n, std::uint32_t const* keys, unsigned long long* word) {
+  std::size_t const i = static_cast<std::size_t>(blockIdx.x) * blockDim.x + threadIdx.x;
+  bool const descends = i + 1 < n && keys[i] > keys[i + 1];
+  if (__any_sync(0xffffffffu, descends) && (threadIdx.x & 31) == 0) atomicOr(word, 1ull);
+}
+
+// The list's cell of every particle as a sort key (verlet_list::cell_keys): place_point's cell,
+// the one the build bins by.
+template <class Real> __global__ void cell_key_kernel(cell_grid<Real> g, position_columns p, unsigned dims,
+                                                      std::size_t n, std::uint32_t* keys, unsigned long long* bad) {
+  std::size_t const i = static_cast<std::size_t>(blockIdx.x) * blockDim.x + threadIdx.x;
+  if (i >= n) return;
+  point4<Real> point;
+  std::uint32_t key = 0;
+  if (!place_point(g, p, dims, i, point, key)) atomicMin(bad, static_cast<unsigned long long>(i));
+  keys[i] = key;
 }
 
 // The particles' positions in cell order.
@@ -145,7 +168,7 @@ __global__ void displacement_kernel(position_columns p, unsigned dims, std::size
 // Sets words [0] to ~0 and [1], [2] to 0 (the status of the build to come). Memsets, not a copy
 // from the host: a graph would keep the host address of a copy's source, not its value.
 void reset_words(list_memory& m, cudaStream_t s) {
-  ensure_bytes(m, m.words, 4 * sizeof(unsigned long long));
+  ensure_bytes(m, m.words, list_status_words * sizeof(unsigned long long));
   auto* words = as<unsigned long long>(m.words);
   COALESCE_CUDA_TRY(cudaMemsetAsync(words, 0xff, sizeof(unsigned long long), s));
   COALESCE_CUDA_TRY(cudaMemsetAsync(words + 1, 0, 2 * sizeof(unsigned long long), s));
@@ -180,11 +203,34 @@ template <class Real> std::size_t bin(list_memory& m, position_columns const& p,
                                                     as<point4<Real>>(m.own_points), words);
   COALESCE_CUDA_TRY(cudaGetLastError());
   if (read_back) {
-    unsigned long long bad = 0;
+    // A build reads back the first bad particle, and whether the particles are in cell order
+    // already (then nothing is sorted: the cell order is the identity). A refill reads nothing
+    // back, so it always sorts.
+    COALESCE_CUDA_TRY(cudaMemsetAsync(words + 4, 0, sizeof(unsigned long long), s));
+    out_of_order_kernel<<<blocks(n), threads, 0, s>>>(n, as<std::uint32_t>(m.keys), words + 4);
+    COALESCE_CUDA_TRY(cudaGetLastError());
+    unsigned long long bad = 0, out_of_order = 0;
     COALESCE_CUDA_TRY(cudaMemcpyAsync(&bad, words, sizeof bad, cudaMemcpyDeviceToHost, s));
+    COALESCE_CUDA_TRY(cudaMemcpyAsync(&out_of_order, words + 4, sizeof out_of_order, cudaMemcpyDeviceToHost, s));
     COALESCE_CUDA_TRY(cudaStreamSynchronize(s));
     if (bad < n) return static_cast<std::size_t>(bad);
+    if (out_of_order == 0) {
+      // The identity order: the sort's outputs are its inputs (copies: the fills read the
+      // particles' own positions beside the cell-ordered ones).
+      COALESCE_CUDA_TRY(
+          cudaMemcpyAsync(m.sorted_keys.data(), m.keys.data(), n * sizeof(std::uint32_t), cudaMemcpyDeviceToDevice, s));
+      COALESCE_CUDA_TRY(
+          cudaMemcpyAsync(m.sorted_ids.data(), m.ids.data(), n * sizeof(std::uint32_t), cudaMemcpyDeviceToDevice, s));
+      COALESCE_CUDA_TRY(cudaMemcpyAsync(m.cell_points.data(), m.own_points.data(), n * sizeof(point4<Real>),
+                                        cudaMemcpyDeviceToDevice, s));
+      cell_bounds_kernel<<<blocks(cell_count), threads, 0, s>>>(n, cell_count, as<std::uint32_t>(m.sorted_keys),
+                                                                as<std::uint32_t>(m.cell_start),
+                                                                as<std::uint32_t>(m.cell_end));
+      COALESCE_CUDA_TRY(cudaGetLastError());
+      return n;
+    }
   }
+  ++m.cell_sorts;
 
   int end_bit = 1;
   while (end_bit < 32 && (std::size_t{1} << end_bit) < cell_count) ++end_bit;
@@ -283,6 +329,20 @@ void offsets_from_counts(list_memory& m, std::size_t n, void* stream) {
                                                   as<std::uint32_t>(m.offsets), static_cast<int>(n + 1), s));
 }
 
+template <class Real> std::size_t cell_keys(list_memory& m, position_columns const& p, std::size_t n, unsigned dims,
+                                            cell_grid<Real> const& g, std::uint32_t* keys, void* stream) {
+  auto const s = static_cast<cudaStream_t>(stream);
+  ensure_bytes(m, m.words, list_status_words * sizeof(unsigned long long));
+  auto* bad_word = as<unsigned long long>(m.words) + 5;  // not the status words a refill's check() reads
+  COALESCE_CUDA_TRY(cudaMemsetAsync(bad_word, 0xff, sizeof(unsigned long long), s));
+  cell_key_kernel<Real><<<blocks(n), threads, 0, s>>>(g, p, dims, n, keys, bad_word);
+  COALESCE_CUDA_TRY(cudaGetLastError());
+  unsigned long long bad = 0;
+  COALESCE_CUDA_TRY(cudaMemcpyAsync(&bad, bad_word, sizeof bad, cudaMemcpyDeviceToHost, s));
+  COALESCE_CUDA_TRY(cudaStreamSynchronize(s));
+  return bad < n ? static_cast<std::size_t>(bad) : n;
+}
+
 void keep_reference(list_memory& m, position_columns const& p, std::size_t n, unsigned dims, bool wait, void* stream) {
   auto const s = static_cast<cudaStream_t>(stream);
   ensure_bytes(m, m.reference, 3 * n * sizeof(double));
@@ -343,6 +403,10 @@ template std::size_t bin<float>(list_memory&, position_columns const&, std::size
                                 std::size_t, bool, void*);
 template std::size_t bin<double>(list_memory&, position_columns const&, std::size_t, unsigned, cell_grid<double> const&,
                                  std::size_t, bool, void*);
+template std::size_t cell_keys<float>(list_memory&, position_columns const&, std::size_t, unsigned,
+                                      cell_grid<float> const&, std::uint32_t*, void*);
+template std::size_t cell_keys<double>(list_memory&, position_columns const&, std::size_t, unsigned,
+                                       cell_grid<double> const&, std::uint32_t*, void*);
 template list_pass_result fill<float>(list_memory&, std::size_t, cell_grid<float> const&, bool, bool, void*);
 template list_pass_result fill<double>(list_memory&, std::size_t, cell_grid<double> const&, bool, bool, void*);
 template list_pass_result fill_csr<float>(list_memory&, std::size_t, cell_grid<float> const&, std::size_t, void*);

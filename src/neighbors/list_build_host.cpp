@@ -39,6 +39,37 @@ template <class Real> std::size_t bin(list_memory& m, position_columns const& p,
     if (!place_point(g, p, dims, i, own[i], keys[i])) bad = std::min(bad, i);
   }
   if (bad < n) return bad;
+  // Particles in cell order already (sorted by the list's cell keys): the stable sort is the
+  // identity, so the cell-ordered copy is the particles' own order and each cell's bounds come
+  // from one walk over the keys.
+  bool in_order = true;
+#if defined(_OPENMP)
+#pragma omp parallel for schedule(static) reduction(&& : in_order)
+#endif
+  for (std::ptrdiff_t s = 1; s < n_signed; ++s) {
+    in_order = in_order && keys[s - 1] <= keys[s];
+  }
+  if (in_order) {
+    auto* sorted = as<std::uint32_t>(m.sorted_ids);
+    auto* points = as<point4<Real>>(m.cell_points);
+#if defined(_OPENMP)
+#pragma omp parallel for schedule(static)
+#endif
+    for (std::ptrdiff_t s = 0; s < n_signed; ++s) {
+      sorted[s] = static_cast<std::uint32_t>(s);
+      points[s] = own[s];
+    }
+    auto* start = as<std::uint32_t>(m.cell_start);
+    auto* end = as<std::uint32_t>(m.cell_end);
+    std::size_t at = 0;
+    for (std::size_t c = 0; c < cell_count; ++c) {
+      start[c] = static_cast<std::uint32_t>(at);
+      while (at < n && keys[at] == c) ++at;
+      end[c] = static_cast<std::uint32_t>(at);
+    }
+    return n;
+  }
+  ++m.cell_sorts;
   // A stable counting sort by cell on every thread: each thread takes a contiguous share of the
   // particles, counts its cells, and scatters into the slots the prefix over (cell, thread) gives
   // it, so a cell's particles stay in index order. Counts take shares x cells words: where that
@@ -87,6 +118,21 @@ template <class Real> std::size_t bin(list_memory& m, position_columns const& p,
     }
   }
   return n;
+}
+
+template <class Real> std::size_t cell_keys(position_columns const& p, std::size_t n, unsigned dims,
+                                            cell_grid<Real> const& g, std::uint32_t* keys) {
+  std::size_t bad = n;
+  auto const n_signed = static_cast<std::ptrdiff_t>(n);
+#if defined(_OPENMP)
+#pragma omp parallel for schedule(static) reduction(min : bad)
+#endif
+  for (std::ptrdiff_t s = 0; s < n_signed; ++s) {
+    auto const i = static_cast<std::size_t>(s);
+    point4<Real> point;
+    if (!place_point(g, p, dims, i, point, keys[i])) bad = std::min(bad, i);
+  }
+  return bad;
 }
 
 namespace {
@@ -255,5 +301,9 @@ template list_pass_result fill<float>(list_memory&, std::size_t, cell_grid<float
 template list_pass_result fill<double>(list_memory&, std::size_t, cell_grid<double> const&, bool);
 template list_pass_result fill_csr<float>(list_memory&, std::size_t, cell_grid<float> const&);
 template list_pass_result fill_csr<double>(list_memory&, std::size_t, cell_grid<double> const&);
+template std::size_t cell_keys<float>(position_columns const&, std::size_t, unsigned, cell_grid<float> const&,
+                                      std::uint32_t*);
+template std::size_t cell_keys<double>(position_columns const&, std::size_t, unsigned, cell_grid<double> const&,
+                                       std::uint32_t*);
 
 }  // namespace coalesce::detail::host_lists

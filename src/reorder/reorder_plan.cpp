@@ -220,6 +220,19 @@ plan_keys compute_keys(reorder_plan& plan, memory_kind kind, key_spec const& spe
   return {keys, s.key_generation};
 }
 
+void* keys_for_writing(reorder_plan& plan, memory_kind kind, unsigned key_bytes, std::size_t n) {
+  check_element_count(n, "cell_keys");
+  auto& s = state_of(plan);
+  s.key_generation = s.sorted_generation = 0;  // overwritten now, whatever happens below
+  return s.ensure(s.keys, kind, n * key_bytes);
+}
+
+std::uint64_t keys_written(reorder_plan& plan) {
+  auto& s = state_of(plan);
+  s.key_generation = next_key_generation();
+  return s.key_generation;
+}
+
 void sort_keys(reorder_plan& plan, memory_kind kind, void const* keys, unsigned key_bytes, std::size_t n, int begin_bit,
                int end_bit, std::uint64_t generation) {
   check_element_count(n, "sort_keys");

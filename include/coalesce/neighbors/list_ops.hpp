@@ -78,6 +78,9 @@ struct list_memory {
   std::size_t widest = 0;       // the longest row
   std::size_t least_width = 0;  // padded formats: the width a build grows to at least (reserve_width)
   std::uint64_t builds = 0;     // how many builds this memory has seen
+  // Sorts by cell the list queued itself: a build of particles already in its cell order (sorted by
+  // the keys of list_cell_keys) skips its sort.
+  std::uint64_t cell_sorts = 0;
   // Buffers allocated so far (each with an eighth to spare): a steady-state rebuild adds none.
   mutable std::uint64_t allocations = 0;
   buffer indices;    // padded: particles x width slots; csr: entries
@@ -130,6 +133,14 @@ void set_condition_if_moved(list_memory const& m, position_columns const& positi
 // chunk's staged rows take about 256 MiB). Tests set a few hundred to cross chunk boundaries at
 // small sizes. Returns the previous setting.
 std::size_t set_staged_chunk_rows(std::size_t rows);
+// The cell each of the n particles falls in on the grid a build of this geometry bins them into,
+// as sort keys: keys (n uint32 in memory of m.kind, written on `stream`), the cells per axis into
+// `grid`; returns the number of cells. A stable sort by these keys puts the particles in the
+// list's cell order, and a build of them then skips its own sort (one sort serves both). Checks
+// first: coalesce::error for a bad geometry or a particle that is not finite or outside an open
+// axis (naming it).
+std::uint64_t list_cell_keys(list_memory& m, position_columns const& position, std::size_t n, list_geometry const& g,
+                             std::uint32_t* keys, std::array<std::uint32_t, 3>& grid, void* stream);
 // The same checks, then the compressed cluster format (neighbors/clusters.hpp) into m.
 void build_cluster_list(list_memory& m, position_columns const& position, std::size_t n, list_geometry const& g,
                         void* stream);

@@ -42,7 +42,9 @@
 // Streams (the one rule of coalesce/memory/stream.hpp): every call that runs work takes a stream
 // last, coalesce::default_stream when left out.
 #pragma once
+#include <algorithm>
 #include <array>
+#include <bit>
 #include <cstddef>
 #include <cstdint>
 #include <string>
@@ -159,6 +161,36 @@ template <class Format, class Space = device> class verlet_list {
                                                     box const& domain, std::array<bool, 3> periodic, list_rows rows,
                                                     stream on = default_stream) {
     build_from(particles, position, domain, periodic, rows, on);
+  }
+
+  // One sort for the particles and the list: the cell each particle falls in on the grid build()
+  // bins them into (this list's cutoff and skin, this box and particle count), as keys computed
+  // through `plan` on its stream. coalesce::sort_by_key(particles, keys, plan) then puts the
+  // particles in the list's cell order, and the next build() finds them so and skips its own sort
+  // (the rows are the same either way; cell_sorts() counts the sorts the list did itself);
+  // coalesce::cell_offsets(plan, keys) gives each cell's first particle after the sort. Checks as
+  // build() does (a bad position throws, naming the particle; the particles are not touched).
+  template <class T, class L, class Pos>
+  [[nodiscard]] key_array<std::uint32_t, Space> cell_keys(vector<T, L, Space> const& particles, Pos const& position,
+                                                          box const& domain, reorder_plan& plan) {
+    return cell_keys(particles, position, domain, periodic_axes(domain), plan);
+  }
+  template <class T, class L, class Pos>
+  [[nodiscard]] key_array<std::uint32_t, Space> cell_keys(vector<T, L, Space> const& particles, Pos const& position,
+                                                          box const& domain, std::array<bool, 3> periodic,
+                                                          reorder_plan& plan) {
+    auto const columns = detail::readable_position_columns_of(particles.storage(), position);
+    detail::list_geometry const g{domain.lo,      domain.hi,    periodic,    columns.dims,
+                                  params_.cutoff, params_.skin, params_.half};
+    std::size_t const n = particles.size();
+    auto* const keys = static_cast<std::uint32_t*>(detail::keys_for_writing(plan, kind, sizeof(std::uint32_t), n));
+    key_array<std::uint32_t, Space> out;
+    out.cells = detail::list_cell_keys(memory_, columns, n, g, keys, out.grid, plan.get_stream().handle());
+    out.data = keys;
+    out.size = n;
+    out.end_bit = std::max(1, static_cast<int>(std::bit_width(out.cells - 1)));
+    out.generation = detail::keys_written(plan);
+    return out;
   }
 
   // A rebuild for CUDA graphs (padded formats): the particle count, rows and box of the last
@@ -413,6 +445,9 @@ template <class Format, class Space = device> class verlet_list {
            (memory_.particles + (std::is_same_v<Format, csr> ? 1 : 0)) * sizeof(std::uint32_t);
   }
   std::uint64_t builds() const { return memory_.builds; }
+  // Sorts by cell the list ran itself, one per build (or refill) of particles that were not in its
+  // cell order already (cell_keys + sort_by_key put them so: then a build sorts nothing).
+  std::uint64_t cell_sorts() const { return memory_.cell_sorts; }
   // Buffers the list allocated so far. Each holds an eighth more than its build asked for, so
   // rebuilds whose particle count wanders by less than that (ghosts, migration) allocate nothing.
   std::uint64_t allocations() const { return memory_.allocations; }

@@ -79,6 +79,13 @@ struct plan_keys {
 plan_keys compute_keys(reorder_plan& plan, memory_kind kind, key_spec const& spec, position_columns const& pos,
                        std::size_t n);
 
+// Keys another module computes into the plan (a neighbour list's own cells: verlet_list::cell_keys),
+// so that sort_by_key and cell_offsets take them as the plan's: keys_for_writing gives the plan's
+// key buffer for n keys (memory of `kind`; keys computed before are gone), and once the caller's
+// work on the plan's stream wrote them, keys_written names them with a new generation.
+void* keys_for_writing(reorder_plan& plan, memory_kind kind, unsigned key_bytes, std::size_t n);
+std::uint64_t keys_written(reorder_plan& plan);
+
 // Stable sort of (key, original index) pairs; afterwards the plan holds the permutation
 // (new -> old) and the sorted keys. Keys must have zero bits at and above end_bit (checked).
 // generation: 0 for the caller's keys, else what compute_keys returned (checked: still current).
