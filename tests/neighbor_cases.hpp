@@ -18,8 +18,8 @@ using rows_t = std::vector<std::vector<std::uint32_t>>;
 
 // The pairs closer than `reach`, minimum image along periodic axes, computed as the build
 // computes them (float positions wrapped into the box, the image's shift added to j).
-inline rows_t brute_force(std::vector<coalesce_test::Particle> const& p, coalesce::box const& b, std::array<bool, 3> periodic, double reach,
-                   bool half) {
+inline rows_t brute_force(std::vector<coalesce_test::Particle> const& p, coalesce::box const& b,
+                          std::array<bool, 3> periodic, double reach, bool half) {
   std::size_t const n = p.size();
   auto const wrapped = [&](coalesce_test::Particle const& q) {
     float c[3] = {q.pos.x, q.pos.y, q.pos.z};

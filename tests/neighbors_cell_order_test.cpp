@@ -29,9 +29,9 @@ template <class T, class L, class S> std::vector<Particle> on_host(coalesce::vec
 
 // Sorts `p` by the list's cells, builds, and checks: no sort by the list, the pairs of the sorted
 // particles, a permutation of the particles, each cell's particles where cell_offsets says.
-template <class Format, class Space>
-void check_one_sort(char const* what, std::vector<Particle> const& p, coalesce::box const& b,
-                    std::array<bool, 3> periodic, coalesce::list_params params) {
+template <class Format, class Space> void check_one_sort(char const* what, std::vector<Particle> const& p,
+                                                         coalesce::box const& b, std::array<bool, 3> periodic,
+                                                         coalesce::list_params params) {
   CAPTURE(what);
   CAPTURE(params.half);
   coalesce::vector<Particle, coalesce::soa, Space> v(p);
@@ -83,8 +83,7 @@ template <class Format, class Space> void check_formats_and_cases() {
     check_one_sort<Format, Space>("clustered, on and past every face", clustered_particles(500, 6.0f, 5), box6, all,
                                   params);
     check_one_sort<Format, Space>("random, open box", random_particles(400, 0.0f, 6.0f, 7), box6, none, params);
-    check_one_sort<Format, Space>("periodic in y and z only", random_particles(400, 0.0f, 6.0f, 9), box6, slab,
-                                  params);
+    check_one_sort<Format, Space>("periodic in y and z only", random_particles(400, 0.0f, 6.0f, 9), box6, slab, params);
     // Many more cells than particles: the build's grid coarsens, and the keys' grid with it.
     coalesce::box const large{.lo = {0, 0, 0}, .hi = {40, 40, 40}};
     check_one_sort<Format, Space>("sparse, coarsened grid", random_particles(60, 0.0f, 40.0f, 15), large, all, params);

@@ -17,7 +17,7 @@ bool ensure_bytes(list_memory const& m, buffer& b, std::size_t bytes);
 bool on_gpu_memory(memory_kind kind);
 
 // The status words a GPU build keeps in m.words (list_build_cuda.cu says what each holds).
-inline constexpr std::size_t list_status_words = 6;
+inline constexpr std::size_t list_status_words = 7;
 
 // Rows per chunk of a csr rebuild in GPU memory staged `width` wide: about 256 MiB of staging
 // (at least 2^18 rows, a few waves of the fill kernel), or set_staged_chunk_rows'; never more
@@ -107,9 +107,13 @@ template <class Real> std::size_t cell_keys(list_memory& m, position_columns con
 // A csr list in one pass over the particles, rows staged `width` wide chunk by chunk, then packed
 // into m.indices at its capacity: counts and offsets always, indices complete only where the
 // result's widest row fits the width and its entries the capacity (else build in two passes).
-template <class Real>
-list_pass_result fill_csr(list_memory& m, std::size_t n, cell_grid<Real> const& g, std::size_t width, void* stream);
+// refill: nothing read back or allocated; a row past the width keeps `width` entries and the
+// offsets stop at the capacity, both left in the status words for check().
+template <class Real> list_pass_result fill_csr(list_memory& m, std::size_t n, cell_grid<Real> const& g,
+                                                std::size_t width, bool refill, void* stream);
 void offsets_from_counts(list_memory& m, std::size_t n, void* stream);
+// Allocates what fill_csr at `width` needs (staging, scan scratch): a rebuild or refill then allocates nothing.
+void reserve_csr_staging(list_memory& m, std::size_t n, std::size_t width);
 void keep_reference(list_memory& m, position_columns const& p, std::size_t n, unsigned dims, bool wait, void* stream);
 double max_displacement(list_memory const& m, position_columns const& p, std::size_t n, unsigned dims,
                         double const* length, bool const* periodic, void* stream);
@@ -131,10 +135,12 @@ template <class Real> std::size_t cell_keys(list_memory&, position_columns const
                                             cell_grid<Real> const&, std::uint32_t*, void*) {
   return 0;
 }
-template <class Real> list_pass_result fill_csr(list_memory&, std::size_t, cell_grid<Real> const&, std::size_t, void*) {
+template <class Real>
+list_pass_result fill_csr(list_memory&, std::size_t, cell_grid<Real> const&, std::size_t, bool, void*) {
   return {};
 }
 inline void offsets_from_counts(list_memory&, std::size_t, void*) {}
+inline void reserve_csr_staging(list_memory&, std::size_t, std::size_t) {}
 inline void keep_reference(list_memory&, position_columns const&, std::size_t, unsigned, bool, void*) {}
 inline double max_displacement(list_memory const&, position_columns const&, std::size_t, unsigned, double const*,
                                bool const*, void*) {

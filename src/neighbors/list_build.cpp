@@ -95,7 +95,11 @@ void refill_in(list_memory& m, position_columns const& p, std::size_t n, list_ge
   std::size_t cell_count = 0;
   cell_grid<Real> const grid = make_grid<Real>(g, n, cell_count);
   (void)cuda_lists::bin(m, p, n, g.dims, grid, cell_count, false, stream);
-  if (m.particles > 0) (void)cuda_lists::fill(m, m.particles, grid, false, false, stream);
+  if (m.particles > 0 && m.format == list_format::csr) {
+    (void)cuda_lists::fill_csr(m, m.particles, grid, m.staged_width, true, stream);
+  } else if (m.particles > 0) {
+    (void)cuda_lists::fill(m, m.particles, grid, false, false, stream);
+  }
   cuda_lists::keep_reference(m, p, n, g.dims, false, stream);
   ++m.builds;
 }
@@ -135,7 +139,7 @@ template <class Real> void build_in(list_memory& m, list_format format, position
     // capacity, the rows are filled again at those offsets. A first build counts, scans and fills.
     list_pass_result r{};
     if (rows > 0 && m.staged_width > 0) {
-      r = cuda_lists::fill_csr(m, rows, grid, m.staged_width, stream);
+      r = cuda_lists::fill_csr(m, rows, grid, m.staged_width, false, stream);
       if (r.widest > m.staged_width || r.entries > m.indices.size() / sizeof(std::uint32_t)) {
         ensure_bytes(m, m.indices, r.entries * sizeof(std::uint32_t));
         (void)fill(false);
@@ -154,9 +158,8 @@ template <class Real> void build_in(list_memory& m, list_format format, position
     m.widest = r.widest;
     m.width = 0;
     // The next rebuild's staging is allocated now: a steady-state rebuild allocates nothing.
-    m.staged_width = rows > 0 ? (r.widest + 7) / 8 * 8 + 8 : 0;
-    if (rows > 0)
-      ensure_bytes(m, m.staged, staged_chunk_rows(rows, m.staged_width) * m.staged_width * sizeof(std::uint32_t));
+    m.staged_width = rows > 0 ? std::max((r.widest + 7) / 8 * 8 + 8, (m.least_width + 7) / 8 * 8) : 0;
+    if (rows > 0) cuda_lists::reserve_csr_staging(m, rows, m.staged_width);
   } else {
     // Padded: one pass into the width the list has; a row that did not fit grows every row and
     // the pass runs again (never a truncated row).
@@ -245,8 +248,7 @@ displacement_axes displacement_axes_of(list_geometry const& g) {
 
 void refill_list(list_memory& m, position_columns const& position, std::size_t n, std::size_t rows,
                  list_geometry const& g, void* stream) {
-  bool const padded = m.format == list_format::column_major || m.format == list_format::row_major;
-  if (!on_gpu_memory(m.kind) || n == 0 || !padded) {
+  if (!on_gpu_memory(m.kind) || n == 0) {
     build_list(m, m.format, position, n, rows, g, stream);  // host memory (or nothing to queue): a build
     return;
   }
@@ -258,7 +260,7 @@ void refill_list(list_memory& m, position_columns const& position, std::size_t n
 }
 
 list_status read_list_status(list_memory const& m, void* stream) {
-  if (!on_gpu_memory(m.kind) || m.built_over == 0) return {m.built_over, m.widest, m.entries};
+  if (!on_gpu_memory(m.kind) || m.built_over == 0) return {m.built_over, m.widest, m.entries, m.entries};
   return cuda_lists::read_status(m, stream);
 }
 

@@ -25,7 +25,7 @@ template <class U> U* as(buffer const& b) { return reinterpret_cast<U*>(b.data()
 
 // words (list_status_words): [0] first bad particle (min), [1] widest row (max), [2] entries (sum),
 // [3] max displacement^2 bits, [4] nonzero when some particle's cell is below its predecessor's,
-// [5] the first bad particle of cell_keys.
+// [5] the first bad particle of cell_keys, [6] the most entries a csr refill found since the build.
 template <class Real> __global__ void assign_kernel(cell_grid<Real> g, position_columns p, unsigned dims, std::size_t n,
                                                     std::uint32_t* keys, std::uint32_t* ids, point4<Real>* own,
                                                     unsigned long long* words) {
@@ -130,6 +130,17 @@ __global__ void fill_kernel(cell_grid<Real> g, std::size_t first, std::size_t ro
   }
 }
 
+// A csr refill's offsets past the list's capacity clamped to it (the rows there keep the entries
+// that fit: the pack wrote those), and the true total kept for check() in `most` (max since the build).
+__global__ void clamp_offsets_kernel(std::uint32_t* offsets, std::size_t n, std::size_t capacity,
+                                     unsigned long long* most) {
+  std::size_t const i = static_cast<std::size_t>(blockIdx.x) * blockDim.x + threadIdx.x;
+  if (i > n) return;
+  std::uint32_t const at = offsets[i];
+  if (i == n) atomicMax(most, static_cast<unsigned long long>(at));
+  if (at > capacity) offsets[i] = static_cast<std::uint32_t>(capacity);
+}
+
 // A staged chunk's rows packed into the csr list: one thread per staged slot (reads coalesced,
 // writes one run per row). A row wider than the staging or entries past the capacity are not
 // written; the driver sees both in the counts and builds again in two passes.
@@ -172,6 +183,7 @@ void reset_words(list_memory& m, cudaStream_t s) {
   auto* words = as<unsigned long long>(m.words);
   COALESCE_CUDA_TRY(cudaMemsetAsync(words, 0xff, sizeof(unsigned long long), s));
   COALESCE_CUDA_TRY(cudaMemsetAsync(words + 1, 0, 2 * sizeof(unsigned long long), s));
+  COALESCE_CUDA_TRY(cudaMemsetAsync(words + 6, 0, sizeof(unsigned long long), s));
 }
 
 // The rebuild criterion as a graph condition: 1 when the largest squared displacement (word) is
@@ -278,15 +290,17 @@ template <class Real> list_pass_result fill(list_memory& m, std::size_t n, cell_
   return {static_cast<std::size_t>(got[0]), static_cast<std::size_t>(got[1])};
 }
 
-template <class Real>
-list_pass_result fill_csr(list_memory& m, std::size_t n, cell_grid<Real> const& g, std::size_t width, void* stream) {
+template <class Real> list_pass_result fill_csr(list_memory& m, std::size_t n, cell_grid<Real> const& g,
+                                                std::size_t width, bool refill, void* stream) {
   auto const s = static_cast<cudaStream_t>(stream);
   std::size_t const chunk = staged_chunk_rows(n, width);
-  ensure_bytes(m, m.staged, chunk * width * sizeof(std::uint32_t));
+  // A refill allocates nothing: the build staged at this width allocated the staging.
+  if (!refill) ensure_bytes(m, m.staged, chunk * width * sizeof(std::uint32_t));
   auto* words = as<unsigned long long>(m.words);
   auto* counts = as<std::uint32_t>(m.counts);
   auto* offsets = as<std::uint32_t>(m.offsets);
-  COALESCE_CUDA_TRY(cudaMemsetAsync(words + 1, 0, 2 * sizeof(unsigned long long), s));
+  // A refill keeps the widest row since the build (check() reports any refill's); entries are its own.
+  COALESCE_CUDA_TRY(cudaMemsetAsync(words + (refill ? 2 : 1), 0, (refill ? 1 : 2) * sizeof(unsigned long long), s));
   COALESCE_CUDA_TRY(cudaMemsetAsync(counts + n, 0, sizeof(std::uint32_t), s));
   COALESCE_CUDA_TRY(cudaMemsetAsync(offsets, 0, sizeof(std::uint32_t), s));
   // Each chunk's offsets continue from the last: an exclusive scan of counts[first, end] (one past
@@ -299,14 +313,14 @@ list_pass_result fill_csr(list_memory& m, std::size_t n, cell_grid<Real> const& 
   };
   std::size_t scan_bytes = 0;
   COALESCE_CUDA_TRY(scan(nullptr, scan_bytes, 0, chunk + 1));
-  ensure_bytes(m, m.temp, scan_bytes);
+  if (!refill) ensure_bytes(m, m.temp, scan_bytes);
   std::size_t const capacity = m.indices.size() / sizeof(std::uint32_t);
   for (std::size_t first = 0; first < n; first += chunk) {
     std::size_t const rows = std::min(chunk, n - first);
     fill_kernel<Real><<<blocks(rows), threads, 0, s>>>(
         g, first, rows, as<point4<Real>>(m.own_points), as<std::uint32_t>(m.cell_start), as<std::uint32_t>(m.cell_end),
         as<point4<Real>>(m.cell_points), as<std::uint32_t>(m.sorted_ids), counts, as<std::uint32_t>(m.staged), offsets,
-        width, list_format::row_major, false, false, words);
+        width, list_format::row_major, false, refill, words);
     COALESCE_CUDA_TRY(cudaGetLastError());
     std::size_t bytes = m.temp.size();
     COALESCE_CUDA_TRY(scan(m.temp.data(), bytes, first, rows + 1));
@@ -316,10 +330,28 @@ list_pass_result fill_csr(list_memory& m, std::size_t n, cell_grid<Real> const& 
                                                          as<std::uint32_t>(m.indices), capacity);
     COALESCE_CUDA_TRY(cudaGetLastError());
   }
+  if (refill) {
+    // Rows cut at the staging width have that many entries (their counts say so); entries past the
+    // capacity are cut by clamping the offsets. check() sees both in the status words.
+    clamp_offsets_kernel<<<blocks(n + 1), threads, 0, s>>>(offsets, n, capacity, words + 6);
+    COALESCE_CUDA_TRY(cudaGetLastError());
+    return {};
+  }
   unsigned long long got[2] = {0, 0};
   COALESCE_CUDA_TRY(cudaMemcpyAsync(got, words + 1, sizeof got, cudaMemcpyDeviceToHost, s));
   COALESCE_CUDA_TRY(cudaStreamSynchronize(s));
   return {static_cast<std::size_t>(got[0]), static_cast<std::size_t>(got[1])};
+}
+
+void reserve_csr_staging(list_memory& m, std::size_t n, std::size_t width) {
+  std::size_t const chunk = staged_chunk_rows(n, width);
+  ensure_bytes(m, m.staged, chunk * width * sizeof(std::uint32_t));
+  auto* offsets = as<std::uint32_t>(m.offsets);
+  std::size_t scan_bytes = 0;
+  COALESCE_CUDA_TRY(cub::DeviceScan::ExclusiveScan(
+      nullptr, scan_bytes, as<std::uint32_t>(m.counts), offsets, ::cuda::std::plus<std::uint32_t>{},
+      cub::FutureValue<std::uint32_t>(offsets), static_cast<int>(chunk + 1), cudaStream_t{}));
+  ensure_bytes(m, m.temp, scan_bytes);
 }
 
 void offsets_from_counts(list_memory& m, std::size_t n, void* stream) {
@@ -353,11 +385,11 @@ void keep_reference(list_memory& m, position_columns const& p, std::size_t n, un
 
 list_status read_status(list_memory const& m, void* stream) {
   auto const s = static_cast<cudaStream_t>(stream);
-  unsigned long long got[3] = {0, 0, 0};
+  unsigned long long got[list_status_words] = {};
   COALESCE_CUDA_TRY(cudaMemcpyAsync(got, m.words.data(), sizeof got, cudaMemcpyDeviceToHost, s));
   COALESCE_CUDA_TRY(cudaStreamSynchronize(s));
   return {static_cast<std::size_t>(got[0] > m.built_over ? m.built_over : got[0]), static_cast<std::size_t>(got[1]),
-          static_cast<std::size_t>(got[2])};
+          static_cast<std::size_t>(got[2]), static_cast<std::size_t>(got[6])};
 }
 
 namespace {
@@ -409,7 +441,8 @@ template std::size_t cell_keys<double>(list_memory&, position_columns const&, st
                                        cell_grid<double> const&, std::uint32_t*, void*);
 template list_pass_result fill<float>(list_memory&, std::size_t, cell_grid<float> const&, bool, bool, void*);
 template list_pass_result fill<double>(list_memory&, std::size_t, cell_grid<double> const&, bool, bool, void*);
-template list_pass_result fill_csr<float>(list_memory&, std::size_t, cell_grid<float> const&, std::size_t, void*);
-template list_pass_result fill_csr<double>(list_memory&, std::size_t, cell_grid<double> const&, std::size_t, void*);
+template list_pass_result fill_csr<float>(list_memory&, std::size_t, cell_grid<float> const&, std::size_t, bool, void*);
+template list_pass_result fill_csr<double>(list_memory&, std::size_t, cell_grid<double> const&, std::size_t, bool,
+                                           void*);
 
 }  // namespace coalesce::detail::cuda_lists

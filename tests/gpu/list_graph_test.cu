@@ -29,9 +29,10 @@ void check_cuda(cudaError_t e) { REQUIRE_MESSAGE(e == cudaSuccess, cudaGetErrorS
 __host__ __device__ float drift_of(std::size_t i) { return i == 0 ? 1.0f : std::sin(static_cast<float>(i) * 0.7f); }
 
 using rows_t = std::vector<std::vector<std::uint32_t>>;
+template <class Format = coalesce::padded_columns>
 rows_t fresh_rows(std::vector<Atom> const& atoms, coalesce::box const& b) {
   coalesce::device_vector<Atom> v(atoms);
-  coalesce::verlet_list<coalesce::padded_columns> fresh({.cutoff = 1.0, .skin = 0.4});
+  coalesce::verlet_list<Format> fresh({.cutoff = 1.0, .skin = 0.4});
   fresh.reserve_width(64);
   fresh.build(v, &Atom::pos, b);
   return fresh.rows_on_host();
@@ -39,7 +40,10 @@ rows_t fresh_rows(std::vector<Atom> const& atoms, coalesce::box const& b) {
 
 }  // namespace
 
-TEST_CASE("a rebuild in a CUDA graph runs at the replays where a particle moved more than skin / 2, and only there") {
+TEST_CASE_TEMPLATE(
+    "a rebuild in a CUDA graph runs at the replays where a particle moved more than skin / 2, and only "
+    "there",
+    Format, coalesce::padded_columns, coalesce::csr) {
   std::size_t const n = 20'011;
   double const side = 20.0;
   coalesce::box const b{.lo = {0, 0, 0}, .hi = {side, side, side}};
@@ -52,7 +56,7 @@ TEST_CASE("a rebuild in a CUDA graph runs at the replays where a particle moved 
   check_cuda(cudaStreamCreateWithFlags(&s, cudaStreamNonBlocking));
   {
     coalesce::device_vector<Atom> d(start);
-    coalesce::verlet_list<coalesce::padded_columns> list({.cutoff = 1.0, .skin = 0.4});
+    coalesce::verlet_list<Format> list({.cutoff = 1.0, .skin = 0.4});
     list.reserve_width(64);
     list.build(d, &Atom::pos, b, s);
     std::uint64_t const allocations = list.allocations();
@@ -88,10 +92,10 @@ TEST_CASE("a rebuild in a CUDA graph runs at the replays where a particle moved 
       if (rebuilt) at_rebuild = now;
       INFO("replay ", replay);
       CHECK(std::abs(list.max_displacement(d, &Atom::pos, s) - step * static_cast<float>(replay % 3)) < 1e-4);
-      CHECK(list.rows_on_host() == fresh_rows(at_rebuild, b));
+      CHECK(list.rows_on_host() == fresh_rows<Format>(at_rebuild, b));
       CHECK_NOTHROW(list.check(s));
     }
-    CHECK(fresh_rows(at_rebuild, b) != fresh_rows(start, b));  // the rows did change
+    CHECK(fresh_rows<Format>(at_rebuild, b) != fresh_rows<Format>(start, b));  // the rows did change
     CHECK(list.allocations() == allocations);
     check_cuda(cudaGraphExecDestroy(exec));
     check_cuda(cudaGraphDestroy(graph));

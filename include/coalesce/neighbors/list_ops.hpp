@@ -76,7 +76,7 @@ struct list_memory {
   std::size_t width = 0;        // padded formats: slots per row
   std::size_t entries = 0;      // neighbours stored, all rows
   std::size_t widest = 0;       // the longest row
-  std::size_t least_width = 0;  // padded formats: the width a build grows to at least (reserve_width)
+  std::size_t least_width = 0;  // the width a padded build grows to, or a csr build stages at, at least (reserve_width)
   std::uint64_t builds = 0;     // how many builds this memory has seen
   // Sorts by cell the list queued itself: a build of particles already in its cell order (sorted by
   // the keys of list_cell_keys) skips its sort.
@@ -120,9 +120,10 @@ void refill_list(list_memory& m, position_columns const& position, std::size_t n
                  list_geometry const& g, void* stream);
 // What the last build or refill found (GPU memory: one read-back, after waiting for `stream`).
 struct list_status {
-  std::size_t first_bad = 0;  // the first particle not finite or outside an open axis; n when none
-  std::size_t widest = 0;     // the longest row, counted in full
-  std::size_t entries = 0;    // neighbours, all rows, counted in full
+  std::size_t first_bad = 0;     // the first particle not finite or outside an open axis; n when none
+  std::size_t widest = 0;        // the longest row, counted in full
+  std::size_t entries = 0;       // neighbours, all rows, counted in full
+  std::size_t most_entries = 0;  // csr: the most entries any refill since the build found
 };
 list_status read_list_status(list_memory const& m, void* stream);
 // Sets a CUDA graph conditional handle to 1 when some particle moved more than `threshold` since the

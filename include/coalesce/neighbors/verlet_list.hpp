@@ -193,14 +193,16 @@ template <class Format, class Space = device> class verlet_list {
     return out;
   }
 
-  // A rebuild for CUDA graphs (padded formats): the particle count, rows and box of the last
-  // build(), rows filled again at the width the list has, and nothing read back, waited for or
-  // allocated, so stream capture records it and every replay rebuilds. What build() checks before
-  // returning, refill leaves in the list's status for check(): a position that is not finite or
-  // outside an open axis, and a row wider than the width (its first width() entries are kept and
-  // count(i) says width(): a traversal never reads past a row, but that row misses neighbours).
-  // In host memory (and without CUDA) it is build(). widest(), entries() and fill() are those of
-  // the last build() or check(). reserve_width() keeps room for rows that grow between builds.
+  // A rebuild for CUDA graphs (padded and csr formats): the particle count, rows and box of the
+  // last build(), rows filled again into the memory the list has, and nothing read back, waited for
+  // or allocated, so stream capture records it and every replay rebuilds. What build() checks
+  // before returning, refill leaves in the list's status for check(): a position that is not finite
+  // or outside an open axis, a row wider than the width (padded: width(); csr: the width its rows
+  // are staged at, the last build's widest row + 8 or more), and for csr more entries than its
+  // memory holds (the last build's and an eighth). Such a row keeps its first entries and count(i)
+  // says how many: a traversal never reads past a row, but that row misses neighbours. In host
+  // memory (and without CUDA) it is build(). widest(), entries() and fill() are those of the last
+  // build() or check(). reserve_width() keeps room for rows that grow between builds.
   template <class T, class L, class Pos> void refill(vector<T, L, Space> const& particles, Pos const& position,
                                                      box const& domain, stream on = default_stream) {
     refill(particles, position, domain, periodic_axes(domain), list_rows{}, on);
@@ -208,9 +210,9 @@ template <class Format, class Space = device> class verlet_list {
   template <class T, class L, class Pos> void refill(vector<T, L, Space> const& particles, Pos const& position,
                                                      box const& domain, std::array<bool, 3> periodic, list_rows rows,
                                                      stream on = default_stream) {
-    static_assert(is_padded,
-                  "coalesce: verlet_list::refill is for padded_columns and padded_rows lists (a csr or clusters "
-                  "list sizes its storage from counts it reads back); build() those");
+    static_assert(!is_clusters,
+                  "coalesce: verlet_list::refill is for padded_columns, padded_rows and csr lists (a clusters list "
+                  "sizes its runs from counts it reads back); build() it");
     auto const columns = detail::readable_position_columns_of(particles.storage(), position);
     detail::list_geometry const g{domain.lo,      domain.hi,    periodic,    columns.dims,
                                   params_.cutoff, params_.skin, params_.half};
@@ -252,19 +254,31 @@ template <class Format, class Space = device> class verlet_list {
     }
     memory_.widest = status.widest;
     memory_.entries = status.entries;
-    if (status.widest > memory_.width) {
+    // In host memory (and without CUDA) refill was build(): its rows are whole, its memory sized.
+    if constexpr (!(device_is_gpu && kind == detail::memory_kind::device)) return;
+    std::size_t const width = std::is_same_v<Format, csr> ? memory_.staged_width : memory_.width;
+    if (status.widest > width) {
       cut_ = true;
       detail::throw_error("verlet_list::check: a refill found a row of " + std::to_string(status.widest) +
-                          " neighbours, more than the list's width of " + std::to_string(memory_.width) +
+                          " neighbours, more than the list's width of " + std::to_string(width) +
                           ", so rows were cut to the width and forces summed over them since missed pairs; build() "
                           "grows the width (redo the steps since the last check), and reserve_width() keeps room "
                           "for rows that grow between builds");
     }
+    std::size_t const capacity = memory_.indices.size() / sizeof(std::uint32_t);
+    if (std::is_same_v<Format, csr> && status.most_entries > capacity) {
+      cut_ = true;
+      detail::throw_error("verlet_list::check: a refill found " + std::to_string(status.most_entries) +
+                          " neighbours in all, more than the " + std::to_string(capacity) +
+                          " the csr list's memory holds, so the last rows were cut and forces summed over them "
+                          "since missed pairs; build() makes room (redo the steps since the last check)");
+    }
   }
 
-  // Padded formats: rows get at least `slots` slots (rounded up to 8) from the next build() on,
-  // however short they are: room for rows that grow between the builds of a captured graph.
-  void reserve_width(std::size_t slots) requires(is_padded) { memory_.least_width = slots; }
+  // Rows get at least `slots` slots (rounded up to 8) from the next build() on, however short they
+  // are (padded: width(); csr: the width a GPU rebuild or refill stages rows at): room for rows
+  // that grow between the builds of a captured graph.
+  void reserve_width(std::size_t slots) requires(!is_clusters) { memory_.least_width = slots; }
 
   // Inside a CUDA graph capture (coalesce/memory/graph.hpp): sets `condition` to 1 when some
   // particle moved more than skin / 2 since the last build or refill, 0 otherwise (one fused pass
@@ -398,10 +412,11 @@ template <class Format, class Space = device> class verlet_list {
         detail::copy_bytes(detail::memory_kind::host, out.data(), kind, b.data(), count * sizeof(std::uint32_t));
       return out;
     };
-    std::size_t const slots = std::is_same_v<Format, csr> ? memory_.entries : n * memory_.width;
+    // csr: the entries the offsets hold (after a refill cut at the capacity, fewer than entries())
+    auto const offsets = std::is_same_v<Format, csr> ? read(memory_.offsets, n + 1) : std::vector<std::uint32_t>{};
+    std::size_t const slots = std::is_same_v<Format, csr> ? offsets[n] : n * memory_.width;
     auto const indices = read(memory_.indices, slots);
     auto const counts = read(memory_.counts, n);
-    auto const offsets = std::is_same_v<Format, csr> ? read(memory_.offsets, n + 1) : std::vector<std::uint32_t>{};
     for (std::size_t i = 0; i < n; ++i) {
       std::size_t const c = std::is_same_v<Format, csr> ? offsets[i + 1] - offsets[i] : counts[i];
       rows[i].resize(c);
