@@ -317,7 +317,7 @@ void unpack_sum(message_columns const& m, std::size_t count, std::byte const* me
 
 std::array<double, 3> read_position(memory_kind kind, coalesce::detail::position_columns const& c, std::size_t i) {
   std::array<double, 3> p{0, 0, 0};
-  for (unsigned a = 0; a < c.dims; ++a) p[a] = read_coordinate(kind, c.axis[a], c.width, i);
+  for (unsigned a = 0; a < c.dims; ++a) p[a] = read_position_coordinate(kind, c, a, i);
   return p;
 }
 

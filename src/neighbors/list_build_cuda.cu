@@ -207,6 +207,17 @@ template <class Real> std::size_t bin(list_memory& m, position_columns const& p,
   ensure_bytes(m, m.cell_points, n * sizeof(point4<Real>));
   ensure_bytes(m, m.cell_start, cell_count * sizeof(std::uint32_t));
   ensure_bytes(m, m.cell_end, cell_count * sizeof(std::uint32_t));
+  // Scratch for the sort and for the fills' scans (csr offsets), whether the sort runs or not.
+  int end_bit = 1;
+  while (end_bit < 32 && (std::size_t{1} << end_bit) < cell_count) ++end_bit;
+  std::size_t temp_bytes = 0;
+  COALESCE_CUDA_TRY(cub::DeviceRadixSort::SortPairs(
+      nullptr, temp_bytes, as<std::uint32_t>(m.keys), as<std::uint32_t>(m.sorted_keys), as<std::uint32_t>(m.ids),
+      as<std::uint32_t>(m.sorted_ids), static_cast<int>(n), 0, end_bit, s));
+  std::size_t scan_bytes = 0;
+  COALESCE_CUDA_TRY(cub::DeviceScan::ExclusiveSum(nullptr, scan_bytes, as<std::uint32_t>(m.counts),
+                                                  as<std::uint32_t>(m.offsets), static_cast<int>(n + 1), s));
+  ensure_bytes(m, m.temp, std::max(temp_bytes, scan_bytes));
   // A build starts its status afresh; refills keep the first bad particle and the widest row of
   // every refill since the build (check() reports what any of them found, not only the last).
   if (read_back) reset_words(m, s);
@@ -244,16 +255,6 @@ template <class Real> std::size_t bin(list_memory& m, position_columns const& p,
   }
   ++m.cell_sorts;
 
-  int end_bit = 1;
-  while (end_bit < 32 && (std::size_t{1} << end_bit) < cell_count) ++end_bit;
-  std::size_t temp_bytes = 0;
-  COALESCE_CUDA_TRY(cub::DeviceRadixSort::SortPairs(
-      nullptr, temp_bytes, as<std::uint32_t>(m.keys), as<std::uint32_t>(m.sorted_keys), as<std::uint32_t>(m.ids),
-      as<std::uint32_t>(m.sorted_ids), static_cast<int>(n), 0, end_bit, s));
-  std::size_t scan_bytes = 0;
-  COALESCE_CUDA_TRY(cub::DeviceScan::ExclusiveSum(nullptr, scan_bytes, as<std::uint32_t>(m.counts),
-                                                  as<std::uint32_t>(m.offsets), static_cast<int>(n + 1), s));
-  ensure_bytes(m, m.temp, std::max(temp_bytes, scan_bytes));
   temp_bytes = m.temp.size();
   COALESCE_CUDA_TRY(cub::DeviceRadixSort::SortPairs(
       m.temp.data(), temp_bytes, as<std::uint32_t>(m.keys), as<std::uint32_t>(m.sorted_keys), as<std::uint32_t>(m.ids),
@@ -356,7 +357,12 @@ void reserve_csr_staging(list_memory& m, std::size_t n, std::size_t width) {
 
 void offsets_from_counts(list_memory& m, std::size_t n, void* stream) {
   auto const s = static_cast<cudaStream_t>(stream);
-  std::size_t temp_bytes = m.temp.size();
+  // CUB takes a null scratch as a size query and scans nothing: the scratch is made sure of here.
+  std::size_t temp_bytes = 0;
+  COALESCE_CUDA_TRY(cub::DeviceScan::ExclusiveSum(nullptr, temp_bytes, as<std::uint32_t>(m.counts),
+                                                  as<std::uint32_t>(m.offsets), static_cast<int>(n + 1), s));
+  ensure_bytes(m, m.temp, temp_bytes);
+  temp_bytes = m.temp.size();
   COALESCE_CUDA_TRY(cub::DeviceScan::ExclusiveSum(m.temp.data(), temp_bytes, as<std::uint32_t>(m.counts),
                                                   as<std::uint32_t>(m.offsets), static_cast<int>(n + 1), s));
 }

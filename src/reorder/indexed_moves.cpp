@@ -159,17 +159,6 @@ void add_one_column(column_sum const& col, std::size_t n, index_map src, index_m
   }
 }
 
-// Stores a coordinate in the column's precision; returns what was stored (a float rounds).
-double write_coordinate(column_ref const& c, unsigned width, std::size_t i, double x) {
-  if (width == 4) {
-    float const v = static_cast<float>(x);
-    std::memcpy(c.address(i), &v, 4);
-    return v;
-  }
-  std::memcpy(c.address(i), &x, 8);
-  return x;
-}
-
 }  // namespace
 
 void move_columns_indexed(memory_kind kind, column_copy const* columns, std::size_t count, std::size_t n, index_map src,
@@ -196,38 +185,28 @@ void add_columns_indexed(memory_kind kind, column_sum const* columns, std::size_
   });
 }
 
-void shift_column(memory_kind kind, column_ref column, unsigned width, std::size_t first, std::size_t n, double shift,
-                  void* stream) {
+void shift_column(memory_kind kind, position_columns const& position, unsigned axis, std::size_t first, std::size_t n,
+                  double shift, void* stream) {
   if (n == 0 || shift == 0.0) return;
 #if COALESCE_WITH_CUDA
-  if (on_gpu(kind)) return cuda_moves::shift_column(column, width, first, n, shift, stream);
+  if (on_gpu(kind)) return cuda_moves::shift_column(position, axis, first, n, shift, stream);
 #endif
   (void)kind, (void)stream;
   for (std::size_t i = first; i < first + n; ++i) {
-    if (width == 4) {
-      float v;
-      std::memcpy(&v, column.address(i), 4);
-      v = static_cast<float>(static_cast<double>(v) + shift);
-      std::memcpy(column.address(i), &v, 4);
-    } else {
-      double v;
-      std::memcpy(&v, column.address(i), 8);
-      v += shift;
-      std::memcpy(column.address(i), &v, 8);
-    }
+    (void)store_coordinate(position, axis, i, coordinate_of(position, axis, i) + shift);
   }
 }
 
-std::size_t select_near_face(memory_kind kind, column_ref column, unsigned width, std::size_t n, bool below,
-                             double threshold, std::uint32_t* out, void* stream) {
+std::size_t select_near_face(memory_kind kind, position_columns const& position, unsigned axis, std::size_t n,
+                             bool below, double threshold, std::uint32_t* out, void* stream) {
   if (n == 0) return 0;
 #if COALESCE_WITH_CUDA
-  if (on_gpu(kind)) return cuda_moves::select_near_face(column, width, n, below, threshold, out, stream);
+  if (on_gpu(kind)) return cuda_moves::select_near_face(position, axis, n, below, threshold, out, stream);
 #endif
   (void)kind, (void)stream;
   std::size_t count = 0;
   for (std::size_t i = 0; i < n; ++i) {
-    double const x = coordinate_at(column, width, i);
+    double const x = coordinate_of(position, axis, i);
     if (below ? x < threshold : x >= threshold) out[count++] = static_cast<std::uint32_t>(i);
   }
   return count;
@@ -242,11 +221,7 @@ void owners_of(memory_kind kind, position_columns const& position, std::size_t n
   (void)kind, (void)stream;
   for (std::size_t i = 0; i < n; ++i) {
     double p[3] = {0, 0, 0};
-    for (unsigned a = 0; a < position.dims; ++a) {
-      p[a] = coordinate_at(position.axis[a], position.width, i);
-      double const inside = wrapped_coordinate(grid, a, p[a], position.width);
-      if (inside != p[a]) p[a] = write_coordinate(position.axis[a], position.width, i, inside);
-    }
+    for (unsigned a = 0; a < position.dims; ++a) p[a] = wrap_in_place(grid, position, a, i);
     out[i] = owner_rank(grid, p);
   }
 }

@@ -123,22 +123,19 @@ void add_columns_indexed(column_sum const* columns, std::size_t count, std::size
   }
 }
 
-void shift_column(column_ref column, unsigned width, std::size_t first, std::size_t n, double shift, void* stream) {
+void shift_column(position_columns const& position, unsigned axis, std::size_t first, std::size_t n, double shift,
+                  void* stream) {
   each_on_device(static_cast<cudaStream_t>(stream), n, [=] __device__(std::size_t k) {
-    std::byte* at = column.address(first + k);
-    if (width == 4) {
-      *reinterpret_cast<float*>(at) = static_cast<float>(static_cast<double>(*reinterpret_cast<float*>(at)) + shift);
-    } else {
-      *reinterpret_cast<double*>(at) += shift;
-    }
+    std::size_t const i = first + k;
+    (void)store_coordinate(position, axis, i, coordinate_of(position, axis, i) + shift);
   });
 }
 
-std::size_t select_near_face(column_ref column, unsigned width, std::size_t n, bool below, double threshold,
-                             std::uint32_t* out, void* stream) {
+std::size_t select_near_face(position_columns const& position, unsigned axis, std::size_t n, bool below,
+                             double threshold, std::uint32_t* out, void* stream) {
   auto const s = static_cast<cudaStream_t>(stream);
   auto const near = [=] __device__(std::uint32_t i) {
-    double const x = coordinate_at(column, width, i);
+    double const x = coordinate_of(position, axis, i);
     return below ? x < threshold : x >= threshold;
   };
   thrust::counting_iterator<std::uint32_t> const first(0);
@@ -161,19 +158,7 @@ std::size_t select_near_face(column_ref column, unsigned width, std::size_t n, b
 void owners_of(position_columns const& position, std::size_t n, owner_grid const& grid, int* out, void* stream) {
   each_on_device(static_cast<cudaStream_t>(stream), n, [=] __device__(std::size_t i) {
     double p[3] = {0, 0, 0};
-    for (unsigned a = 0; a < position.dims; ++a) {
-      p[a] = coordinate_at(position.axis[a], position.width, i);
-      double const inside = wrapped_coordinate(grid, a, p[a], position.width);
-      if (inside != p[a]) {  // wrapped into the periodic box (exact in the column's precision)
-        std::byte* const at = position.axis[a].address(i);
-        if (position.width == 4) {
-          *reinterpret_cast<float*>(at) = static_cast<float>(inside);
-        } else {
-          *reinterpret_cast<double*>(at) = inside;
-        }
-        p[a] = inside;
-      }
-    }
+    for (unsigned a = 0; a < position.dims; ++a) p[a] = wrap_in_place(grid, position, a, i);
     out[i] = owner_rank(grid, p);
   });
 }

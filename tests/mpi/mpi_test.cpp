@@ -136,6 +136,9 @@ TEST_CASE("migration by position moves every particle to its owner, on every lay
   migrate_by_position<coalesce::aosoa<16>>(5000, false);
   migrate_by_position<split_first>(300, false);
   migrate_by_position<stored_vel_half>(300, false);
+  // Positions in fixed point: read decoded, wrapped and stored back encoded.
+  migrate_by_position<stored_pos_fixed>();
+  migrate_by_position<stored_pos_fixed>(5000, false);
 }
 
 TEST_CASE("migration by destination rank: arrivals come by source rank, each in its sender's order") {
@@ -504,6 +507,7 @@ template <class L> void check_migration_wraps() {
   for (std::size_t i = 1; i < records.size(); i += 3)
     records[i].pos.y -= 8.25f;  // below lo (and beyond one length for some)
   records[2].pos.z = -1e-9f;    // just below lo: its image rounds to hi in float, and must be stored as lo's
+  records[5].pos.z = -6e-8f;    // the same in 2^-24 fixed point (one step below lo)
   test_vector<Particle, L> particles(records);
   (void)cm::migrate(d, particles, &Particle::pos);
   std::vector<Particle> after(particles.size());
@@ -530,6 +534,7 @@ TEST_CASE(
     check_ghost_positions<coalesce::aosoa<8>>(edges);
     check_ghost_positions<split_first>(edges);
     check_ghost_positions<stored_vel_half>(edges);
+    check_ghost_positions<stored_pos_fixed>(edges);
   }
 }
 
@@ -538,6 +543,32 @@ TEST_CASE("migration by position in a periodic box wraps positions outside the b
   check_migration_wraps<coalesce::aos>();
   check_migration_wraps<coalesce::aosoa<8>>();
   check_migration_wraps<split_first>();
+  check_migration_wraps<stored_pos_fixed>();
+}
+
+TEST_CASE("fixed-point positions that cannot hold the box (or its ghosts) are refused on every rank, nothing moved") {
+  // 2^-28 steps hold [-8, 8) less a step: the box's hi (8) and ghosts past it do not fit.
+  using too_fine =
+      coalesce::stored_as<coalesce::soa, coalesce::store<&Particle::pos, coalesce::fixed_point<std::int32_t, 28>>>;
+  cm::decomposition const d(MPI_COMM_WORLD, unit_box);
+  auto records = scattered(50, d.rank());
+  for (auto& r : records) r.pos = {r.pos.x * 0.5f, r.pos.y * 0.5f, r.pos.z * 0.5f};  // values the format holds
+  test_vector<Particle, too_fine> particles(records);
+  auto const before = to_host(particles);
+  CHECK_THROWS_WITH_AS(cm::migrate(d, particles, &Particle::pos), doctest::Contains("fixed_point<std::int32_t, 28>"),
+                       coalesce::error);
+  CHECK_THROWS_WITH_AS((void)cm::build_halo(d, particles, &Particle::pos, 1.0),
+                       doctest::Contains("fewer fraction bits"), coalesce::error);
+  auto const after = to_host(particles);
+  bool same = after.size() == before.size();
+  for (std::size_t i = 0; same && i < after.size(); ++i) same = after[i].id == before[i].id;
+  CHECK(same);
+  // Sums of a fixed-point member (reverse) are refused with what to do.
+  test_vector<Particle, stored_pos_fixed> fine(scattered(50, d.rank()));
+  (void)cm::migrate(d, fine, &Particle::pos);
+  auto const halo = cm::build_halo(d, fine, &Particle::pos, 1.0);
+  CHECK_THROWS_WITH_AS(cm::reverse(halo, fine, &Particle::pos), doctest::Contains("reverse() sums a member"),
+                       coalesce::error);
 }
 
 TEST_CASE("a cutoff wider than a subdomain is refused on every rank") {

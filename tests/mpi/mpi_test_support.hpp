@@ -24,6 +24,11 @@ namespace cm = coalesce::mpi;
 // Velocities as half, ids widened, over aosoa blocks: stored formats move as their bytes.
 using stored_vel_half = coalesce::stored_as<coalesce::aosoa<8>, coalesce::store<&Particle::vel, coalesce::half>,
                                             coalesce::store<&Particle::id, std::uint64_t>>;
+// Positions as 32-bit fixed point, 2^-24 steps (the box of 8 and its ghosts fit [-128, 128)): the wrap
+// and the halo shifts write them as the member's reference writes a float (a float image that
+// rounds onto hi wraps once more).
+using stored_pos_fixed =
+    coalesce::stored_as<coalesce::soa, coalesce::store<&Particle::pos, coalesce::fixed_point<std::int32_t, 24>>>;
 
 // The same tests on host vectors (coalesce_mpi_tests) and, in CUDA builds, on GPU vectors
 // (coalesce_mpi_gpu_tests, compiled with COALESCE_MPI_TEST_SPACE=coalesce::device).

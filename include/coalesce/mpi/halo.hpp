@@ -374,7 +374,7 @@ class coordinate_stage_store {
   // `storage` (a communicator's buffers, kept between plans).
   coordinate_stage_store(memory_kind kind, position_columns const& from, std::size_t n, std::array<buffer, 3>& storage,
                          void* stream)
-      : kind_(kind), dims_(from.dims), width_(from.width), coordinates_(storage) {
+      : kind_(kind), dims_(from.dims), width_(from.width), fixed_bits_(from.fixed_bits), coordinates_(storage) {
     reserve(n + n / 4, 0, stream);  // room for ghosts of a quarter of the particles before a regrowth
     std::array<column_copy, 3> copies{};
     for (unsigned a = 0; a < dims_; ++a) copies[a] = {column(a), from.axis[a], width_};
@@ -386,6 +386,7 @@ class coordinate_stage_store {
     position_columns out;
     out.dims = dims_;
     out.width = width_;
+    out.fixed_bits = fixed_bits_;
     for (unsigned a = 0; a < dims_; ++a) out.axis[a] = column(a);
     return out;
   }
@@ -415,6 +416,7 @@ class coordinate_stage_store {
   }
   memory_kind kind_;
   unsigned dims_, width_;
+  int fixed_bits_;  // the coordinates' fixed-point fraction bits, or -1 (position_columns)
   std::size_t size_ = 0;
   std::array<buffer, 3>& coordinates_;
 };
@@ -446,7 +448,7 @@ void stage_axes(mpi::halo_plan& h, mpi::decomposition const& d, Store& store, do
       if (st[k].to != MPI_PROC_NULL && candidates > 0) {
         bool const below = direction < 0;
         std::uint32_t* const picked = h.buffers().selection_at_least(kind, candidates, stream);
-        st[k].sent_count = select_near_face(kind, columns.axis[a], columns.width, candidates, below,
+        st[k].sent_count = select_near_face(kind, columns, a, candidates, below,
                                             below ? sub.lo[a] + cutoff : sub.hi[a] - cutoff, picked, stream);
         st[k].sent = buffer(kind, std::max<std::size_t>(st[k].sent_count, 1) * sizeof(std::uint32_t));
         copy_bytes(kind, st[k].sent.data(), kind, picked, st[k].sent_count * sizeof(std::uint32_t), stream);
@@ -476,7 +478,7 @@ void stage_axes(mpi::halo_plan& h, mpi::decomposition const& d, Store& store, do
                              : periodic && direction > 0 && from_coord == last ? -length
                                                                                : 0.0;
       if (st[k].received > 0) {
-        shift_column(kind, after.axis[a], after.width, st[k].first_ghost, st[k].received, st[k].received_shift, stream);
+        shift_column(kind, after, a, st[k].first_ghost, st[k].received, st[k].received_shift, stream);
       }
       halo_access::stages(h).push_back(std::move(st[k]));
     }
@@ -499,6 +501,9 @@ template <class T, class L, class S, class Pos> halo_plan build_halo(decompositi
   constexpr auto kind = coalesce::detail::kind_of_space<S>;
   std::size_t const owned = options.owned_of(particles.size());
   detail::check_halo_input(d, cutoff, options, particles.size(), "build_halo");
+  // Fixed-point positions: ghosts are written up to a cutoff past the box (periodic images).
+  coalesce::detail::check_fixed_position_range(coalesce::detail::position_columns_of(particles.storage(), position),
+                                               d.global().lo, d.global().hi, cutoff, "build_halo");
   if (owned < particles.size()) detail::resize_in_order(d.stream(), owned, owned, particles);
   halo_plan h = detail::halo_access::start(d, kind, owned, owned);
   detail::halo_access::set_particles<T>(h, coalesce::detail::position_leaves_of<T>(position));
@@ -518,6 +523,8 @@ halo_plan plan_halo(decomposition const& d, vector<T, L, S> const& particles, Po
   constexpr auto kind = coalesce::detail::kind_of_space<S>;
   std::size_t const owned = options.owned_of(particles.size());
   detail::check_halo_input(d, cutoff, options, particles.size(), "plan_halo");
+  coalesce::detail::check_fixed_position_range(coalesce::detail::position_columns_of(particles.storage(), position),
+                                               d.global().lo, d.global().hi, cutoff, "plan_halo");
   halo_plan h = detail::halo_access::start(d, kind, owned, particles.size());
   detail::halo_access::set_particles<T>(h, coalesce::detail::position_leaves_of<T>(position));
   detail::coordinate_stage_store store(kind, coalesce::detail::position_columns_of(particles.storage(), position),
@@ -541,8 +548,8 @@ void forward(halo_plan const& h, vector<T, L, S>& particles, Pos const& position
   auto const columns = coalesce::detail::position_columns_of(particles.storage(), position);
   detail::message_columns const m = detail::coordinate_message(kind, columns, false);
   detail::for_each_axis(h, m, [&](halo_plan::stage const& st) {
-    coalesce::detail::shift_column(kind, columns.axis[st.axis], columns.width, st.first_ghost, st.received,
-                                   st.received_shift, h.stream().handle());
+    coalesce::detail::shift_column(kind, columns, st.axis, st.first_ghost, st.received, st.received_shift,
+                                   h.stream().handle());
   });
 }
 
@@ -563,8 +570,8 @@ template <class Array> void forward(halo_plan const& h, Array& values) {
   auto const images = detail::image_columns(h, values);
   detail::for_each_axis(h, m, [&](halo_plan::stage const& st) {
     if (!images || st.received == 0) return;
-    coalesce::detail::shift_column(kind, images->axis[st.axis], images->width, st.first_ghost, st.received,
-                                   st.received_shift, h.stream().handle());
+    coalesce::detail::shift_column(kind, *images, st.axis, st.first_ghost, st.received, st.received_shift,
+                                   h.stream().handle());
   });
 }
 
@@ -627,7 +634,7 @@ void reverse(halo_plan const& h, vector<T, L, S>& particles, Member const& membe
                         std::to_string(h.owned()) + " owned and " + std::to_string(h.ghosts()) +
                         " ghosts; reverse runs on the particles with their ghosts (owned() + ghosts())");
   }
-  auto const columns = coalesce::detail::position_columns_of(particles.storage(), member);
+  auto const columns = coalesce::detail::summed_member_columns_of(particles.storage(), member);
   detail::reverse_columns(h, detail::coordinate_message(kind, columns, true));
 }
 

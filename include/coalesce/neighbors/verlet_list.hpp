@@ -13,6 +13,10 @@
 //   if (list.needs_rebuild(d, &Particle::pos)) list.build(d, &Particle::pos, domain);  // moved > skin/2
 //   list.refill(d, &Particle::pos, domain);   // the same rebuild, nothing read back: for CUDA graphs
 //   list.check();                             // what refills found (a cut row, a bad position): throws
+//   // One sort for particles and list: sorted by the list's own cells, the build sorts nothing.
+//   coalesce::reorder_plan plan;
+//   coalesce::sort_by_key(d, list.cell_keys(d, &Particle::pos, domain, plan), plan);
+//   list.build(d, &Particle::pos, domain);
 //
 // Formats (the list's bytes are a layout decision, like the particles'):
 //   padded_columns  entry k of particle i at indices[k * n + i]: a warp's loads of slot k coalesce

@@ -50,15 +50,16 @@ struct column_sum {
 void add_columns_indexed(memory_kind kind, column_sum const* columns, std::size_t count, std::size_t n, index_map src,
                          index_map dst, void* stream);
 
-// Elements [first, first + n) of a float (width 4) or double (width 8) column: += shift.
-void shift_column(memory_kind kind, column_ref column, unsigned width, std::size_t first, std::size_t n, double shift,
-                  void* stream);
+// Coordinate `axis` of elements [first, first + n) += shift, in the position's format (float,
+// double or fixed point: store_coordinate).
+void shift_column(memory_kind kind, position_columns const& position, unsigned axis, std::size_t first, std::size_t n,
+                  double shift, void* stream);
 
-// The indices i in [0, n), ascending, whose coordinate (a float or double column) is below
+// The indices i in [0, n), ascending, whose coordinate `axis` (any position format) is below
 // `threshold` (below = true) or at least `threshold` (below = false), written to out (room for n
 // in memory of `kind`). Returns how many (waits for the count).
-std::size_t select_near_face(memory_kind kind, column_ref column, unsigned width, std::size_t n, bool below,
-                             double threshold, std::uint32_t* out, void* stream);
+std::size_t select_near_face(memory_kind kind, position_columns const& position, unsigned axis, std::size_t n,
+                             bool below, double threshold, std::uint32_t* out, void* stream);
 
 // A regular grid of ranks over a box, numbered row-major (the numbering of MPI_Cart_create
 // without reordering): the rank owning a position, -1 when it is not finite or outside the box
@@ -99,12 +100,18 @@ COALESCE_HOST_DEVICE inline double wrapped_coordinate(owner_grid const& g, unsig
   t -= floor(t / extent) * extent;
   return g.lo[a] + t;
 }
-// The same as a column of `width` bytes stores it: a float image that rounds up to hi is wrapped
-// once more (to lo), so what is stored lies in [lo, hi) and a second migration moves nothing.
-COALESCE_HOST_DEVICE inline double wrapped_coordinate(owner_grid const& g, unsigned a, double x, unsigned width) {
-  double w = wrapped_coordinate(g, a, x);
-  if (width == 4 && w != x) w = static_cast<float>(wrapped_coordinate(g, a, static_cast<float>(w)));
-  return w;
+// Coordinate a of element i wrapped in place into a periodic box (store_coordinate: a stored value
+// that rounds onto hi is wrapped once more, to lo, so what is stored lies in [lo, hi) and a second
+// migration moves nothing); returns the coordinate as stored.
+COALESCE_HOST_DEVICE inline double wrap_in_place(owner_grid const& g, position_columns const& p, unsigned a,
+                                                 std::size_t i) {
+  double const x = coordinate_of(p, a, i);
+  double const inside = wrapped_coordinate(g, a, x);
+  if (inside == x) return x;
+  double stored = store_coordinate(p, a, i, inside);
+  double const again = wrapped_coordinate(g, a, stored);
+  if (again != stored) stored = store_coordinate(p, a, i, again);
+  return stored;
 }
 // out[i] = owner_rank of element i's position. In a periodic box a position outside it is
 // wrapped in place into the box first: a particle migrates as its image inside its new owner's

@@ -143,10 +143,11 @@ template <class T, class Pos> position_leaves position_leaves_of(Pos const& posi
   return out;
 }
 
-// The columns of the position's leaves inside T's storage. Readers (keys, neighbour lists) also
-// take float coordinates stored as fixed_point<std::int32_t, F> (the same F on every axis); calls
-// that write positions (migration's wrap, halo shifts, reverse()) take them in their own type only.
-enum class position_use { read, write };
+// The columns of the position's leaves inside T's storage. Readers (keys, neighbour lists) and
+// writers (migration's wrap, halo shifts: store_coordinate) also take float coordinates stored as
+// fixed_point<std::int32_t, F> (the same F on every axis); sums (reverse() of a member) take them in
+// their own type only.
+enum class position_use { read, write, sum };
 template <class T, class L> position_columns position_columns_at(layout_storage<T, L> const& storage,
                                                                  position_leaves const& leaves,
                                                                  position_use use = position_use::write) {
@@ -154,21 +155,19 @@ template <class T, class L> position_columns position_columns_at(layout_storage<
   out.dims = leaves.dims;
   out.width = leaves.width;
   constexpr auto table = reflect::leaf_table_v<T>;
-  if (storage.base() == nullptr) return out;  // no elements: no columns (no arithmetic on null)
   for (unsigned a = 0; a < out.dims; ++a) {
     bool found = false;
     for (std::size_t l = 0; l < table.size() && !found; ++l) {
       if (table[l].offset == leaves.offset[a] && table[l].size == out.width && table[l].extent == 1) {
         if (!layout_storage<T, L>::natural(l)) {
           stored_format const f = layout_storage<T, L>::format(l);
-          bool const readable = use == position_use::read && f.kind == number_kind::fixed && f.bytes == 4 &&
-                                out.width == 4 && (a == 0 || out.fixed_bits == static_cast<int>(f.fraction_bits));
-          if (!readable) {
+          bool const taken = use != position_use::sum && f.kind == number_kind::fixed && f.bytes == 4 &&
+                             out.width == 4 && (a == 0 || out.fixed_bits == static_cast<int>(f.fraction_bits));
+          if (!taken) {
             throw_error("the position member is stored as " + format_name(f) +
-                        " (stored_as): keys and neighbour lists read positions in their own type or as "
-                        "fixed_point<std::int32_t, F> (float members, one F for every axis); migration, halos "
-                        "and reverse() also write them and take them in their own type only; keep that member "
-                        "as it is for those calls");
+                        " (stored_as): keys, neighbour lists, migration and halos take positions in their own "
+                        "type or as fixed_point<std::int32_t, F> (float members, one F for every axis), and "
+                        "reverse() sums a member in its own type only; keep that member as it is for those calls");
           }
           out.fixed_bits = static_cast<int>(f.fraction_bits);
         } else if (out.fixed_bits >= 0) {
@@ -176,7 +175,9 @@ template <class T, class L> position_columns position_columns_at(layout_storage<
               "the position member stores some axes as fixed point and others as float; store all of them "
               "alike");
         }
-        out.axis[a] = storage.column(l, 0);
+        // No elements: no columns (no arithmetic on null), but the format all the same (a rank with
+        // no particle checks a fixed-point range as the others do).
+        if (storage.base() != nullptr) out.axis[a] = storage.column(l, 0);
         found = true;
       }
     }
@@ -188,10 +189,33 @@ template <class T, class L, class Pos>
 position_columns position_columns_of(layout_storage<T, L> const& storage, Pos const& position) {
   return position_columns_at(storage, position_leaves_of<T>(position));
 }
-// For calls that only read positions: fixed-point positions too.
+// For calls that only read positions (the same columns: fixed-point positions are read and written).
 template <class T, class L, class Pos>
 position_columns readable_position_columns_of(layout_storage<T, L> const& storage, Pos const& position) {
   return position_columns_at(storage, position_leaves_of<T>(position), position_use::read);
+}
+// For reverse(): a member summed in its own type.
+template <class T, class L, class Member>
+position_columns summed_member_columns_of(layout_storage<T, L> const& storage, Member const& member) {
+  return position_columns_at(storage, position_leaves_of<T>(member), position_use::sum);
+}
+
+// Positions stored as fixed point hold [-2^(31 - F), 2^(31 - F)) (less 2^(7 - F): a float just below
+// the end rounds onto it). Calls that write positions (migration wraps into the box, halos shift
+// ghosts up to `margin` past it) check that all they may write fits, before anything moves.
+inline void check_fixed_position_range(position_columns const& p, std::array<double, 3> const& lo,
+                                       std::array<double, 3> const& hi, double margin, char const* call) {
+  if (p.fixed_bits < 0) return;
+  double const end = std::ldexp(1.0, 31 - p.fixed_bits) - std::ldexp(1.0, 7 - p.fixed_bits);
+  for (unsigned a = 0; a < p.dims; ++a) {
+    if (lo[a] - margin < -end || hi[a] + margin > end) {
+      throw_error(std::string(call) + ": positions are stored as fixed_point<std::int32_t, " +
+                  std::to_string(p.fixed_bits) + ">, which holds [" + std::to_string(-end) + ", " +
+                  std::to_string(end) + "], but this call may write [" + std::to_string(lo[a] - margin) + ", " +
+                  std::to_string(hi[a] + margin) + "] along axis " + std::to_string(a) +
+                  "; store them with fewer fraction bits (or keep them as float); nothing was moved");
+    }
+  }
 }
 
 inline void check_box(box const& b, unsigned dims) {

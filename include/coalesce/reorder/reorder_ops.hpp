@@ -48,6 +48,25 @@ COALESCE_HOST_DEVICE COALESCE_INLINE double coordinate_of(position_columns const
   }
   return coordinate_at(p.axis[a], p.width, i);
 }
+// Stores x as coordinate a of element i in the position's format, as the member's converting
+// reference stores a float: x rounded to float, then (fixed point) to the nearest multiple of
+// 2^-bits, ties to even. Returns what coordinate_of reads back. Fixed point: the caller has checked
+// that x lies in the format's range (check_fixed_position_range, keys.hpp).
+COALESCE_HOST_DEVICE COALESCE_INLINE double store_coordinate(position_columns const& p, unsigned a, std::size_t i,
+                                                             double x) {
+  std::byte* const at = p.axis[a].address(i);
+  if (p.fixed_bits >= 0) {
+    (void)encode_floating(at, static_cast<float>(x),
+                          stored_format{number_kind::fixed, 4, static_cast<std::uint8_t>(p.fixed_bits), false});
+    return coordinate_of(p, a, i);
+  }
+  if (p.width == 4) {
+    *reinterpret_cast<float*>(at) = static_cast<float>(x);
+    return static_cast<double>(static_cast<float>(x));
+  }
+  *reinterpret_cast<double*>(at) = x;
+  return x;
+}
 // The same, read by the host from memory of `kind` (error messages).
 double read_position_coordinate(memory_kind kind, position_columns const& p, unsigned a, std::size_t i);
 
