@@ -131,14 +131,14 @@ __global__ void fill_kernel(cell_grid<Real> g, std::size_t first, std::size_t ro
 }
 
 // A csr refill's offsets past the list's capacity clamped to it (the rows there keep the entries
-// that fit: the pack wrote those), and the true total kept for check() in `most` (max since the build).
+// that fit: the pack wrote those), and the refill's entries counted in full, in 64 bits (`entries`:
+// 32-bit offsets may have wrapped), kept for check() in `most` (the most since the build).
 __global__ void clamp_offsets_kernel(std::uint32_t* offsets, std::size_t n, std::size_t capacity,
-                                     unsigned long long* most) {
+                                     unsigned long long const* entries, unsigned long long* most) {
   std::size_t const i = static_cast<std::size_t>(blockIdx.x) * blockDim.x + threadIdx.x;
   if (i > n) return;
-  std::uint32_t const at = offsets[i];
-  if (i == n) atomicMax(most, static_cast<unsigned long long>(at));
-  if (at > capacity) offsets[i] = static_cast<std::uint32_t>(capacity);
+  if (i == n) atomicMax(most, *entries);
+  if (offsets[i] > capacity) offsets[i] = static_cast<std::uint32_t>(capacity);
 }
 
 // A staged chunk's rows packed into the csr list: one thread per staged slot (reads coalesced,
@@ -294,8 +294,8 @@ template <class Real> list_pass_result fill(list_memory& m, std::size_t n, cell_
 template <class Real> list_pass_result fill_csr(list_memory& m, std::size_t n, cell_grid<Real> const& g,
                                                 std::size_t width, bool refill, void* stream) {
   auto const s = static_cast<cudaStream_t>(stream);
-  std::size_t const chunk = staged_chunk_rows(n, width);
-  // A refill allocates nothing: the build staged at this width allocated the staging.
+  // A refill allocates nothing: it stages as many rows per chunk as the build allocated for.
+  std::size_t const chunk = refill ? m.staged_chunk : staged_chunk_rows(n, width);
   if (!refill) ensure_bytes(m, m.staged, chunk * width * sizeof(std::uint32_t));
   auto* words = as<unsigned long long>(m.words);
   auto* counts = as<std::uint32_t>(m.counts);
@@ -334,7 +334,7 @@ template <class Real> list_pass_result fill_csr(list_memory& m, std::size_t n, c
   if (refill) {
     // Rows cut at the staging width have that many entries (their counts say so); entries past the
     // capacity are cut by clamping the offsets. check() sees both in the status words.
-    clamp_offsets_kernel<<<blocks(n + 1), threads, 0, s>>>(offsets, n, capacity, words + 6);
+    clamp_offsets_kernel<<<blocks(n + 1), threads, 0, s>>>(offsets, n, capacity, words + 2, words + 6);
     COALESCE_CUDA_TRY(cudaGetLastError());
     return {};
   }
@@ -347,6 +347,7 @@ template <class Real> list_pass_result fill_csr(list_memory& m, std::size_t n, c
 void reserve_csr_staging(list_memory& m, std::size_t n, std::size_t width) {
   std::size_t const chunk = staged_chunk_rows(n, width);
   ensure_bytes(m, m.staged, chunk * width * sizeof(std::uint32_t));
+  m.staged_chunk = chunk;
   auto* offsets = as<std::uint32_t>(m.offsets);
   std::size_t scan_bytes = 0;
   COALESCE_CUDA_TRY(cub::DeviceScan::ExclusiveScan(

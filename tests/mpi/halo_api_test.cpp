@@ -422,6 +422,7 @@ TEST_CASE("plan_halo finds build_halo's ghosts without touching the particles; i
   check_plan_only<coalesce::aosoa<8>>();
   check_plan_only<split_first>();
   check_plan_only<stored_vel_half>();
+  check_plan_only<stored_pos_fixed>();  // the coordinates staged keep their fixed-point format
 }
 
 TEST_CASE("a rank that owns no particles plans, builds and replays halos like the others") {

@@ -569,6 +569,16 @@ TEST_CASE("fixed-point positions that cannot hold the box (or its ghosts) are re
   auto const halo = cm::build_halo(d, fine, &Particle::pos, 1.0);
   CHECK_THROWS_WITH_AS(cm::reverse(halo, fine, &Particle::pos), doctest::Contains("reverse() sums a member"),
                        coalesce::error);
+  // Owners that drift far past the box before the halo is built again: their ghosts' images leave
+  // the format's range where forward writes them, an error, not a saturated value. One rank, host
+  // memory (a GPU kernel traps; a rank that throws mid-forward would leave the others waiting).
+  if (mpi_test::world_size() == 1 &&
+      coalesce::detail::kind_of_space<test_space> == coalesce::detail::memory_kind::host) {
+    auto moved = to_host(fine);
+    for (std::size_t i = 0; i < halo.owned(); ++i) moved[i].pos.x += 120.0f;  // up to 128: images past 128
+    fine.assign(coalesce::host_vector<Particle, stored_pos_fixed>(moved));
+    CHECK_THROWS_WITH_AS(cm::forward(halo, fine, &Particle::pos), doctest::Contains("does not fit"), coalesce::error);
+  }
 }
 
 TEST_CASE("a cutoff wider than a subdomain is refused on every rank") {

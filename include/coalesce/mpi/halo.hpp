@@ -503,7 +503,8 @@ template <class T, class L, class S, class Pos> halo_plan build_halo(decompositi
   detail::check_halo_input(d, cutoff, options, particles.size(), "build_halo");
   // Fixed-point positions: ghosts are written up to a cutoff past the box (periodic images).
   coalesce::detail::check_fixed_position_range(coalesce::detail::position_columns_of(particles.storage(), position),
-                                               d.global().lo, d.global().hi, cutoff, "build_halo");
+                                               d.global().lo, d.global().hi,
+                                               {d.periodic(0), d.periodic(1), d.periodic(2)}, cutoff, "build_halo");
   if (owned < particles.size()) detail::resize_in_order(d.stream(), owned, owned, particles);
   halo_plan h = detail::halo_access::start(d, kind, owned, owned);
   detail::halo_access::set_particles<T>(h, coalesce::detail::position_leaves_of<T>(position));
@@ -524,7 +525,8 @@ halo_plan plan_halo(decomposition const& d, vector<T, L, S> const& particles, Po
   std::size_t const owned = options.owned_of(particles.size());
   detail::check_halo_input(d, cutoff, options, particles.size(), "plan_halo");
   coalesce::detail::check_fixed_position_range(coalesce::detail::position_columns_of(particles.storage(), position),
-                                               d.global().lo, d.global().hi, cutoff, "plan_halo");
+                                               d.global().lo, d.global().hi,
+                                               {d.periodic(0), d.periodic(1), d.periodic(2)}, cutoff, "plan_halo");
   halo_plan h = detail::halo_access::start(d, kind, owned, particles.size());
   detail::halo_access::set_particles<T>(h, coalesce::detail::position_leaves_of<T>(position));
   detail::coordinate_stage_store store(kind, coalesce::detail::position_columns_of(particles.storage(), position),

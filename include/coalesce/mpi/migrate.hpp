@@ -419,7 +419,8 @@ mpi::migration_report migrate_by_position(bool keep_order, mpi::decomposition co
   auto const columns = coalesce::detail::position_columns_of(particles.storage(), position);
   // Fixed-point positions: the wrap writes coordinates in [lo, hi]; the format must hold them (the
   // same layout and box on every rank: every rank throws alike).
-  coalesce::detail::check_fixed_position_range(columns, d.global().lo, d.global().hi, 0.0, "migrate");
+  coalesce::detail::check_fixed_position_range(columns, d.global().lo, d.global().hi,
+                                               {d.periodic(0), d.periodic(1), d.periodic(2)}, 0.0, "migrate");
   int* const dest = d.buffers().destinations_at_least(kind, n, d.stream().handle());
   coalesce::detail::owners_of(kind, columns, n, d.grid(), dest, d.stream().handle());
   auto const describe = [&](std::size_t i, int) {

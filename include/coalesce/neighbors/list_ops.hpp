@@ -96,6 +96,7 @@ struct list_memory {
   // csr in GPU memory: the row width a rebuild stages its rows at (the last widest row and 8 more;
   // 0 before the first build): rebuilds then test each pair once instead of counting first
   std::size_t staged_width = 0;
+  std::size_t staged_chunk = 0;  // csr in GPU memory: rows per staging chunk the build allocated for (refill's)
   // scratch of a build
   buffer keys, ids, sorted_keys, sorted_ids, cell_points, own_points, cell_start, cell_end, temp, words;
   buffer staged;  // csr in GPU memory: a chunk of rows at staged_width, before they are packed

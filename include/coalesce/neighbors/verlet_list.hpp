@@ -464,8 +464,9 @@ template <class Format, class Space = device> class verlet_list {
            (memory_.particles + (std::is_same_v<Format, csr> ? 1 : 0)) * sizeof(std::uint32_t);
   }
   std::uint64_t builds() const { return memory_.builds; }
-  // Sorts by cell the list ran itself, one per build (or refill) of particles that were not in its
-  // cell order already (cell_keys + sort_by_key put them so: then a build sorts nothing).
+  // Sorts by cell the list queued itself: one per build of particles that were not in its cell
+  // order already (cell_keys + sort_by_key put them so: then a build sorts nothing), one per
+  // refill call (a refill always sorts; a captured one counts once, not per replay).
   std::uint64_t cell_sorts() const { return memory_.cell_sorts; }
   // Buffers the list allocated so far. Each holds an eighth more than its build asked for, so
   // rebuilds whose particle count wanders by less than that (ghosts, migration) allocate nothing.

@@ -202,13 +202,16 @@ position_columns summed_member_columns_of(layout_storage<T, L> const& storage, M
 
 // Positions stored as fixed point hold [-2^(31 - F), 2^(31 - F)) (less 2^(7 - F): a float just below
 // the end rounds onto it). Calls that write positions (migration wraps into the box, halos shift
-// ghosts up to `margin` past it) check that all they may write fits, before anything moves.
+// ghosts up to `margin` past it, along periodic axes only) check that all they may write fits,
+// before anything moves. (A ghost whose owner drifts further before the halo is built again is
+// caught where it is written: store_coordinate.)
 inline void check_fixed_position_range(position_columns const& p, std::array<double, 3> const& lo,
-                                       std::array<double, 3> const& hi, double margin, char const* call) {
+                                       std::array<double, 3> const& hi, std::array<bool, 3> const& periodic,
+                                       double margin, char const* call) {
   if (p.fixed_bits < 0) return;
   double const end = std::ldexp(1.0, 31 - p.fixed_bits) - std::ldexp(1.0, 7 - p.fixed_bits);
   for (unsigned a = 0; a < p.dims; ++a) {
-    if (lo[a] - margin < -end || hi[a] + margin > end) {
+    if (periodic[a] && (lo[a] - margin < -end || hi[a] + margin > end)) {
       throw_error(std::string(call) + ": positions are stored as fixed_point<std::int32_t, " +
                   std::to_string(p.fixed_bits) + ">, which holds [" + std::to_string(-end) + ", " +
                   std::to_string(end) + "], but this call may write [" + std::to_string(lo[a] - margin) + ", " +

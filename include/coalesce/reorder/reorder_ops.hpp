@@ -8,6 +8,7 @@
 #include <cstddef>
 #include <cstdint>
 
+#include "../core/error.hpp"
 #include "../core/layout.hpp"
 #include "../core/stored_types.hpp"
 #include "../memory/buffer.hpp"
@@ -56,8 +57,24 @@ COALESCE_HOST_DEVICE COALESCE_INLINE double store_coordinate(position_columns co
                                                              double x) {
   std::byte* const at = p.axis[a].address(i);
   if (p.fixed_bits >= 0) {
-    (void)encode_floating(at, static_cast<float>(x),
-                          stored_format{number_kind::fixed, 4, static_cast<std::uint8_t>(p.fixed_bits), false});
+    std::byte const before[4] = {at[0], at[1], at[2], at[3]};
+    encode_status const status =
+        encode_floating(at, static_cast<float>(x),
+                        stored_format{number_kind::fixed, 4, static_cast<std::uint8_t>(p.fixed_bits), false});
+    if (status != encode_status::ok) {  // a ghost that drifted past the format's range since the halo was built
+      for (int b = 0; b < 4; ++b) at[b] = before[b];
+#if COALESCE_IN_DEVICE_CODE
+      printf(
+          "coalesce: a position moved to %g along axis %u does not fit its fixed_point<std::int32_t, %d>; "
+          "build the halo again (or migrate) sooner, or store positions with fewer fraction bits\n",
+          x, a, p.fixed_bits);
+      __trap();
+#else
+      throw_error("a position moved to " + std::to_string(x) + " along axis " + std::to_string(a) +
+                  " does not fit its fixed_point<std::int32_t, " + std::to_string(p.fixed_bits) +
+                  ">; build the halo again (or migrate) sooner, or store positions with fewer fraction bits");
+#endif
+    }
     return coordinate_of(p, a, i);
   }
   if (p.width == 4) {
