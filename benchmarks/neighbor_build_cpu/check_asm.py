@@ -17,9 +17,18 @@ line. Columns:
 --strict exits 1 if the library's kernel makes such calls, or is not vectorized where the
 hand-written kernel is (or vectorized the other way round: one with packed, the other without).
 """
+import importlib.util
+import os
 import re
-import subprocess
 import sys
+
+# The objdump reader of tests/large_unit/check_calls.py: (demangled name, instructions) per function.
+_spec = importlib.util.spec_from_file_location(
+    "check_calls", os.path.join(os.path.dirname(os.path.abspath(__file__)), "..", "..", "tests", "large_unit",
+                                "check_calls.py"))
+_check_calls = importlib.util.module_from_spec(_spec)
+_spec.loader.exec_module(_check_calls)
+functions = _check_calls.functions
 
 KERNELS = {"hand-written": "hand_force_cpu", "library": "library_force_cpu"}
 PACKED = re.compile(r"^v(fn?m(add|sub)\d+ps|mulps|addps|subps|divps|rcp\w*ps|roundps|rndscaleps)\b")
@@ -29,22 +38,6 @@ GATHER = re.compile(r"^v(p?gather)")
 # of for_each_index (whose body is counted as the library kernel's code itself).
 ALLOWED_CALL = re.compile(r"(GOMP_|omp_|_Unwind|exception_ptr|rethrow_exception|__cxa_|for_each_index_range|"
                           r"share_among_threads|terminate)")
-
-
-def functions(binary):
-    text = subprocess.run(["objdump", "-d", "--no-show-raw-insn", "-C", binary], check=True,
-                          capture_output=True, text=True).stdout
-    name, body = None, []
-    for line in text.splitlines():
-        m = re.match(r"^[0-9a-f]+ <(.*)>:$", line)
-        if m:
-            if name:
-                yield name, body
-            name, body = m.group(1), []
-        elif name and "\t" in line:
-            body.append(line.split("\t")[-1].strip())
-    if name:
-        yield name, body
 
 
 def main():

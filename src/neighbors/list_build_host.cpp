@@ -16,6 +16,23 @@ namespace coalesce::detail::host_lists {
 
 namespace {
 template <class U> U* as(buffer const& b) { return reinterpret_cast<U*>(b.data()); }
+
+// Every particle's cell into keys (and its wrapped position into own, where given), in parallel;
+// the first bad particle (the smallest index), or n.
+template <class Real> std::size_t place_all(cell_grid<Real> const& g, position_columns const& p, unsigned dims,
+                                            std::size_t n, std::uint32_t* keys, point4<Real>* own) {
+  std::size_t bad = n;
+  auto const n_signed = static_cast<std::ptrdiff_t>(n);
+#if defined(_OPENMP)
+#pragma omp parallel for schedule(static) reduction(min : bad)
+#endif
+  for (std::ptrdiff_t s = 0; s < n_signed; ++s) {
+    auto const i = static_cast<std::size_t>(s);
+    point4<Real> point;
+    if (!place_point(g, p, dims, i, own != nullptr ? own[i] : point, keys[i])) bad = std::min(bad, i);
+  }
+  return bad;
+}
 }  // namespace
 
 template <class Real> std::size_t bin(list_memory& m, position_columns const& p, std::size_t n, unsigned dims,
@@ -28,17 +45,9 @@ template <class Real> std::size_t bin(list_memory& m, position_columns const& p,
   ensure_bytes(m, m.cell_end, cell_count * sizeof(std::uint32_t));
   auto* keys = as<std::uint32_t>(m.keys);
   auto* own = as<point4<Real>>(m.own_points);
-  // Every particle placed in parallel; the first bad one (the smallest index) reported.
-  std::size_t bad = n;
-  auto const n_signed = static_cast<std::ptrdiff_t>(n);
-#if defined(_OPENMP)
-#pragma omp parallel for schedule(static) reduction(min : bad)
-#endif
-  for (std::ptrdiff_t s = 0; s < n_signed; ++s) {
-    auto const i = static_cast<std::size_t>(s);
-    if (!place_point(g, p, dims, i, own[i], keys[i])) bad = std::min(bad, i);
-  }
+  std::size_t const bad = place_all(g, p, dims, n, keys, own);
   if (bad < n) return bad;
+  auto const n_signed = static_cast<std::ptrdiff_t>(n);
   // Particles in cell order already (sorted by the list's cell keys): the stable sort is the
   // identity, so the cell-ordered copy is the particles' own order and each cell's bounds come
   // from one walk over the keys.
@@ -122,17 +131,7 @@ template <class Real> std::size_t bin(list_memory& m, position_columns const& p,
 
 template <class Real> std::size_t cell_keys(position_columns const& p, std::size_t n, unsigned dims,
                                             cell_grid<Real> const& g, std::uint32_t* keys) {
-  std::size_t bad = n;
-  auto const n_signed = static_cast<std::ptrdiff_t>(n);
-#if defined(_OPENMP)
-#pragma omp parallel for schedule(static) reduction(min : bad)
-#endif
-  for (std::ptrdiff_t s = 0; s < n_signed; ++s) {
-    auto const i = static_cast<std::size_t>(s);
-    point4<Real> point;
-    if (!place_point(g, p, dims, i, point, keys[i])) bad = std::min(bad, i);
-  }
-  return bad;
+  return place_all<Real>(g, p, dims, n, keys, nullptr);
 }
 
 namespace {
