@@ -65,6 +65,11 @@ void build_clusters_in(list_memory& m, position_columns const& p, std::size_t n,
   std::swap(m.indices, m.next_runs);
   std::swap(m.offsets, m.next_offsets);
   std::swap(m.points, m.own_points);
+  // The swapped-out buffers as large as the list's: the next build (or a refill, which bins into
+  // own_points) allocates nothing.
+  ensure_bytes(m, m.own_points, n * sizeof(point4<Real>));
+  ensure_room(m, m.next_runs, 2 * runs * sizeof(std::uint32_t));  // what the runs step asks
+  ensure_bytes(m, m.next_offsets, (clusters + 1) * sizeof(std::uint32_t));
   m.runs = runs;
   m.candidates = tested;
   m.point_bytes = sizeof(point4<Real>);
@@ -84,7 +89,26 @@ void build_clusters_in(list_memory& m, position_columns const& p, std::size_t n,
 #endif
   m.entries = r.entries;
   m.widest = r.widest;
+#if COALESCE_WITH_CUDA
+  if (gpu) cuda_clusters::keep_status(m, stream);
+#endif
   ++m.builds;
+}
+
+// A refill in GPU memory (refill_cluster_list): the build's bin and cluster steps queued into the
+// memory the build left.
+template <class Real> void refill_clusters_in(list_memory& m, position_columns const& p, std::size_t n,
+                                              list_geometry const& g, void* stream) {
+#if COALESCE_WITH_CUDA
+  std::size_t cell_count = 0;
+  cell_grid<Real> const grid = make_grid<Real>(g, n, cell_count);
+  (void)cuda_lists::bin(m, p, n, g.dims, grid, cell_count, false, stream);
+  cuda_clusters::refill(m, n, grid, g, stream);
+  cuda_lists::keep_reference(m, p, n, g.dims, false, stream);
+  ++m.builds;
+#else
+  (void)m, (void)p, (void)n, (void)g, (void)stream;
+#endif
 }
 
 }  // namespace
@@ -115,6 +139,24 @@ void build_cluster_list(list_memory& m, position_columns const& position, std::s
     build_clusters_in<float>(m, position, n, g, stream);
   } else {
     build_clusters_in<double>(m, position, n, g, stream);
+  }
+}
+
+void refill_cluster_list(list_memory& m, position_columns const& position, std::size_t n, list_geometry const& g,
+                         void* stream) {
+  if (!on_gpu_memory(m.kind) || n == 0) {
+    build_cluster_list(m, position, n, g, stream);  // host memory (or nothing to queue): a build
+    return;
+  }
+  if (position.width * 4 != m.point_bytes) {
+    throw_error("verlet_list::refill (clusters): the positions are " +
+                std::string(position.width == 4 ? "float" : "double") + " and the list was built from " +
+                (m.point_bytes == 16 ? "float" : "double") + " ones; build() it from these first");
+  }
+  if (position.width == 4) {
+    refill_clusters_in<float>(m, position, n, g, stream);
+  } else {
+    refill_clusters_in<double>(m, position, n, g, stream);
   }
 }
 

@@ -2,12 +2,16 @@
 // runs (the bodies of cluster_kernels.hpp), CUB's scans between the counting and the filling
 // passes, CUB's segmented sort of each cluster's candidates, and one thread per particle for the
 // neighbour count. Read-backs: the cells covered (before anything is written), the candidate and
-// run totals (to size the buffers), the entry count and widest row.
+// run totals (to size the buffers), the entry count and widest row. A refill (CUDA graphs) runs the
+// same kernels into the memory the build left, reading nothing back: candidates and runs past it
+// are cut, and the status words say so for check().
 #include <algorithm>
+#include <bit>
 #include <cstdint>
 #include <string>
 
 #include <cub/device/device_scan.cuh>
+#include <cub/device/device_segmented_radix_sort.cuh>
 #include <cub/device/device_segmented_sort.cuh>
 
 #include <coalesce/core/error.hpp>
@@ -33,6 +37,7 @@ template <class Real> __global__ void boxes_kernel(point4<Real> const* own, std:
     out[c] = box_of_cluster(own, n, c);
     cells = cells_in(cells_near(g, out[c]));
   }
+  if (covered == nullptr) return;  // a refill: no order check (nothing is read back)
   for (int step = 16; step > 0; step /= 2) cells += __shfl_down_sync(0xffffffffu, cells, step);
   if ((threadIdx.x & 31) == 0 && cells > 0) atomicAdd(covered, cells);
 }
@@ -54,25 +59,35 @@ __global__ void candidates_kernel(cell_grid<Real> g, std::size_t clusters, clust
     for (int step = 16; step > 0; step /= 2) sum += __shfl_down_sync(0xffffffffu, sum, step);
     if ((threadIdx.x & 31) == 0 && sum > 0) atomicAdd(total, sum);
   } else if (c < clusters) {
+    // Within the cluster's window only: a refill's offsets are clamped to the memory the build left.
+    std::uint32_t const room = offsets[c + 1] > offsets[c] ? offsets[c + 1] - offsets[c] : 0;
     std::uint32_t* out = ids + offsets[c];
-    visit_candidates(g, bx[c], start, end, points, sorted, [&](std::uint32_t j) { out[k++] = j; });
+    visit_candidates(g, bx[c], start, end, points, sorted, [&](std::uint32_t j) {
+      if (k < room) out[k] = j;
+      ++k;
+    });
   }
 }
 
 __global__ void runs_kernel(std::size_t n, std::size_t clusters, std::uint32_t const* offsets, std::uint32_t const* ids,
                             std::uint32_t* counts, std::uint32_t const* run_offsets, std::uint32_t* runs,
-                            unsigned long long* tested) {
+                            unsigned long long* sum) {
   std::size_t const c = static_cast<std::size_t>(blockIdx.x) * blockDim.x + threadIdx.x;
+  // The count pass sums the runs, the filling pass the candidates a traversal tests (either may be null).
   unsigned long long mine = 0;
   if (c < clusters) {
     std::uint32_t const* sorted = ids + offsets[c];
-    std::size_t const count = offsets[c + 1] - offsets[c];
+    std::size_t const count = offsets[c + 1] > offsets[c] ? offsets[c + 1] - offsets[c] : 0;
     if (run_offsets == nullptr) {
       counts[c] = runs_of(sorted, count, [](std::uint32_t, std::uint32_t, std::uint32_t) {});
+      mine = counts[c];
     } else {
+      // Within the cluster's window only (a refill's run offsets are clamped to the list's memory).
+      std::uint32_t const room = run_offsets[c + 1] > run_offsets[c] ? run_offsets[c + 1] - run_offsets[c] : 0;
       std::uint32_t* out = runs + 2 * static_cast<std::size_t>(run_offsets[c]);
       unsigned long long length = 0;
       runs_of(sorted, count, [&](std::uint32_t r, std::uint32_t first, std::uint32_t last) {
+        if (r >= room) return;
         out[2 * r] = first;
         out[2 * r + 1] = last;
         length += last - first;
@@ -81,12 +96,13 @@ __global__ void runs_kernel(std::size_t n, std::size_t clusters, std::uint32_t c
       mine = length * (left < cluster_size ? left : cluster_size);
     }
   }
-  if (run_offsets != nullptr) {
+  if (sum != nullptr) {
     for (int step = 16; step > 0; step /= 2) mine += __shfl_down_sync(0xffffffffu, mine, step);
-    if ((threadIdx.x & 31) == 0 && mine > 0) atomicAdd(tested, mine);
+    if ((threadIdx.x & 31) == 0 && mine > 0) atomicAdd(sum, mine);
   }
 }
 
+// words[0]: the widest row (max), words[1]: the entries (sum).
 __global__ void count_kernel(verlet_list_ref<clusters> r, std::size_t n, std::uint32_t* counts,
                              unsigned long long* words) {
   std::size_t const i = static_cast<std::size_t>(blockIdx.x) * blockDim.x + threadIdx.x;
@@ -121,9 +137,9 @@ unsigned long long* zeroed_words(list_memory& m, cudaStream_t s) {
   return as<unsigned long long>(m.words);
 }
 
-// offsets[0, count] from counts[0, count): an exclusive scan (counts[count] is zeroed first);
-// returns offsets[count].
-std::size_t scan(list_memory& m, std::uint32_t* counts, std::size_t count, std::uint32_t* offsets, cudaStream_t s) {
+// offsets[0, count] from counts[0, count): an exclusive scan (counts[count] is zeroed first),
+// queued only. The scratch is the build's (a refill's query asks for the same bytes: no allocation).
+void scan_queued(list_memory& m, std::uint32_t* counts, std::size_t count, std::uint32_t* offsets, cudaStream_t s) {
   COALESCE_CUDA_TRY(cudaMemsetAsync(counts + count, 0, sizeof(std::uint32_t), s));
   std::size_t bytes = 0;
   COALESCE_CUDA_TRY(cub::DeviceScan::ExclusiveSum(nullptr, bytes, counts, offsets, static_cast<int>(count + 1), s));
@@ -131,10 +147,42 @@ std::size_t scan(list_memory& m, std::uint32_t* counts, std::size_t count, std::
   bytes = m.temp.size();
   COALESCE_CUDA_TRY(
       cub::DeviceScan::ExclusiveSum(m.temp.data(), bytes, counts, offsets, static_cast<int>(count + 1), s));
+}
+// The same, then offsets[count] read back.
+std::size_t scan(list_memory& m, std::uint32_t* counts, std::size_t count, std::uint32_t* offsets, cudaStream_t s) {
+  scan_queued(m, counts, count, offsets, s);
   std::uint32_t total = 0;
   COALESCE_CUDA_TRY(cudaMemcpyAsync(&total, offsets + count, sizeof total, cudaMemcpyDeviceToHost, s));
   COALESCE_CUDA_TRY(cudaStreamSynchronize(s));
   return total;
+}
+
+// Each cluster's candidates sorted by index. The item count is the candidate memory's capacity,
+// not the total (the segments say which items there are), so the build and a refill ask for the
+// same scratch. A build uses CUB's DeviceSegmentedSort (small segments sorted a warp at a time),
+// which reads its partition of the segments back to the host: a refill, which a graph captures,
+// uses DeviceSegmentedRadixSort (a block per segment, nothing read back); the build sizes the
+// scratch for both. Either gives the same keys in the same order.
+void sort_candidates(list_memory& m, std::size_t clusters, std::size_t n, bool refill, cudaStream_t s) {
+  auto const* offsets = as<std::uint32_t>(m.candidate_offsets);
+  std::size_t const capacity = candidate_capacity(m);
+  auto const* in = as<std::uint32_t>(m.candidate_ids);
+  auto* out = as<std::uint32_t>(m.candidate_sorted);
+  int const end_bit = std::max(1, static_cast<int>(std::bit_width(n - 1)));
+  auto const radix = [&](void* temp, std::size_t& bytes) {
+    return cub::DeviceSegmentedRadixSort::SortKeys(temp, bytes, in, out, static_cast<int>(capacity),
+                                                   static_cast<int>(clusters), offsets, offsets + 1, 0, end_bit, s);
+  };
+  auto const merge = [&](void* temp, std::size_t& bytes) {
+    return cub::DeviceSegmentedSort::SortKeys(temp, bytes, in, out, static_cast<std::int64_t>(capacity),
+                                              static_cast<std::int64_t>(clusters), offsets, offsets + 1, s);
+  };
+  std::size_t radix_bytes = 0, merge_bytes = 0;
+  COALESCE_CUDA_TRY(radix(nullptr, radix_bytes));
+  if (!refill) COALESCE_CUDA_TRY(merge(nullptr, merge_bytes));
+  ensure_bytes(m, m.temp, std::max(radix_bytes, merge_bytes));
+  std::size_t bytes = m.temp.size();
+  COALESCE_CUDA_TRY(refill ? radix(m.temp.data(), bytes) : merge(m.temp.data(), bytes));
 }
 
 }  // namespace
@@ -177,18 +225,15 @@ template <class Real> std::size_t candidates(list_memory& m, std::size_t n, cell
                 " candidates do not fit 32-bit offsets; use padded_columns for a system this size");
   }
   std::size_t const total = scan(m, counts, clusters, offsets, s);
-  ensure_bytes(m, m.candidate_ids, total * sizeof(std::uint32_t));
-  ensure_bytes(m, m.candidate_sorted, total * sizeof(std::uint32_t));
+  // Room for a refill's candidates, which grow as particles move (ensure_room).
+  ensure_room(m, m.candidate_ids, total * sizeof(std::uint32_t));
+  ensure_room(m, m.candidate_sorted, total * sizeof(std::uint32_t));
+  if (candidate_capacity(m) > 0x7fffffffu) {
+    throw_error("neighbor list (clusters): " + std::to_string(total) +
+                " candidates are more than a refill's sort takes (2^31); use padded_columns for a system this size");
+  }
   launch(offsets);
-  std::size_t bytes = 0;
-  COALESCE_CUDA_TRY(cub::DeviceSegmentedSort::SortKeys(
-      nullptr, bytes, as<std::uint32_t>(m.candidate_ids), as<std::uint32_t>(m.candidate_sorted),
-      static_cast<std::int64_t>(total), static_cast<std::int64_t>(clusters), offsets, offsets + 1, s));
-  ensure_bytes(m, m.temp, bytes);
-  bytes = m.temp.size();
-  COALESCE_CUDA_TRY(cub::DeviceSegmentedSort::SortKeys(
-      m.temp.data(), bytes, as<std::uint32_t>(m.candidate_ids), as<std::uint32_t>(m.candidate_sorted),
-      static_cast<std::int64_t>(total), static_cast<std::int64_t>(clusters), offsets, offsets + 1, s));
+  sort_candidates(m, clusters, n, false, s);
   return total;
 }
 
@@ -199,12 +244,12 @@ std::size_t runs(list_memory& m, std::size_t n, std::size_t& tested, void* strea
   auto const* offsets = as<std::uint32_t>(m.candidate_offsets);
   auto const* ids = as<std::uint32_t>(m.candidate_sorted);
   unsigned long long* words = zeroed_words(m, s);
-  runs_kernel<<<blocks(clusters), threads, 0, s>>>(n, clusters, offsets, ids, counts, nullptr, nullptr, words + 2);
+  runs_kernel<<<blocks(clusters), threads, 0, s>>>(n, clusters, offsets, ids, counts, nullptr, nullptr, nullptr);
   COALESCE_CUDA_TRY(cudaGetLastError());
   ensure_bytes(m, m.next_offsets, (clusters + 1) * sizeof(std::uint32_t));
   auto* run_offsets = as<std::uint32_t>(m.next_offsets);
   std::size_t const total = scan(m, counts, clusters, run_offsets, s);
-  ensure_bytes(m, m.next_runs, 2 * total * sizeof(std::uint32_t));
+  ensure_room(m, m.next_runs, 2 * total * sizeof(std::uint32_t));  // a refill's room, as above
   runs_kernel<<<blocks(clusters), threads, 0, s>>>(n, clusters, offsets, ids, counts, run_offsets,
                                                    as<std::uint32_t>(m.next_runs), words + 2);
   COALESCE_CUDA_TRY(cudaGetLastError());
@@ -224,6 +269,62 @@ list_pass_result count(list_memory& m, std::size_t n, list_geometry const& g, vo
   COALESCE_CUDA_TRY(cudaMemcpyAsync(got, words, sizeof got, cudaMemcpyDeviceToHost, s));
   COALESCE_CUDA_TRY(cudaStreamSynchronize(s));
   return {static_cast<std::size_t>(got[0]), static_cast<std::size_t>(got[1])};
+}
+
+void keep_status(list_memory& m, void* stream) {
+  auto const s = static_cast<cudaStream_t>(stream);
+  auto* words = as<unsigned long long>(m.words);
+  // Copied from the host: a build is never captured, so the values are read now.
+  unsigned long long const first[3] = {~0ull, m.widest, m.entries};
+  unsigned long long const rest[5] = {0, 0, 0, 0, 0};
+  COALESCE_CUDA_TRY(cudaMemcpyAsync(words, first, sizeof first, cudaMemcpyHostToDevice, s));
+  COALESCE_CUDA_TRY(cudaMemcpyAsync(words + 6, rest, sizeof rest, cudaMemcpyHostToDevice, s));
+  COALESCE_CUDA_TRY(cudaStreamSynchronize(s));
+}
+
+template <class Real>
+void refill(list_memory& m, std::size_t n, cell_grid<Real> const& g, list_geometry const& geometry, void* stream) {
+  auto const s = static_cast<cudaStream_t>(stream);
+  std::size_t const clusters = cluster_count_of(n);
+  auto* words = as<unsigned long long>(m.words);
+  auto* counts = as<std::uint32_t>(m.cluster_counts);
+  auto* candidate_offsets = as<std::uint32_t>(m.candidate_offsets);
+  // This refill's candidate and run totals (words 7 and 9) start at zero; the most since the build
+  // (8 and 10) and the widest row (1) stay; its entries (2) are its own.
+  COALESCE_CUDA_TRY(cudaMemsetAsync(words + 7, 0, sizeof(unsigned long long), s));
+  COALESCE_CUDA_TRY(cudaMemsetAsync(words + 9, 0, sizeof(unsigned long long), s));
+  COALESCE_CUDA_TRY(cudaMemsetAsync(words + 2, 0, sizeof(unsigned long long), s));
+  boxes_kernel<Real><<<blocks(clusters), threads, 0, s>>>(as<point4<Real>>(m.own_points), n, clusters, g,
+                                                          as<cluster_box<Real>>(m.boxes), nullptr);
+  COALESCE_CUDA_TRY(cudaGetLastError());
+  auto const candidates_pass = [&](std::uint32_t const* at) {
+    candidates_kernel<Real><<<blocks(clusters), threads, 0, s>>>(
+        g, clusters, as<cluster_box<Real>>(m.boxes), as<std::uint32_t>(m.cell_start), as<std::uint32_t>(m.cell_end),
+        as<point4<Real>>(m.cell_points), as<std::uint32_t>(m.sorted_ids), counts, at,
+        as<std::uint32_t>(m.candidate_ids), words + 7);
+    COALESCE_CUDA_TRY(cudaGetLastError());
+  };
+  candidates_pass(nullptr);
+  scan_queued(m, counts, clusters, candidate_offsets, s);
+  cuda_lists::clamp_offsets(candidate_offsets, clusters, candidate_capacity(m), words + 7, words + 8, s);
+  candidates_pass(candidate_offsets);
+  sort_candidates(m, clusters, n, true, s);
+  // The runs go where the list's are (its offsets and runs, in place: a graph's pointers are fixed).
+  auto* run_offsets = as<std::uint32_t>(m.offsets);
+  auto const* sorted = as<std::uint32_t>(m.candidate_sorted);
+  runs_kernel<<<blocks(clusters), threads, 0, s>>>(n, clusters, candidate_offsets, sorted, counts, nullptr, nullptr,
+                                                   words + 9);
+  COALESCE_CUDA_TRY(cudaGetLastError());
+  scan_queued(m, counts, clusters, run_offsets, s);
+  cuda_lists::clamp_offsets(run_offsets, clusters, run_capacity(m), words + 9, words + 10, s);
+  runs_kernel<<<blocks(clusters), threads, 0, s>>>(n, clusters, candidate_offsets, sorted, counts, run_offsets,
+                                                   as<std::uint32_t>(m.indices), nullptr);
+  COALESCE_CUDA_TRY(cudaGetLastError());
+  // The positions the traversal filters with: this refill's (bin wrote them to the scratch).
+  COALESCE_CUDA_TRY(
+      cudaMemcpyAsync(m.points.data(), m.own_points.data(), n * sizeof(point4<Real>), cudaMemcpyDeviceToDevice, s));
+  count_kernel<<<blocks(n), threads, 0, s>>>(cluster_ref(m, geometry), n, as<std::uint32_t>(m.counts), words + 1);
+  COALESCE_CUDA_TRY(cudaGetLastError());
 }
 
 void rows(list_memory const& m, list_geometry const& g, std::vector<std::uint32_t>& offsets,
@@ -253,5 +354,7 @@ template std::uint64_t boxes<float>(list_memory&, std::size_t, cell_grid<float> 
 template std::uint64_t boxes<double>(list_memory&, std::size_t, cell_grid<double> const&, void*);
 template std::size_t candidates<float>(list_memory&, std::size_t, cell_grid<float> const&, void*);
 template std::size_t candidates<double>(list_memory&, std::size_t, cell_grid<double> const&, void*);
+template void refill<float>(list_memory&, std::size_t, cell_grid<float> const&, list_geometry const&, void*);
+template void refill<double>(list_memory&, std::size_t, cell_grid<double> const&, list_geometry const&, void*);
 
 }  // namespace coalesce::detail::cuda_clusters

@@ -58,7 +58,9 @@ template <class Real> std::size_t candidates(list_memory& m, std::size_t n, cell
     throw_error("neighbor list (clusters): " + std::to_string(total) +
                 " candidates do not fit 32-bit offsets; use padded_columns for a system this size");
   }
-  ensure_bytes(m, m.candidate_sorted, total * sizeof(std::uint32_t));
+  // Room to grow, as in GPU memory (where a refill writes into it): rebuilds of particles that
+  // moved a little allocate nothing.
+  ensure_room(m, m.candidate_sorted, total * sizeof(std::uint32_t));
   auto* ids = as<std::uint32_t>(m.candidate_sorted);
 #if defined(_OPENMP)
 #pragma omp parallel for schedule(dynamic, 64)
@@ -88,7 +90,7 @@ std::size_t runs(list_memory& m, std::size_t n, std::size_t& tested_out) {
   ensure_bytes(m, m.next_offsets, (clusters + 1) * sizeof(std::uint32_t));
   auto* run_offsets = as<std::uint32_t>(m.next_offsets);
   std::size_t const total = exclusive_scan(counts, clusters, run_offsets);
-  ensure_bytes(m, m.next_runs, 2 * total * sizeof(std::uint32_t));
+  ensure_room(m, m.next_runs, 2 * total * sizeof(std::uint32_t));
   auto* out = as<std::uint32_t>(m.next_runs);
   std::size_t tested = 0;
 #if defined(_OPENMP)

@@ -13,11 +13,24 @@ namespace coalesce::detail {
 // Makes b hold at least `bytes` of m.kind memory (a rebuild of the same size allocates nothing);
 // true when it allocated.
 bool ensure_bytes(list_memory const& m, buffer& b, std::size_t bytes);
+// The same with room to grow: where b is too small, half as much again as `bytes` (a clusters
+// list's candidates and runs, which a refill writes into without allocating, grow as particles move).
+inline bool ensure_room(list_memory const& m, buffer& b, std::size_t bytes) {
+  if (b.size() >= bytes && b.kind() == m.kind) return false;
+  return ensure_bytes(m, b, bytes + bytes / 2);
+}
 
 bool on_gpu_memory(memory_kind kind);
 
-// The status words a GPU build keeps in m.words (list_build_cuda.cu says what each holds).
-inline constexpr std::size_t list_status_words = 7;
+// The status words a GPU build keeps in m.words (list_build_cuda.cu says what each holds; 7 to 10
+// are a clusters refill's: cluster_build_cuda.cu).
+inline constexpr std::size_t list_status_words = 11;
+
+// A cluster list's room, in candidates and in runs: what a refill writes at most (the rest is cut).
+inline std::size_t candidate_capacity(list_memory const& m) {
+  return std::min(m.candidate_ids.size(), m.candidate_sorted.size()) / sizeof(std::uint32_t);
+}
+inline std::size_t run_capacity(list_memory const& m) { return m.indices.size() / (2 * sizeof(std::uint32_t)); }
 
 // Rows per chunk of a csr rebuild in GPU memory staged `width` wide: about 256 MiB of staging
 // (at least 2^18 rows, a few waves of the fill kernel), or set_staged_chunk_rows'; never more
@@ -112,6 +125,10 @@ template <class Real> std::size_t cell_keys(list_memory& m, position_columns con
 template <class Real> list_pass_result fill_csr(list_memory& m, std::size_t n, cell_grid<Real> const& g,
                                                 std::size_t width, bool refill, void* stream);
 void offsets_from_counts(list_memory& m, std::size_t n, void* stream);
+// offsets[0, count] clamped to `capacity` (queued): a refill's rows past its memory are cut; the
+// 64-bit total the offsets came from goes into `most` (the most since the build) for check().
+void clamp_offsets(std::uint32_t* offsets, std::size_t count, std::size_t capacity, unsigned long long const* total,
+                   unsigned long long* most, void* stream);
 // Allocates what fill_csr at `width` needs (staging, scan scratch): a rebuild or refill then allocates nothing.
 void reserve_csr_staging(list_memory& m, std::size_t n, std::size_t width);
 void keep_reference(list_memory& m, position_columns const& p, std::size_t n, unsigned dims, bool wait, void* stream);
@@ -171,6 +188,13 @@ template <class Real> std::uint64_t boxes(list_memory& m, std::size_t n, cell_gr
 template <class Real> std::size_t candidates(list_memory& m, std::size_t n, cell_grid<Real> const& g, void* stream);
 std::size_t runs(list_memory& m, std::size_t n, std::size_t& tested, void* stream);
 list_pass_result count(list_memory& m, std::size_t n, list_geometry const& g, void* stream);
+// After a build: the status words a refill's check() starts from (no bad particle, the build's
+// widest row and entries, nothing cut).
+void keep_status(list_memory& m, void* stream);
+// The build's steps again into the memory it left (after cuda_lists::bin, queued): nothing read
+// back, waited for or allocated; candidates and runs past that memory cut (status words 7-10).
+template <class Real>
+void refill(list_memory& m, std::size_t n, cell_grid<Real> const& g, list_geometry const& geometry, void* stream);
 // Every row, from the counts of count() (m.counts): offsets and indices copied to the host.
 void rows(list_memory const& m, list_geometry const& g, std::vector<std::uint32_t>& offsets,
           std::vector<std::uint32_t>& indices, void* stream);

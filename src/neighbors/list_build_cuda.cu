@@ -25,7 +25,8 @@ template <class U> U* as(buffer const& b) { return reinterpret_cast<U*>(b.data()
 
 // words (list_status_words): [0] first bad particle (min), [1] widest row (max), [2] entries (sum),
 // [3] max displacement^2 bits, [4] nonzero when some particle's cell is below its predecessor's,
-// [5] the first bad particle of cell_keys, [6] the most entries a csr refill found since the build.
+// [5] the first bad particle of cell_keys, [6] the most entries a csr refill found since the build,
+// [7]-[10] a clusters refill's candidates and runs (cluster_build_cuda.cu).
 template <class Real> __global__ void assign_kernel(cell_grid<Real> g, position_columns p, unsigned dims, std::size_t n,
                                                     std::uint32_t* keys, std::uint32_t* ids, point4<Real>* own,
                                                     unsigned long long* words) {
@@ -334,8 +335,7 @@ template <class Real> list_pass_result fill_csr(list_memory& m, std::size_t n, c
   if (refill) {
     // Rows cut at the staging width have that many entries (their counts say so); entries past the
     // capacity are cut by clamping the offsets. check() sees both in the status words.
-    clamp_offsets_kernel<<<blocks(n + 1), threads, 0, s>>>(offsets, n, capacity, words + 2, words + 6);
-    COALESCE_CUDA_TRY(cudaGetLastError());
+    clamp_offsets(offsets, n, capacity, words + 2, words + 6, s);
     return {};
   }
   unsigned long long got[2] = {0, 0};
@@ -354,6 +354,13 @@ void reserve_csr_staging(list_memory& m, std::size_t n, std::size_t width) {
       nullptr, scan_bytes, as<std::uint32_t>(m.counts), offsets, ::cuda::std::plus<std::uint32_t>{},
       cub::FutureValue<std::uint32_t>(offsets), static_cast<int>(chunk + 1), cudaStream_t{}));
   ensure_bytes(m, m.temp, scan_bytes);
+}
+
+void clamp_offsets(std::uint32_t* offsets, std::size_t count, std::size_t capacity, unsigned long long const* total,
+                   unsigned long long* most, void* stream) {
+  clamp_offsets_kernel<<<blocks(count + 1), threads, 0, static_cast<cudaStream_t>(stream)>>>(offsets, count, capacity,
+                                                                                             total, most);
+  COALESCE_CUDA_TRY(cudaGetLastError());
 }
 
 void offsets_from_counts(list_memory& m, std::size_t n, void* stream) {
@@ -395,8 +402,12 @@ list_status read_status(list_memory const& m, void* stream) {
   unsigned long long got[list_status_words] = {};
   COALESCE_CUDA_TRY(cudaMemcpyAsync(got, m.words.data(), sizeof got, cudaMemcpyDeviceToHost, s));
   COALESCE_CUDA_TRY(cudaStreamSynchronize(s));
-  return {static_cast<std::size_t>(got[0] > m.built_over ? m.built_over : got[0]), static_cast<std::size_t>(got[1]),
-          static_cast<std::size_t>(got[2]), static_cast<std::size_t>(got[6])};
+  return {static_cast<std::size_t>(got[0] > m.built_over ? m.built_over : got[0]),
+          static_cast<std::size_t>(got[1]),
+          static_cast<std::size_t>(got[2]),
+          static_cast<std::size_t>(got[6]),
+          static_cast<std::size_t>(got[8]),
+          static_cast<std::size_t>(got[10])};
 }
 
 namespace {

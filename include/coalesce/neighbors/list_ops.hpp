@@ -121,10 +121,12 @@ void refill_list(list_memory& m, position_columns const& position, std::size_t n
                  list_geometry const& g, void* stream);
 // What the last build or refill found (GPU memory: one read-back, after waiting for `stream`).
 struct list_status {
-  std::size_t first_bad = 0;     // the first particle not finite or outside an open axis; n when none
-  std::size_t widest = 0;        // the longest row, counted in full
-  std::size_t entries = 0;       // neighbours, all rows, counted in full
-  std::size_t most_entries = 0;  // csr: the most entries any refill since the build found
+  std::size_t first_bad = 0;        // the first particle not finite or outside an open axis; n when none
+  std::size_t widest = 0;           // the longest row, counted in full
+  std::size_t entries = 0;          // neighbours, all rows, counted in full
+  std::size_t most_entries = 0;     // csr: the most entries any refill since the build found
+  std::size_t most_candidates = 0;  // clusters: the most candidates any refill since the build found
+  std::size_t most_runs = 0;        // clusters: the most runs any refill since the build found
 };
 list_status read_list_status(list_memory const& m, void* stream);
 // Sets a CUDA graph conditional handle to 1 when some particle moved more than `threshold` since the
@@ -146,6 +148,11 @@ std::uint64_t list_cell_keys(list_memory& m, position_columns const& position, s
 // The same checks, then the compressed cluster format (neighbors/clusters.hpp) into m.
 void build_cluster_list(list_memory& m, position_columns const& position, std::size_t n, list_geometry const& g,
                         void* stream);
+// The same rebuild for CUDA graphs (GPU memory): the last build's particle count and box, queued
+// into the memory the build left, nothing read back, waited for or allocated; candidates or runs
+// past that memory are cut and read_list_status says so. In host memory it is build_cluster_list.
+void refill_cluster_list(list_memory& m, position_columns const& position, std::size_t n, list_geometry const& g,
+                         void* stream);
 // A cluster list's rows as its traversal yields them, run where the list lives (the GPU's
 // arithmetic for a GPU list), returned to the host: row i is indices[offsets[i], offsets[i + 1]).
 void cluster_rows(list_memory const& m, list_geometry const& g, std::vector<std::uint32_t>& offsets,

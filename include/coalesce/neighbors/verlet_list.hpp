@@ -197,16 +197,20 @@ template <class Format, class Space = device> class verlet_list {
     return out;
   }
 
-  // A rebuild for CUDA graphs (padded and csr formats): the particle count, rows and box of the
-  // last build(), rows filled again into the memory the list has, and nothing read back, waited for
-  // or allocated, so stream capture records it and every replay rebuilds. What build() checks
-  // before returning, refill leaves in the list's status for check(): a position that is not finite
-  // or outside an open axis, a row wider than the width (padded: width(); csr: the width its rows
-  // are staged at, the last build's widest row + 8 or more), and for csr more entries than its
-  // memory holds (the last build's and an eighth). Such a row keeps its first entries and count(i)
-  // says how many: a traversal never reads past a row, but that row misses neighbours. In host
-  // memory (and without CUDA) it is build(). widest(), entries() and fill() are those of the last
-  // build() or check(). reserve_width() keeps room for rows that grow between builds.
+  // A rebuild for CUDA graphs (every format): the particle count, rows and box of the last build(),
+  // rows filled again into the memory the list has, and nothing read back, waited for or allocated,
+  // so stream capture records it and every replay rebuilds. What build() checks before returning,
+  // refill leaves in the list's status for check(): a position that is not finite or outside an
+  // open axis, a row wider than the width (padded: width(); csr: the width its rows are staged at,
+  // the last build's widest row + 8 or more), for csr more entries than its memory holds (the last
+  // build's and an eighth), for clusters more candidates or runs than its memory holds (the last
+  // build's and half as many again). Such a row keeps its first entries and count(i) says how many (a
+  // clusters row loses the candidates past the memory): a traversal never reads past a row, but that
+  // row misses neighbours. A clusters refill does not check the particles' spatial order (a build
+  // refuses a random order; a refill of shuffled particles runs out of room, and check() says so).
+  // In host memory (and without CUDA) it is build(). widest(), entries() and fill() are those of the
+  // last build() or check(); candidates() and bytes() those of the last build().
+  // reserve_width() keeps room for rows that grow between builds.
   template <class T, class L, class Pos> void refill(vector<T, L, Space> const& particles, Pos const& position,
                                                      box const& domain, stream on = default_stream) {
     refill(particles, position, domain, periodic_axes(domain), list_rows{}, on);
@@ -214,9 +218,6 @@ template <class Format, class Space = device> class verlet_list {
   template <class T, class L, class Pos> void refill(vector<T, L, Space> const& particles, Pos const& position,
                                                      box const& domain, std::array<bool, 3> periodic, list_rows rows,
                                                      stream on = default_stream) {
-    static_assert(!is_clusters,
-                  "coalesce: verlet_list::refill is for padded_columns, padded_rows and csr lists (a clusters list "
-                  "sizes its runs from counts it reads back); build() it");
     auto const columns = detail::readable_position_columns_of(particles.storage(), position);
     detail::list_geometry const g{domain.lo,      domain.hi,    periodic,    columns.dims,
                                   params_.cutoff, params_.skin, params_.half};
@@ -237,7 +238,11 @@ template <class Format, class Space = device> class verlet_list {
           "verlet_list::refill: check() found rows cut at the width or a bad position; build() "
           "the list (it grows the width and checks the positions) before refilling it");
     }
-    detail::refill_list(memory_, columns, n, row_count, g, on.handle());
+    if constexpr (is_clusters) {
+      detail::refill_cluster_list(memory_, columns, n, g, on.handle());
+    } else {
+      detail::refill_list(memory_, columns, n, row_count, g, on.handle());
+    }
     order_ = particles.order_stamp();
     refilled_ = true;
   }
@@ -260,6 +265,10 @@ template <class Format, class Space = device> class verlet_list {
     memory_.entries = status.entries;
     // In host memory (and without CUDA) refill was build(): its rows are whole, its memory sized.
     if constexpr (!(device_is_gpu && kind == detail::memory_kind::device)) return;
+    if constexpr (is_clusters) {
+      check_cluster_room(status);
+      return;
+    }
     std::size_t const width = std::is_same_v<Format, csr> ? memory_.staged_width : memory_.width;
     if (status.widest > width) {
       cut_ = true;
@@ -490,6 +499,23 @@ template <class Format, class Space = device> class verlet_list {
                           ": the particles were reordered (sort_by_key, apply, migrate, erase) since this list "
                           "was built, so its indices name other particles now; build it again first "
                           "(needs_rebuild says so too)");
+    }
+  }
+
+  // A clusters refill's candidates and runs against the memory its build left (check()).
+  void check_cluster_room(detail::list_status const& status) {
+    std::size_t const candidate_room =
+        std::min(memory_.candidate_ids.size(), memory_.candidate_sorted.size()) / sizeof(std::uint32_t);
+    std::size_t const run_room = memory_.indices.size() / (2 * sizeof(std::uint32_t));
+    if (status.most_candidates > candidate_room || status.most_runs > run_room) {
+      cut_ = true;
+      detail::throw_error(
+          "verlet_list::check: a clusters refill found " + std::to_string(status.most_candidates) + " candidates in " +
+          std::to_string(status.most_runs) + " runs, more than the " + std::to_string(candidate_room) +
+          " candidates and " + std::to_string(run_room) +
+          " runs its memory holds (the last build's and half as many again), so clusters lost candidates and "
+          "forces summed over the list since missed pairs; build() makes room (redo the steps since "
+          "the last check); particles moved far or out of their spatial order since the build");
     }
   }
 
