@@ -1,8 +1,8 @@
 // verlet_list<clusters>::refill, the cluster-format rebuild a CUDA graph can hold: the build's
-// steps queued into the memory the build left (half as many candidates and runs again as it found),
+// steps queued into the memory the build left (twice the candidates and runs it found),
 // nothing read back or allocated. Exact rows after moves, and what check() reports: more
-// candidates than that memory holds (clusters lose candidates, never read or write past it), a
-// position that is not finite. In host memory refill is build().
+// candidates than that memory holds (particles shuffled since the build: clusters lose candidates,
+// never read or write past it), a position that is not finite. In host memory refill is build().
 #include <doctest/doctest.h>
 
 #include <algorithm>
@@ -78,34 +78,32 @@ TEST_CASE_TEMPLATE("clusters refill: exact rows after moves; check() reports a f
   CHECK(list.entries() == fresh.entries());
   CHECK(sorted_rows(list.rows_on_host()) == brute_force(moved, b, all, 1.3, false));
   CHECK_FALSE(list.needs_rebuild(w, &Particle::pos));
-  // Twice the density along x: far more candidates than the build left room for. Clusters past the
-  // room lose candidates (their rows hold fewer neighbours, never others); check() says so.
-  auto denser = moved;
-  for (auto& q : denser) q.pos.x = std::fmod(q.pos.x + 14.0f, 14.0f) * 0.5f;
-  coalesce::vector<Particle, coalesce::soa, Space> d(denser);
-  coalesce::verlet_list<coalesce::clusters, Space> denser_fresh(params);
-  denser_fresh.build(d, &Particle::pos, b);
-  auto const denser_rows = denser_fresh.rows_on_host();
-  list.refill(d, &Particle::pos, b);
+  // The same particles in a random order: every cluster spans the box, far more candidates than
+  // the build left room for (a build refuses such an order). Clusters past the room lose
+  // candidates (their rows hold fewer neighbours, never others); check() says so.
+  auto const shuffled = random_particles(2300, 0.0f, 14.0f, 91);
+  coalesce::vector<Particle, coalesce::soa, Space> d(shuffled);
+  auto const shuffled_rows = brute_force(shuffled, b, all, 1.3, false);
   if (deferred) {
+    list.refill(d, &Particle::pos, b);
     CHECK_THROWS_WITH_AS(list.check(), doctest::Contains("candidates"), coalesce::error);
     CHECK_THROWS_WITH_AS((void)list.view(d), doctest::Contains("cut"), coalesce::error);
     CHECK_THROWS_AS(list.refill(d, &Particle::pos, b), coalesce::error);
     auto const cut = list.rows_on_host();
-    CHECK(within(cut, denser_rows));
-    CHECK(entries_of(cut) < entries_of(denser_rows));
+    CHECK(within(cut, shuffled_rows));
+    CHECK(entries_of(cut) < entries_of(shuffled_rows));
     CHECK(list.allocations() == allocations);
-    list.build(d, &Particle::pos, b);  // room again
-  } else {
-    CHECK_NOTHROW(list.check());  // host memory: refill is build()
+  } else {  // host memory: refill is build(), which refuses the order
+    CHECK_THROWS_WITH_AS(list.refill(d, &Particle::pos, b), doctest::Contains("not in a spatial order"),
+                         coalesce::error);
   }
-  CHECK(list.rows_on_host() == denser_rows);
+  list.build(w, &Particle::pos, b);  // usable again
+  CHECK(list.rows_on_host() == fresh.rows_on_host());
 
   // A position that is not finite: named by check() (GPU memory) or by refill itself.
   auto bad = moved;
   bad[1500].pos.z = std::numeric_limits<float>::infinity();
   coalesce::vector<Particle, coalesce::soa, Space> inf(bad);
-  list.build(w, &Particle::pos, b);
   if (deferred) {
     list.refill(inf, &Particle::pos, b);
     CHECK_THROWS_WITH_AS(list.check(), doctest::Contains("particle 1500"), coalesce::error);

@@ -13,11 +13,13 @@ namespace coalesce::detail {
 // Makes b hold at least `bytes` of m.kind memory (a rebuild of the same size allocates nothing);
 // true when it allocated.
 bool ensure_bytes(list_memory const& m, buffer& b, std::size_t bytes);
-// The same with room to grow: where b is too small, half as much again as `bytes` (a clusters
-// list's candidates and runs, which a refill writes into without allocating, grow as particles move).
+// The same with room to grow: where b is too small, twice `bytes`. A clusters list's candidates
+// and runs, which a refill writes into without allocating, grow fast as particles move: a
+// cluster's bounding box is set by its outermost members (LJ test set: +20 % candidates after
+// moves of 0.07, +70 % after 0.42, with the runs +47 %).
 inline bool ensure_room(list_memory const& m, buffer& b, std::size_t bytes) {
   if (b.size() >= bytes && b.kind() == m.kind) return false;
-  return ensure_bytes(m, b, bytes + bytes / 2);
+  return ensure_bytes(m, b, 2 * bytes);
 }
 
 bool on_gpu_memory(memory_kind kind);

@@ -204,7 +204,7 @@ template <class Format, class Space = device> class verlet_list {
   // open axis, a row wider than the width (padded: width(); csr: the width its rows are staged at,
   // the last build's widest row + 8 or more), for csr more entries than its memory holds (the last
   // build's and an eighth), for clusters more candidates or runs than its memory holds (the last
-  // build's and half as many again). Such a row keeps its first entries and count(i) says how many (a
+  // build's twice over). Such a row keeps its first entries and count(i) says how many (a
   // clusters row loses the candidates past the memory): a traversal never reads past a row, but that
   // row misses neighbours. A clusters refill does not check the particles' spatial order (a build
   // refuses a random order; a refill of shuffled particles runs out of room, and check() says so).
@@ -513,7 +513,7 @@ template <class Format, class Space = device> class verlet_list {
           "verlet_list::check: a clusters refill found " + std::to_string(status.most_candidates) + " candidates in " +
           std::to_string(status.most_runs) + " runs, more than the " + std::to_string(candidate_room) +
           " candidates and " + std::to_string(run_room) +
-          " runs its memory holds (the last build's and half as many again), so clusters lost candidates and "
+          " runs its memory holds (the last build's twice over), so clusters lost candidates and "
           "forces summed over the list since missed pairs; build() makes room (redo the steps since "
           "the last check); particles moved far or out of their spatial order since the build");
     }
