@@ -132,7 +132,7 @@ __global__ void rows_kernel(verlet_list_ref<clusters> r, std::size_t n, std::uin
 
 // The words: [0] cells covered / widest, [1] entries, [2] candidates tested.
 unsigned long long* zeroed_words(list_memory& m, cudaStream_t s) {
-  ensure_bytes(m, m.words, list_status_words * sizeof(unsigned long long));
+  status_words(m, s);
   COALESCE_CUDA_TRY(cudaMemsetAsync(m.words.data(), 0, 4 * sizeof(unsigned long long), s));
   return as<unsigned long long>(m.words);
 }

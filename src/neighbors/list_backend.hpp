@@ -28,6 +28,14 @@ bool on_gpu_memory(memory_kind kind);
 // are a clusters refill's: cluster_build_cuda.cu).
 inline constexpr std::size_t list_status_words = 11;
 
+// Makes m.words hold the status words, zeroed when newly allocated (check() reads them all back,
+// some of which a list's build never writes); returns them.
+inline unsigned long long* status_words(list_memory& m, void* stream) {
+  if (ensure_bytes(m, m.words, list_status_words * sizeof(unsigned long long)))
+    zero_bytes(m.kind, m.words.data(), m.words.size(), stream);
+  return reinterpret_cast<unsigned long long*>(m.words.data());
+}
+
 // A cluster list's room, in candidates and in runs: what a refill writes at most (the rest is cut).
 inline std::size_t candidate_capacity(list_memory const& m) {
   return std::min(m.candidate_ids.size(), m.candidate_sorted.size()) / sizeof(std::uint32_t);

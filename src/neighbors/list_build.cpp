@@ -277,8 +277,8 @@ bool start_build(list_memory& m, list_geometry const& g, std::size_t n) {
   }
   if (n > 0) return false;
   // The status words exist even for an empty list: set_condition_if_moved writes them in a graph.
-  ensure_bytes(m, m.words, list_status_words * sizeof(unsigned long long));
-  m.particles = 0;  // a rank may own no particle: an empty list, not an error
+  status_words(m, nullptr);  // (an empty list: once, on the default stream)
+  m.particles = 0;           // a rank may own no particle: an empty list, not an error
   m.built_over = 0;
   m.entries = 0;
   m.widest = 0;

@@ -180,7 +180,7 @@ __global__ void displacement_kernel(position_columns p, unsigned dims, std::size
 // Sets words [0] to ~0 and [1], [2] to 0 (the status of the build to come). Memsets, not a copy
 // from the host: a graph would keep the host address of a copy's source, not its value.
 void reset_words(list_memory& m, cudaStream_t s) {
-  ensure_bytes(m, m.words, list_status_words * sizeof(unsigned long long));
+  status_words(m, s);
   auto* words = as<unsigned long long>(m.words);
   COALESCE_CUDA_TRY(cudaMemsetAsync(words, 0xff, sizeof(unsigned long long), s));
   COALESCE_CUDA_TRY(cudaMemsetAsync(words + 1, 0, 2 * sizeof(unsigned long long), s));
@@ -378,7 +378,7 @@ void offsets_from_counts(list_memory& m, std::size_t n, void* stream) {
 template <class Real> std::size_t cell_keys(list_memory& m, position_columns const& p, std::size_t n, unsigned dims,
                                             cell_grid<Real> const& g, std::uint32_t* keys, void* stream) {
   auto const s = static_cast<cudaStream_t>(stream);
-  ensure_bytes(m, m.words, list_status_words * sizeof(unsigned long long));
+  status_words(m, s);
   auto* bad_word = as<unsigned long long>(m.words) + 5;  // not the status words a refill's check() reads
   COALESCE_CUDA_TRY(cudaMemsetAsync(bad_word, 0xff, sizeof(unsigned long long), s));
   cell_key_kernel<Real><<<blocks(n), threads, 0, s>>>(g, p, dims, n, keys, bad_word);

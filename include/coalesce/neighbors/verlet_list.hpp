@@ -509,13 +509,12 @@ template <class Format, class Space = device> class verlet_list {
     std::size_t const run_room = memory_.indices.size() / (2 * sizeof(std::uint32_t));
     if (status.most_candidates > candidate_room || status.most_runs > run_room) {
       cut_ = true;
-      detail::throw_error(
-          "verlet_list::check: a clusters refill found " + std::to_string(status.most_candidates) + " candidates in " +
-          std::to_string(status.most_runs) + " runs, more than the " + std::to_string(candidate_room) +
-          " candidates and " + std::to_string(run_room) +
-          " runs its memory holds (the last build's twice over), so clusters lost candidates and "
-          "forces summed over the list since missed pairs; build() makes room (redo the steps since "
-          "the last check); particles moved far or out of their spatial order since the build");
+      detail::throw_error("verlet_list::check: a clusters refill found " + std::to_string(status.most_candidates) +
+                          " candidates in " + std::to_string(status.most_runs) + " runs, more than the " +
+                          std::to_string(candidate_room) + " candidates and " + std::to_string(run_room) +
+                          " runs its memory holds (the last build's twice over), so clusters lost candidates and "
+                          "forces summed over the list since missed pairs; build() makes room (redo the steps since "
+                          "the last check); particles moved far or out of their spatial order since the build");
     }
   }
 
