@@ -59,6 +59,12 @@ inline rows_t brute_force(std::vector<coalesce_test::Particle> const& p, coalesc
   return rows;
 }
 
+inline std::size_t entries_of(rows_t const& rows) {
+  std::size_t sum = 0;
+  for (auto const& r : rows) sum += r.size();
+  return sum;
+}
+
 inline rows_t sorted_rows(rows_t rows) {
   for (auto& r : rows) std::sort(r.begin(), r.end());
   return rows;

@@ -40,12 +40,6 @@ bool within(rows_t const& cut, rows_t const& full) {
   return true;
 }
 
-std::size_t entries_of(rows_t const& rows) {
-  std::size_t sum = 0;
-  for (auto const& r : rows) sum += r.size();
-  return sum;
-}
-
 }  // namespace
 
 TEST_CASE_TEMPLATE("clusters refill: exact rows after moves; check() reports a full memory and bad positions", Space,

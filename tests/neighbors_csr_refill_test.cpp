@@ -35,12 +35,6 @@ bool prefixes(rows_t const& cut, rows_t const& full) {
   return true;
 }
 
-std::size_t entries_of(rows_t const& rows) {
-  std::size_t sum = 0;
-  for (auto const& r : rows) sum += r.size();
-  return sum;
-}
-
 }  // namespace
 
 TEST_CASE_TEMPLATE("csr refill: exact rows after moves; check() reports cut rows, a full memory, bad positions", Space,

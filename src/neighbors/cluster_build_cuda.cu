@@ -137,6 +137,17 @@ unsigned long long* zeroed_words(list_memory& m, cudaStream_t s) {
   return as<unsigned long long>(m.words);
 }
 
+// The candidates pass over every cluster: offsets null counts them into m.cluster_counts (their
+// 64-bit sum into *total); offsets given writes them into m.candidate_ids, each cluster in its window.
+template <class Real> void queue_candidates(list_memory& m, cell_grid<Real> const& g, std::size_t clusters,
+                                            std::uint32_t const* offsets, unsigned long long* total, cudaStream_t s) {
+  candidates_kernel<Real><<<blocks(clusters), threads, 0, s>>>(
+      g, clusters, as<cluster_box<Real>>(m.boxes), as<std::uint32_t>(m.cell_start), as<std::uint32_t>(m.cell_end),
+      as<point4<Real>>(m.cell_points), as<std::uint32_t>(m.sorted_ids), as<std::uint32_t>(m.cluster_counts), offsets,
+      as<std::uint32_t>(m.candidate_ids), total);
+  COALESCE_CUDA_TRY(cudaGetLastError());
+}
+
 // offsets[0, count] from counts[0, count): an exclusive scan (counts[count] is zeroed first),
 // queued only. The scratch is the build's (a refill's query asks for the same bytes: no allocation).
 void scan_queued(list_memory& m, std::uint32_t* counts, std::size_t count, std::uint32_t* offsets, cudaStream_t s) {
@@ -209,13 +220,7 @@ template <class Real> std::size_t candidates(list_memory& m, std::size_t n, cell
   auto* counts = as<std::uint32_t>(m.cluster_counts);
   auto* offsets = as<std::uint32_t>(m.candidate_offsets);
   unsigned long long* words = zeroed_words(m, s);
-  auto const launch = [&](std::uint32_t const* at) {
-    candidates_kernel<Real><<<blocks(clusters), threads, 0, s>>>(
-        g, clusters, as<cluster_box<Real>>(m.boxes), as<std::uint32_t>(m.cell_start), as<std::uint32_t>(m.cell_end),
-        as<point4<Real>>(m.cell_points), as<std::uint32_t>(m.sorted_ids), counts, at,
-        as<std::uint32_t>(m.candidate_ids), words + 1);
-    COALESCE_CUDA_TRY(cudaGetLastError());
-  };
+  auto const launch = [&](std::uint32_t const* at) { queue_candidates<Real>(m, g, clusters, at, words + 1, s); };
   launch(nullptr);
   unsigned long long counted = 0;
   COALESCE_CUDA_TRY(cudaMemcpyAsync(&counted, words + 1, sizeof counted, cudaMemcpyDeviceToHost, s));
@@ -297,17 +302,10 @@ void refill(list_memory& m, std::size_t n, cell_grid<Real> const& g, list_geomet
   boxes_kernel<Real><<<blocks(clusters), threads, 0, s>>>(as<point4<Real>>(m.own_points), n, clusters, g,
                                                           as<cluster_box<Real>>(m.boxes), nullptr);
   COALESCE_CUDA_TRY(cudaGetLastError());
-  auto const candidates_pass = [&](std::uint32_t const* at) {
-    candidates_kernel<Real><<<blocks(clusters), threads, 0, s>>>(
-        g, clusters, as<cluster_box<Real>>(m.boxes), as<std::uint32_t>(m.cell_start), as<std::uint32_t>(m.cell_end),
-        as<point4<Real>>(m.cell_points), as<std::uint32_t>(m.sorted_ids), counts, at,
-        as<std::uint32_t>(m.candidate_ids), words + 7);
-    COALESCE_CUDA_TRY(cudaGetLastError());
-  };
-  candidates_pass(nullptr);
+  queue_candidates<Real>(m, g, clusters, nullptr, words + 7, s);
   scan_queued(m, counts, clusters, candidate_offsets, s);
   cuda_lists::clamp_offsets(candidate_offsets, clusters, candidate_capacity(m), words + 7, words + 8, s);
-  candidates_pass(candidate_offsets);
+  queue_candidates<Real>(m, g, clusters, candidate_offsets, words + 7, s);
   sort_candidates(m, clusters, n, true, s);
   // The runs go where the list's are (its offsets and runs, in place: a graph's pointers are fixed).
   auto* run_offsets = as<std::uint32_t>(m.offsets);

@@ -36,12 +36,6 @@ inline unsigned long long* status_words(list_memory& m, void* stream) {
   return reinterpret_cast<unsigned long long*>(m.words.data());
 }
 
-// A cluster list's room, in candidates and in runs: what a refill writes at most (the rest is cut).
-inline std::size_t candidate_capacity(list_memory const& m) {
-  return std::min(m.candidate_ids.size(), m.candidate_sorted.size()) / sizeof(std::uint32_t);
-}
-inline std::size_t run_capacity(list_memory const& m) { return m.indices.size() / (2 * sizeof(std::uint32_t)); }
-
 // Rows per chunk of a csr rebuild in GPU memory staged `width` wide: about 256 MiB of staging
 // (at least 2^18 rows, a few waves of the fill kernel), or set_staged_chunk_rows'; never more
 // than `rows`.

@@ -2,6 +2,7 @@
 // libcoalesce.a (src/neighbors/): verlet_list.hpp describes the positions (columns of any
 // layout) and calls these, so a user translation unit never instantiates a build kernel.
 #pragma once
+#include <algorithm>
 #include <array>
 #include <cstddef>
 #include <cstdint>
@@ -104,6 +105,13 @@ struct list_memory {
   // build (a build that throws part-way leaves the previous list whole)
   buffer boxes, candidate_offsets, candidate_ids, candidate_sorted, cluster_counts, next_offsets, next_runs;
 };
+
+// A cluster list's room, in candidates and in runs: what a refill writes at most (the rest is cut;
+// verlet_list::check() compares a refill's counts with these).
+inline std::size_t candidate_capacity(list_memory const& m) {
+  return std::min(m.candidate_ids.size(), m.candidate_sorted.size()) / sizeof(std::uint32_t);
+}
+inline std::size_t run_capacity(list_memory const& m) { return m.indices.size() / (2 * sizeof(std::uint32_t)); }
 
 // Builds the list of `n` particles whose positions are `position`, rows for the first `rows` of
 // them (every one a candidate neighbour), into m (memory of m.kind,

@@ -504,9 +504,8 @@ template <class Format, class Space = device> class verlet_list {
 
   // A clusters refill's candidates and runs against the memory its build left (check()).
   void check_cluster_room(detail::list_status const& status) {
-    std::size_t const candidate_room =
-        std::min(memory_.candidate_ids.size(), memory_.candidate_sorted.size()) / sizeof(std::uint32_t);
-    std::size_t const run_room = memory_.indices.size() / (2 * sizeof(std::uint32_t));
+    std::size_t const candidate_room = detail::candidate_capacity(memory_);
+    std::size_t const run_room = detail::run_capacity(memory_);
     if (status.most_candidates > candidate_room || status.most_runs > run_room) {
       cut_ = true;
       detail::throw_error("verlet_list::check: a clusters refill found " + std::to_string(status.most_candidates) +
