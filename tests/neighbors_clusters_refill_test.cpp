@@ -155,3 +155,57 @@ TEST_CASE_TEMPLATE("clusters refill: a half list, double positions, another posi
                          coalesce::error);
   }
 }
+
+TEST_CASE_TEMPLATE("clusters refill after later builds: the latest build's room, refused builds change nothing", Space,
+                   coalesce::host, coalesce::device) {
+  bool const deferred = coalesce::device_is_gpu && std::is_same_v<Space, coalesce::device>;
+  coalesce::box const b{.lo = {0, 0, 0}, .hi = {14, 14, 14}};
+  std::array<bool, 3> const all{true, true, true};
+  coalesce::list_params const params{.cutoff = 1.0, .skin = 0.3};
+  // A second build with about twice the candidates of the first (twice the particles): the room a
+  // refill writes into is twice that build's, not what the first build left (which would be
+  // about the second build's own: a refill after small moves would be cut).
+  auto const sparse = hilbert_ordered(random_particles(1200, 0.0f, 14.0f, 95), b);
+  auto const dense = hilbert_ordered(random_particles(2300, 0.0f, 14.0f, 96), b);
+  coalesce::vector<Particle, coalesce::soa, Space> v(sparse), w(dense);
+  coalesce::verlet_list<coalesce::clusters, Space> list(params);
+  list.build(v, &Particle::pos, b);
+  std::size_t const first_candidates = list.candidates();
+  list.build(w, &Particle::pos, b);
+  CHECK(list.candidates() > first_candidates * 3 / 2);
+  auto moved = dense;
+  for (std::size_t i = 0; i < moved.size(); ++i) {
+    moved[i].pos.x += 0.25f * std::sin(static_cast<float>(i));
+    moved[i].pos.y -= 0.2f * std::cos(static_cast<float>(3 * i));
+  }
+  coalesce::vector<Particle, coalesce::soa, Space> m(moved);
+  list.refill(m, &Particle::pos, b);
+  CHECK_NOTHROW(list.check());
+  coalesce::verlet_list<coalesce::clusters, Space> fresh(params);
+  fresh.build(m, &Particle::pos, b);
+  CHECK(list.rows_on_host() == fresh.rows_on_host());
+  CHECK(sorted_rows(list.rows_on_host()) == brute_force(moved, b, all, 1.3, false));
+  // After check() the counts are the refill's: its entries against the particles its rows test.
+  CHECK(list.entries() == fresh.entries());
+  CHECK(list.candidates() == fresh.candidates());
+  CHECK(list.fill() == doctest::Approx(fresh.fill()));
+
+  // Builds that refuse (a position not finite; particles out of a spatial order) leave the list
+  // and what check() reads of its refills as they were.
+  auto const rows = list.rows_on_host();
+  auto bad = moved;
+  bad[1500].pos.y = std::numeric_limits<float>::quiet_NaN();
+  coalesce::vector<Particle, coalesce::soa, Space> nan(bad);
+  CHECK_THROWS_WITH_AS(list.build(nan, &Particle::pos, b), doctest::Contains("particle 1500"), coalesce::error);
+  coalesce::vector<Particle, coalesce::soa, Space> shuffled(random_particles(2300, 0.0f, 14.0f, 95));
+  CHECK_THROWS_WITH_AS(list.build(shuffled, &Particle::pos, b), doctest::Contains("not in a spatial order"),
+                       coalesce::error);
+  CHECK_NOTHROW(list.check());
+  CHECK(list.rows_on_host() == rows);
+  CHECK_NOTHROW((void)list.view(m));
+  if (deferred) {  // and a refill after them still refills the list (the buffers did not move)
+    list.refill(m, &Particle::pos, b);
+    CHECK_NOTHROW(list.check());
+    CHECK(list.rows_on_host() == rows);
+  }
+}

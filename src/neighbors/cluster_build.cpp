@@ -57,19 +57,19 @@ void build_clusters_in(list_memory& m, position_columns const& p, std::size_t n,
   runs = host_clusters::runs(m, n, tested);
 #endif
   // Everything the rest writes is allocated before the new list replaces the old one: a build
-  // that runs out of memory part-way leaves the previous list whole.
+  // that runs out of memory part-way leaves the previous list whole. The new runs, their offsets
+  // and the wrapped positions the traversal filters with are copied into the list's own buffers,
+  // not swapped with the scratch: a CUDA graph captured before this build refills at the same
+  // addresses after it (unless a buffer grew: allocations() says so, capture again then).
   ensure_bytes(m, m.counts, (n + 1) * sizeof(std::uint32_t));
   ensure_bytes(m, m.reference, 3 * n * sizeof(double));
-  // The new runs, and the wrapped positions the traversal filters with, become the list's; the
-  // previous ones become the next build's scratch (a steady state allocates nothing).
-  std::swap(m.indices, m.next_runs);
-  std::swap(m.offsets, m.next_offsets);
-  std::swap(m.points, m.own_points);
-  // The swapped-out buffers as large as the list's: the next build (or a refill, which bins into
-  // own_points) allocates nothing.
-  ensure_bytes(m, m.own_points, n * sizeof(point4<Real>));
-  ensure_room(m, m.next_runs, 2 * runs * sizeof(std::uint32_t));  // what the runs step asks
-  ensure_bytes(m, m.next_offsets, (clusters + 1) * sizeof(std::uint32_t));
+  ensure_room(m, m.indices, 2 * runs * sizeof(std::uint32_t));  // a refill's runs grow as particles move
+  ensure_bytes(m, m.offsets, (clusters + 1) * sizeof(std::uint32_t));
+  ensure_bytes(m, m.points, n * sizeof(point4<Real>));
+  void* const s = gpu ? stream : nullptr;
+  copy_bytes(m.kind, m.indices.data(), m.kind, m.next_runs.data(), 2 * runs * sizeof(std::uint32_t), s);
+  copy_bytes(m.kind, m.offsets.data(), m.kind, m.next_offsets.data(), (clusters + 1) * sizeof(std::uint32_t), s);
+  copy_bytes(m.kind, m.points.data(), m.kind, m.own_points.data(), n * sizeof(point4<Real>), s);
   m.runs = runs;
   m.candidates = tested;
   m.point_bytes = sizeof(point4<Real>);
@@ -135,11 +135,13 @@ void cluster_rows(list_memory const& m, list_geometry const& g, std::vector<std:
 void build_cluster_list(list_memory& m, position_columns const& position, std::size_t n, list_geometry const& g,
                         void* stream) {
   if (start_build(m, g, n)) return;
-  if (position.width == 4) {
-    build_clusters_in<float>(m, position, n, g, stream);
-  } else {
-    build_clusters_in<double>(m, position, n, g, stream);
-  }
+  keeping_status_on_error(m, stream, [&] {
+    if (position.width == 4) {
+      build_clusters_in<float>(m, position, n, g, stream);
+    } else {
+      build_clusters_in<double>(m, position, n, g, stream);
+    }
+  });
 }
 
 void refill_cluster_list(list_memory& m, position_columns const& position, std::size_t n, list_geometry const& g,

@@ -169,14 +169,15 @@ std::size_t scan(list_memory& m, std::uint32_t* counts, std::size_t count, std::
 }
 
 // Each cluster's candidates sorted by index. The item count is the candidate memory's capacity,
-// not the total (the segments say which items there are), so the build and a refill ask for the
-// same scratch. A build uses CUB's DeviceSegmentedSort (small segments sorted a warp at a time),
+// not the total (the segments say which items there are), so every build and refill of the list
+// asks for the same scratch. A build uses CUB's DeviceSegmentedSort (small segments sorted a warp at a time),
 // which reads its partition of the segments back to the host: a refill, which a graph captures,
 // uses DeviceSegmentedRadixSort (a block per segment, nothing read back); the build sizes the
 // scratch for both. Either gives the same keys in the same order.
 void sort_candidates(list_memory& m, std::size_t clusters, std::size_t n, bool refill, cudaStream_t s) {
   auto const* offsets = as<std::uint32_t>(m.candidate_offsets);
-  std::size_t const capacity = candidate_capacity(m);
+  std::size_t const capacity = candidate_capacity(m);  // a refill's clamp: at most 2^31 - 1 (int)
+  std::size_t const held = std::min(m.candidate_ids.size(), m.candidate_sorted.size()) / sizeof(std::uint32_t);
   auto const* in = as<std::uint32_t>(m.candidate_ids);
   auto* out = as<std::uint32_t>(m.candidate_sorted);
   int const end_bit = std::max(1, static_cast<int>(std::bit_width(n - 1)));
@@ -185,7 +186,7 @@ void sort_candidates(list_memory& m, std::size_t clusters, std::size_t n, bool r
                                                    static_cast<int>(clusters), offsets, offsets + 1, 0, end_bit, s);
   };
   auto const merge = [&](void* temp, std::size_t& bytes) {
-    return cub::DeviceSegmentedSort::SortKeys(temp, bytes, in, out, static_cast<std::int64_t>(capacity),
+    return cub::DeviceSegmentedSort::SortKeys(temp, bytes, in, out, static_cast<std::int64_t>(held),
                                               static_cast<std::int64_t>(clusters), offsets, offsets + 1, s);
   };
   std::size_t radix_bytes = 0, merge_bytes = 0;
@@ -233,10 +234,6 @@ template <class Real> std::size_t candidates(list_memory& m, std::size_t n, cell
   // Room for a refill's candidates, which grow as particles move (ensure_room).
   ensure_room(m, m.candidate_ids, total * sizeof(std::uint32_t));
   ensure_room(m, m.candidate_sorted, total * sizeof(std::uint32_t));
-  if (candidate_capacity(m) > 0x7fffffffu) {
-    throw_error("neighbor list (clusters): " + std::to_string(total) +
-                " candidates are more than a refill's sort takes (2^31); use padded_columns for a system this size");
-  }
   launch(offsets);
   sort_candidates(m, clusters, n, false, s);
   return total;
@@ -254,7 +251,7 @@ std::size_t runs(list_memory& m, std::size_t n, std::size_t& tested, void* strea
   ensure_bytes(m, m.next_offsets, (clusters + 1) * sizeof(std::uint32_t));
   auto* run_offsets = as<std::uint32_t>(m.next_offsets);
   std::size_t const total = scan(m, counts, clusters, run_offsets, s);
-  ensure_room(m, m.next_runs, 2 * total * sizeof(std::uint32_t));  // a refill's room, as above
+  ensure_room(m, m.next_runs, 2 * total * sizeof(std::uint32_t));  // builds whose runs grow allocate nothing
   runs_kernel<<<blocks(clusters), threads, 0, s>>>(n, clusters, offsets, ids, counts, run_offsets,
                                                    as<std::uint32_t>(m.next_runs), words + 2);
   COALESCE_CUDA_TRY(cudaGetLastError());
@@ -281,7 +278,7 @@ void keep_status(list_memory& m, void* stream) {
   auto* words = as<unsigned long long>(m.words);
   // Copied from the host: a build is never captured, so the values are read now.
   unsigned long long const first[3] = {~0ull, m.widest, m.entries};
-  unsigned long long const rest[5] = {0, 0, 0, 0, 0};
+  unsigned long long const rest[6] = {0, 0, 0, 0, 0, 0};
   COALESCE_CUDA_TRY(cudaMemcpyAsync(words, first, sizeof first, cudaMemcpyHostToDevice, s));
   COALESCE_CUDA_TRY(cudaMemcpyAsync(words + 6, rest, sizeof rest, cudaMemcpyHostToDevice, s));
   COALESCE_CUDA_TRY(cudaStreamSynchronize(s));
@@ -298,6 +295,7 @@ void refill(list_memory& m, std::size_t n, cell_grid<Real> const& g, list_geomet
   // (8 and 10) and the widest row (1) stay; its entries (2) are its own.
   COALESCE_CUDA_TRY(cudaMemsetAsync(words + 7, 0, sizeof(unsigned long long), s));
   COALESCE_CUDA_TRY(cudaMemsetAsync(words + 9, 0, sizeof(unsigned long long), s));
+  COALESCE_CUDA_TRY(cudaMemsetAsync(words + 11, 0, sizeof(unsigned long long), s));
   COALESCE_CUDA_TRY(cudaMemsetAsync(words + 2, 0, sizeof(unsigned long long), s));
   boxes_kernel<Real><<<blocks(clusters), threads, 0, s>>>(as<point4<Real>>(m.own_points), n, clusters, g,
                                                           as<cluster_box<Real>>(m.boxes), nullptr);
@@ -316,7 +314,7 @@ void refill(list_memory& m, std::size_t n, cell_grid<Real> const& g, list_geomet
   scan_queued(m, counts, clusters, run_offsets, s);
   cuda_lists::clamp_offsets(run_offsets, clusters, run_capacity(m), words + 9, words + 10, s);
   runs_kernel<<<blocks(clusters), threads, 0, s>>>(n, clusters, candidate_offsets, sorted, counts, run_offsets,
-                                                   as<std::uint32_t>(m.indices), nullptr);
+                                                   as<std::uint32_t>(m.indices), words + 11);
   COALESCE_CUDA_TRY(cudaGetLastError());
   // The positions the traversal filters with: this refill's (bin wrote them to the scratch).
   COALESCE_CUDA_TRY(

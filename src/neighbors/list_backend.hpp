@@ -13,20 +13,23 @@ namespace coalesce::detail {
 // Makes b hold at least `bytes` of m.kind memory (a rebuild of the same size allocates nothing);
 // true when it allocated.
 bool ensure_bytes(list_memory const& m, buffer& b, std::size_t bytes);
-// The same with room to grow: where b is too small, twice `bytes`. A clusters list's candidates
-// and runs, which a refill writes into without allocating, grow fast as particles move: a
-// cluster's bounding box is set by its outermost members (LJ test set: +20 % candidates after
-// moves of 0.07, +70 % after 0.42, with the runs +47 %).
+// The same with room to grow: b holds at least twice `bytes` after every build, however large the
+// builds before it were. A clusters list's candidates and runs, which a refill writes into without
+// allocating, grow fast as particles move: a cluster's bounding box is set by its outermost
+// members (LJ test set: +20 % candidates after moves of 0.07, +70 % after 0.42, with the runs +47 %).
+// Grown, it holds 2.5 times `bytes`: builds that find up to a quarter more allocate nothing.
 inline bool ensure_room(list_memory const& m, buffer& b, std::size_t bytes) {
-  if (b.size() >= bytes && b.kind() == m.kind) return false;
-  return ensure_bytes(m, b, 2 * bytes);
+  if (b.size() >= 2 * bytes && b.kind() == m.kind) return false;
+  b = buffer(m.kind, std::max<std::size_t>(2 * bytes + bytes / 2, 1));
+  ++m.allocations;
+  return true;
 }
 
 bool on_gpu_memory(memory_kind kind);
 
-// The status words a GPU build keeps in m.words (list_build_cuda.cu says what each holds; 7 to 10
+// The status words a GPU build keeps in m.words (list_build_cuda.cu says what each holds; 7 to 11
 // are a clusters refill's: cluster_build_cuda.cu).
-inline constexpr std::size_t list_status_words = 11;
+inline constexpr std::size_t list_status_words = 12;
 
 // Makes m.words hold the status words, zeroed when newly allocated (check() reads them all back,
 // some of which a list's build never writes); returns them.
@@ -34,6 +37,24 @@ inline unsigned long long* status_words(list_memory& m, void* stream) {
   if (ensure_bytes(m, m.words, list_status_words * sizeof(unsigned long long)))
     zero_bytes(m.kind, m.words.data(), m.words.size(), stream);
   return reinterpret_cast<unsigned long long*>(m.words.data());
+}
+
+// Runs a GPU build, putting the status words back as they were when it throws (a refused or failed
+// build leaves the previous list whole, and check() must then read that list's refills, not the
+// partial counts of the build that gave up: a zeroed first-bad word would name particle 0).
+template <class Build> void keeping_status_on_error(list_memory& m, void* stream, Build&& build) {
+  if (!on_gpu_memory(m.kind) || m.words.size() < list_status_words * sizeof(unsigned long long)) {
+    build();
+    return;
+  }
+  unsigned long long saved[list_status_words] = {};
+  copy_bytes(memory_kind::host, saved, m.kind, m.words.data(), sizeof saved, stream);
+  try {
+    build();
+  } catch (...) {
+    copy_bytes(m.kind, m.words.data(), memory_kind::host, saved, sizeof saved, stream);
+    throw;
+  }
 }
 
 // Rows per chunk of a csr rebuild in GPU memory staged `width` wide: about 256 MiB of staging

@@ -157,8 +157,13 @@ template <class Real> void build_in(list_memory& m, list_format format, position
     m.entries = r.entries;
     m.widest = r.widest;
     m.width = 0;
-    // The next rebuild's staging is allocated now: a steady-state rebuild allocates nothing.
-    m.staged_width = rows > 0 ? std::max((r.widest + 7) / 8 * 8 + 8, (m.least_width + 7) / 8 * 8) : 0;
+    // The next rebuild's staging is allocated now: a steady-state rebuild allocates nothing. The
+    // staging width never shrinks while rows stay: a graph's captured refill stages at the width it
+    // was captured with, and a later build keeps it valid unless the width grows (reshapes).
+    std::size_t const staged =
+        rows > 0 ? std::max({(r.widest + 7) / 8 * 8 + 8, (m.least_width + 7) / 8 * 8, m.staged_width}) : 0;
+    if (staged != m.staged_width) ++m.reshapes;
+    m.staged_width = staged;
     if (rows > 0) cuda_lists::reserve_csr_staging(m, rows, m.staged_width);
   } else {
     // Padded: one pass into the width the list has; a row that did not fit grows every row and
@@ -172,6 +177,7 @@ template <class Real> void build_in(list_memory& m, list_format format, position
     }
     if (r.widest > m.width || m.width < padded_width(m, 0)) {
       m.width = padded_width(m, r.widest);
+      ++m.reshapes;  // a graph's captured refill writes rows at the width it was captured with
       // Slots past a row's count are never read by a traversal, but whole-list copies (remap's
       // description, rows_on_host, a user's cudaMemcpy) must not read bytes nothing wrote.
       if (ensure_bytes(m, m.indices, rows * m.width * sizeof(std::uint32_t)))
@@ -197,11 +203,13 @@ void build_list(list_memory& m, list_format format, position_columns const& posi
     m.format = format;
     return;
   }
-  if (position.width == 4) {
-    build_in<float>(m, format, position, n, rows, g, stream);
-  } else {
-    build_in<double>(m, format, position, n, rows, g, stream);
-  }
+  keeping_status_on_error(m, stream, [&] {
+    if (position.width == 4) {
+      build_in<float>(m, format, position, n, rows, g, stream);
+    } else {
+      build_in<double>(m, format, position, n, rows, g, stream);
+    }
+  });
 }
 
 namespace {

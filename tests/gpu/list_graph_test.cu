@@ -3,6 +3,7 @@
 // some particle has moved more than skin / 2 since the last rebuild, with the rows a fresh build
 // gives, and nothing is read back or allocated (a capture in global mode refuses both). Every
 // format: padded_columns, csr and clusters.
+#include <algorithm>
 #include <cmath>
 #include <cstdint>
 #include <limits>
@@ -89,6 +90,12 @@ TEST_CASE_TEMPLATE(
     cudaGraphExec_t exec = nullptr;
     check_cuda(cudaGraphInstantiate(&exec, graph, 0));
     CHECK(list.allocations() == allocations);
+    // A build after the capture that moves no buffer and changes no width (graph_generation the
+    // same) leaves the graph valid: its refills below write where the list reads (a clusters build
+    // copies its new runs into the list's buffers instead of swapping them with the scratch).
+    std::uint64_t const generation = list.graph_generation();
+    list.build(d, &Atom::pos, b, s);
+    REQUIRE(list.graph_generation() == generation);
 
     std::vector<Atom> at_rebuild = start;
     for (int replay = 1; replay <= 7; ++replay) {
@@ -111,17 +118,34 @@ TEST_CASE_TEMPLATE(
   check_cuda(cudaStreamDestroy(s));
 }
 
-// Positions written by the graph from `source`, which the host changes between replays.
-TEST_CASE("check() reports a row cut at any refill since the build, and a NaN that reached a replay") {
+// Positions written by the graph from `source`, which the host changes between replays. A refill
+// that outgrows the list's memory: padded and csr rows wider than the width (80 particles crowded
+// around one point), clusters more candidates than the build left room for (the particles shuffled
+// out of their spatial order: every cluster spans the box).
+TEST_CASE_TEMPLATE("check() reports a row cut at any refill since the build, and a NaN that reached a replay", Format,
+                   coalesce::padded_columns, coalesce::csr, coalesce::clusters) {
+  constexpr bool is_clusters = std::is_same_v<Format, coalesce::clusters>;
   std::size_t const n = 20'011;
   coalesce::box const b{.lo = {0, 0, 0}, .hi = {20, 20, 20}};
   std::mt19937 rng(11);
   std::uniform_real_distribution<float> u(0.0f, 20.0f);
   std::vector<fvec3> sparse(n);
   for (auto& p : sparse) p = {u(rng), u(rng), u(rng)};
-  std::vector<fvec3> crowded = sparse;  // 80 particles around one point: rows far wider than the width
-  for (std::size_t i = 0; i < 80; ++i)
-    crowded[i] = {10.0f + 0.01f * static_cast<float>(i % 7), 10.0f + 0.01f * static_cast<float>(i % 5), 10.0f};
+  std::vector<fvec3> crowded = sparse;
+  if constexpr (is_clusters) {
+    std::vector<Atom> atoms(n);  // the build's order: along a Hilbert curve
+    for (std::size_t i = 0; i < n; ++i) atoms[i] = {sparse[i], 1.0f};
+    coalesce::device_vector<Atom> sorted(atoms);
+    coalesce::reorder_plan plan;
+    coalesce::sort_by_key(sorted, coalesce::hilbert_keys(sorted, &Atom::pos, b, plan), plan);
+    sorted.copy_to(atoms);
+    for (std::size_t i = 0; i < n; ++i) sparse[i] = atoms[i].pos;
+    crowded = sparse;
+    std::shuffle(crowded.begin(), crowded.end(), rng);
+  } else {
+    for (std::size_t i = 0; i < 80; ++i)
+      crowded[i] = {10.0f + 0.01f * static_cast<float>(i % 7), 10.0f + 0.01f * static_cast<float>(i % 5), 10.0f};
+  }
   std::vector<fvec3> with_nan = sparse;
   with_nan[77].y = std::numeric_limits<float>::quiet_NaN();
 
@@ -136,7 +160,7 @@ TEST_CASE("check() reports a row cut at any refill since the build, and a NaN th
     std::vector<Atom> start(n);
     for (std::size_t i = 0; i < n; ++i) start[i] = {sparse[i], 1.0f};
     coalesce::device_vector<Atom> d(start);
-    coalesce::verlet_list<coalesce::padded_columns> list({.cutoff = 1.0, .skin = 0.4});
+    coalesce::verlet_list<Format> list({.cutoff = 1.0, .skin = 0.4});
     list.build(d, &Atom::pos, b, s);
     std::size_t const width = list.width();
     auto v = d.view();
@@ -160,14 +184,18 @@ TEST_CASE("check() reports a row cut at any refill since the build, and a NaN th
     };
     cudaGraphExec_t exec = capture();
     put(crowded);
-    check_cuda(cudaGraphLaunch(exec, s));  // refills: rows cut at the width
+    check_cuda(cudaGraphLaunch(exec, s));  // refills: rows cut at the width, or clusters' candidates
     check_cuda(cudaStreamSynchronize(s));
     put(sparse);
     check_cuda(cudaGraphLaunch(exec, s));  // refills again: every row fits now
     check_cuda(cudaStreamSynchronize(s));
     CHECK(list.width() == width);
-    CHECK_THROWS_WITH_AS(list.check(s), doctest::Contains("more than the list's width"), coalesce::error);
-    CHECK(list.widest() >= 79);
+    if constexpr (is_clusters) {
+      CHECK_THROWS_WITH_AS(list.check(s), doctest::Contains("candidates"), coalesce::error);
+    } else {
+      CHECK_THROWS_WITH_AS(list.check(s), doctest::Contains("more than the list's width"), coalesce::error);
+      CHECK(list.widest() >= 79);
+    }
     CHECK_THROWS_AS((void)list.view(d), coalesce::error);
     check_cuda(cudaGraphExecDestroy(exec));
     check_cuda(cudaGraphDestroy(graph));

@@ -84,6 +84,9 @@ struct list_memory {
   std::uint64_t cell_sorts = 0;
   // Buffers allocated so far (each with an eighth to spare): a steady-state rebuild adds none.
   mutable std::uint64_t allocations = 0;
+  // Builds that changed the row width a refill writes at (padded width, csr staging width): with
+  // allocations, what decides whether a captured refill still fits the list (graph_generation).
+  std::uint64_t reshapes = 0;
   buffer indices;    // padded: particles x width slots; csr: entries
   buffer counts;     // uint32 per particle
   buffer offsets;    // csr: particles + 1 (uint32)
@@ -101,15 +104,18 @@ struct list_memory {
   // scratch of a build
   buffer keys, ids, sorted_keys, sorted_ids, cell_points, own_points, cell_start, cell_end, temp, words;
   buffer staged;  // csr in GPU memory: a chunk of rows at staged_width, before they are packed
-  // clusters: per-cluster counts, and the next runs and their offsets, swapped in at the end of a
-  // build (a build that throws part-way leaves the previous list whole)
+  // clusters: per-cluster counts, and the next runs and their offsets, copied into indices and
+  // offsets at the end of a build (a build that throws part-way leaves the previous list whole)
   buffer boxes, candidate_offsets, candidate_ids, candidate_sorted, cluster_counts, next_offsets, next_runs;
 };
 
 // A cluster list's room, in candidates and in runs: what a refill writes at most (the rest is cut;
-// verlet_list::check() compares a refill's counts with these).
+// verlet_list::check() compares a refill's counts with these). A refill sorts its candidates with
+// CUB's segmented radix sort, whose item count is an int: never more than 2^31 - 1 (a build sorts
+// with a 64-bit count, so only a refill of so many candidates is cut, and check() says so).
 inline std::size_t candidate_capacity(list_memory const& m) {
-  return std::min(m.candidate_ids.size(), m.candidate_sorted.size()) / sizeof(std::uint32_t);
+  std::size_t const held = std::min(m.candidate_ids.size(), m.candidate_sorted.size()) / sizeof(std::uint32_t);
+  return std::min<std::size_t>(held, 0x7fffffffu);
 }
 inline std::size_t run_capacity(list_memory const& m) { return m.indices.size() / (2 * sizeof(std::uint32_t)); }
 
@@ -135,6 +141,7 @@ struct list_status {
   std::size_t most_entries = 0;     // csr: the most entries any refill since the build found
   std::size_t most_candidates = 0;  // clusters: the most candidates any refill since the build found
   std::size_t most_runs = 0;        // clusters: the most runs any refill since the build found
+  std::size_t tested = 0;           // clusters: the particles the last refill's rows test
 };
 list_status read_list_status(list_memory const& m, void* stream);
 // Sets a CUDA graph conditional handle to 1 when some particle moved more than `threshold` since the

@@ -208,8 +208,10 @@ template <class Format, class Space = device> class verlet_list {
   // clusters row loses the candidates past the memory): a traversal never reads past a row, but that
   // row misses neighbours. A clusters refill does not check the particles' spatial order (a build
   // refuses a random order; a refill of shuffled particles runs out of room, and check() says so).
-  // In host memory (and without CUDA) it is build(). widest(), entries() and fill() are those of the
-  // last build() or check(); candidates() and bytes() those of the last build().
+  // In host memory (and without CUDA) it is build(). widest(), entries(), fill() and candidates()
+  // are those of the last build() or check(); bytes() that of the last build(). A graph captured
+  // before a build() refills the rebuilt list when graph_generation() did not change (no buffer
+  // moved, no width changed); otherwise capture again.
   // reserve_width() keeps room for rows that grow between builds.
   template <class T, class L, class Pos> void refill(vector<T, L, Space> const& particles, Pos const& position,
                                                      box const& domain, stream on = default_stream) {
@@ -266,6 +268,7 @@ template <class Format, class Space = device> class verlet_list {
     // In host memory (and without CUDA) refill was build(): its rows are whole, its memory sized.
     if constexpr (!(device_is_gpu && kind == detail::memory_kind::device)) return;
     if constexpr (is_clusters) {
+      memory_.candidates = status.tested;  // fill() compares the refill's entries with its own tests
       check_cluster_room(status);
       return;
     }
@@ -457,7 +460,8 @@ template <class Format, class Space = device> class verlet_list {
     if (std::is_same_v<Format, csr> || memory_.particles == 0 || memory_.width == 0) return 1.0;
     return static_cast<double>(memory_.entries) / static_cast<double>(memory_.particles * memory_.width);
   }
-  // Clusters: the particles a traversal of every row tests (its neighbours and the rest).
+  // Clusters: the particles a traversal of every row tests (its neighbours and the rest), at the
+  // last build() or check().
   std::size_t candidates() const requires(is_clusters) { return memory_.candidates; }
   // Bytes of the list a traversal of every row reads (indices plus counts or offsets; for clusters
   // the runs and their offsets, not the positions it filters with: those are the particles' own).
@@ -480,6 +484,11 @@ template <class Format, class Space = device> class verlet_list {
   // Buffers the list allocated so far. Each holds an eighth more than its build asked for, so
   // rebuilds whose particle count wanders by less than that (ghosts, migration) allocate nothing.
   std::uint64_t allocations() const { return memory_.allocations; }
+  // Changes whenever a build moved a buffer (allocations()) or changed the row width a refill
+  // writes at (padded: width(); csr: its staging width, which never shrinks): a CUDA graph whose
+  // refill was captured at another generation would write into freed memory or at the wrong
+  // width. Compare it before and after a build() and capture again when it moved.
+  std::uint64_t graph_generation() const { return memory_.allocations + memory_.reshapes; }
   list_params const& params() const { return params_; }
 
  private:
