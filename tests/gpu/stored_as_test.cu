@@ -30,6 +30,13 @@ struct Particle {
 using lean = coalesce::stored_as<coalesce::soa, coalesce::store<&Particle::vel, coalesce::half>,
                                  coalesce::store<&Particle::mass, coalesce::bfloat16>,
                                  coalesce::store<&Particle::id, std::uint64_t>>;
+// CUDA's own types as the format tags: the same formats as coalesce::half and coalesce::bfloat16.
+using lean_cuda_types = coalesce::stored_as<coalesce::soa, coalesce::store<&Particle::vel, __half>,
+                                            coalesce::store<&Particle::mass, __nv_bfloat16>,
+                                            coalesce::store<&Particle::id, std::uint64_t>>;
+static_assert(coalesce::detail::format_of<__half>::value == coalesce::detail::format_of<coalesce::half>::value);
+static_assert(coalesce::detail::format_of<__nv_bfloat16>::value ==
+              coalesce::detail::format_of<coalesce::bfloat16>::value);
 using lean_split = coalesce::stored_as<coalesce::split<coalesce::fields<&Particle::pos>, coalesce::aos, coalesce::soa>,
                                        coalesce::store<&Particle::vel, coalesce::fixed_point<std::int32_t, 16>>>;
 
@@ -75,7 +82,8 @@ template <class V> void step_on_host(V v, float dt) {
 }
 }  // namespace
 
-TEST_CASE_TEMPLATE("a kernel through a stored layout's proxies gives the host's bits", L, lean, lean_split) {
+TEST_CASE_TEMPLATE("a kernel through a stored layout's proxies gives the host's bits", L, lean, lean_cuda_types,
+                   lean_split) {
   auto const records = random_particles(100003, 1);
   coalesce::host_vector<Particle> plain{std::span<Particle const>(records)};
   coalesce::device_vector<Particle, L> d = plain;  // converted on the GPU
@@ -86,6 +94,15 @@ TEST_CASE_TEMPLATE("a kernel through a stored layout's proxies gives the host's 
     step_on_host(h.view(), 0.01f);
   }
   CHECK(same_bytes(records_of(d), records_of(h)));
+}
+
+TEST_CASE("__half and __nv_bfloat16 as format tags store what coalesce::half and coalesce::bfloat16 store") {
+  auto const records = random_particles(4099, 5);
+  coalesce::device_vector<Particle> plain{std::span<Particle const>(records)};
+  coalesce::device_vector<Particle, lean> ours = plain;
+  coalesce::device_vector<Particle, lean_cuda_types> cudas = plain;
+  CHECK(same_bytes(records_of(ours), records_of(cudas)));
+  CHECK(lean_cuda_types::name() == lean::name());  // the analysis tables name them alike
 }
 
 TEST_CASE("conversions in GPU memory report the first value a format cannot hold") {

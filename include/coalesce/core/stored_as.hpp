@@ -38,12 +38,14 @@ namespace coalesce {
 template <auto Member, class Format> struct store {
   static_assert(detail::number_format<Format>,
                 "coalesce: store<&T::member, Format>: Format is coalesce::half, coalesce::bfloat16, "
-                "coalesce::fixed_point<std::int32_t or std::int64_t, FractionBits>, float, double or an integer type");
+                "coalesce::fixed_point<std::int32_t or std::int64_t, FractionBits>, float, double, an integer type, or "
+                "CUDA's __half or __nv_bfloat16");
 };
 template <std::size_t K, class Format> struct store_index {
   static_assert(detail::number_format<Format>,
                 "coalesce: store_index<K, Format>: Format is coalesce::half, coalesce::bfloat16, "
-                "coalesce::fixed_point<std::int32_t or std::int64_t, FractionBits>, float, double or an integer type");
+                "coalesce::fixed_point<std::int32_t or std::int64_t, FractionBits>, float, double, an integer type, or "
+                "CUDA's __half or __nv_bfloat16");
 };
 
 namespace detail {

@@ -25,9 +25,14 @@
 
 #include "config.hpp"
 
-#if COALESCE_DEVICE_COMPILER
+// CUDA's own 16-bit types name the same formats (store<&P::vel, __half>); a host compiler that
+// sees CUDA's headers (a .cpp of a CUDA project) gets them too.
+#if COALESCE_DEVICE_COMPILER || __has_include(<cuda_fp16.h>)
 #include <cuda_bf16.h>
 #include <cuda_fp16.h>
+#define COALESCE_HAS_CUDA_16_BIT_TYPES 1
+#else
+#define COALESCE_HAS_CUDA_16_BIT_TYPES 0
 #endif
 
 namespace coalesce {
@@ -95,6 +100,10 @@ template <class Int, int F, class P> struct format_of<fixed_point<Int, F, P>> {
   static constexpr stored_format value{number_kind::fixed, sizeof(Int), static_cast<std::uint8_t>(F),
                                        std::is_same_v<P, saturate>};
 };
+#if COALESCE_HAS_CUDA_16_BIT_TYPES
+template <> struct format_of<__half> : format_of<half> {};
+template <> struct format_of<__nv_bfloat16> : format_of<bfloat16> {};
+#endif
 template <class Format>
 requires std::is_arithmetic_v<Format>
 struct format_of<Format> {
