@@ -25,7 +25,7 @@ conversion_result host_convert_columns(column_conversion const* columns, std::si
     (void)parallel;
 #endif
     for (std::ptrdiff_t i = 0; i < elements; ++i) {
-      if (col.to == col.from) {  // a column that keeps its format
+      if (col.to == col.from && !is_packed(col.to)) {  // a column that keeps its format (a packed field: its bits only)
         std::memcpy(col.dst.address(static_cast<std::size_t>(i)), col.src.address(static_cast<std::size_t>(i)),
                     col.width);
         continue;

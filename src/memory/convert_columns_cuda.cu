@@ -48,7 +48,7 @@ __global__ void convert_columns_kernel(__grid_constant__ conversion_batch const 
   for (std::size_t i = static_cast<std::size_t>(blockIdx.x) * blockDim.x + threadIdx.x; i < batch.n; i += threads) {
     for (int c = 0; c < batch.count; ++c) {
       column_conversion const& col = batch.columns[c];
-      if (col.to == col.from) {  // a column of a converted blob that keeps its format
+      if (col.to == col.from && !is_packed(col.to)) {  // keeps its format (a packed field: its bits only)
         copy_element(col.dst.address(i), col.src.address(i), col.width);
         continue;
       }
@@ -173,6 +173,7 @@ quad_op quad_op_for(column_conversion const& c) {
   bool const aligned =
       reinterpret_cast<std::uintptr_t>(c.src.base) % 16 == 0 && reinterpret_cast<std::uintptr_t>(c.dst.base) % 16 == 0;
   if (!contiguous || !aligned) return quad_op::none;
+  if (is_packed(c.to) || is_packed(c.from)) return quad_op::none;  // fields of shared words: bit by bit
   if (c.to == c.from && c.width == 4 && c.from.bytes == 4) return quad_op::copy4;
   if (c.to == c.from && c.width == 2 && c.from.bytes == 2) return quad_op::copy2;
   if (is_float(c.from) && is_sixteen_bit_float(c.to)) return quad_op::narrow;

@@ -136,6 +136,8 @@ TEST_CASE("migration by position moves every particle to its owner, on every lay
   migrate_by_position<coalesce::aosoa<16>>(5000, false);
   migrate_by_position<split_first>(300, false);
   migrate_by_position<stored_vel_half>(300, false);
+  migrate_by_position<stored_id_bits>(5000);
+  migrate_by_position<stored_id_bits>(300, false);
   // Positions in fixed point: read decoded, wrapped and stored back encoded.
   migrate_by_position<stored_pos_fixed>();
   migrate_by_position<stored_pos_fixed>(5000, false);

@@ -24,6 +24,8 @@ namespace cm = coalesce::mpi;
 // Velocities as half, ids widened, over aosoa blocks: stored formats move as their bytes.
 using stored_vel_half = coalesce::stored_as<coalesce::aosoa<8>, coalesce::store<&Particle::vel, coalesce::half>,
                                             coalesce::store<&Particle::id, std::uint64_t>>;
+// Ids in 20 bits of a packed word (records of an aos): the word moves with the record.
+using stored_id_bits = coalesce::stored_as<coalesce::aos, coalesce::store<&Particle::id, coalesce::bits<20>>>;
 // Positions as 32-bit fixed point, 2^-24 steps (the box of 8 and its ghosts fit [-128, 128)): the wrap
 // and the halo shifts write them as the member's reference writes a float (a float image that
 // rounds onto hi wraps once more).

@@ -381,9 +381,10 @@ template <class T, class Layout> std::vector<column_desc> columns_under(std::siz
   std::vector<column_desc> out;
   auto const& table = reflect::leaf_table_v<T>;
   reflect::for_each_column<T>([&](std::size_t l, std::size_t j) {
-    column_place const p = m.place(l, j);
-    out.push_back({analysis::leaf_path(table[l], j), l, j, storage::leaf_bytes(l),
-                   blob_start[mapping::blob_of(l)] + p.offset, p.stride, p.block_stride, p.block});
+    std::size_t const slot = storage::slot_leaf(l);  // a bit-packed field: its carrier's word
+    column_place const p = m.place(slot, j);
+    out.push_back({analysis::leaf_path(table[l], j), l, j, storage::leaf_bytes(slot),
+                   blob_start[mapping::blob_of(slot)] + p.offset, p.stride, p.block_stride, p.block});
   });
   return out;
 }

@@ -365,10 +365,12 @@ layout_report layout_table(device_model const& model, std::span<const std::size_
   std::vector<detail::column_desc> columns;
   for (std::size_t k = 0; k < (selected.empty() ? table.size() : selected.size()); ++k) {
     std::size_t const l = selected.empty() ? k : selected[k];
+    // A bit-packed field is read and written as its word, which lies in its carrier's slot.
+    std::size_t const slot = storage::slot_leaf(l);
     for (std::size_t j = 0; j < table[l].extent; ++j) {
-      column_place const p = m.place(l, j);
-      columns.push_back({analysis::leaf_path(table[l], j), l, j, storage::leaf_bytes(l),
-                         blob_start[mapping::blob_of(l)] + p.offset, p.stride, p.block_stride, p.block});
+      column_place const p = m.place(slot, j);
+      columns.push_back({analysis::leaf_path(table[l], j), l, j, storage::leaf_bytes(slot),
+                         blob_start[mapping::blob_of(slot)] + p.offset, p.stride, p.block_stride, p.block});
     }
   }
   // Stored bytes: a member kept in half counts 2 bytes per leaf (core/stored_as.hpp).

@@ -80,6 +80,18 @@ template <class T, class Layout> struct layout_storage {
     return detail::element_of<shape::formats>(l);
   }
   static constexpr std::size_t leaf_bytes(std::size_t l) { return shape::leaves[l].size; }
+  // The leaf whose slot holds leaf l's bytes: l itself, but a bit-packed leaf (bits<N>) lies in the
+  // 32-bit word of its carrier, the first leaf of that word (core/stored_as.hpp). Every address of
+  // a leaf goes through it; copies move leaf_bytes (the carrier the word, the others nothing).
+  static constexpr std::size_t slot_leaf(std::size_t l) {
+    if constexpr (requires { shape::carriers; }) {
+      return shape::carriers[l];
+    } else {
+      return l;
+    }
+  }
+  // True when leaf l shares a 32-bit word with other bit-packed leaves.
+  static constexpr bool packed(std::size_t l) { return detail::is_packed(format(l)); }
   // True when leaf l is stored as its own type (the proxy hands out a plain reference).
   static constexpr bool natural(std::size_t l) {
     return !converts || detail::root_shape<T>::formats[l] == shape::formats[l];
@@ -115,15 +127,17 @@ template <class T, class Layout> struct layout_storage {
 
   template <std::size_t Leaf, class U>
   COALESCE_HOST_DEVICE COALESCE_INLINE U* leaf_address(std::size_t i, std::size_t j) const {
-    constexpr std::size_t blob = mapping_type::blob_of(Leaf);
-    return reinterpret_cast<U*>(blobs[blob] + map.place(Leaf, j).at(i));
+    constexpr std::size_t slot = slot_leaf(Leaf);
+    constexpr std::size_t blob = mapping_type::blob_of(slot);
+    return reinterpret_cast<U*>(blobs[blob] + map.place(slot, j).at(i));
   }
   // Leaf chosen at run time (host code; kernels use the compile-time form). Forced inline like
   // every step from v[i][&T::m] to the load: the leaf is a constant only once inlined, and g++
   // stops inlining plain functions when a translation unit grows (inline-unit-growth), which
   // turned every member access of a large user file into a call.
   template <class U> COALESCE_INLINE U* leaf_address_at(std::size_t leaf, std::size_t i, std::size_t j) const {
-    return reinterpret_cast<U*>(blobs[mapping_type::blob_of(leaf)] + map.place(leaf, j).at(i));
+    std::size_t const slot = slot_leaf(leaf);
+    return reinterpret_cast<U*>(blobs[mapping_type::blob_of(slot)] + map.place(slot, j).at(i));
   }
 
   // W when every sub-column of every leaf lies in blocks of W elements (aosoa<W>, a split of
@@ -174,6 +188,7 @@ template <class T, class Layout> struct layout_storage {
 
   // Sub-column `sub` of a leaf as the copy kernels see it.
   column_ref column(std::size_t leaf, std::size_t sub) const {
+    leaf = slot_leaf(leaf);
     column_place const p = map.place(leaf, sub);
     std::byte* const blob = blobs[mapping_type::blob_of(leaf)];
     column_ref c{blob == nullptr ? nullptr : blob + p.offset, p.stride, p.block_stride, 63, 0};
@@ -197,6 +212,8 @@ template <class T, class Layout> struct layout_storage {
     std::size_t columns = 0;
     for (std::size_t l = 0; l < leaves; ++l) {
       if (mapping_type::blob_of(l) != b) continue;
+      // A packed word: each field's write reads the word, so it must never hold unwritten bytes.
+      if (packed(l) && slot_leaf(l) == l) return true;
       auto const& info = shape::leaves[l];
       column_place const p = m.place(l, 0);
       covered += info.size * info.extent;

@@ -245,6 +245,11 @@ template <class C, bool Const> class stored_ref {
     if (status != detail::encode_status::ok && !format_.saturates) detail::fail_store(format_);
 #else
     if constexpr (std::is_arithmetic_v<C> && !std::is_same_v<C, bool>) {
+      if (!format_.saturates && detail::is_packed(format_)) {
+        // A packed field shares its word: written in place, and nothing is written when refused.
+        if (detail::encode(p_, value, format_) != detail::encode_status::ok) detail::fail_store(format_);
+        return *this;
+      }
       if (!format_.saturates) {
         // The host throws, and the caller may go on: a refused value leaves the member as it was.
         alignas(8) std::byte staged[8];
@@ -261,7 +266,7 @@ template <class C, bool Const> class stored_ref {
   // checks for every element before it writes any.
   COALESCE_HOST_DEVICE COALESCE_INLINE bool accepts(C value) const {
     if constexpr (std::is_arithmetic_v<C> && !std::is_same_v<C, bool>) {
-      alignas(8) std::byte staged[8];
+      alignas(8) std::byte staged[8] = {};
       return format_.saturates || detail::encode(staged, value, format_) == detail::encode_status::ok;
     } else {
       return true;

@@ -12,11 +12,16 @@
 //   // Deterministic scattered sums: a 64-bit fixed-point member and coalesce::atomic_add (core/atomic.hpp).
 //   using summed = coalesce::stored_as<coalesce::soa, coalesce::store<&Particle::vel, coalesce::fixed_point<std::int64_t, 32>>>;
 //   coalesce::host_vector<Particle, summed> sums(n);
+//   // Small integers and bool flags in bits of 32-bit words the record's packed fields share:
+//   using tagged = coalesce::stored_as<coalesce::soa, coalesce::store<&Particle::id, coalesce::bits<20>>>;
 //
 // store<&T::member, Format> names a direct member of T (a nested struct member takes all its
 // leaves along; its leaves must all be floating for half, bfloat16, float, double and
 // fixed_point, all integers for integer formats; a std::array member stores each element in the
 // format, and v[i][&P::member][k] converts element k).
+// bits<N> and signed_bits<N> (integer and bool members, N <= 32) pack into 32-bit words: each word
+// is stored in the slot of its first field (the carrier, stored_shape::carriers); the word's other
+// fields take no bytes of their own (layout_storage::slot_leaf sends their addresses there).
 // store_index<K, Format> is the same by member index. The inner mapping (soa, aos, aosoa<W>,
 // split<...>, a user mapping) places the stored bytes: a vel stored as half takes 6 bytes of an aos
 // record, and a split<fields<&Particle::vel>, aos, soa> packs it into an 8-byte slot. stored_as is
@@ -72,12 +77,26 @@ template <class T, std::size_t K> constexpr bool member_accepts(stored_format f)
   (std::make_index_sequence<reflect::leaves_in<M>()>{});
 }
 
+// True when member K has no std::array leaf (bit-packed fields are single values).
+template <class T, std::size_t K> constexpr bool member_is_scalar() {
+  using M = typename reflect::members<T>::template type<K>;
+  constexpr std::size_t first = reflect::first_leaf_of_member<T, K>();
+  return [&]<std::size_t... L>(std::index_sequence<L...>) {
+    return ((reflect::leaf_t<T, first + L>::extent == 1) && ...);
+  }
+  (std::make_index_sequence<reflect::leaves_in<M>()>{});
+}
+
 template <class T, class Store> constexpr bool check_store() {
   using parts = store_parts<T, Store>;
   static_assert(member_accepts<T, parts::member>(parts::format),
                 "coalesce: store<&T::member, Format>: the member's leaves cannot be stored in that format "
                 "(half, bfloat16, float, double and fixed_point hold floating members; integer formats hold "
-                "integer members; a std::array member by its elements' type)");
+                "integer members; bits and signed_bits hold integer and bool members; a std::array member by its "
+                "elements' type)");
+  static_assert(!is_packed(parts::format) || member_is_scalar<T, parts::member>(),
+                "coalesce: store<&T::member, bits<N>>: a std::array member cannot be bit-packed; store it as a "
+                "narrower integer (std::uint8_t, ...)");
   return true;
 }
 
@@ -115,15 +134,35 @@ template <class T, class... Stores> struct stored_shape {
     return out;
   }();
 
-  static constexpr std::array<stored_format, count> formats = [] {
-    std::array<stored_format, count> out = root_shape<T>::formats;
+  // The formats, with each bit-packed leaf's place in its word: packed leaves fill 32-bit words in
+  // leaf order, a leaf that does not fit the current word's remaining bits starting the next one.
+  // carriers[l]: the leaf whose slot holds leaf l's word (the word's first leaf; l itself for
+  // every leaf that is not packed). Only the carrier takes bytes: the word.
+  struct packing {
+    std::array<stored_format, count> formats{};
+    std::array<std::size_t, count> carriers{};
+  };
+  static constexpr packing packed_words = [] {
+    packing out{};
+    out.formats = root_shape<T>::formats;
     std::array<stored_format, sizeof...(Stores)> const chosen{store_parts<T, Stores>::format...};
     for (std::size_t s = 0; s < chosen.size(); ++s) {
       auto const r = ranges[stored_members[s]];
-      for (std::size_t l = r.first; l < r.first + r.leaves; ++l) out[l] = chosen[s];
+      for (std::size_t l = r.first; l < r.first + r.leaves; ++l) out.formats[l] = chosen[s];
+    }
+    std::size_t carrier = count, used = 32;
+    for (std::size_t l = 0; l < count; ++l) {
+      out.carriers[l] = l;
+      if (!is_packed(out.formats[l])) continue;
+      if (used + out.formats[l].bit_count > 32) carrier = l, used = 0;
+      out.formats[l].bit_offset = static_cast<std::uint8_t>(used);
+      out.carriers[l] = carrier;
+      used += out.formats[l].bit_count;
     }
     return out;
   }();
+  static constexpr std::array<stored_format, count> formats = packed_words.formats;
+  static constexpr std::array<std::size_t, count> carriers = packed_words.carriers;
   static constexpr bool converted(std::size_t l) { return !(formats[l] == root_shape<T>::formats[l]); }
 
   struct placement {
@@ -156,9 +195,10 @@ template <class T, class... Stores> struct stored_shape {
         std::size_t at = round_up(end, align);
         slot.offset = at;
         for (std::size_t l = r.first; l < r.first + r.leaves; ++l) {
-          std::size_t const size = formats[l].bytes, extent = natural[l].extent;
-          at = round_up(at, size);
-          p.leaves[l] = {l, size, size, extent, at};  // a std::array leaf: its elements one after another
+          // A packed leaf's word is its carrier's: the others take no bytes of their own.
+          std::size_t const size = carriers[l] == l ? formats[l].bytes : 0, extent = natural[l].extent;
+          at = round_up(at, size == 0 ? 1 : size);
+          p.leaves[l] = {l, size, size == 0 ? 1 : size, extent, at};  // std::array: elements one after another
           at += size * extent;
         }
         slot.size = round_up(at - slot.offset, align);

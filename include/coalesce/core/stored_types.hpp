@@ -7,6 +7,8 @@
 //   using d = std::int16_t;                               // an integer member in a narrower integer
 //   using e = coalesce::fixed_point<std::int64_t, 32>;    // round(value * 2^32) as a 64-bit integer
 //   using f = coalesce::fixed_point<std::int32_t, 20, coalesce::saturate>;  // out of range: clamped
+//   using g = coalesce::bits<3>;                           // 0 .. 7 in 3 bits of a shared 32-bit word
+//   using h = coalesce::signed_bits<5>;                    // -16 .. 15 in 5 bits
 //
 // Every conversion into a stored format rounds to nearest, ties to even (the IEEE default, also for
 // fixed point). A value the format cannot hold (a finite value beyond half's 65504, NaN into an
@@ -15,6 +17,7 @@
 // `saturate` it becomes the nearest value the format holds (NaN: zero). The mapping adaptor that
 // uses these formats is coalesce::stored_as (core/stored_as.hpp).
 #pragma once
+#include <atomic>
 #include <cmath>
 #include <cstddef>
 #include <cstdint>
@@ -56,15 +59,31 @@ template <class Int, int FractionBits, class OnOverflow = report> struct fixed_p
                 "coalesce: a stored format's overflow policy is coalesce::report or coalesce::saturate");
 };
 
+// An integer (or bool) member in `Bits` bits (1 to 32): the bit-packed members of a record share
+// 32-bit words, filled in member order (stored_as places them), so a 3-bit type id and a 1-bit
+// flag take 4 bits of one word instead of 4 and 1 bytes of their own.
+template <unsigned Bits, class OnOverflow = report> struct bits {
+  static_assert(Bits >= 1 && Bits <= 32, "coalesce: bits<N> stores an integer in 1 to 32 bits");
+  static_assert(std::is_same_v<OnOverflow, report> || std::is_same_v<OnOverflow, saturate>,
+                "coalesce: a stored format's overflow policy is coalesce::report or coalesce::saturate");
+};
+template <unsigned Bits, class OnOverflow = report> struct signed_bits {
+  static_assert(Bits >= 2 && Bits <= 32, "coalesce: signed_bits<N> stores a signed integer in 2 to 32 bits");
+  static_assert(std::is_same_v<OnOverflow, report> || std::is_same_v<OnOverflow, saturate>,
+                "coalesce: a stored format's overflow policy is coalesce::report or coalesce::saturate");
+};
+
 // A stored format as a run-time value: what the type-erased copies and the proxies dispatch on.
 enum class number_kind : std::uint8_t {
-  opaque,        // bytes, never converted (enums, user types, bool)
-  ieee_half,     // binary16
-  bfloat16,      // bfloat16
-  floating,      // float (4 bytes) or double (8)
-  signed_int,    // 1, 2, 4 or 8 bytes
-  unsigned_int,  // 1, 2, 4 or 8 bytes
-  fixed,         // signed 4 or 8 bytes, `fraction_bits`
+  opaque,           // bytes, never converted (enums, user types, bool)
+  ieee_half,        // binary16
+  bfloat16,         // bfloat16
+  floating,         // float (4 bytes) or double (8)
+  signed_int,       // 1, 2, 4 or 8 bytes
+  unsigned_int,     // 1, 2, 4 or 8 bytes
+  fixed,            // signed 4 or 8 bytes, `fraction_bits`
+  packed_unsigned,  // `bit_count` bits at `bit_offset` of a 32-bit word (bytes: 4) that others share
+  packed_signed,    // the same, two's complement
 };
 
 struct stored_format {
@@ -72,10 +91,16 @@ struct stored_format {
   std::uint8_t bytes = 0;
   std::uint8_t fraction_bits = 0;
   bool saturates = false;
+  std::uint8_t bit_offset = 0;  // packed: where in the word (stored_as assigns it)
+  std::uint8_t bit_count = 0;   // packed: how many bits
   friend constexpr bool operator==(stored_format const&, stored_format const&) = default;
 };
 
 namespace detail {
+
+COALESCE_HOST_DEVICE COALESCE_INLINE constexpr bool is_packed(stored_format f) {
+  return f.kind == number_kind::packed_unsigned || f.kind == number_kind::packed_signed;
+}
 
 // The format of a type stored as itself.
 template <class C> constexpr stored_format natural_format() {
@@ -100,6 +125,14 @@ template <class Int, int F, class P> struct format_of<fixed_point<Int, F, P>> {
   static constexpr stored_format value{number_kind::fixed, sizeof(Int), static_cast<std::uint8_t>(F),
                                        std::is_same_v<P, saturate>};
 };
+template <unsigned B, class P> struct format_of<bits<B, P>> {
+  static constexpr stored_format value{number_kind::packed_unsigned, 4, 0,
+                                       std::is_same_v<P, saturate>,  0, static_cast<std::uint8_t>(B)};
+};
+template <unsigned B, class P> struct format_of<signed_bits<B, P>> {
+  static constexpr stored_format value{number_kind::packed_signed,  4, 0,
+                                       std::is_same_v<P, saturate>, 0, static_cast<std::uint8_t>(B)};
+};
 #if COALESCE_HAS_CUDA_16_BIT_TYPES
 template <> struct format_of<__half> : format_of<half> {};
 template <> struct format_of<__nv_bfloat16> : format_of<bfloat16> {};
@@ -115,13 +148,15 @@ concept number_format = requires {
 };
 
 // Whether a member of type C may be stored in format F: floating members in any floating or
-// fixed-point format, integer members in integers.
+// fixed-point format, integer members in integers and bits, bool members in bits.
 template <class C> constexpr bool can_store_as(stored_format f) {
   if constexpr (std::is_floating_point_v<C>) {
     return f.kind == number_kind::ieee_half || f.kind == number_kind::bfloat16 || f.kind == number_kind::floating ||
            f.kind == number_kind::fixed;
-  } else if constexpr (std::is_integral_v<C> && !std::is_same_v<C, bool>) {
-    return f.kind == number_kind::signed_int || f.kind == number_kind::unsigned_int;
+  } else if constexpr (std::is_same_v<C, bool>) {
+    return is_packed(f);
+  } else if constexpr (std::is_integral_v<C>) {
+    return f.kind == number_kind::signed_int || f.kind == number_kind::unsigned_int || is_packed(f);
   } else {
     return false;
   }
@@ -142,6 +177,10 @@ inline std::string format_name(stored_format f) {
     case number_kind::fixed:
       return "fixed_point<std::int" + std::to_string(8 * f.bytes) + "_t, " + std::to_string(f.fraction_bits) +
              (f.saturates ? ", saturate>" : ">");
+    case number_kind::packed_unsigned:
+    case number_kind::packed_signed:
+      return std::string(f.kind == number_kind::packed_signed ? "signed_bits<" : "bits<") +
+             std::to_string(f.bit_count) + (f.saturates ? ", saturate>" : ">");
     default:
       return "bytes";
   }
@@ -339,6 +378,35 @@ COALESCE_HOST_DEVICE COALESCE_INLINE std::uint64_t load_unsigned(std::byte const
   }
 }
 
+// A packed field (bits, signed_bits): its bits of the 32-bit word at p, sign-extended for
+// signed_bits.
+COALESCE_HOST_DEVICE COALESCE_INLINE std::uint64_t load_packed_unsigned(std::byte const* p, stored_format f) {
+  std::uint32_t const word = load_bytes<std::uint32_t>(p);
+  std::uint64_t const mask = (std::uint64_t{1} << f.bit_count) - 1;
+  return (static_cast<std::uint64_t>(word) >> f.bit_offset) & mask;
+}
+COALESCE_HOST_DEVICE COALESCE_INLINE std::int64_t load_packed_signed(std::byte const* p, stored_format f) {
+  std::uint64_t const raw = load_packed_unsigned(p, f);
+  std::uint64_t const sign = std::uint64_t{1} << (f.bit_count - 1);
+  return static_cast<std::int64_t>(raw ^ sign) - static_cast<std::int64_t>(sign);
+}
+// Writes a packed field's bits (`raw`, already in range) into the word at p, leaving the other
+// fields' bits alone. Atomic, on the GPU and the host: the fields of one word belong to different
+// members, which different threads may write at the same time.
+COALESCE_HOST_DEVICE COALESCE_INLINE void store_packed(std::byte* p, std::uint64_t raw, stored_format f) {
+  std::uint32_t const mask = static_cast<std::uint32_t>(((std::uint64_t{1} << f.bit_count) - 1) << f.bit_offset);
+  std::uint32_t const bits = static_cast<std::uint32_t>(raw << f.bit_offset) & mask;
+#if COALESCE_IN_DEVICE_CODE
+  auto* word = reinterpret_cast<unsigned int*>(p);
+  atomicAnd(word, ~mask);
+  if (bits != 0) atomicOr(word, bits);
+#else
+  std::atomic_ref<std::uint32_t> word(*reinterpret_cast<std::uint32_t*>(p));
+  word.fetch_and(~mask, std::memory_order_relaxed);
+  if (bits != 0) word.fetch_or(bits, std::memory_order_relaxed);
+#endif
+}
+
 // `narrow` (a float, rounded to odd from a double where it came from one) as half or bfloat16
 // bits; a finite source that rounds to infinity is out of range (saturated where f says so).
 COALESCE_HOST_DEVICE COALESCE_INLINE std::uint16_t sixteen_bit_float(float narrow, bool finite_source, stored_format f,
@@ -417,6 +485,23 @@ COALESCE_HOST_DEVICE COALESCE_INLINE encode_status encode_floating(std::byte* p,
 // Writes `value` (an integer computed value) in integer format f.
 template <class C>
 COALESCE_HOST_DEVICE COALESCE_INLINE encode_status encode_integer(std::byte* p, C value, stored_format f) {
+  if (is_packed(f)) {  // [0, 2^bits) or [-2^(bits-1), 2^(bits-1)): nothing written when out of range
+    bool const is_signed = f.kind == number_kind::packed_signed;
+    std::int64_t const lo = is_signed ? -(std::int64_t{1} << (f.bit_count - 1)) : 0;
+    std::int64_t const hi = (std::int64_t{1} << (f.bit_count - (is_signed ? 1 : 0))) - 1;  // inclusive
+    bool below, above;
+    if constexpr (std::is_signed_v<C>) {
+      below = static_cast<std::int64_t>(value) < lo;
+      above = static_cast<std::int64_t>(value) > hi;
+    } else {
+      below = false;
+      above = static_cast<std::uint64_t>(value) > static_cast<std::uint64_t>(hi);
+    }
+    if ((below || above) && !f.saturates) return encode_status::out_of_range;
+    std::int64_t const v = below ? lo : (above ? hi : static_cast<std::int64_t>(value));
+    store_packed(p, static_cast<std::uint64_t>(v), f);
+    return below || above ? encode_status::out_of_range : encode_status::ok;
+  }
   bool fits;
   if constexpr (std::is_signed_v<C>) {
     auto const v = static_cast<std::int64_t>(value);
@@ -458,7 +543,11 @@ COALESCE_HOST_DEVICE COALESCE_INLINE encode_status encode_integer(std::byte* p, 
 template <class C> COALESCE_HOST_DEVICE COALESCE_INLINE encode_status encode(std::byte* p, C value, stored_format f) {
   if constexpr (std::is_floating_point_v<C>) {
     return encode_floating(p, value, f);
-  } else if constexpr (std::is_integral_v<C> && !std::is_same_v<C, bool>) {
+  } else if constexpr (std::is_same_v<C, bool>) {
+    if (is_packed(f)) return encode_integer(p, static_cast<unsigned>(value), f);
+    memcpy(p, &value, sizeof(C));
+    return encode_status::ok;
+  } else if constexpr (std::is_integral_v<C>) {
     return encode_integer(p, value, f);
   } else {
     memcpy(p, &value, sizeof(C));
@@ -488,9 +577,15 @@ template <class C> COALESCE_HOST_DEVICE COALESCE_INLINE C decode(std::byte const
         return static_cast<C>(load_signed(p, f.bytes));
       case number_kind::unsigned_int:
         return static_cast<C>(load_unsigned(p, f.bytes));
+      case number_kind::packed_unsigned:
+        return static_cast<C>(load_packed_unsigned(p, f));
+      case number_kind::packed_signed:
+        return static_cast<C>(load_packed_signed(p, f));
       default:
         return load_bytes<C>(p);
     }
+  } else if constexpr (std::is_same_v<C, bool>) {
+    return is_packed(f) ? load_packed_unsigned(p, f) != 0 : load_bytes<bool>(p);
   } else {
     return load_bytes<C>(p);
   }
@@ -502,10 +597,20 @@ template <class C> COALESCE_HOST_DEVICE COALESCE_INLINE C decode(std::byte const
 // otherwise.
 COALESCE_HOST_DEVICE COALESCE_INLINE encode_status convert_element(std::byte* dst, stored_format to,
                                                                    std::byte const* src, stored_format from) {
-  bool const integers = (from.kind == number_kind::signed_int || from.kind == number_kind::unsigned_int) &&
-                        (to.kind == number_kind::signed_int || to.kind == number_kind::unsigned_int);
-  if (integers) {
+  auto const integer = [](stored_format f) {
+    return f.kind == number_kind::signed_int || f.kind == number_kind::unsigned_int || is_packed(f);
+  };
+  // A bool member (stored as its byte) into or out of bits.
+  bool const boolean = from.kind == number_kind::opaque && from.bytes == 1 && is_packed(to);
+  if (boolean) return encode_integer(dst, static_cast<unsigned>(load_bytes<std::uint8_t>(src) != 0), to);
+  if (to.kind == number_kind::opaque && to.bytes == 1 && is_packed(from)) {
+    store_bytes(dst, static_cast<std::uint8_t>(load_packed_unsigned(src, from) != 0));
+    return encode_status::ok;
+  }
+  if (integer(from) && integer(to)) {
     if (from.kind == number_kind::signed_int) return encode_integer(dst, load_signed(src, from.bytes), to);
+    if (from.kind == number_kind::packed_signed) return encode_integer(dst, load_packed_signed(src, from), to);
+    if (from.kind == number_kind::packed_unsigned) return encode_integer(dst, load_packed_unsigned(src, from), to);
     return encode_integer(dst, load_unsigned(src, from.bytes), to);
   }
   bool const float_holds_it = from.kind == number_kind::ieee_half || from.kind == number_kind::bfloat16 ||

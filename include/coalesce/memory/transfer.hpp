@@ -103,13 +103,35 @@ column_moves column_copies(layout_storage<T, LD> const& dst, layout_storage<T, L
   // A destination blob that receives any conversion takes all its columns from the converting
   // copy (same formats copied as they are): the fused copies of record blobs read whole records
   // first, which would read the bytes that a conversion writes only afterwards.
+  constexpr std::size_t leaves = reflect::leaf_count_v<T>;
+  auto const blob_of = [](std::size_t l) { return D::mapping_type::blob_of(D::slot_leaf(l)); };
   std::array<bool, D::blob_count> converted_blob{};
-  for (std::size_t l = 0; l < reflect::leaf_count_v<T>; ++l) {
-    if (!(D::format(l) == S::format(l))) converted_blob[D::mapping_type::blob_of(l)] = true;
+  std::array<bool, leaves> converted_leaf{};
+  for (std::size_t l = 0; l < leaves; ++l) {
+    converted_leaf[l] = !(D::format(l) == S::format(l));
+    if (converted_leaf[l]) converted_blob[blob_of(l)] = true;
   }
-  for (std::size_t l = 0; l < reflect::leaf_count_v<T>; ++l) {
+  // Bit-packed leaves share words: where one field of a word (on either side) is converted, or
+  // its word lies in a converted blob, every field of that word is written field by field, never
+  // copied as a whole word over the others. Repeated until nothing more is marked.
+  for (bool changed = true; changed;) {
+    changed = false;
+    for (std::size_t l = 0; l < leaves; ++l) {
+      if (!(D::packed(l) || S::packed(l)) || !(converted_leaf[l] || converted_blob[blob_of(l)])) continue;
+      for (std::size_t k = 0; k < leaves; ++k) {
+        bool const shares = (D::packed(l) && D::packed(k) && D::slot_leaf(k) == D::slot_leaf(l)) ||
+                            (S::packed(l) && S::packed(k) && S::slot_leaf(k) == S::slot_leaf(l));
+        if (shares && !(converted_leaf[k] && converted_blob[blob_of(k)])) {
+          converted_leaf[k] = converted_blob[blob_of(k)] = true;
+          changed = true;
+        }
+      }
+      if (!converted_leaf[l]) converted_leaf[l] = changed = true;
+    }
+  }
+  for (std::size_t l = 0; l < leaves; ++l) {
     std::size_t const extent = reflect::leaf_table_v<T>[l].extent;
-    bool const converted = converted_blob[D::mapping_type::blob_of(l)];
+    bool const converted = converted_blob[blob_of(l)] || converted_leaf[l];
     if (!converted && extent >= 32 && D::leaf_bytes(l) == 4) {
       std::ptrdiff_t dst_step = 0, src_step = 0;
       if (evenly_spaced(dst, l, extent, dst_step) && evenly_spaced(src, l, extent, src_step)) {
@@ -119,7 +141,8 @@ column_moves column_copies(layout_storage<T, LD> const& dst, layout_storage<T, L
     }
     for (std::size_t j = 0; j < extent; ++j) {
       if (!converted) {
-        out.copies.push_back({dst.column(l, j), src.column(l, j), D::leaf_bytes(l)});
+        // A packed field that is not its word's carrier moves with the carrier's word.
+        if (D::leaf_bytes(l) != 0) out.copies.push_back({dst.column(l, j), src.column(l, j), D::leaf_bytes(l)});
       } else {
         out.conversions.push_back({dst.column(l, j), src.column(l, j), D::format(l), S::format(l), D::leaf_bytes(l)});
         out.conversion_leaf.push_back(l);
@@ -260,11 +283,27 @@ template <class T, class L> void fill_elements(layout_storage<T, L> const& dst, 
           ...);
     }
     (std::make_index_sequence<reflect::leaf_count_v<T>>{});
+    // Bit-packed fields were each encoded into a zeroed word at their bits: the carrier's column
+    // writes the word with all of them (the others write no bytes of their own).
+    std::array<std::size_t, reflect::leaf_count_v<T>> first_column{};
+    for (std::size_t l = 0, c = 0; l < reflect::leaf_count_v<T>; c += reflect::leaf_table_v<T>[l].extent, ++l)
+      first_column[l] = c;
+    for (std::size_t l = 0; l < reflect::leaf_count_v<T>; ++l) {
+      std::size_t const carrier = layout_storage<T, L>::slot_leaf(l);
+      if (!layout_storage<T, L>::packed(l) || carrier == l) continue;
+      std::uint32_t word = load_bytes<std::uint32_t>(encoded[first_column[carrier]].bytes);
+      word |= load_bytes<std::uint32_t>(encoded[first_column[l]].bytes);
+      store_bytes(encoded[first_column[carrier]].bytes, word);
+    }
   }
   std::size_t column = 0;
   reflect::for_each_column<T>([&](std::size_t l, std::size_t j) {
     auto const& info = reflect::leaf_table_v<T>[l];
     std::size_t const stored = layout_storage<T, L>::leaf_bytes(l);
+    if (stored == 0) {  // a packed field that is not its word's carrier: written with the carrier
+      ++column;
+      return;
+    }
     void const* source = layout_storage<T, L>::natural(l)
                              ? static_cast<void const*>(bytes + info.offset + j * info.size)
                              : static_cast<void const*>(encoded[column].bytes);

@@ -192,6 +192,8 @@ template <class T, class L, class S> void add_columns(message_columns& m, vector
   using storage = coalesce::layout_storage<T, L>;
   reflect::for_each_column<T>([&](std::size_t l, std::size_t j) {
     // A leaf stored in another format moves as its stored bytes, and is not summed by reverse().
+    // A bit-packed field other than its word's carrier has no bytes: it moves with the word.
+    if (storage::leaf_bytes(l) == 0) return;
     m.add(coalesce::detail::kind_of_space<S>, v.storage().column(l, j), storage::leaf_bytes(l),
           storage::natural(l) ? codes[l] : -1, what);
   });

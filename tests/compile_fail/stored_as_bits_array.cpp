@@ -1,0 +1,6 @@
+// expect: coalesce: store<&T::member, bits<N>>: a std::array member cannot be bit-packed
+#include <coalesce/coalesce.hpp>
+#include <array>
+#include <cstdint>
+struct Particle { float mass; std::array<std::uint8_t, 4> flags; };
+coalesce::host_vector<Particle, coalesce::stored_as<coalesce::soa, coalesce::store<&Particle::flags, coalesce::bits<2>>>> v;

@@ -1,0 +1,238 @@
+// Bit-packed integer and bool members (coalesce::bits<N>, coalesce::signed_bits<N> in a stored_as
+// mapping): the fields of a record share 32-bit words, and every mover (conversions, copies, fills,
+// sorts) keeps each field's bits exact and leaves the other fields of its word alone. Every kind of
+// inner mapping (soa: a field's own column holds no bytes, the word is its carrier's), host and
+// device memory.
+#include <algorithm>
+#include <cstdint>
+#include <numeric>
+#include <random>
+#include <vector>
+
+#include <doctest/doctest.h>
+
+#include <coalesce/coalesce.hpp>
+
+#include "test_types.hpp"
+
+namespace {
+
+struct vec3f {
+  float x, y, z;
+};
+struct Atom {
+  vec3f pos;
+  std::uint32_t type;   // 0 .. 7
+  bool ghost;           // one bit
+  std::int32_t charge;  // -8 .. 7
+  std::uint16_t tag;    // kept as it is
+  std::uint8_t flags;   // 0 .. 31
+};
+bool operator==(Atom const& a, Atom const& b) {
+  return a.pos.x == b.pos.x && a.pos.y == b.pos.y && a.pos.z == b.pos.z && a.type == b.type && a.ghost == b.ghost &&
+         a.charge == b.charge && a.tag == b.tag && a.flags == b.flags;
+}
+Atom make_atom(std::size_t i) {
+  return {{static_cast<float>(i), 0.5f, -1.0f},
+          static_cast<std::uint32_t>(i % 8),
+          i % 3 == 0,
+          static_cast<std::int32_t>(i % 16) - 8,
+          static_cast<std::uint16_t>(i),
+          static_cast<std::uint8_t>((i * 7) % 32)};
+}
+std::vector<Atom> atoms(std::size_t n) {
+  std::vector<Atom> out(n);
+  for (std::size_t i = 0; i < n; ++i) out[i] = make_atom(i);
+  return out;
+}
+template <class V> std::vector<Atom> records_of(V const& v) {
+  std::vector<Atom> out(v.size());
+  v.copy_to(out);
+  return out;
+}
+
+using coalesce::bits;
+using coalesce::signed_bits;
+using coalesce::store;
+using coalesce::stored_as;
+// type, ghost, charge and flags in one word (3 + 1 + 4 + 5 bits).
+template <class Inner>
+using one_word = stored_as<Inner, store<&Atom::type, bits<3>>, store<&Atom::ghost, bits<1>>,
+                           store<&Atom::charge, signed_bits<4>>, store<&Atom::flags, bits<5>>>;
+// Two words: type and ghost (20 + 1 bits), then charge and flags (16 + 12), which do not fit the first.
+template <class Inner>
+using two_words = stored_as<Inner, store<&Atom::type, bits<20>>, store<&Atom::ghost, bits<1>>,
+                            store<&Atom::charge, signed_bits<16>>, store<&Atom::flags, bits<12>>>;
+using one_word_soa = one_word<coalesce::soa>;
+using two_words_aos = two_words<coalesce::aos>;
+using one_word_aosoa = one_word<coalesce::aosoa<8>>;
+// The word's carrier (type) in the packed group, the other fields in columns of their own.
+using one_word_split = one_word<coalesce::split<coalesce::fields<&Atom::pos, &Atom::type>, coalesce::aos, coalesce::soa>>;
+using two_words_user = two_words<coalesce_test::reversed_columns>;
+#define PACKED_LAYOUTS one_word_soa, two_words_aos, one_word_aosoa, one_word_split, two_words_user
+
+}  // namespace
+
+TEST_CASE("bit-packed fields share words: a record's bytes, the formats' places, their names") {
+  using S = coalesce::layout_storage<Atom, one_word_soa>;
+  // pos 12 bytes, the word 4, tag 2; type's leaf carries the word, the other fields no bytes.
+  std::size_t bytes = 0;
+  for (std::size_t l = 0; l < S::leaves; ++l) bytes += S::leaf_bytes(l);
+  CHECK(bytes == 18);
+  CHECK(S::leaf_bytes(3) == 4);
+  CHECK(S::leaf_bytes(4) == 0);
+  CHECK(S::slot_leaf(4) == 3);
+  CHECK(S::slot_leaf(7) == 3);
+  CHECK(S::format(5).bit_offset == 4);
+  CHECK(S::format(7).bit_offset == 8);
+  using W = coalesce::layout_storage<Atom, two_words_aos>;
+  CHECK(W::slot_leaf(4) == 3);
+  CHECK(W::slot_leaf(5) == 5);  // charge starts the second word
+  CHECK(W::slot_leaf(7) == 5);
+  CHECK(W::format(7).bit_offset == 16);
+  CHECK(sizeof(Atom) == 28);  // the struct itself: type 4, ghost 1 (+3), charge 4, flags 1 (+1)
+  CHECK(W::leaf_bytes(3) + W::leaf_bytes(5) == 8);
+  CHECK(one_word_soa::name() ==
+        "stored_as<soa, store_index<1, bits<3>>, store_index<2, bits<1>>, store_index<3, signed_bits<4>>, "
+        "store_index<5, bits<5>>>");
+}
+
+TEST_CASE_TEMPLATE("bit-packed fields round-trip exactly through every mover, host and device memory", Layout,
+                   PACKED_LAYOUTS) {
+  for (std::size_t n : {0u, 1u, 37u, 5003u}) {  // 5003: past the host's parallel threshold, odd blocks
+    INFO("n = " << n);
+    auto const want = atoms(n);
+    coalesce::host_vector<Atom> plain{std::span<Atom const>(want)};
+    coalesce::host_vector<Atom, Layout> h = plain;
+    coalesce::device_vector<Atom, Layout> d = plain;
+    CHECK(records_of(h) == want);
+    CHECK(records_of(d) == want);
+    // Between two packings (other words, other places): field by field.
+    coalesce::device_vector<Atom, one_word_soa> a = d;
+    coalesce::device_vector<Atom, two_words_aos> b = a;
+    coalesce::host_vector<Atom, Layout> back = b;
+    CHECK(records_of(a) == want);
+    CHECK(records_of(b) == want);
+    CHECK(records_of(back) == want);
+    // The same layout: words copied whole.
+    coalesce::device_vector<Atom, Layout> copy = d;
+    CHECK(records_of(copy) == want);
+  }
+}
+
+TEST_CASE_TEMPLATE("fills, growth and sorts move every field of a packed word", Layout, PACKED_LAYOUTS) {
+  auto want = atoms(33);
+  coalesce::host_vector<Atom, Layout> v{std::span<Atom const>(want)};
+  v.resize(40, make_atom(13));
+  want.resize(40, make_atom(13));
+  v.push_back(make_atom(6));
+  want.push_back(make_atom(6));
+  CHECK(records_of(v) == want);
+
+  std::mt19937 rng(5);
+  coalesce::reorder_plan plan;
+  for (std::size_t n : {1u, 9u, 333u}) {
+    auto const records = atoms(n);
+    coalesce::device_vector<Atom, Layout> d{std::span<Atom const>(records)};
+    std::vector<std::uint32_t> keys(n);
+    for (auto& k : keys) k = rng() % 17;
+    coalesce_test::space_array<std::uint32_t, coalesce::device> device_keys(keys);
+    coalesce::sort_by_key(d, std::span<std::uint32_t const>(device_keys.data(), n), plan);
+    std::vector<std::size_t> order(n);
+    std::iota(order.begin(), order.end(), std::size_t{0});
+    std::stable_sort(order.begin(), order.end(), [&](std::size_t a, std::size_t b) { return keys[a] < keys[b]; });
+    std::vector<Atom> sorted(n);
+    for (std::size_t i = 0; i < n; ++i) sorted[i] = records[order[i]];
+    INFO("n = " << n);
+    CHECK(records_of(d) == sorted);
+  }
+}
+
+TEST_CASE_TEMPLATE("a packed field's proxy reads and writes its bits only", Layout, PACKED_LAYOUTS) {
+  auto const want = atoms(20);
+  coalesce::host_vector<Atom, Layout> v{std::span<Atom const>(want)};
+  auto w = v.view();
+  w[5][&Atom::charge] = -8;
+  w[5][&Atom::type] = 7u;
+  w[5][&Atom::ghost] = true;
+  w[5][&Atom::flags] = static_cast<std::uint8_t>(31);
+  Atom const a = w[5];
+  CHECK(a.charge == -8);
+  CHECK(a.type == 7u);
+  CHECK(a.ghost);
+  CHECK(a.flags == 31);
+  CHECK(a.tag == 5);
+  w[5][&Atom::flags] = static_cast<std::uint8_t>(0);  // its bits cleared, the others kept
+  Atom const b = w[5];
+  CHECK(b.flags == 0);
+  CHECK(b.charge == -8);
+  CHECK(b.type == 7u);
+  CHECK(b.ghost);
+  // A value the field cannot hold is refused and changes nothing of the word.
+  if constexpr (std::is_same_v<Layout, one_word_soa>) {
+    CHECK_THROWS_WITH_AS(w[6][&Atom::type] = 8u, doctest::Contains("bits<3>"), coalesce::error);
+    CHECK_THROWS_WITH_AS(w[6][&Atom::charge] = 8, doctest::Contains("signed_bits<4>"), coalesce::error);
+    CHECK(static_cast<Atom>(w[6]) == want[6]);
+  }
+  Atom c = want[7];
+  c.type = 1;
+  c.flags = 2;
+  w[7] = c;  // a whole record
+  CHECK(static_cast<Atom>(w[7]) == c);
+  CHECK(records_of(v)[8] == want[8]);
+}
+
+TEST_CASE("values a packed field cannot hold name the element and the member, or saturate") {
+  auto records = atoms(100);
+  records[41].charge = 8;  // signed_bits<4> holds -8 .. 7
+  coalesce::host_vector<Atom> plain{std::span<Atom const>(records)};
+  CHECK_THROWS_WITH_AS((coalesce::host_vector<Atom, one_word_soa>(plain)),
+                       doctest::Contains("element 41's leaf 5 (member 3) cannot be stored as signed_bits<4>"),
+                       coalesce::error);
+  CHECK_THROWS_WITH_AS((coalesce::device_vector<Atom, one_word_soa>(plain)),
+                       doctest::Contains("element 41's leaf 5 (member 3) cannot be stored as signed_bits<4>"),
+                       coalesce::error);
+  records[41].charge = 0;
+  records[42].type = 8;  // bits<3> holds 0 .. 7
+  coalesce::host_vector<Atom> plain2{std::span<Atom const>(records)};
+  CHECK_THROWS_WITH_AS((coalesce::device_vector<Atom, one_word_aosoa>(plain2)),
+                       doctest::Contains("element 42's leaf 3 (member 1) cannot be stored as bits<3>"), coalesce::error);
+  CHECK_THROWS_WITH_AS((coalesce::host_vector<Atom, one_word_soa>(1, records[42])), doctest::Contains("bits<3>"),
+                       coalesce::error);
+
+  using clamped = stored_as<coalesce::soa, store<&Atom::type, bits<3, coalesce::saturate>>,
+                            store<&Atom::charge, signed_bits<4, coalesce::saturate>>>;
+  auto extremes = atoms(4);
+  extremes[0].type = 9, extremes[0].charge = 100;
+  extremes[1].type = 0xffffffffu, extremes[1].charge = -100;
+  coalesce::host_vector<Atom> wide{std::span<Atom const>(extremes)};
+  coalesce::device_vector<Atom, clamped> c = wide;
+  auto const got = records_of(c);
+  CHECK(got[0].type == 7);
+  CHECK(got[0].charge == 7);
+  CHECK(got[1].type == 7);
+  CHECK(got[1].charge == -8);
+  CHECK(got[2] == extremes[2]);
+  coalesce::host_vector<Atom, clamped> h(4);
+  h.view()[3][&Atom::charge] = -9;
+  CHECK(static_cast<Atom>(h.view()[3]).charge == -8);
+}
+
+TEST_CASE("atomic_add into a bit-packed field is refused") {
+  coalesce::host_vector<Atom, one_word_soa> v(4);
+  CHECK_THROWS_WITH_AS(coalesce::atomic_add(v.view()[1][&Atom::type], 1u), doctest::Contains("bits<3>"),
+                       coalesce::error);
+}
+
+TEST_CASE("the analysis reads a packed field as its word: 4 bytes per element, where the carrier's column lies") {
+  auto const model = coalesce::analysis::device_model::hopper();
+  // flags alone (leaf 7): the kernel loads the word, 4 bytes per element, one sector per 8 lanes.
+  auto const flags = coalesce::analysis::layout_table<Atom, one_word_soa>(model, std::vector<std::size_t>{7});
+  REQUIRE(flags.rows.size() == 1);
+  CHECK(flags.rows[0].bytes == 4);
+  auto const type = coalesce::analysis::layout_table<Atom, one_word_soa>(model, std::vector<std::size_t>{3});
+  CHECK(flags.rows[0].stats.sectors == type.rows[0].stats.sectors);
+  CHECK(flags.rows[0].stats.sectors > 0);
+  // The record: pos 12, the word 4, tag 2 (aos: 18 rounded to the word's alignment, 20).
+  CHECK(coalesce::analysis::layout_table<Atom, one_word<coalesce::aos>>(model).record_bytes == 20);
+}
