@@ -56,18 +56,18 @@ using coalesce::signed_bits;
 using coalesce::store;
 using coalesce::stored_as;
 // type, ghost, charge and flags in one word (3 + 1 + 4 + 5 bits).
-template <class Inner>
-using one_word = stored_as<Inner, store<&Atom::type, bits<3>>, store<&Atom::ghost, bits<1>>,
-                           store<&Atom::charge, signed_bits<4>>, store<&Atom::flags, bits<5>>>;
+template <class Inner> using one_word = stored_as<Inner, store<&Atom::type, bits<3>>, store<&Atom::ghost, bits<1>>,
+                                                  store<&Atom::charge, signed_bits<4>>, store<&Atom::flags, bits<5>>>;
 // Two words: type and ghost (20 + 1 bits), then charge and flags (16 + 12), which do not fit the first.
-template <class Inner>
-using two_words = stored_as<Inner, store<&Atom::type, bits<20>>, store<&Atom::ghost, bits<1>>,
-                            store<&Atom::charge, signed_bits<16>>, store<&Atom::flags, bits<12>>>;
+template <class Inner> using two_words =
+    stored_as<Inner, store<&Atom::type, bits<20>>, store<&Atom::ghost, bits<1>>, store<&Atom::charge, signed_bits<16>>,
+              store<&Atom::flags, bits<12>>>;
 using one_word_soa = one_word<coalesce::soa>;
 using two_words_aos = two_words<coalesce::aos>;
 using one_word_aosoa = one_word<coalesce::aosoa<8>>;
 // The word's carrier (type) in the packed group, the other fields in columns of their own.
-using one_word_split = one_word<coalesce::split<coalesce::fields<&Atom::pos, &Atom::type>, coalesce::aos, coalesce::soa>>;
+using one_word_split =
+    one_word<coalesce::split<coalesce::fields<&Atom::pos, &Atom::type>, coalesce::aos, coalesce::soa>>;
 using two_words_user = two_words<coalesce_test::reversed_columns>;
 #define PACKED_LAYOUTS one_word_soa, two_words_aos, one_word_aosoa, one_word_split, two_words_user
 
@@ -196,7 +196,8 @@ TEST_CASE("values a packed field cannot hold name the element and the member, or
   records[42].type = 8;  // bits<3> holds 0 .. 7
   coalesce::host_vector<Atom> plain2{std::span<Atom const>(records)};
   CHECK_THROWS_WITH_AS((coalesce::device_vector<Atom, one_word_aosoa>(plain2)),
-                       doctest::Contains("element 42's leaf 3 (member 1) cannot be stored as bits<3>"), coalesce::error);
+                       doctest::Contains("element 42's leaf 3 (member 1) cannot be stored as bits<3>"),
+                       coalesce::error);
   CHECK_THROWS_WITH_AS((coalesce::host_vector<Atom, one_word_soa>(1, records[42])), doctest::Contains("bits<3>"),
                        coalesce::error);
 

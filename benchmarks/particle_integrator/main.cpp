@@ -278,6 +278,37 @@ void time_stored_conversions(std::vector<particle> const& records, double copy_g
   add("convert", "soa, vel as half -> soa", bench::median_ms([&] { plain = half; }, runs), bytes, copy_gbs, copy_ms);
 }
 
+// Conversions into and out of bit-packed fields (type, charge, flags and ghost in one 32-bit word):
+// read 22 + write 16 bytes per particle (and back), against the copy ceiling.
+using tagged_bits = coalesce::stored_as<coalesce::soa, coalesce::store<&tagged_particle::type, coalesce::bits<3>>,
+                                        coalesce::store<&tagged_particle::charge, coalesce::signed_bits<4>>,
+                                        coalesce::store<&tagged_particle::flags, coalesce::bits<5>>,
+                                        coalesce::store<&tagged_particle::ghost, coalesce::bits<1>>>;
+void time_packed_conversions(std::vector<particle> const& records, double copy_gbs, double copy_ms, int runs) {
+  std::size_t const n = records.size();
+  std::vector<tagged_particle> tagged(n);
+  for (std::size_t i = 0; i < n; ++i) {
+    tagged[i] = {records[i].pos, static_cast<std::uint32_t>(i % 8), static_cast<std::int32_t>(i % 16) - 8,
+                 static_cast<std::uint8_t>(i % 32), i % 3 == 0};
+  }
+  coalesce::device_vector<tagged_particle> plain(tagged);
+  coalesce::device_vector<tagged_particle, tagged_bits> packed(tagged);
+  double const bytes = 38.0 * static_cast<double>(n);
+  add("convert", "soa -> soa, 4 fields in bits", bench::median_ms([&] { packed = plain; }, runs), bytes, copy_gbs,
+      copy_ms);
+  add("convert", "soa, 4 fields in bits -> soa", bench::median_ms([&] { plain = packed; }, runs), bytes, copy_gbs,
+      copy_ms);
+  auto const back = records_of<tagged_particle>(plain);
+  for (std::size_t i = 0; i < n; ++i) {
+    tagged_particle const& a = back[i];
+    tagged_particle const& b = tagged[i];
+    if (a.type != b.type || a.charge != b.charge || a.flags != b.flags || a.ghost != b.ghost || a.pos.x != b.pos.x) {
+      std::fprintf(stderr, "bit-packed conversions changed particle %zu\n", i);
+      std::exit(1);
+    }
+  }
+}
+
 void measure_kernels(options const& o, std::vector<particle> const& records, double step_ceiling);
 void measure_conversions(options const& o, std::vector<particle> const& records, double copy_gbs, double copy_ms);
 
@@ -364,6 +395,7 @@ void measure_conversions(options const& o, std::vector<particle> const& records,
   std::size_t const n = o.n;
   double const data_bytes = static_cast<double>(n * sizeof(particle));
   time_stored_conversions(records, copy_gbs, copy_ms, o.runs);
+  time_packed_conversions(records, copy_gbs, copy_ms, o.runs);
   // Conversions between layouts on the device, into storage that already exists.
   {
     coalesce::device_vector<particle, coalesce::aos> aos_v(records);

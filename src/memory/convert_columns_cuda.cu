@@ -14,9 +14,17 @@
 namespace coalesce::detail {
 namespace {
 constexpr int conversions_per_launch = 16;
+// Bit-packed fields that share one word go together: `pack` heads a run of columns written into
+// one destination word (read once, every field inserted in registers, written once), `unpack` a
+// run read out of one source word; `member` columns are done by their run's head. A field at a
+// time would read and write its word once per field, each waiting for the last (0.3 of the copy
+// ceiling for four fields on the H200).
+enum class word_run : unsigned char { none, pack, unpack, member };
 struct conversion_batch {
   column_conversion columns[conversions_per_launch];
   std::size_t column_index[conversions_per_launch];  // each column's index in the caller's list
+  word_run run[conversions_per_launch];
+  unsigned char run_length[conversions_per_launch];
   int count;
   std::size_t n;
 };
@@ -42,11 +50,72 @@ __device__ void copy_element(std::byte* dst, std::byte const* src, std::size_t w
   }
 }
 
+// A packed field's bits from its source column (an integer or a bool byte), range-checked.
+__device__ std::uint64_t field_bits(column_conversion const& col, std::size_t i, encode_status& status) {
+  std::byte const* const src = col.src.address(i);
+  switch (col.from.kind) {
+    case number_kind::signed_int:
+      return packed_raw(load_signed(src, col.from.bytes), col.to, status);
+    case number_kind::unsigned_int:
+      return packed_raw(load_unsigned(src, col.from.bytes), col.to, status);
+    default:  // a bool member's byte
+      return packed_raw(static_cast<unsigned>(load_bytes<std::uint8_t>(src) != 0), col.to, status);
+  }
+}
+
+__device__ void pack_word(conversion_batch const& batch, int head, std::size_t i, unsigned long long* first_failure) {
+  std::byte* const at = batch.columns[head].dst.address(i);
+  std::uint32_t word = load_bytes<std::uint32_t>(at);
+  for (int c = head; c < head + batch.run_length[head]; ++c) {
+    column_conversion const& col = batch.columns[c];
+    encode_status status = encode_status::ok;
+    std::uint64_t const raw = field_bits(col, i, status);
+    if (status != encode_status::ok && !col.to.saturates) {
+      atomicMin(first_failure, (static_cast<unsigned long long>(batch.column_index[c]) << 48) | i);
+      continue;  // a refused value: its field keeps what it held
+    }
+    word = with_field(word, raw, col.to);
+  }
+  store_bytes(at, word);
+}
+
+__device__ void unpack_word(conversion_batch const& batch, int head, std::size_t i, unsigned long long* first_failure) {
+  std::uint32_t const word = load_bytes<std::uint32_t>(batch.columns[head].src.address(i));
+  for (int c = head; c < head + batch.run_length[head]; ++c) {
+    column_conversion const& col = batch.columns[c];
+    std::uint64_t const raw =
+        (static_cast<std::uint64_t>(word) >> col.from.bit_offset) & ((std::uint64_t{1} << col.from.bit_count) - 1);
+    std::byte* const dst = col.dst.address(i);
+    encode_status status = encode_status::ok;
+    if (col.to.kind == number_kind::opaque) {  // a bool member's byte
+      store_bytes(dst, static_cast<std::uint8_t>(raw != 0));
+    } else if (col.from.kind == number_kind::packed_signed) {
+      std::uint64_t const sign = std::uint64_t{1} << (col.from.bit_count - 1);
+      status =
+          encode_integer(dst, static_cast<std::int64_t>(raw ^ sign) - static_cast<std::int64_t>(sign), col.to, true);
+    } else {
+      status = encode_integer(dst, raw, col.to, true);
+    }
+    if (status != encode_status::ok && !col.to.saturates) {
+      atomicMin(first_failure, (static_cast<unsigned long long>(batch.column_index[c]) << 48) | i);
+    }
+  }
+}
+
 __global__ void convert_columns_kernel(__grid_constant__ conversion_batch const batch,
                                        unsigned long long* first_failure) {
   std::size_t const threads = static_cast<std::size_t>(gridDim.x) * blockDim.x;
   for (std::size_t i = static_cast<std::size_t>(blockIdx.x) * blockDim.x + threadIdx.x; i < batch.n; i += threads) {
     for (int c = 0; c < batch.count; ++c) {
+      if (batch.run[c] == word_run::member) continue;
+      if (batch.run[c] == word_run::pack) {
+        pack_word(batch, c, i, first_failure);
+        continue;
+      }
+      if (batch.run[c] == word_run::unpack) {
+        unpack_word(batch, c, i, first_failure);
+        continue;
+      }
       column_conversion const& col = batch.columns[c];
       if (col.to == col.from && !is_packed(col.to)) {  // keeps its format (a packed field: its bits only)
         copy_element(col.dst.address(i), col.src.address(i), col.width);
@@ -249,6 +318,7 @@ conversion_result convert_columns(memory_kind kind, column_conversion const* col
     COALESCE_CUDA_TRY(cudaGetLastError());
     quads = quad_batch{};
   };
+  std::vector<std::size_t> general;
   for (std::size_t c = 0; c < count; ++c) {
     quad_op const op = quad_op_for(columns[c]);
     if (op != quad_op::none) {
@@ -258,10 +328,50 @@ conversion_result convert_columns(memory_kind kind, column_conversion const* col
       if (quads.count == conversions_per_launch) flush_quads();
       continue;
     }
-    batch.column_index[batch.count] = c;
+    general.push_back(c);
+  }
+  // The fields of one word next to each other (word_run), the other columns in their order.
+  auto const run_of = [&](std::size_t c) {
+    column_conversion const& col = columns[c];
+    bool const into = is_packed(col.to) && !is_packed(col.from), out_of = is_packed(col.from) && !is_packed(col.to);
+    return into ? word_run::pack : out_of ? word_run::unpack : word_run::none;
+  };
+  auto const word_of = [&](std::size_t c) -> column_ref const& {
+    return run_of(c) == word_run::pack ? columns[c].dst : columns[c].src;
+  };
+  auto const same_word = [&](std::size_t a, std::size_t b) {
+    column_ref const &x = word_of(a), &y = word_of(b);
+    return run_of(a) != word_run::none && run_of(a) == run_of(b) && x.base == y.base && x.stride == y.stride &&
+           x.block_stride == y.block_stride && x.block_shift == y.block_shift && x.block == y.block;
+  };
+  std::vector<std::size_t> ordered;
+  std::vector<bool> placed(general.size(), false);
+  for (std::size_t a = 0; a < general.size(); ++a) {
+    if (placed[a]) continue;
+    for (std::size_t b = a; b < general.size(); ++b) {
+      if (!placed[b] && (b == a || same_word(general[a], general[b]))) {
+        ordered.push_back(general[b]);
+        placed[b] = true;
+      }
+    }
+  }
+  int head = -1;
+  for (std::size_t k = 0; k < ordered.size(); ++k) {
+    std::size_t const c = ordered[k];
+    int const at = batch.count;
+    bool const joins = head >= 0 && same_word(batch.column_index[head], c);
+    batch.run[at] = joins ? word_run::member : run_of(c);
+    batch.run_length[at] = 1;
+    if (joins) {
+      ++batch.run_length[head];
+    } else {
+      head = batch.run[at] == word_run::none ? -1 : at;
+    }
+    batch.column_index[at] = c;
     batch.columns[batch.count++] = columns[c];
     if (batch.count == conversions_per_launch) {
       flush();
+      head = -1;  // a run cut by the batch's end goes on as a new run in the next
     }
   }
   flush_quads();

@@ -392,10 +392,17 @@ COALESCE_HOST_DEVICE COALESCE_INLINE std::int64_t load_packed_signed(std::byte c
 }
 // Writes a packed field's bits (`raw`, already in range) into the word at p, leaving the other
 // fields' bits alone. Atomic, on the GPU and the host: the fields of one word belong to different
-// members, which different threads may write at the same time.
-COALESCE_HOST_DEVICE COALESCE_INLINE void store_packed(std::byte* p, std::uint64_t raw, stored_format f) {
+// members, which different threads may write at the same time. `owned`: the caller's thread is
+// the only one touching the word now (the conversion kernels, which give each element's columns
+// to one thread, or run the columns one after another): a plain read-modify-write.
+COALESCE_HOST_DEVICE COALESCE_INLINE void store_packed(std::byte* p, std::uint64_t raw, stored_format f,
+                                                       bool owned = false) {
   std::uint32_t const mask = static_cast<std::uint32_t>(((std::uint64_t{1} << f.bit_count) - 1) << f.bit_offset);
   std::uint32_t const bits = static_cast<std::uint32_t>(raw << f.bit_offset) & mask;
+  if (owned) {
+    store_bytes(p, (load_bytes<std::uint32_t>(p) & ~mask) | bits);
+    return;
+  }
 #if COALESCE_IN_DEVICE_CODE
   auto* word = reinterpret_cast<unsigned int*>(p);
   atomicAnd(word, ~mask);
@@ -482,25 +489,41 @@ COALESCE_HOST_DEVICE COALESCE_INLINE encode_status encode_floating(std::byte* p,
   }
 }
 
-// Writes `value` (an integer computed value) in integer format f.
+// `value` as packed format f's bits (two's complement for signed_bits), with the range check:
+// [0, 2^bits) or [-2^(bits-1), 2^(bits-1)). Out of range: `status` says so, and the bits are the
+// nearest value the field holds (what a saturating field stores; a reporting one stores nothing).
 template <class C>
-COALESCE_HOST_DEVICE COALESCE_INLINE encode_status encode_integer(std::byte* p, C value, stored_format f) {
-  if (is_packed(f)) {  // [0, 2^bits) or [-2^(bits-1), 2^(bits-1)): nothing written when out of range
-    bool const is_signed = f.kind == number_kind::packed_signed;
-    std::int64_t const lo = is_signed ? -(std::int64_t{1} << (f.bit_count - 1)) : 0;
-    std::int64_t const hi = (std::int64_t{1} << (f.bit_count - (is_signed ? 1 : 0))) - 1;  // inclusive
-    bool below, above;
-    if constexpr (std::is_signed_v<C>) {
-      below = static_cast<std::int64_t>(value) < lo;
-      above = static_cast<std::int64_t>(value) > hi;
-    } else {
-      below = false;
-      above = static_cast<std::uint64_t>(value) > static_cast<std::uint64_t>(hi);
-    }
-    if ((below || above) && !f.saturates) return encode_status::out_of_range;
-    std::int64_t const v = below ? lo : (above ? hi : static_cast<std::int64_t>(value));
-    store_packed(p, static_cast<std::uint64_t>(v), f);
-    return below || above ? encode_status::out_of_range : encode_status::ok;
+COALESCE_HOST_DEVICE COALESCE_INLINE std::uint64_t packed_raw(C value, stored_format f, encode_status& status) {
+  bool const is_signed = f.kind == number_kind::packed_signed;
+  std::int64_t const lo = is_signed ? -(std::int64_t{1} << (f.bit_count - 1)) : 0;
+  std::int64_t const hi = (std::int64_t{1} << (f.bit_count - (is_signed ? 1 : 0))) - 1;  // inclusive
+  bool below, above;
+  if constexpr (std::is_signed_v<C>) {
+    below = static_cast<std::int64_t>(value) < lo;
+    above = static_cast<std::int64_t>(value) > hi;
+  } else {
+    below = false;
+    above = static_cast<std::uint64_t>(value) > static_cast<std::uint64_t>(hi);
+  }
+  status = below || above ? encode_status::out_of_range : encode_status::ok;
+  return static_cast<std::uint64_t>(below ? lo : (above ? hi : static_cast<std::int64_t>(value)));
+}
+// The word with field f set to `raw` (packed_raw's bits).
+COALESCE_HOST_DEVICE COALESCE_INLINE std::uint32_t with_field(std::uint32_t word, std::uint64_t raw, stored_format f) {
+  std::uint32_t const mask = static_cast<std::uint32_t>(((std::uint64_t{1} << f.bit_count) - 1) << f.bit_offset);
+  return (word & ~mask) | (static_cast<std::uint32_t>(raw << f.bit_offset) & mask);
+}
+
+// Writes `value` (an integer computed value) in integer format f.
+template <class C> COALESCE_HOST_DEVICE COALESCE_INLINE encode_status encode_integer(std::byte* p, C value,
+                                                                                     stored_format f,
+                                                                                     bool owned = false) {
+  if (is_packed(f)) {  // nothing written when out of range (unless the field saturates)
+    encode_status status = encode_status::ok;
+    std::uint64_t const raw = packed_raw(value, f, status);
+    if (status != encode_status::ok && !f.saturates) return status;
+    store_packed(p, raw, f, owned);
+    return status;
   }
   bool fits;
   if constexpr (std::is_signed_v<C>) {
@@ -594,7 +617,8 @@ template <class C> COALESCE_HOST_DEVICE COALESCE_INLINE C decode(std::byte const
 // One element from format `from` to format `to` (the type-erased conversions' inner step):
 // through int64/uint64 between integer formats; through float from float, half and bfloat16
 // (which float holds exactly: one conversion instruction each way on the GPU); through double
-// otherwise.
+// otherwise. Its callers (the conversion kernels) own the destination element while they convert
+// it, so a packed word is updated with a plain read-modify-write (store_packed's `owned`).
 COALESCE_HOST_DEVICE COALESCE_INLINE encode_status convert_element(std::byte* dst, stored_format to,
                                                                    std::byte const* src, stored_format from) {
   auto const integer = [](stored_format f) {
@@ -602,16 +626,17 @@ COALESCE_HOST_DEVICE COALESCE_INLINE encode_status convert_element(std::byte* ds
   };
   // A bool member (stored as its byte) into or out of bits.
   bool const boolean = from.kind == number_kind::opaque && from.bytes == 1 && is_packed(to);
-  if (boolean) return encode_integer(dst, static_cast<unsigned>(load_bytes<std::uint8_t>(src) != 0), to);
+  if (boolean) return encode_integer(dst, static_cast<unsigned>(load_bytes<std::uint8_t>(src) != 0), to, true);
   if (to.kind == number_kind::opaque && to.bytes == 1 && is_packed(from)) {
     store_bytes(dst, static_cast<std::uint8_t>(load_packed_unsigned(src, from) != 0));
     return encode_status::ok;
   }
   if (integer(from) && integer(to)) {
-    if (from.kind == number_kind::signed_int) return encode_integer(dst, load_signed(src, from.bytes), to);
-    if (from.kind == number_kind::packed_signed) return encode_integer(dst, load_packed_signed(src, from), to);
-    if (from.kind == number_kind::packed_unsigned) return encode_integer(dst, load_packed_unsigned(src, from), to);
-    return encode_integer(dst, load_unsigned(src, from.bytes), to);
+    if (from.kind == number_kind::signed_int) return encode_integer(dst, load_signed(src, from.bytes), to, true);
+    if (from.kind == number_kind::packed_signed) return encode_integer(dst, load_packed_signed(src, from), to, true);
+    if (from.kind == number_kind::packed_unsigned)
+      return encode_integer(dst, load_packed_unsigned(src, from), to, true);
+    return encode_integer(dst, load_unsigned(src, from.bytes), to, true);
   }
   bool const float_holds_it = from.kind == number_kind::ieee_half || from.kind == number_kind::bfloat16 ||
                               (from.kind == number_kind::floating && from.bytes == 4);
