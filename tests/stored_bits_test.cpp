@@ -69,7 +69,11 @@ using one_word_aosoa = one_word<coalesce::aosoa<8>>;
 using one_word_split =
     one_word<coalesce::split<coalesce::fields<&Atom::pos, &Atom::type>, coalesce::aos, coalesce::soa>>;
 using two_words_user = two_words<coalesce_test::reversed_columns>;
-#define PACKED_LAYOUTS one_word_soa, two_words_aos, one_word_aosoa, one_word_split, two_words_user
+// charge (a field without bytes of its own) alone in a blocked group, the rest records in which
+// flags (no bytes either) lies between tag and the end: members told apart by index, not offset.
+using one_word_split_rest =
+    one_word<coalesce::split<coalesce::fields<&Atom::charge>, coalesce::aosoa<4>, coalesce::aos>>;
+#define PACKED_LAYOUTS one_word_soa, two_words_aos, one_word_aosoa, one_word_split, two_words_user, one_word_split_rest
 
 }  // namespace
 

@@ -136,12 +136,15 @@ __global__ void convert_columns_kernel(__grid_constant__ conversion_batch const 
 // All such columns of one conversion go in one launch (the same throughput as a launch per column on
 // the H200: soa -> soa with vel as half 0.72-0.73 of the copy ceiling either way; fewer launches to
 // queue).
-enum class quad_op : unsigned char { none, copy4, copy2, narrow, widen };
+// pack_word / unpack_word head a run of bit-packed fields of one contiguous word column (the
+// word_run of the general kernel, four elements at a time); word_member columns are done by it.
+enum class quad_op : unsigned char { none, copy4, copy2, narrow, widen, pack_word, unpack_word, word_member };
 
 struct quad_batch {
   column_conversion columns[conversions_per_launch];
   std::size_t column_index[conversions_per_launch];
   quad_op op[conversions_per_launch];
+  unsigned char run_length[conversions_per_launch];  // pack_word, unpack_word: the run's columns
   int count;
   std::size_t n;
 };
@@ -226,6 +229,115 @@ __device__ void move_quad(column_conversion const& col, quad_op op, std::size_t 
 // quad takes the last n % 4 elements.
 // 6 blocks of 256 per SM: 38 registers without spills (50 unbounded, 45 % of the warps resident;
 // the kernel waits on its loads).
+// Four consecutive values of a contiguous integer (or bool byte) column of 1, 2 or 4 bytes, as
+// int64 (one vector load).
+__device__ void load_four(column_conversion const& col, std::size_t first, std::int64_t (&v)[4]) {
+  std::byte const* const at = col.src.base + first * col.from.bytes;
+  bool const is_signed = col.from.kind == number_kind::signed_int;
+  if (col.from.bytes == 1) {
+    uchar4 const u = *reinterpret_cast<uchar4 const*>(at);
+    std::uint8_t const b[4] = {u.x, u.y, u.z, u.w};
+#pragma unroll
+    for (int k = 0; k < 4; ++k) {
+      // Each branch widened to int64 on its own: a conditional's common type of int32 and uint32
+      // is uint32, which loses the sign.
+      v[k] = col.from.kind == number_kind::opaque ? std::int64_t{b[k] != 0}
+             : is_signed                          ? std::int64_t{static_cast<std::int8_t>(b[k])}
+                                                  : std::int64_t{b[k]};
+    }
+  } else if (col.from.bytes == 2) {
+    ushort4 const u = *reinterpret_cast<ushort4 const*>(at);
+    std::uint16_t const h[4] = {u.x, u.y, u.z, u.w};
+#pragma unroll
+    for (int k = 0; k < 4; ++k) v[k] = is_signed ? std::int64_t{static_cast<std::int16_t>(h[k])} : std::int64_t{h[k]};
+  } else {
+    uint4 const u = *reinterpret_cast<uint4 const*>(at);
+    std::uint32_t const w[4] = {u.x, u.y, u.z, u.w};
+#pragma unroll
+    for (int k = 0; k < 4; ++k) v[k] = is_signed ? std::int64_t{static_cast<std::int32_t>(w[k])} : std::int64_t{w[k]};
+  }
+}
+
+// A word run of the quad batch over elements [first, first + 4) (whole) or [first, n) one by one.
+__device__ void pack_quad(quad_batch const& batch, int head, std::size_t first, std::size_t n, bool whole,
+                          unsigned long long* first_failure) {
+  int const end = head + batch.run_length[head];
+  if (!whole) {
+    for (std::size_t i = first; i < n; ++i) {
+      std::byte* const at = batch.columns[head].dst.address(i);
+      std::uint32_t word = load_bytes<std::uint32_t>(at);
+      for (int c = head; c < end; ++c) {
+        encode_status status = encode_status::ok;
+        std::uint64_t const raw = field_bits(batch.columns[c], i, status);
+        if (status != encode_status::ok && !batch.columns[c].to.saturates) {
+          report(first_failure, batch.column_index[c], i);
+          continue;
+        }
+        word = with_field(word, raw, batch.columns[c].to);
+      }
+      store_bytes(at, word);
+    }
+    return;
+  }
+  auto* const at = reinterpret_cast<uint4*>(batch.columns[head].dst.base + first * 4);
+  uint4 const old = *at;
+  std::uint32_t w[4] = {old.x, old.y, old.z, old.w};
+  for (int c = head; c < end; ++c) {
+    column_conversion const& col = batch.columns[c];
+    std::int64_t v[4];
+    load_four(col, first, v);
+#pragma unroll
+    for (int k = 0; k < 4; ++k) {
+      encode_status status = encode_status::ok;
+      std::uint64_t const raw = packed_raw(v[k], col.to, status);
+      if (status != encode_status::ok && !col.to.saturates) {
+        report(first_failure, batch.column_index[c], first + k);
+        continue;
+      }
+      w[k] = with_field(w[k], raw, col.to);
+    }
+  }
+  *at = make_uint4(w[0], w[1], w[2], w[3]);
+}
+
+__device__ void unpack_quad(quad_batch const& batch, int head, std::size_t first, std::size_t n, bool whole,
+                            unsigned long long* first_failure) {
+  int const end = head + batch.run_length[head];
+  std::size_t const last = whole ? first + 4 : n;
+  std::uint32_t w[4] = {0, 0, 0, 0};
+  if (whole) {
+    uint4 const u = *reinterpret_cast<uint4 const*>(batch.columns[head].src.base + first * 4);
+    w[0] = u.x, w[1] = u.y, w[2] = u.z, w[3] = u.w;
+  } else {
+#pragma unroll
+    for (int k = 0; k < 4; ++k) {  // constant indices: the words stay in registers
+      if (first + k < last) w[k] = load_bytes<std::uint32_t>(batch.columns[head].src.address(first + k));
+    }
+  }
+  for (int c = head; c < end; ++c) {
+    column_conversion const& col = batch.columns[c];
+#pragma unroll
+    for (int k = 0; k < 4; ++k) {
+      std::size_t const i = first + k;
+      if (i >= last) break;
+      std::uint64_t const raw =
+          (static_cast<std::uint64_t>(w[k]) >> col.from.bit_offset) & ((std::uint64_t{1} << col.from.bit_count) - 1);
+      std::byte* const dst = col.dst.base + i * col.to.bytes;
+      encode_status status = encode_status::ok;
+      if (col.to.kind == number_kind::opaque) {  // a bool member's byte
+        store_bytes(dst, static_cast<std::uint8_t>(raw != 0));
+      } else if (col.from.kind == number_kind::packed_signed) {
+        std::uint64_t const sign = std::uint64_t{1} << (col.from.bit_count - 1);
+        status =
+            encode_integer(dst, static_cast<std::int64_t>(raw ^ sign) - static_cast<std::int64_t>(sign), col.to, true);
+      } else {
+        status = encode_integer(dst, raw, col.to, true);
+      }
+      if (status != encode_status::ok && !col.to.saturates) report(first_failure, batch.column_index[c], i);
+    }
+  }
+}
+
 __global__ void __launch_bounds__(256, 6)
     quad_columns_kernel(__grid_constant__ quad_batch const batch, unsigned long long* first_failure) {
   std::size_t const quads = batch.n / 4;
@@ -234,6 +346,40 @@ __global__ void __launch_bounds__(256, 6)
     for (int c = 0; c < batch.count; ++c)
       move_quad(batch.columns[c], batch.op[c], batch.column_index[c], 4 * q, batch.n, q < quads, first_failure);
   }
+}
+
+// The word runs, four elements per thread: a launch of their own (in the quad kernel, bounded to
+// 40 registers for the half columns, they spilled).
+__global__ void word_columns_kernel(__grid_constant__ quad_batch const batch, unsigned long long* first_failure) {
+  std::size_t const quads = batch.n / 4;
+  std::size_t const threads = static_cast<std::size_t>(gridDim.x) * blockDim.x;
+  for (std::size_t q = static_cast<std::size_t>(blockIdx.x) * blockDim.x + threadIdx.x; q <= quads; q += threads) {
+    for (int c = 0; c < batch.count; ++c) {
+      if (batch.op[c] == quad_op::pack_word) pack_quad(batch, c, 4 * q, batch.n, q < quads, first_failure);
+      if (batch.op[c] == quad_op::unpack_word) unpack_quad(batch, c, 4 * q, batch.n, q < quads, first_failure);
+    }
+  }
+}
+
+// True when a word run (pack: into dst words; unpack: out of src words) can go four elements at
+// a time: the word column and every field's other column contiguous and aligned for vector loads,
+// the fields' own columns integers (or bool bytes) of 1, 2 or 4 bytes (8 for unpacked ones).
+bool quad_word_run(column_conversion const* columns, std::size_t const* run, std::size_t length, bool pack) {
+  auto const aligned = [](column_ref const& c, std::size_t bytes) {
+    return c.block_shift == 63 && c.stride == bytes && reinterpret_cast<std::uintptr_t>(c.base) % (4 * bytes) == 0;
+  };
+  auto const plain_integer = [](stored_format f) {
+    return f.kind == number_kind::signed_int || f.kind == number_kind::unsigned_int ||
+           (f.kind == number_kind::opaque && f.bytes == 1);
+  };
+  for (std::size_t k = 0; k < length; ++k) {
+    column_conversion const& col = columns[run[k]];
+    column_ref const& word = pack ? col.dst : col.src;
+    column_ref const& other = pack ? col.src : col.dst;
+    stored_format const f = pack ? col.from : col.to;
+    if (!aligned(word, 4) || !plain_integer(f) || (pack && f.bytes > 4) || !aligned(other, f.bytes)) return false;
+  }
+  return true;
 }
 
 quad_op quad_op_for(column_conversion const& c) {
@@ -318,6 +464,14 @@ conversion_result convert_columns(memory_kind kind, column_conversion const* col
     COALESCE_CUDA_TRY(cudaGetLastError());
     quads = quad_batch{};
   };
+  quad_batch words{};
+  auto flush_words = [&] {
+    if (words.count == 0) return;
+    words.n = n;
+    word_columns_kernel<<<quad_blocks, block_threads, 0, stream>>>(words, failure);
+    COALESCE_CUDA_TRY(cudaGetLastError());
+    words = quad_batch{};
+  };
   std::vector<std::size_t> general;
   for (std::size_t c = 0; c < count; ++c) {
     quad_op const op = quad_op_for(columns[c]);
@@ -355,6 +509,36 @@ conversion_result convert_columns(memory_kind kind, column_conversion const* col
       }
     }
   }
+  // Word runs whose columns are contiguous go to the word kernel, four elements per thread (a run
+  // longer than a batch is cut into runs that each read and write the word).
+  std::vector<std::size_t> rest;
+  for (std::size_t k = 0; k < ordered.size();) {
+    std::size_t end = k + 1;
+    while (end < ordered.size() && same_word(ordered[k], ordered[end])) ++end;
+    word_run const kind = run_of(ordered[k]);
+    if (kind == word_run::none || !quad_word_run(columns, ordered.data() + k, end - k, kind == word_run::pack)) {
+      rest.insert(rest.end(), ordered.begin() + static_cast<std::ptrdiff_t>(k),
+                  ordered.begin() + static_cast<std::ptrdiff_t>(end));
+      k = end;
+      continue;
+    }
+    for (; k < end;) {
+      std::size_t const length = std::min<std::size_t>(end - k, conversions_per_launch);
+      if (words.count + static_cast<int>(length) > conversions_per_launch) flush_words();
+      int const at = words.count;
+      for (std::size_t m = 0; m < length; ++m) {
+        words.column_index[words.count] = ordered[k + m];
+        words.op[words.count] =
+            m == 0 ? (kind == word_run::pack ? quad_op::pack_word : quad_op::unpack_word) : quad_op::word_member;
+        words.run_length[words.count] = 1;
+        words.columns[words.count++] = columns[ordered[k + m]];
+      }
+      words.run_length[at] = static_cast<unsigned char>(length);
+      if (words.count == conversions_per_launch) flush_words();
+      k += length;
+    }
+  }
+  ordered = rest;
   int head = -1;
   for (std::size_t k = 0; k < ordered.size(); ++k) {
     std::size_t const c = ordered[k];
@@ -375,6 +559,7 @@ conversion_result convert_columns(memory_kind kind, column_conversion const* col
     }
   }
   flush_quads();
+  flush_words();
   flush();
   COALESCE_CUDA_TRY(cudaMemcpyAsync(word.on_host, failure, sizeof *failure, cudaMemcpyDeviceToHost, stream));
   COALESCE_CUDA_TRY(cudaStreamSynchronize(stream));

@@ -1,4 +1,4 @@
-// expect: coalesce: store<&T::member, bits<N>>: a std::array member cannot be bit-packed
+// expect: coalesce: store<&T::member, bits<N>>: only an integer or bool member can be bit-packed
 #include <coalesce/coalesce.hpp>
 #include <array>
 #include <cstdint>

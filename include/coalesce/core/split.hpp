@@ -137,10 +137,13 @@ template <class Shape, class Fields, bool In, class Padding> struct sub_shape {
     for (auto const& leaf : Shape::leaves) {
       if (mask[leaf.root_leaf] != In) continue;
       auto const& m = members[leaf.root_leaf];
-      if (m.offset != last_member) {  // a new member: place it whole
+      // A new member (by index: under stored_as a member of bit-packed fields that carry no word
+      // has no bytes, and the next member's slot may start at the same offset): place it whole.
+      std::size_t const member = reflect::leaf_table_v<root>[leaf.root_leaf].path[0];
+      if (member != last_member) {
         member_start = round_up(end, m.align);
         end = member_start + m.size;
-        last_member = m.offset;
+        last_member = member;
         r.align = std::max(r.align, m.align);
       }
       std::size_t const inside = origin::leaves[leaf.root_leaf].offset - m.offset;

@@ -77,14 +77,12 @@ template <class T, std::size_t K> constexpr bool member_accepts(stored_format f)
   (std::make_index_sequence<reflect::leaves_in<M>()>{});
 }
 
-// True when member K has no std::array leaf (bit-packed fields are single values).
+// True when member K is one scalar leaf: bit-packed fields are single integers or bools (a nested
+// struct's proxy addresses its own leaves only, not a word that another member carries).
 template <class T, std::size_t K> constexpr bool member_is_scalar() {
   using M = typename reflect::members<T>::template type<K>;
   constexpr std::size_t first = reflect::first_leaf_of_member<T, K>();
-  return [&]<std::size_t... L>(std::index_sequence<L...>) {
-    return ((reflect::leaf_t<T, first + L>::extent == 1) && ...);
-  }
-  (std::make_index_sequence<reflect::leaves_in<M>()>{});
+  return reflect::leaves_in<M>() == 1 && reflect::leaf_t<T, first>::extent == 1;
 }
 
 template <class T, class Store> constexpr bool check_store() {
@@ -95,8 +93,9 @@ template <class T, class Store> constexpr bool check_store() {
                 "integer members; bits and signed_bits hold integer and bool members; a std::array member by its "
                 "elements' type)");
   static_assert(!is_packed(parts::format) || member_is_scalar<T, parts::member>(),
-                "coalesce: store<&T::member, bits<N>>: a std::array member cannot be bit-packed; store it as a "
-                "narrower integer (std::uint8_t, ...)");
+                "coalesce: store<&T::member, bits<N>>: only an integer or bool member can be bit-packed, not a "
+                "std::array or a nested struct; store its fields as members of T, or store it as a narrower integer "
+                "(std::uint8_t, ...)");
   return true;
 }
 

@@ -403,14 +403,21 @@ COALESCE_HOST_DEVICE COALESCE_INLINE void store_packed(std::byte* p, std::uint64
     store_bytes(p, (load_bytes<std::uint32_t>(p) & ~mask) | bits);
     return;
   }
+  // One compare-and-swap: two writers of the same field leave one of their values (an and then an
+  // or, two atomics, could interleave into a mix of both), and a reader never sees it cleared.
 #if COALESCE_IN_DEVICE_CODE
   auto* word = reinterpret_cast<unsigned int*>(p);
-  atomicAnd(word, ~mask);
-  if (bits != 0) atomicOr(word, bits);
+  unsigned int seen = *reinterpret_cast<unsigned int volatile*>(word);
+  for (;;) {
+    unsigned int const was = atomicCAS(word, seen, (seen & ~mask) | bits);
+    if (was == seen) break;
+    seen = was;
+  }
 #else
   std::atomic_ref<std::uint32_t> word(*reinterpret_cast<std::uint32_t*>(p));
-  word.fetch_and(~mask, std::memory_order_relaxed);
-  if (bits != 0) word.fetch_or(bits, std::memory_order_relaxed);
+  std::uint32_t seen = word.load(std::memory_order_relaxed);
+  while (!word.compare_exchange_weak(seen, (seen & ~mask) | bits, std::memory_order_relaxed)) {
+  }
 #endif
 }
 
