@@ -45,8 +45,8 @@ std::vector<Atom> atoms(std::size_t n) {
   for (std::size_t i = 0; i < n; ++i) out[i] = make_atom(i);
   return out;
 }
-template <class V> std::vector<Atom> records_of(V const& v) {
-  std::vector<Atom> out(v.size());
+template <class T = Atom, class V> std::vector<T> records_of(V const& v) {
+  std::vector<T> out(v.size());
   v.copy_to(out);
   return out;
 }
@@ -240,4 +240,87 @@ TEST_CASE("the analysis reads a packed field as its word: 4 bytes per element, w
   CHECK(flags.rows[0].stats.sectors > 0);
   // The record: pos 12, the word 4, tag 2 (aos: 18 rounded to the word's alignment, 20).
   CHECK(coalesce::analysis::layout_table<Atom, one_word<coalesce::aos>>(model).record_bytes == 20);
+}
+
+namespace {
+// The formats' edges: 32-bit fields, 64-bit members, a bool in several bits, an unsigned member
+// in signed_bits (0 .. 127), a signed member in 2 bits.
+struct Wide {
+  std::int64_t big;    // signed_bits<32>: a word of its own
+  std::uint64_t ubig;  // bits<32>: the next word
+  bool flag;           // bits<3>
+  std::uint32_t u;     // signed_bits<8>
+  std::int32_t s;      // signed_bits<2>: -2 .. 1
+};
+bool operator==(Wide const& a, Wide const& b) {
+  return a.big == b.big && a.ubig == b.ubig && a.flag == b.flag && a.u == b.u && a.s == b.s;
+}
+template <class Inner> using wide_bits =
+    stored_as<Inner, store<&Wide::big, signed_bits<32>>, store<&Wide::ubig, bits<32>>, store<&Wide::flag, bits<3>>,
+              store<&Wide::u, signed_bits<8>>, store<&Wide::s, signed_bits<2>>>;
+std::vector<Wide> wide_values() {
+  std::int64_t const lo = -(std::int64_t{1} << 31), hi = (std::int64_t{1} << 31) - 1;
+  std::uint64_t const top = (std::uint64_t{1} << 32) - 1;
+  return {{lo, top, true, 127, -2}, {hi, 0, false, 0, 1}, {0, 1, true, 64, 0}, {-1, top - 1, false, 1, -1}};
+}
+}  // namespace
+
+TEST_CASE_TEMPLATE("bit-packed fields at the formats' edges: 32 bits, 64-bit members, bools, unsigned in signed_bits",
+                   Inner, coalesce::soa, coalesce::aos) {
+  using S = coalesce::layout_storage<Wide, wide_bits<Inner>>;
+  CHECK(S::slot_leaf(0) == 0);
+  CHECK(S::slot_leaf(1) == 1);  // 32 + 32 bits: two words
+  CHECK(S::slot_leaf(2) == 2);
+  CHECK(S::slot_leaf(4) == 2);
+  auto const want = wide_values();
+  coalesce::host_vector<Wide> plain{std::span<Wide const>(want)};
+  coalesce::host_vector<Wide, wide_bits<Inner>> h = plain;
+  coalesce::device_vector<Wide, wide_bits<Inner>> d = plain;
+  CHECK(records_of<Wide>(h) == want);
+  CHECK(records_of<Wide>(d) == want);
+  auto w = h.view();
+  w[2][&Wide::big] = std::int64_t{-5};
+  w[2][&Wide::ubig] = std::uint64_t{0xfffffffeu};
+  CHECK(static_cast<Wide>(w[2]).big == -5);
+  CHECK(static_cast<Wide>(w[2]).ubig == 0xfffffffeu);
+  CHECK(static_cast<Wide>(w[2]).u == 64);
+  // One past each edge: refused, in conversions and in proxies.
+  auto const refused = [&](auto change, char const* format) {
+    auto bad = want;
+    change(bad[3]);
+    coalesce::host_vector<Wide> p{std::span<Wide const>(bad)};
+    CHECK_THROWS_WITH_AS((coalesce::host_vector<Wide, wide_bits<Inner>>(p)), doctest::Contains(format),
+                         coalesce::error);
+  };
+  refused([](Wide& x) { x.big = std::int64_t{1} << 31; },
+          "element 3's leaf 0 (member 0) cannot be stored as signed_bits<32>");
+  refused([](Wide& x) { x.ubig = std::uint64_t{1} << 32; },
+          "element 3's leaf 1 (member 1) cannot be stored as bits<32>");
+  refused([](Wide& x) { x.u = 128; }, "element 3's leaf 3 (member 3) cannot be stored as signed_bits<8>");
+  refused([](Wide& x) { x.s = 2; }, "element 3's leaf 4 (member 4) cannot be stored as signed_bits<2>");
+  CHECK_THROWS_AS(w[1][&Wide::u] = 200u, coalesce::error);
+  CHECK(static_cast<Wide>(w[1]) == want[1]);
+}
+
+TEST_CASE_TEMPLATE("apply, reserve, shrink and erase keep every packed field", Layout, PACKED_LAYOUTS) {
+  auto const records = atoms(300);
+  coalesce::device_vector<Atom, Layout> v{std::span<Atom const>(records)};
+  coalesce::device_vector<Atom, Layout> companion = v;
+  std::vector<std::uint32_t> keys(records.size());
+  for (std::size_t i = 0; i < keys.size(); ++i) keys[i] = static_cast<std::uint32_t>((i * 37) % 11);
+  coalesce_test::space_array<std::uint32_t, coalesce::device> device_keys(keys);
+  coalesce::reorder_plan plan;
+  coalesce::sort_by_key(v, std::span<std::uint32_t const>(device_keys.data(), keys.size()), plan);
+  coalesce::apply(plan, companion);
+  CHECK(records_of(companion) == records_of(v));
+
+  coalesce::host_vector<Atom, Layout> h{std::span<Atom const>(records)};
+  h.reserve(1000);
+  CHECK(records_of(h) == records);
+  h.erase(10, 20);
+  auto want = records;
+  want.erase(want.begin() + 10, want.begin() + 20);
+  CHECK(records_of(h) == want);
+  h.shrink_to_fit();
+  CHECK(records_of(h) == want);
 }
