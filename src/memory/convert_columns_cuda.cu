@@ -50,6 +50,10 @@ __device__ void copy_element(std::byte* dst, std::byte const* src, std::size_t w
   }
 }
 
+__device__ void report(unsigned long long* first_failure, std::size_t column, std::size_t i) {
+  atomicMin(first_failure, (static_cast<unsigned long long>(column) << 48) | i);
+}
+
 // A packed field's bits from its source column (an integer or a bool byte), range-checked.
 __device__ std::uint64_t field_bits(column_conversion const& col, std::size_t i, encode_status& status) {
   std::byte const* const src = col.src.address(i);
@@ -63,43 +67,33 @@ __device__ std::uint64_t field_bits(column_conversion const& col, std::size_t i,
   }
 }
 
-__device__ void pack_word(conversion_batch const& batch, int head, std::size_t i, unsigned long long* first_failure) {
-  std::byte* const at = batch.columns[head].dst.address(i);
+// Element i of the word run columns[head, end): the word read once, each field inserted (a refused
+// value leaves its field as it was and is reported by its index), the word written once. Both
+// conversion kernels' batches hold a run this way.
+__device__ void pack_element(column_conversion const* columns, std::size_t const* index, int head, int end,
+                             std::size_t i, unsigned long long* first_failure) {
+  std::byte* const at = columns[head].dst.address(i);
   std::uint32_t word = load_bytes<std::uint32_t>(at);
-  for (int c = head; c < head + batch.run_length[head]; ++c) {
-    column_conversion const& col = batch.columns[c];
+  for (int c = head; c < end; ++c) {
     encode_status status = encode_status::ok;
-    std::uint64_t const raw = field_bits(col, i, status);
-    if (status != encode_status::ok && !col.to.saturates) {
-      atomicMin(first_failure, (static_cast<unsigned long long>(batch.column_index[c]) << 48) | i);
-      continue;  // a refused value: its field keeps what it held
+    std::uint64_t const raw = field_bits(columns[c], i, status);
+    if (status != encode_status::ok && !columns[c].to.saturates) {
+      report(first_failure, index[c], i);
+      continue;
     }
-    word = with_field(word, raw, col.to);
+    word = with_field(word, raw, columns[c].to);
   }
   store_bytes(at, word);
 }
 
-__device__ void unpack_word(conversion_batch const& batch, int head, std::size_t i, unsigned long long* first_failure) {
-  std::uint32_t const word = load_bytes<std::uint32_t>(batch.columns[head].src.address(i));
-  for (int c = head; c < head + batch.run_length[head]; ++c) {
-    column_conversion const& col = batch.columns[c];
-    std::uint64_t const raw =
-        (static_cast<std::uint64_t>(word) >> col.from.bit_offset) & ((std::uint64_t{1} << col.from.bit_count) - 1);
-    std::byte* const dst = col.dst.address(i);
-    encode_status status = encode_status::ok;
-    if (col.to.kind == number_kind::opaque) {  // a bool member's byte
-      store_bytes(dst, static_cast<std::uint8_t>(raw != 0));
-    } else if (col.from.kind == number_kind::packed_signed) {
-      std::uint64_t const sign = std::uint64_t{1} << (col.from.bit_count - 1);
-      status =
-          encode_integer(dst, static_cast<std::int64_t>(raw ^ sign) - static_cast<std::int64_t>(sign), col.to, true);
-    } else {
-      status = encode_integer(dst, raw, col.to, true);
-    }
-    if (status != encode_status::ok && !col.to.saturates) {
-      atomicMin(first_failure, (static_cast<unsigned long long>(batch.column_index[c]) << 48) | i);
-    }
+// One field of a packed word into its own column's element at dst (an integer, or a bool byte).
+__device__ encode_status unpack_field(std::uint32_t word, column_conversion const& col, std::byte* dst) {
+  std::int64_t const value = packed_field(word, col.from);
+  if (col.to.kind == number_kind::opaque) {  // a bool member's byte
+    store_bytes(dst, static_cast<std::uint8_t>(value != 0));
+    return encode_status::ok;
   }
+  return encode_integer(dst, value, col.to, true);
 }
 
 __global__ void convert_columns_kernel(__grid_constant__ conversion_batch const batch,
@@ -109,11 +103,16 @@ __global__ void convert_columns_kernel(__grid_constant__ conversion_batch const 
     for (int c = 0; c < batch.count; ++c) {
       if (batch.run[c] == word_run::member) continue;
       if (batch.run[c] == word_run::pack) {
-        pack_word(batch, c, i, first_failure);
+        pack_element(batch.columns, batch.column_index, c, c + batch.run_length[c], i, first_failure);
         continue;
       }
       if (batch.run[c] == word_run::unpack) {
-        unpack_word(batch, c, i, first_failure);
+        std::uint32_t const word = load_bytes<std::uint32_t>(batch.columns[c].src.address(i));
+        for (int f = c; f < c + batch.run_length[c]; ++f) {
+          column_conversion const& col = batch.columns[f];
+          encode_status const status = unpack_field(word, col, col.dst.address(i));
+          if (status != encode_status::ok && !col.to.saturates) report(first_failure, batch.column_index[f], i);
+        }
         continue;
       }
       column_conversion const& col = batch.columns[c];
@@ -153,10 +152,6 @@ bool is_sixteen_bit_float(stored_format f) {
   return f.kind == number_kind::ieee_half || f.kind == number_kind::bfloat16;
 }
 bool is_float(stored_format f) { return f.kind == number_kind::floating && f.bytes == 4; }
-
-__device__ void report(unsigned long long* first_failure, std::size_t column, std::size_t i) {
-  atomicMin(first_failure, (static_cast<unsigned long long>(column) << 48) | i);
-}
 
 // Four elements of a column that keeps its 4-byte (Quad = uint4) or 2-byte (uint2) elements.
 template <class Quad>
@@ -263,20 +258,8 @@ __device__ void pack_quad(quad_batch const& batch, int head, std::size_t first, 
                           unsigned long long* first_failure) {
   int const end = head + batch.run_length[head];
   if (!whole) {
-    for (std::size_t i = first; i < n; ++i) {
-      std::byte* const at = batch.columns[head].dst.address(i);
-      std::uint32_t word = load_bytes<std::uint32_t>(at);
-      for (int c = head; c < end; ++c) {
-        encode_status status = encode_status::ok;
-        std::uint64_t const raw = field_bits(batch.columns[c], i, status);
-        if (status != encode_status::ok && !batch.columns[c].to.saturates) {
-          report(first_failure, batch.column_index[c], i);
-          continue;
-        }
-        word = with_field(word, raw, batch.columns[c].to);
-      }
-      store_bytes(at, word);
-    }
+    for (std::size_t i = first; i < n; ++i)
+      pack_element(batch.columns, batch.column_index, head, end, i, first_failure);
     return;
   }
   auto* const at = reinterpret_cast<uint4*>(batch.columns[head].dst.base + first * 4);
@@ -320,19 +303,7 @@ __device__ void unpack_quad(quad_batch const& batch, int head, std::size_t first
     for (int k = 0; k < 4; ++k) {
       std::size_t const i = first + k;
       if (i >= last) break;
-      std::uint64_t const raw =
-          (static_cast<std::uint64_t>(w[k]) >> col.from.bit_offset) & ((std::uint64_t{1} << col.from.bit_count) - 1);
-      std::byte* const dst = col.dst.base + i * col.to.bytes;
-      encode_status status = encode_status::ok;
-      if (col.to.kind == number_kind::opaque) {  // a bool member's byte
-        store_bytes(dst, static_cast<std::uint8_t>(raw != 0));
-      } else if (col.from.kind == number_kind::packed_signed) {
-        std::uint64_t const sign = std::uint64_t{1} << (col.from.bit_count - 1);
-        status =
-            encode_integer(dst, static_cast<std::int64_t>(raw ^ sign) - static_cast<std::int64_t>(sign), col.to, true);
-      } else {
-        status = encode_integer(dst, raw, col.to, true);
-      }
+      encode_status const status = unpack_field(w[k], col, col.dst.base + i * col.to.bytes);
       if (status != encode_status::ok && !col.to.saturates) report(first_failure, batch.column_index[c], i);
     }
   }

@@ -177,7 +177,7 @@ std::size_t scan(list_memory& m, std::uint32_t* counts, std::size_t count, std::
 void sort_candidates(list_memory& m, std::size_t clusters, std::size_t n, bool refill, cudaStream_t s) {
   auto const* offsets = as<std::uint32_t>(m.candidate_offsets);
   std::size_t const capacity = candidate_capacity(m);  // a refill's clamp: at most 2^31 - 1 (int)
-  std::size_t const held = std::min(m.candidate_ids.size(), m.candidate_sorted.size()) / sizeof(std::uint32_t);
+  std::size_t const held = candidate_memory(m);        // a build's sort: a 64-bit count
   auto const* in = as<std::uint32_t>(m.candidate_ids);
   auto* out = as<std::uint32_t>(m.candidate_sorted);
   int const end_bit = std::max(1, static_cast<int>(std::bit_width(n - 1)));

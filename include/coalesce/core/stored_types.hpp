@@ -378,17 +378,18 @@ COALESCE_HOST_DEVICE COALESCE_INLINE std::uint64_t load_unsigned(std::byte const
   }
 }
 
-// A packed field (bits, signed_bits): its bits of the 32-bit word at p, sign-extended for
-// signed_bits.
-COALESCE_HOST_DEVICE COALESCE_INLINE std::uint64_t load_packed_unsigned(std::byte const* p, stored_format f) {
-  std::uint32_t const word = load_bytes<std::uint32_t>(p);
-  std::uint64_t const mask = (std::uint64_t{1} << f.bit_count) - 1;
-  return (static_cast<std::uint64_t>(word) >> f.bit_offset) & mask;
-}
-COALESCE_HOST_DEVICE COALESCE_INLINE std::int64_t load_packed_signed(std::byte const* p, stored_format f) {
-  std::uint64_t const raw = load_packed_unsigned(p, f);
+// A packed field's value (bits, signed_bits) in its word: its bits, sign-extended for signed_bits.
+// At most 32 bits, so every value of either kind is an int64.
+COALESCE_HOST_DEVICE COALESCE_INLINE std::int64_t packed_field(std::uint32_t word, stored_format f) {
+  std::uint64_t const raw =
+      (static_cast<std::uint64_t>(word) >> f.bit_offset) & ((std::uint64_t{1} << f.bit_count) - 1);
+  if (f.kind != number_kind::packed_signed) return static_cast<std::int64_t>(raw);
   std::uint64_t const sign = std::uint64_t{1} << (f.bit_count - 1);
   return static_cast<std::int64_t>(raw ^ sign) - static_cast<std::int64_t>(sign);
+}
+// The same, read from the word at p.
+COALESCE_HOST_DEVICE COALESCE_INLINE std::int64_t load_packed(std::byte const* p, stored_format f) {
+  return packed_field(load_bytes<std::uint32_t>(p), f);
 }
 // Writes a packed field's bits (`raw`, already in range) into the word at p, leaving the other
 // fields' bits alone. Atomic, on the GPU and the host: the fields of one word belong to different
@@ -608,14 +609,13 @@ template <class C> COALESCE_HOST_DEVICE COALESCE_INLINE C decode(std::byte const
       case number_kind::unsigned_int:
         return static_cast<C>(load_unsigned(p, f.bytes));
       case number_kind::packed_unsigned:
-        return static_cast<C>(load_packed_unsigned(p, f));
       case number_kind::packed_signed:
-        return static_cast<C>(load_packed_signed(p, f));
+        return static_cast<C>(load_packed(p, f));
       default:
         return load_bytes<C>(p);
     }
   } else if constexpr (std::is_same_v<C, bool>) {
-    return is_packed(f) ? load_packed_unsigned(p, f) != 0 : load_bytes<bool>(p);
+    return is_packed(f) ? load_packed(p, f) != 0 : load_bytes<bool>(p);
   } else {
     return load_bytes<C>(p);
   }
@@ -635,14 +635,12 @@ COALESCE_HOST_DEVICE COALESCE_INLINE encode_status convert_element(std::byte* ds
   bool const boolean = from.kind == number_kind::opaque && from.bytes == 1 && is_packed(to);
   if (boolean) return encode_integer(dst, static_cast<unsigned>(load_bytes<std::uint8_t>(src) != 0), to, true);
   if (to.kind == number_kind::opaque && to.bytes == 1 && is_packed(from)) {
-    store_bytes(dst, static_cast<std::uint8_t>(load_packed_unsigned(src, from) != 0));
+    store_bytes(dst, static_cast<std::uint8_t>(load_packed(src, from) != 0));
     return encode_status::ok;
   }
   if (integer(from) && integer(to)) {
     if (from.kind == number_kind::signed_int) return encode_integer(dst, load_signed(src, from.bytes), to, true);
-    if (from.kind == number_kind::packed_signed) return encode_integer(dst, load_packed_signed(src, from), to, true);
-    if (from.kind == number_kind::packed_unsigned)
-      return encode_integer(dst, load_packed_unsigned(src, from), to, true);
+    if (is_packed(from)) return encode_integer(dst, load_packed(src, from), to, true);
     return encode_integer(dst, load_unsigned(src, from.bytes), to, true);
   }
   bool const float_holds_it = from.kind == number_kind::ieee_half || from.kind == number_kind::bfloat16 ||

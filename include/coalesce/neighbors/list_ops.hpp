@@ -113,9 +113,11 @@ struct list_memory {
 // verlet_list::check() compares a refill's counts with these). A refill sorts its candidates with
 // CUB's segmented radix sort, whose item count is an int: never more than 2^31 - 1 (a build sorts
 // with a 64-bit count, so only a refill of so many candidates is cut, and check() says so).
+inline std::size_t candidate_memory(list_memory const& m) {  // the candidates the buffers hold (a build's sort)
+  return std::min(m.candidate_ids.size(), m.candidate_sorted.size()) / sizeof(std::uint32_t);
+}
 inline std::size_t candidate_capacity(list_memory const& m) {
-  std::size_t const held = std::min(m.candidate_ids.size(), m.candidate_sorted.size()) / sizeof(std::uint32_t);
-  return std::min<std::size_t>(held, 0x7fffffffu);
+  return std::min<std::size_t>(candidate_memory(m), 0x7fffffffu);
 }
 inline std::size_t run_capacity(list_memory const& m) { return m.indices.size() / (2 * sizeof(std::uint32_t)); }
 
