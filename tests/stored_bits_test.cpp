@@ -324,3 +324,32 @@ TEST_CASE_TEMPLATE("apply, reserve, shrink and erase keep every packed field", L
   h.shrink_to_fit();
   CHECK(records_of(h) == want);
 }
+
+TEST_CASE("a word written both from unpacked columns and from another packing keeps every field") {
+  // type and ghost packed alike on both sides (moved packed to packed), charge and flags packed
+  // from their own columns into the same word: neither part may clear the other's fields (on the
+  // GPU the four-at-a-time pack composes a word from zero only when it writes all of its fields).
+  using half_packed = stored_as<coalesce::soa, store<&Atom::type, bits<3>>, store<&Atom::ghost, bits<1>>>;
+  for (std::size_t n : {1u, 4u, 37u, 5003u}) {
+    INFO("n = " << n);
+    auto const want = atoms(n);
+    coalesce::device_vector<Atom, half_packed> source{std::span<Atom const>(want)};
+    coalesce::device_vector<Atom, one_word_soa> packed = source;
+    CHECK(records_of(packed) == want);
+    coalesce::device_vector<Atom, half_packed> back = packed;
+    CHECK(records_of(back) == want);
+    coalesce::host_vector<Atom, one_word_soa> on_host = source;
+    CHECK(records_of(on_host) == want);
+  }
+}
+
+TEST_CASE("a word composed from unpacked columns holds nothing but its fields") {
+  // The destination's words first hold other values (every bit set where a field lies): the
+  // conversion overwrites each field whole, on the GPU without reading the old word.
+  auto const want = atoms(4099);
+  std::vector<Atom> other(want.size(), Atom{{0, 0, 0}, 7u, true, -1, 0, 31});
+  coalesce::device_vector<Atom, one_word_soa> packed{std::span<Atom const>(other)};
+  coalesce::device_vector<Atom> plain{std::span<Atom const>(want)};
+  packed.assign(plain);
+  CHECK(records_of(packed) == want);
+}

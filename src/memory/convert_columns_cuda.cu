@@ -137,16 +137,67 @@ __global__ void convert_columns_kernel(__grid_constant__ conversion_batch const 
 // queue).
 // pack_word / unpack_word head a run of bit-packed fields of one contiguous word column (the
 // word_run of the general kernel, four elements at a time); word_member columns are done by it.
-enum class quad_op : unsigned char { none, copy4, copy2, narrow, widen, pack_word, unpack_word, word_member };
+// pack_fresh_word: a pack_word run that holds every field of its word (nothing else of the
+// conversion writes that word), so the words are composed from zero instead of read first.
+enum class quad_op : unsigned char {
+  none,
+  copy4,
+  copy2,
+  narrow,
+  widen,
+  pack_word,
+  pack_fresh_word,
+  unpack_word,
+  word_member
+};
+
+// A packed field of a word run as the word kernel uses it, worked out once on the host: per element
+// a range test and two or three shifts, instead of the formats' general code (which made the word
+// kernel wait on its instructions, not its loads: 0.66 of the copy ceiling).
+struct field_plan {
+  std::int64_t lo = 0;      // the field's smallest value
+  std::uint64_t span = 0;   // its largest value minus lo
+  std::uint32_t mask = 0;   // its bits in the word
+  unsigned char shift = 0;  // its bit offset
+  unsigned char left = 0;   // unpacking: (word << left) >> right, arithmetic where signed
+  unsigned char right = 0;
+  bool is_signed = false;
+  bool always_fits = false;  // unpacking: the destination column holds every value of the field
+};
 
 struct quad_batch {
   column_conversion columns[conversions_per_launch];
   std::size_t column_index[conversions_per_launch];
   quad_op op[conversions_per_launch];
   unsigned char run_length[conversions_per_launch];  // pack_word, unpack_word: the run's columns
+  field_plan fields[conversions_per_launch];         // the word runs' columns
   int count;
   std::size_t n;
 };
+
+field_plan plan_of(stored_format packed, stored_format other) {
+  field_plan p;
+  unsigned const bits = packed.bit_count;
+  p.is_signed = packed.kind == number_kind::packed_signed;
+  p.lo = p.is_signed ? -(std::int64_t{1} << (bits - 1)) : 0;
+  p.span = (std::uint64_t{1} << bits) - 1;
+  p.mask = static_cast<std::uint32_t>(p.span << packed.bit_offset);
+  p.shift = packed.bit_offset;
+  p.left = static_cast<unsigned char>(32 - packed.bit_offset - bits);
+  p.right = static_cast<unsigned char>(32 - bits);
+  std::int64_t const hi = p.lo + static_cast<std::int64_t>(p.span);
+  if (other.kind == number_kind::opaque) {
+    p.always_fits = true;  // a bool byte: value != 0
+  } else if (other.bytes == 8) {
+    p.always_fits = other.kind == number_kind::signed_int || p.lo >= 0;
+  } else if (other.kind == number_kind::unsigned_int) {
+    p.always_fits = p.lo >= 0 && hi < (std::int64_t{1} << (8 * other.bytes));
+  } else {
+    std::int64_t const half = std::int64_t{1} << (8 * other.bytes - 1);
+    p.always_fits = p.lo >= -half && hi < half;
+  }
+  return p;
+}
 
 bool is_sixteen_bit_float(stored_format f) {
   return f.kind == number_kind::ieee_half || f.kind == number_kind::bfloat16;
@@ -224,37 +275,49 @@ __device__ void move_quad(column_conversion const& col, quad_op op, std::size_t 
 // quad takes the last n % 4 elements.
 // 6 blocks of 256 per SM: 38 registers without spills (50 unbounded, 45 % of the warps resident;
 // the kernel waits on its loads).
-// Four consecutive values of a contiguous integer (or bool byte) column of 1, 2 or 4 bytes, as
-// int64 (one vector load).
-__device__ void load_four(column_conversion const& col, std::size_t first, std::int64_t (&v)[4]) {
+// Four consecutive elements of a contiguous integer (or bool byte) column of 1, 2 or 4 bytes: one
+// vector load of 4, 8 or 16 bytes, widened later by widen_four (so that a run's loads can all be in
+// flight before the first is used).
+__device__ uint4 load_four_raw(column_conversion const& col, std::size_t first) {
   std::byte const* const at = col.src.base + first * col.from.bytes;
+  if (col.from.bytes == 4) return *reinterpret_cast<uint4 const*>(at);
+  if (col.from.bytes == 2) {
+    uint2 const u = *reinterpret_cast<uint2 const*>(at);
+    return make_uint4(u.x, u.y, 0, 0);
+  }
+  return make_uint4(*reinterpret_cast<std::uint32_t const*>(at), 0, 0, 0);
+}
+
+// The four values of load_four_raw as int64 (sign-extended where the column is signed).
+__device__ void widen_four(column_conversion const& col, uint4 raw, std::int64_t (&v)[4]) {
   bool const is_signed = col.from.kind == number_kind::signed_int;
   if (col.from.bytes == 1) {
-    uchar4 const u = *reinterpret_cast<uchar4 const*>(at);
-    std::uint8_t const b[4] = {u.x, u.y, u.z, u.w};
 #pragma unroll
     for (int k = 0; k < 4; ++k) {
+      auto const b = static_cast<std::uint8_t>(raw.x >> (8 * k));
       // Each branch widened to int64 on its own: a conditional's common type of int32 and uint32
       // is uint32, which loses the sign.
-      v[k] = col.from.kind == number_kind::opaque ? std::int64_t{b[k] != 0}
-             : is_signed                          ? std::int64_t{static_cast<std::int8_t>(b[k])}
-                                                  : std::int64_t{b[k]};
+      v[k] = col.from.kind == number_kind::opaque ? std::int64_t{b != 0}
+             : is_signed                          ? std::int64_t{static_cast<std::int8_t>(b)}
+                                                  : std::int64_t{b};
     }
   } else if (col.from.bytes == 2) {
-    ushort4 const u = *reinterpret_cast<ushort4 const*>(at);
-    std::uint16_t const h[4] = {u.x, u.y, u.z, u.w};
+    std::uint32_t const pair[2] = {raw.x, raw.y};
 #pragma unroll
-    for (int k = 0; k < 4; ++k) v[k] = is_signed ? std::int64_t{static_cast<std::int16_t>(h[k])} : std::int64_t{h[k]};
+    for (int k = 0; k < 4; ++k) {
+      auto const h = static_cast<std::uint16_t>(pair[k / 2] >> (16 * (k % 2)));
+      v[k] = is_signed ? std::int64_t{static_cast<std::int16_t>(h)} : std::int64_t{h};
+    }
   } else {
-    uint4 const u = *reinterpret_cast<uint4 const*>(at);
-    std::uint32_t const w[4] = {u.x, u.y, u.z, u.w};
+    std::uint32_t const w[4] = {raw.x, raw.y, raw.z, raw.w};
 #pragma unroll
     for (int k = 0; k < 4; ++k) v[k] = is_signed ? std::int64_t{static_cast<std::int32_t>(w[k])} : std::int64_t{w[k]};
   }
 }
 
 // A word run of the quad batch over elements [first, first + 4) (whole) or [first, n) one by one.
-__device__ void pack_quad(quad_batch const& batch, int head, std::size_t first, std::size_t n, bool whole,
+// fresh: the run holds every field of its words, which are composed from zero instead of read.
+__device__ void pack_quad(quad_batch const& batch, int head, std::size_t first, std::size_t n, bool whole, bool fresh,
                           unsigned long long* first_failure) {
   int const end = head + batch.run_length[head];
   if (!whole) {
@@ -263,24 +326,74 @@ __device__ void pack_quad(quad_batch const& batch, int head, std::size_t first, 
     return;
   }
   auto* const at = reinterpret_cast<uint4*>(batch.columns[head].dst.base + first * 4);
-  uint4 const old = *at;
-  std::uint32_t w[4] = {old.x, old.y, old.z, old.w};
-  for (int c = head; c < end; ++c) {
-    column_conversion const& col = batch.columns[c];
-    std::int64_t v[4];
-    load_four(col, first, v);
+  std::uint32_t w[4] = {0, 0, 0, 0};
+  if (!fresh) {
+    uint4 const old = *at;
+    w[0] = old.x, w[1] = old.y, w[2] = old.z, w[3] = old.w;
+  }
+  // Four columns' loads issued together, then packed: one at a time, each thread waited for every
+  // column's load in turn (the word kernel at 0.6 of the copy ceiling's bandwidth).
+  constexpr int group = 4;
+  for (int c0 = head; c0 < end; c0 += group) {
+    uint4 raw[group];
 #pragma unroll
-    for (int k = 0; k < 4; ++k) {
-      encode_status status = encode_status::ok;
-      std::uint64_t const raw = packed_raw(v[k], col.to, status);
-      if (status != encode_status::ok && !col.to.saturates) {
-        report(first_failure, batch.column_index[c], first + k);
+    for (int j = 0; j < group; ++j) {
+      if (c0 + j < end) raw[j] = load_four_raw(batch.columns[c0 + j], first);
+    }
+#pragma unroll
+    for (int j = 0; j < group; ++j) {
+      int const c = c0 + j;
+      if (c >= end) break;
+      column_conversion const& col = batch.columns[c];
+      field_plan const plan = batch.fields[c];
+      std::int64_t v[4];
+      widen_four(col, raw[j], v);
+      bool in_range = true;
+#pragma unroll
+      for (int k = 0; k < 4; ++k) in_range = in_range && static_cast<std::uint64_t>(v[k] - plan.lo) <= plan.span;
+      if (in_range) {
+#pragma unroll
+        for (int k = 0; k < 4; ++k)
+          w[k] = (w[k] & ~plan.mask) | ((static_cast<std::uint32_t>(v[k]) << plan.shift) & plan.mask);
         continue;
       }
-      w[k] = with_field(w[k], raw, col.to);
+#pragma unroll
+      for (int k = 0; k < 4; ++k) {  // saturated or reported, element by element
+        encode_status status = encode_status::ok;
+        std::uint64_t const field = packed_raw(v[k], col.to, status);
+        if (status != encode_status::ok && !col.to.saturates) {
+          report(first_failure, batch.column_index[c], first + k);
+          continue;
+        }
+        w[k] = with_field(w[k], field, col.to);
+      }
     }
   }
   *at = make_uint4(w[0], w[1], w[2], w[3]);
+}
+
+// Four values into a contiguous column of 1, 2, 4 or 8-byte elements aligned to four of them: one
+// vector store (two of 16 bytes for 8-byte elements). Element by element, a warp's store of 4-byte
+// fields at a 16-byte stride wrote each sector four times (L2 saw 4x the bytes).
+__device__ void store_four(std::byte* at, unsigned bytes, std::uint64_t const (&b)[4]) {
+  switch (bytes) {
+    case 1:
+      *reinterpret_cast<std::uint32_t*>(at) =
+          static_cast<std::uint32_t>((b[0] & 0xff) | (b[1] & 0xff) << 8 | (b[2] & 0xff) << 16 | (b[3] & 0xff) << 24);
+      return;
+    case 2:
+      *reinterpret_cast<uint2*>(at) = make_uint2(static_cast<std::uint32_t>((b[0] & 0xffff) | (b[1] & 0xffff) << 16),
+                                                 static_cast<std::uint32_t>((b[2] & 0xffff) | (b[3] & 0xffff) << 16));
+      return;
+    case 4:
+      *reinterpret_cast<uint4*>(at) = make_uint4(static_cast<std::uint32_t>(b[0]), static_cast<std::uint32_t>(b[1]),
+                                                 static_cast<std::uint32_t>(b[2]), static_cast<std::uint32_t>(b[3]));
+      return;
+    default:
+      reinterpret_cast<ulonglong2*>(at)[0] = make_ulonglong2(b[0], b[1]);
+      reinterpret_cast<ulonglong2*>(at)[1] = make_ulonglong2(b[2], b[3]);
+      return;
+  }
 }
 
 __device__ void unpack_quad(quad_batch const& batch, int head, std::size_t first, std::size_t n, bool whole,
@@ -299,6 +412,19 @@ __device__ void unpack_quad(quad_batch const& batch, int head, std::size_t first
   }
   for (int c = head; c < end; ++c) {
     column_conversion const& col = batch.columns[c];
+    field_plan const plan = batch.fields[c];
+    if (whole && plan.always_fits) {
+      std::uint64_t bits[4];
+#pragma unroll
+      for (int k = 0; k < 4; ++k) {
+        std::uint32_t const up = w[k] << plan.left;
+        std::int64_t const value =
+            plan.is_signed ? std::int64_t{static_cast<std::int32_t>(up) >> plan.right} : std::int64_t{up >> plan.right};
+        bits[k] = col.to.kind == number_kind::opaque ? std::uint64_t{value != 0} : static_cast<std::uint64_t>(value);
+      }
+      store_four(col.dst.base + first * col.to.bytes, col.to.bytes, bits);
+      continue;
+    }
 #pragma unroll
     for (int k = 0; k < 4; ++k) {
       std::size_t const i = first + k;
@@ -319,15 +445,21 @@ __global__ void __launch_bounds__(256, 6)
   }
 }
 
-// The word runs, four elements per thread: a launch of their own (in the quad kernel, bounded to
-// 40 registers for the half columns, they spilled).
-__global__ void word_columns_kernel(__grid_constant__ quad_batch const batch, unsigned long long* first_failure) {
+// The word runs, four elements per thread, and the quad columns that fit beside them: a launch of
+// its own (in the quad kernel, bounded to 40 registers for the half columns, the runs spilled);
+// 64 registers, no spills.
+__global__ void __launch_bounds__(256, 4)
+    word_columns_kernel(__grid_constant__ quad_batch const batch, unsigned long long* first_failure) {
   std::size_t const quads = batch.n / 4;
   std::size_t const threads = static_cast<std::size_t>(gridDim.x) * blockDim.x;
   for (std::size_t q = static_cast<std::size_t>(blockIdx.x) * blockDim.x + threadIdx.x; q <= quads; q += threads) {
     for (int c = 0; c < batch.count; ++c) {
-      if (batch.op[c] == quad_op::pack_word) pack_quad(batch, c, 4 * q, batch.n, q < quads, first_failure);
-      if (batch.op[c] == quad_op::unpack_word) unpack_quad(batch, c, 4 * q, batch.n, q < quads, first_failure);
+      if (batch.op[c] == quad_op::pack_word || batch.op[c] == quad_op::pack_fresh_word)
+        pack_quad(batch, c, 4 * q, batch.n, q < quads, batch.op[c] == quad_op::pack_fresh_word, first_failure);
+      else if (batch.op[c] == quad_op::unpack_word)
+        unpack_quad(batch, c, 4 * q, batch.n, q < quads, first_failure);
+      else if (batch.op[c] != quad_op::word_member)
+        move_quad(batch.columns[c], batch.op[c], batch.column_index[c], 4 * q, batch.n, q < quads, first_failure);
     }
   }
 }
@@ -461,13 +593,20 @@ conversion_result convert_columns(memory_kind kind, column_conversion const* col
     bool const into = is_packed(col.to) && !is_packed(col.from), out_of = is_packed(col.from) && !is_packed(col.to);
     return into ? word_run::pack : out_of ? word_run::unpack : word_run::none;
   };
+  auto const same_column = [](column_ref const& x, column_ref const& y) {
+    return x.base == y.base && x.stride == y.stride && x.block_stride == y.block_stride &&
+           x.block_shift == y.block_shift && x.block == y.block;
+  };
   auto const word_of = [&](std::size_t c) -> column_ref const& {
     return run_of(c) == word_run::pack ? columns[c].dst : columns[c].src;
   };
   auto const same_word = [&](std::size_t a, std::size_t b) {
-    column_ref const &x = word_of(a), &y = word_of(b);
-    return run_of(a) != word_run::none && run_of(a) == run_of(b) && x.base == y.base && x.stride == y.stride &&
-           x.block_stride == y.block_stride && x.block_shift == y.block_shift && x.block == y.block;
+    return run_of(a) != word_run::none && run_of(a) == run_of(b) && same_column(word_of(a), word_of(b));
+  };
+  auto const writers_of = [&](column_ref const& word) {
+    std::size_t writers = 0;
+    for (std::size_t c = 0; c < count; ++c) writers += same_column(columns[c].dst, word) ? 1 : 0;
+    return writers;
   };
   std::vector<std::size_t> ordered;
   std::vector<bool> placed(general.size(), false);
@@ -493,16 +632,24 @@ conversion_result convert_columns(memory_kind kind, column_conversion const* col
       k = end;
       continue;
     }
+    // A pack run that is every column writing its words (the list holds every field of a word it
+    // writes, buffer.hpp) composes them from zero; a run cut across batches reads them.
+    bool const fresh =
+        kind == word_run::pack && end - k <= conversions_per_launch && writers_of(columns[ordered[k]].dst) == end - k;
     for (; k < end;) {
       std::size_t const length = std::min<std::size_t>(end - k, conversions_per_launch);
       if (words.count + static_cast<int>(length) > conversions_per_launch) flush_words();
       int const at = words.count;
       for (std::size_t m = 0; m < length; ++m) {
         words.column_index[words.count] = ordered[k + m];
-        words.op[words.count] =
-            m == 0 ? (kind == word_run::pack ? quad_op::pack_word : quad_op::unpack_word) : quad_op::word_member;
+        words.op[words.count] = m != 0                     ? quad_op::word_member
+                                : kind == word_run::unpack ? quad_op::unpack_word
+                                : fresh                    ? quad_op::pack_fresh_word
+                                                           : quad_op::pack_word;
         words.run_length[words.count] = 1;
-        words.columns[words.count++] = columns[ordered[k + m]];
+        column_conversion const& col = columns[ordered[k + m]];
+        words.fields[words.count] = kind == word_run::pack ? plan_of(col.to, col.from) : plan_of(col.from, col.to);
+        words.columns[words.count++] = col;
       }
       words.run_length[at] = static_cast<unsigned char>(length);
       if (words.count == conversions_per_launch) flush_words();
@@ -528,6 +675,18 @@ conversion_result convert_columns(memory_kind kind, column_conversion const* col
       flush();
       head = -1;  // a run cut by the batch's end goes on as a new run in the next
     }
+  }
+  // The quad columns left join the last word runs' launch where there is room: the word kernel's
+  // per-element work then overlaps their copies instead of taking a pass of its own (soa <-> four
+  // fields in bits, pos in quad columns: 0.76 / 0.79 of the copy ceiling in two launches).
+  if (words.count > 0 && quads.count > 0 && words.count + quads.count <= conversions_per_launch) {
+    for (int c = 0; c < quads.count; ++c) {
+      words.column_index[words.count] = quads.column_index[c];
+      words.op[words.count] = quads.op[c];
+      words.run_length[words.count] = 1;
+      words.columns[words.count++] = quads.columns[c];
+    }
+    quads = quad_batch{};
   }
   flush_quads();
   flush_words();

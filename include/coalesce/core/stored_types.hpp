@@ -522,6 +522,14 @@ COALESCE_HOST_DEVICE COALESCE_INLINE std::uint32_t with_field(std::uint32_t word
   return (word & ~mask) | (static_cast<std::uint32_t>(raw << f.bit_offset) & mask);
 }
 
+// True when the integer format f (not bit-packed) holds v.
+COALESCE_HOST_DEVICE COALESCE_INLINE bool integer_fits(std::int64_t v, stored_format f) {
+  if (f.kind == number_kind::unsigned_int)
+    return v >= 0 && (f.bytes == 8 || static_cast<std::uint64_t>(v) < (std::uint64_t{1} << (8 * f.bytes)));
+  std::int64_t const half_range = f.bytes == 8 ? 0 : std::int64_t{1} << (8 * f.bytes - 1);
+  return f.bytes == 8 || (v >= -half_range && v < half_range);
+}
+
 // Writes `value` (an integer computed value) in integer format f.
 template <class C> COALESCE_HOST_DEVICE COALESCE_INLINE encode_status encode_integer(std::byte* p, C value,
                                                                                      stored_format f,
@@ -535,13 +543,7 @@ template <class C> COALESCE_HOST_DEVICE COALESCE_INLINE encode_status encode_int
   }
   bool fits;
   if constexpr (std::is_signed_v<C>) {
-    auto const v = static_cast<std::int64_t>(value);
-    if (f.kind == number_kind::unsigned_int) {
-      fits = v >= 0 && (f.bytes == 8 || static_cast<std::uint64_t>(v) < (std::uint64_t{1} << (8 * f.bytes)));
-    } else {
-      std::int64_t const half_range = f.bytes == 8 ? 0 : std::int64_t{1} << (8 * f.bytes - 1);
-      fits = f.bytes == 8 || (v >= -half_range && v < half_range);
-    }
+    fits = integer_fits(static_cast<std::int64_t>(value), f);
   } else {
     auto const v = static_cast<std::uint64_t>(value);
     unsigned const bits = 8 * f.bytes - (f.kind == number_kind::signed_int ? 1 : 0);

@@ -99,7 +99,9 @@ void copy_columns(memory_kind kind, column_copy const* columns, std::size_t coun
                   std::size_t run_count, std::size_t n, void* stream = nullptr, record_gaps gaps = record_gaps::keep);
 
 // One column whose elements change format on the way (core/stored_types.hpp): element i of dst,
-// in format `to`, from element i of src, in format `from`.
+// in format `to`, from element i of src, in format `from`. A list of them that writes a bit-packed
+// word holds every field of that word (column_copies marks whole words): a word written only by
+// conversions from unpacked columns is composed without reading it first.
 struct column_conversion {
   column_ref dst;
   column_ref src;
