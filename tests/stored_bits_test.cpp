@@ -5,6 +5,7 @@
 // device memory.
 #include <algorithm>
 #include <cstdint>
+#include <cstring>
 #include <numeric>
 #include <random>
 #include <vector>
@@ -352,4 +353,48 @@ TEST_CASE("a word composed from unpacked columns holds nothing but its fields") 
   coalesce::device_vector<Atom> plain{std::span<Atom const>(want)};
   packed.assign(plain);
   CHECK(records_of(packed) == want);
+}
+
+namespace {
+// Nineteen packed fields in one word (18 flags and an 8-bit type: 26 bits): more columns than one
+// GPU conversion launch takes (16), so the word's run is cut and each part reads the word.
+struct many_flags {
+  float x;
+  bool f0, f1, f2, f3, f4, f5, f6, f7, f8, f9, f10, f11, f12, f13, f14, f15, f16, f17;
+  std::uint32_t type;
+};
+bool operator==(many_flags const& a, many_flags const& b) { return std::memcmp(&a, &b, sizeof a) == 0; }
+template <auto... M> using flags_in_bits =
+    stored_as<coalesce::soa, store<M, bits<1>>..., store<&many_flags::type, bits<8>>>;
+using all_flags_packed =
+    flags_in_bits<&many_flags::f0, &many_flags::f1, &many_flags::f2, &many_flags::f3, &many_flags::f4, &many_flags::f5,
+                  &many_flags::f6, &many_flags::f7, &many_flags::f8, &many_flags::f9, &many_flags::f10,
+                  &many_flags::f11, &many_flags::f12, &many_flags::f13, &many_flags::f14, &many_flags::f15,
+                  &many_flags::f16, &many_flags::f17>;
+many_flags flags_of(std::size_t i) {
+  many_flags m{};  // zeroed padding: records compare by bytes
+  m.x = static_cast<float>(i);
+  bool* const f = &m.f0;
+  for (std::size_t k = 0; k < 18; ++k) f[k] = ((i >> (k % 7)) + k) % 2 == 1;
+  m.type = static_cast<std::uint32_t>((i * 13) % 256);
+  return m;
+}
+}  // namespace
+
+TEST_CASE("a word of more packed fields than one GPU launch converts keeps every field") {
+  using S = coalesce::layout_storage<many_flags, all_flags_packed>;
+  CHECK(S::slot_leaf(19) == 1);  // one word, carried by f0
+  for (std::size_t n : {1u, 4u, 37u, 5003u}) {
+    INFO("n = " << n);
+    std::vector<many_flags> want(n);
+    for (std::size_t i = 0; i < n; ++i) want[i] = flags_of(i);
+    coalesce::device_vector<many_flags> plain{std::span<many_flags const>(want)};
+    coalesce::device_vector<many_flags, all_flags_packed> packed = plain;
+    coalesce::device_vector<many_flags> back = packed;
+    std::vector<many_flags> got(n);
+    back.copy_to(got);
+    CHECK(got == want);
+    packed.copy_to(got);
+    CHECK(got == want);
+  }
 }

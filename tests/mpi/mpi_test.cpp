@@ -365,6 +365,7 @@ TEST_CASE(
   check_halo<coalesce::aosoa<8>>();
   check_halo<split_first>();
   check_halo<stored_vel_half>();
+  check_halo<stored_id_bits>();  // ghosts' ids from packed words
 }
 
 namespace {
@@ -537,6 +538,7 @@ TEST_CASE(
     check_ghost_positions<split_first>(edges);
     check_ghost_positions<stored_vel_half>(edges);
     check_ghost_positions<stored_pos_fixed>(edges);
+    check_ghost_positions<stored_id_bits>(edges);
   }
 }
 
