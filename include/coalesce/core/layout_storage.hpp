@@ -57,6 +57,38 @@ template <class L, class Shape> constexpr bool check_mapping() {
   return true;
 }
 
+// The box that a storage's box_fixed leaves are relative to (core/stored_types.hpp): lo and length
+// per axis, all zero until the owner gives one (vector::set_box). Layouts without such leaves
+// hold no_box_frame, which takes no bytes.
+struct box_frame {
+  std::array<double, 3> origin{};
+  std::array<double, 3> length{};
+  bool given() const { return length[0] > 0.0 || length[1] > 0.0 || length[2] > 0.0; }
+  friend constexpr bool operator==(box_frame const&, box_frame const&) = default;
+};
+struct no_box_frame {
+  static constexpr bool given() { return true; }
+  friend constexpr bool operator==(no_box_frame const&, no_box_frame const&) = default;
+};
+template <class Shape> constexpr bool boxed_shape() {
+  if constexpr (requires { Shape::boxed; }) {
+    return Shape::boxed;
+  } else {
+    return false;
+  }
+}
+// Format f with its box filled in from `frame` (a box_fraction format), else f.
+template <class Frame>
+COALESCE_HOST_DEVICE COALESCE_INLINE constexpr stored_format in_frame(stored_format f, Frame const& frame) {
+  if constexpr (std::is_same_v<Frame, box_frame>) {
+    if (f.kind == number_kind::box_fraction) {
+      f.origin = frame.origin[f.axis];
+      f.step = frame.length[f.axis] * 0x1p-32;
+    }
+  }
+  return f;
+}
+
 template <class M> constexpr std::size_t max_capacity_of() {
   if constexpr (requires { M::max_capacity(); }) {
     return M::max_capacity();
@@ -80,6 +112,10 @@ template <class T, class Layout> struct layout_storage {
     return detail::element_of<shape::formats>(l);
   }
   static constexpr std::size_t leaf_bytes(std::size_t l) { return shape::leaves[l].size; }
+  // True when some leaf is stored relative to a box (box_fixed): its format depends on the
+  // storage's frame, so movers and proxies ask format_at(l) of the storage, not format(l).
+  static constexpr bool boxed = detail::boxed_shape<shape>();
+  using frame_type = std::conditional_t<boxed, detail::box_frame, detail::no_box_frame>;
   // The leaf whose slot holds leaf l's bytes: l itself, but a bit-packed leaf (bits<N>) lies in the
   // 32-bit word of its carrier, the first leaf of that word (core/stored_as.hpp). Every address of
   // a leaf goes through it; copies move leaf_bytes (the carrier the word, the others nothing).
@@ -99,6 +135,12 @@ template <class T, class Layout> struct layout_storage {
 
   mapping_type map{};
   std::array<std::byte*, blob_count> blobs{};
+  [[no_unique_address]] frame_type frame{};
+
+  // Leaf l's format with this storage's box (format(l) for every leaf but a box_fixed one).
+  COALESCE_HOST_DEVICE COALESCE_INLINE constexpr stored_format format_at(std::size_t l) const {
+    return detail::in_frame(format(l), frame);
+  }
 
   // The most elements whose byte count cannot overflow.
   static constexpr std::size_t max_capacity() { return detail::max_capacity_of<mapping_type>(); }

@@ -39,6 +39,11 @@ template <class Full, std::size_t First, std::size_t Count> struct leaf_range_st
 
   mapping_type map{};
   std::array<std::byte*, Count> leaf_blobs{};
+  [[no_unique_address]] typename Full::frame_type frame{};
+
+  COALESCE_HOST_DEVICE COALESCE_INLINE constexpr stored_format format_at(std::size_t l) const {
+    return detail::in_frame(Full::format(l), frame);
+  }
 
   // A leaf outside the range has no address here (only unselected branches of a run-time select
   // name one).
@@ -79,6 +84,7 @@ template <class Child, class Parent> COALESCE_HOST_DEVICE COALESCE_INLINE Child 
   } else {
     Child out;
     out.map = parent.map;
+    out.frame = parent.frame;
     [&]<std::size_t... K>(std::index_sequence<K...>) COALESCE_INLINE_LAMBDA {
       constexpr std::size_t first = storage_facts<Child>::first;
       if constexpr (std::is_same_v<Parent, typename storage_facts<Parent>::full>) {

@@ -386,7 +386,7 @@ COALESCE_HOST_DEVICE COALESCE_INLINE decltype(auto) member_access(Storage const&
     }();
     B* const first = leaf_pointer<Root, B>(storage, index, node, 0);
     auto const step = static_cast<std::size_t>(leaf_pointer<Root, B>(storage, index, node, 1) - first);
-    return stored_array_ref<C, std::tuple_size_v<M>, Const>(first, step, layout_storage<Root, Layout>::format(leaf));
+    return stored_array_ref<C, std::tuple_size_v<M>, Const>(first, step, storage.format_at(leaf));
   } else if constexpr (kind == reflect::node_kind::array) {
     using E = maybe_const<Const, typename M::value_type>;
     E* first = leaf_pointer<Root, E>(storage, index, node, 0);
@@ -401,13 +401,13 @@ COALESCE_HOST_DEVICE COALESCE_INLINE decltype(auto) member_access(Storage const&
       return *leaf_pointer<Root, maybe_const<Const, M>>(storage, index, node, 0);
     } else {
       return stored_ref<M, Const>(leaf_pointer<Root, maybe_const<Const, std::byte>>(storage, index, node, 0),
-                                  layout_storage<Root, Layout>::format(Node::first()));
+                                  storage.format_at(Node::first()));
     }
   } else {
     // Found at run time (by member pointer): the leaf's format is a value, a constant once the
     // member pointer is one.
     return stored_ref<M, Const>(leaf_pointer<Root, maybe_const<Const, std::byte>>(storage, index, node, 0),
-                                layout_storage<Root, Layout>::format(node.first()));
+                                storage.format_at(node.first()));
   }
 }
 

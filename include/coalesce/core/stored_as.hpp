@@ -14,6 +14,10 @@
 //   coalesce::host_vector<Particle, summed> sums(n);
 //   // Small integers and bool flags in bits of 32-bit words the record's packed fields share:
 //   using tagged = coalesce::stored_as<coalesce::soa, coalesce::store<&Particle::id, coalesce::bits<20>>>;
+//   // Positions in 32-bit steps of the vector's box, wrapped periodically (the box is the vector's):
+//   using boxed = coalesce::stored_as<coalesce::soa, coalesce::store<&Particle::pos, coalesce::box_fixed<coalesce::wrap>>>;
+//   coalesce::host_vector<Particle, boxed> in_box(coalesce::box{.lo = {0, 0, 0}, .hi = {10, 10, 10}});
+//   in_box.assign(h);
 //
 // store<&T::member, Format> names a direct member of T (a nested struct member takes all its
 // leaves along; its leaves must all be floating for half, bfloat16, float, double and
@@ -85,6 +89,20 @@ template <class T, std::size_t K> constexpr bool member_is_scalar() {
   return reflect::leaves_in<M>() == 1 && reflect::leaf_t<T, first>::extent == 1;
 }
 
+// True when member K has one to three scalar leaves: box_fixed's axes.
+template <class T, std::size_t K> constexpr bool member_box_axes() {
+  using M = typename reflect::members<T>::template type<K>;
+  constexpr std::size_t first = reflect::first_leaf_of_member<T, K>(), leaves = reflect::leaves_in<M>();
+  if constexpr (leaves < 1 || leaves > 3) {
+    return false;
+  } else {
+    return [&]<std::size_t... L>(std::index_sequence<L...>) {
+      return ((reflect::leaf_t<T, first + L>::extent == 1) && ...);
+    }
+    (std::make_index_sequence<leaves>{});
+  }
+}
+
 template <class T, class Store> constexpr bool check_store() {
   using parts = store_parts<T, Store>;
   static_assert(member_accepts<T, parts::member>(parts::format),
@@ -92,6 +110,10 @@ template <class T, class Store> constexpr bool check_store() {
                 "(half, bfloat16, float, double and fixed_point hold floating members; integer formats hold "
                 "integer members; bits and signed_bits hold integer and bool members; a std::array member by its "
                 "elements' type)");
+  static_assert(parts::format.kind != number_kind::box_fraction || member_box_axes<T, parts::member>(),
+                "coalesce: store<&T::member, box_fixed<...>>: the member must be a float or double, or a struct of "
+                "two or three of them (leaf k is axis k of the box); store a float4's w apart (split it into pos "
+                "and a member of its own) or keep it as it is");
   static_assert(!is_packed(parts::format) || member_is_scalar<T, parts::member>(),
                 "coalesce: store<&T::member, bits<N>>: only an integer or bool member can be bit-packed, not a "
                 "std::array or a nested struct; store its fields as members of T, or store it as a narrower integer "
@@ -147,7 +169,10 @@ template <class T, class... Stores> struct stored_shape {
     std::array<stored_format, sizeof...(Stores)> const chosen{store_parts<T, Stores>::format...};
     for (std::size_t s = 0; s < chosen.size(); ++s) {
       auto const r = ranges[stored_members[s]];
-      for (std::size_t l = r.first; l < r.first + r.leaves; ++l) out.formats[l] = chosen[s];
+      for (std::size_t l = r.first; l < r.first + r.leaves; ++l) {
+        out.formats[l] = chosen[s];
+        if (chosen[s].kind == number_kind::box_fraction) out.formats[l].axis = static_cast<std::uint8_t>(l - r.first);
+      }
     }
     std::size_t carrier = count, used = 32;
     for (std::size_t l = 0; l < count; ++l) {
@@ -163,6 +188,12 @@ template <class T, class... Stores> struct stored_shape {
   static constexpr std::array<stored_format, count> formats = packed_words.formats;
   static constexpr std::array<std::size_t, count> carriers = packed_words.carriers;
   static constexpr bool converted(std::size_t l) { return !(formats[l] == root_shape<T>::formats[l]); }
+  // True when some leaf is stored relative to the storage's box (box_fixed).
+  static constexpr bool boxed = [] {
+    for (auto const& f : formats)
+      if (f.kind == number_kind::box_fraction) return true;
+    return false;
+  }();
 
   struct placement {
     std::array<shape_leaf, count> leaves{};

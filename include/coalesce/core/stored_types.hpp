@@ -9,12 +9,14 @@
 //   using f = coalesce::fixed_point<std::int32_t, 20, coalesce::saturate>;  // out of range: clamped
 //   using g = coalesce::bits<3>;                           // 0 .. 7 in 3 bits of a shared 32-bit word
 //   using h = coalesce::signed_bits<5>;                    // -16 .. 15 in 5 bits
+//   using i = coalesce::box_fixed<coalesce::wrap>;         // a coordinate as 32 bits of its box's length
 //
 // Every conversion into a stored format rounds to nearest, ties to even (the IEEE default, also for
 // fixed point). A value the format cannot hold (a finite value beyond half's 65504, NaN into an
 // integer or fixed-point member, a value outside the fixed-point or integer range) is an error
 // (`report`, the default): `coalesce::error` on the host, a message and a trap in a kernel; with
-// `saturate` it becomes the nearest value the format holds (NaN: zero). The mapping adaptor that
+// `saturate` it becomes the nearest value the format holds (NaN: zero); box_fixed also takes `wrap`
+// (periodic: a coordinate past the box comes back in from the other side). The mapping adaptor that
 // uses these formats is coalesce::stored_as (core/stored_as.hpp).
 #pragma once
 #include <atomic>
@@ -43,6 +45,7 @@ namespace coalesce {
 // What a conversion does with a value the stored format cannot hold.
 struct report {};    // an error (the default)
 struct saturate {};  // the nearest value the format holds; NaN becomes zero
+struct wrap {};      // box_fixed only: the value's periodic image inside the box (NaN: an error)
 
 template <class OnOverflow = report> struct half_format {};
 template <class OnOverflow = report> struct bfloat16_format {};
@@ -57,6 +60,18 @@ template <class Int, int FractionBits, class OnOverflow = report> struct fixed_p
                 "coalesce: fixed_point<Int, FractionBits> needs 0 <= FractionBits < the integer's bits");
   static_assert(std::is_same_v<OnOverflow, report> || std::is_same_v<OnOverflow, saturate>,
                 "coalesce: a stored format's overflow policy is coalesce::report or coalesce::saturate");
+};
+
+// A coordinate relative to its vector's box (vector::set_box): lo + q * (hi - lo) / 2^32 with q an
+// unsigned 32-bit integer, so the resolution is the same everywhere in the box and, with `wrap`,
+// the periodic wrap is exact (a position that leaves through one face stores its image; q_i - q_j
+// as std::int32_t is the minimum-image separation in steps). For float and double members of up
+// to three leaves (a vec3: leaf k is axis k). Keys, neighbour lists, migration and halos take
+// positions in their own type or fixed_point only (they refuse it, naming the format).
+template <class OnOverflow = report> struct box_fixed {
+  static_assert(std::is_same_v<OnOverflow, report> || std::is_same_v<OnOverflow, saturate> ||
+                    std::is_same_v<OnOverflow, wrap>,
+                "coalesce: box_fixed's overflow policy is coalesce::report, coalesce::saturate or coalesce::wrap");
 };
 
 // An integer (or bool) member in `Bits` bits (1 to 32): the bit-packed members of a record share
@@ -84,6 +99,7 @@ enum class number_kind : std::uint8_t {
   fixed,            // signed 4 or 8 bytes, `fraction_bits`
   packed_unsigned,  // `bit_count` bits at `bit_offset` of a 32-bit word (bytes: 4) that others share
   packed_signed,    // the same, two's complement
+  box_fraction,     // unsigned 4 bytes: origin + q * step (box_fixed; origin, step from the box of `axis`)
 };
 
 struct stored_format {
@@ -93,6 +109,10 @@ struct stored_format {
   bool saturates = false;
   std::uint8_t bit_offset = 0;  // packed: where in the word (stored_as assigns it)
   std::uint8_t bit_count = 0;   // packed: how many bits
+  bool wraps = false;           // box_fraction: periodic
+  std::uint8_t axis = 0;        // box_fraction: the box axis (the leaf's place in its member)
+  double origin = 0.0;          // box_fraction: the box's lo on that axis, and its length / 2^32;
+  double step = 0.0;            //   0 until a storage fills them in (layout_storage::format_at)
   friend constexpr bool operator==(stored_format const&, stored_format const&) = default;
 };
 
@@ -133,6 +153,10 @@ template <unsigned B, class P> struct format_of<signed_bits<B, P>> {
   static constexpr stored_format value{number_kind::packed_signed,  4, 0,
                                        std::is_same_v<P, saturate>, 0, static_cast<std::uint8_t>(B)};
 };
+template <class P> struct format_of<box_fixed<P>> {
+  static constexpr stored_format value{number_kind::box_fraction, 4, 0, std::is_same_v<P, saturate>, 0, 0,
+                                       std::is_same_v<P, wrap>};
+};
 #if COALESCE_HAS_CUDA_16_BIT_TYPES
 template <> struct format_of<__half> : format_of<half> {};
 template <> struct format_of<__nv_bfloat16> : format_of<bfloat16> {};
@@ -152,7 +176,7 @@ concept number_format = requires {
 template <class C> constexpr bool can_store_as(stored_format f) {
   if constexpr (std::is_floating_point_v<C>) {
     return f.kind == number_kind::ieee_half || f.kind == number_kind::bfloat16 || f.kind == number_kind::floating ||
-           f.kind == number_kind::fixed;
+           f.kind == number_kind::fixed || f.kind == number_kind::box_fraction;
   } else if constexpr (std::is_same_v<C, bool>) {
     return is_packed(f);
   } else if constexpr (std::is_integral_v<C>) {
@@ -181,6 +205,8 @@ inline std::string format_name(stored_format f) {
     case number_kind::packed_signed:
       return std::string(f.kind == number_kind::packed_signed ? "signed_bits<" : "bits<") +
              std::to_string(f.bit_count) + (f.saturates ? ", saturate>" : ">");
+    case number_kind::box_fraction:
+      return f.wraps ? "box_fixed<wrap>" : f.saturates ? "box_fixed<saturate>" : "box_fixed<>";
     default:
       return "bytes";
   }
@@ -439,6 +465,29 @@ COALESCE_HOST_DEVICE COALESCE_INLINE float sixteen_bit_float_value(std::uint16_t
   return f.kind == number_kind::ieee_half ? half_bits_to_float(bits) : bfloat16_bits_to_float(bits);
 }
 
+// x in steps of the box (box_fixed): q = round((x - origin) / step), ties to even, as an unsigned
+// 32-bit integer; with `wrap` q is taken modulo 2^32 (the image inside the box), which is exact for
+// |q| < 2^52 (beyond that a double no longer holds every step: out of range). A format whose box
+// was never given (step 0) holds nothing.
+COALESCE_HOST_DEVICE COALESCE_INLINE encode_status encode_box_fraction(std::byte* p, double x, stored_format f) {
+  stored_format const as_int{number_kind::unsigned_int, 4, 0, f.saturates};
+  if (!(f.step > 0.0)) {
+    store_bytes(p, std::uint32_t{0});
+    return encode_status::out_of_range;
+  }
+  double steps = (x - f.origin) / f.step;
+  if (f.wraps && steps > -power_of_two(52) && steps < power_of_two(52)) {
+#if COALESCE_IN_DEVICE_CODE
+    double const r = rint(steps);
+#else
+    double const r = std::nearbyint(steps);
+#endif
+    double const turns = static_cast<double>(static_cast<std::int64_t>(r) >> 32);  // floor(r / 2^32)
+    steps = r - turns * power_of_two(32);                                          // in [0, 2^32), exact
+  }
+  return store_rounded_integer(p, steps, as_int);
+}
+
 // Writes `value` (a floating computed value) in format f.
 template <class C>
 COALESCE_HOST_DEVICE COALESCE_INLINE encode_status encode_floating(std::byte* p, C value, stored_format f) {
@@ -492,6 +541,8 @@ COALESCE_HOST_DEVICE COALESCE_INLINE encode_status encode_floating(std::byte* p,
       stored_format const as_int{number_kind::signed_int, f.bytes, 0, f.saturates};
       return store_rounded_integer(p, scaled, as_int);
     }
+    case number_kind::box_fraction:
+      return encode_box_fraction(p, static_cast<double>(value), f);
     default:
       return store_rounded_integer(p, static_cast<double>(value), f);
   }
@@ -588,6 +639,14 @@ template <class C> COALESCE_HOST_DEVICE COALESCE_INLINE encode_status encode(std
   }
 }
 
+COALESCE_HOST_DEVICE COALESCE_INLINE double box_fraction_value(std::uint32_t q, stored_format f) {
+#if COALESCE_IN_DEVICE_CODE
+  return fma(static_cast<double>(q), f.step, f.origin);
+#else
+  return std::fma(static_cast<double>(q), f.step, f.origin);
+#endif
+}
+
 template <class C> COALESCE_HOST_DEVICE COALESCE_INLINE C decode(std::byte const* p, stored_format f) {
   if constexpr (std::is_arithmetic_v<C> && !std::is_same_v<C, bool>) {
     switch (f.kind) {
@@ -606,6 +665,10 @@ template <class C> COALESCE_HOST_DEVICE COALESCE_INLINE C decode(std::byte const
             return static_cast<float>(load_bytes<std::int32_t>(p)) * float_power_of_two(-f.fraction_bits);
         }
         return static_cast<C>(static_cast<double>(load_signed(p, f.bytes)) * power_of_two(-f.fraction_bits));
+      case number_kind::box_fraction:
+        // origin + q * step in one rounding (fma: the host and the GPU read the same double), then
+        // to C: every reader (proxies, conversions, keys) gets the same value.
+        return static_cast<C>(box_fraction_value(load_bytes<std::uint32_t>(p), f));
       case number_kind::signed_int:
         return static_cast<C>(load_signed(p, f.bytes));
       case number_kind::unsigned_int:
@@ -628,8 +691,26 @@ template <class C> COALESCE_HOST_DEVICE COALESCE_INLINE C decode(std::byte const
 // (which float holds exactly: one conversion instruction each way on the GPU); through double
 // otherwise. Its callers (the conversion kernels) own the destination element while they convert
 // it, so a packed word is updated with a plain read-modify-write (store_packed's `owned`).
+// An element into or out of a box_fixed column, through double (what the proxies read and write).
+// Not inlined on the GPU: its double division would cost the conversion kernel's other paths
+// registers (30 -> 38).
+#if COALESCE_DEVICE_COMPILER
+__noinline__
+#else
+inline
+#endif
+    COALESCE_HOST_DEVICE encode_status
+    convert_box_element(std::byte* dst, stored_format to, std::byte const* src, stored_format from) {
+  bool const float_holds_it = from.kind == number_kind::ieee_half || from.kind == number_kind::bfloat16 ||
+                              (from.kind == number_kind::floating && from.bytes == 4);
+  if (float_holds_it) return encode_floating(dst, decode<float>(src, from), to);
+  return encode_floating(dst, decode<double>(src, from), to);
+}
+
 COALESCE_HOST_DEVICE COALESCE_INLINE encode_status convert_element(std::byte* dst, stored_format to,
                                                                    std::byte const* src, stored_format from) {
+  if (to.kind == number_kind::box_fraction || from.kind == number_kind::box_fraction)
+    return convert_box_element(dst, to, src, from);
   auto const integer = [](stored_format f) {
     return f.kind == number_kind::signed_int || f.kind == number_kind::unsigned_int || is_packed(f);
   };

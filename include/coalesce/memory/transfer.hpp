@@ -86,6 +86,16 @@ bool evenly_spaced(layout_storage<T, L> const& s, std::size_t l, std::size_t ext
   return true;
 }
 
+// A storage with box_fixed leaves and no box would read and write every coordinate as 0: refused
+// before anything moves.
+template <class T, class L> void check_box_given(layout_storage<T, L> const& s) {
+  if (!s.frame.given()) {
+    throw_error(
+        "a vector whose layout stores members as box_fixed has no box; give it one first "
+        "(vector<T, L> v(box); v.set_box(box)), or copy from a vector of that layout that has one");
+  }
+}
+
 // The columns of a copy between two storages: byte copies where both store a leaf in the same
 // format, conversions where a stored_as mapping on one side stores it in another.
 struct column_moves {
@@ -107,8 +117,10 @@ column_moves column_copies(layout_storage<T, LD> const& dst, layout_storage<T, L
   auto const blob_of = [](std::size_t l) { return D::mapping_type::blob_of(D::slot_leaf(l)); };
   std::array<bool, D::blob_count> converted_blob{};
   std::array<bool, leaves> converted_leaf{};
+  check_box_given(dst);
+  check_box_given(src);
   for (std::size_t l = 0; l < leaves; ++l) {
-    converted_leaf[l] = !(D::format(l) == S::format(l));
+    converted_leaf[l] = !(dst.format_at(l) == src.format_at(l));
     if (converted_leaf[l]) converted_blob[blob_of(l)] = true;
   }
   // Bit-packed leaves share words: where one field of a word (on either side) is converted, or
@@ -144,7 +156,8 @@ column_moves column_copies(layout_storage<T, LD> const& dst, layout_storage<T, L
         // A packed field that is not its word's carrier moves with the carrier's word.
         if (D::leaf_bytes(l) != 0) out.copies.push_back({dst.column(l, j), src.column(l, j), D::leaf_bytes(l)});
       } else {
-        out.conversions.push_back({dst.column(l, j), src.column(l, j), D::format(l), S::format(l), D::leaf_bytes(l)});
+        out.conversions.push_back(
+            {dst.column(l, j), src.column(l, j), dst.format_at(l), src.format_at(l), D::leaf_bytes(l)});
         out.conversion_leaf.push_back(l);
       }
     }
@@ -217,7 +230,8 @@ template <class T, class LD, class LS> void copy_elements_queued(layout_storage<
                                                                  layout_storage<T, LS> const& src, memory_kind sk,
                                                                  std::size_t n, void* stream) {
   if constexpr (std::is_same_v<LD, LS>) {
-    if (same_placement(dst, src)) return copy_blobs(dst, dk, src, sk, n, stream);
+    // (Box_fixed leaves: the bytes mean the same coordinates only in the same box.)
+    if (same_placement(dst, src) && dst.frame == src.frame) return copy_blobs(dst, dk, src, sk, n, stream);
   }
   if (same_memory(dk, sk)) {
     run_moves<T>(dk == memory_kind::device || sk == memory_kind::device ? memory_kind::device : memory_kind::host,
@@ -225,13 +239,15 @@ template <class T, class LD, class LS> void copy_elements_queued(layout_storage<
   } else if (dk == memory_kind::device) {
     // host -> GPU with another placement: upload as it is, rearrange on the GPU.
     buffer staged(memory_kind::device, layout_storage<T, LS>::bytes(src.map), stream);
-    auto const staged_storage = layout_storage<T, LS>::over(staged.data(), src.map);
+    auto staged_storage = layout_storage<T, LS>::over(staged.data(), src.map);
+    staged_storage.frame = src.frame;
     copy_blobs(staged_storage, memory_kind::device, src, sk, n, stream);
     run_moves<T>(memory_kind::device, column_copies(dst, staged_storage), n, stream);
   } else {
     // GPU -> host with another placement: rearrange on the GPU, then download.
     buffer staged(memory_kind::device, layout_storage<T, LD>::bytes(dst.map), stream);
-    auto const staged_storage = layout_storage<T, LD>::over(staged.data(), dst.map);
+    auto staged_storage = layout_storage<T, LD>::over(staged.data(), dst.map);
+    staged_storage.frame = dst.frame;
     zero_gaps(staged_storage, memory_kind::device, stream);
     run_moves<T>(memory_kind::device, column_copies(staged_storage, src), n, stream);
     copy_blobs(dst, dk, staged_storage, memory_kind::device, n, stream);
@@ -254,6 +270,7 @@ template <class T, class LD, class LS> void copy_elements(layout_storage<T, LD> 
 template <class T, class L> void fill_elements(layout_storage<T, L> const& dst, memory_kind dk, T const& value,
                                                std::size_t first, std::size_t n, void* stream = nullptr) {
   if (n == 0) return;
+  check_box_given(dst);
   std::vector<column_fill> fills;
   fills.reserve(reflect::column_count_v<T>);
   auto const* bytes = reinterpret_cast<std::byte const*>(&value);
@@ -274,7 +291,7 @@ template <class T, class L> void fill_elements(layout_storage<T, L> const& dst, 
             for (std::size_t j = 0; j < leaf::extent; ++j, ++column) {
               if constexpr (!layout_storage<T, L>::natural(Leaf)) {
                 E const leaf_value = *reinterpret_cast<E const*>(bytes + leaf::offset + j * sizeof(E));
-                stored_format const f = layout_storage<T, L>::format(Leaf);
+                stored_format const f = dst.format_at(Leaf);
                 if (encode(encoded[column].bytes, leaf_value, f) != encode_status::ok && !f.saturates)
                   throw_conversion_error(first, f, reflect::leaf_name<T>(Leaf));
               }

@@ -37,6 +37,7 @@
 
 #include "buffer.hpp"
 #include "transfer.hpp"
+#include "../core/box.hpp"
 #include "../core/error.hpp"
 #include "../core/layout.hpp"
 #include "../core/reflect.hpp"
@@ -69,6 +70,31 @@ template <class T, class Layout, class Space> class vector {
   using const_iterator = typename const_view_type::iterator;
 
   vector() = default;
+
+  // An empty vector whose box_fixed members (core/stored_types.hpp) are relative to `b`.
+  explicit vector(box const& b) requires(storage_type::boxed) : vector() { set_box(b); }
+  // The box that box_fixed members are stored relative to. On a vector that holds elements the
+  // stored fractions stay: every coordinate moves with the box (an affine rescale, as a barostat
+  // does). To keep the coordinates and store them in another box instead, copy into a vector made
+  // with that box: vector<T, L> w(other_box); w.assign(v).
+  void set_box(box const& b) requires(storage_type::boxed) {
+    for (int a = 0; a < 3; ++a) {
+      double const length = b.hi[a] - b.lo[a];
+      if (!(length > 0.0) || !(length < 1e300) || !(b.lo[a] == b.lo[a])) {
+        detail::throw_error("set_box: axis " + std::to_string(a) + " of the box is [" + std::to_string(b.lo[a]) + ", " +
+                            std::to_string(b.hi[a]) +
+                            "); box_fixed members need finite bounds with lo < hi on every axis (an axis a "
+                            "member does not use too: leave it at [0, 1))");
+      }
+      box_.origin[a] = b.lo[a];
+      box_.length[a] = length;
+    }
+  }
+  box get_box() const requires(storage_type::boxed) {
+    box b;
+    for (int a = 0; a < 3; ++a) b.lo[a] = box_.origin[a], b.hi[a] = box_.origin[a] + box_.length[a];
+    return b;
+  }
 
   // n value-initialized (zero) elements.
   explicit vector(std::size_t n) : vector(n, default_stream) {}
@@ -156,7 +182,13 @@ template <class T, class Layout, class Space> class vector {
   void resize(std::size_t n, T const& value, stream on = default_stream) {
     std::size_t const old_size = size_;
     resize_for_overwrite(n, on);
-    if (n > old_size) detail::fill_elements(storage(), kind, value, old_size, n - old_size, on.handle());
+    if (n <= old_size) return;
+    try {
+      detail::fill_elements(storage(), kind, value, old_size, n - old_size, on.handle());
+    } catch (...) {  // a value the layout refuses: no element was written, none is added
+      size_ = old_size;
+      throw;
+    }
   }
   // resize without the fill: elements past the old size hold unspecified values until written (the
   // padding inside their records is zeroed as by resize). For code that writes every new element
@@ -194,6 +226,7 @@ template <class T, class Layout, class Space> class vector {
     std::swap(capacity_, other.capacity_);
     std::swap(gaps_ready_, other.gaps_ready_);
     std::swap(order_, other.order_);
+    std::swap(box_, other.box_);
   }
   friend void swap(vector& a, vector& b) noexcept { a.swap(b); }
 
@@ -209,8 +242,14 @@ template <class T, class Layout, class Space> class vector {
     detail::copy_elements(target.storage(), detail::memory_kind::host, storage(), kind, size_, on.handle());
   }
 
-  view_type view() { return view_type(storage(), size_); }
-  const_view_type view() const { return const_view_type(storage(), size_); }
+  view_type view() {
+    check_box_for_view();
+    return view_type(storage(), size_);
+  }
+  const_view_type view() const {
+    check_box_for_view();
+    return const_view_type(storage(), size_);
+  }
   const_view_type const_view() const { return view(); }
 
   // Element access and iteration from host code: host vectors only (a device_vector is not a
@@ -260,7 +299,11 @@ template <class T, class Layout, class Space> class vector {
   const_iterator end() const requires std::is_same_v<Space, host> { return view().end(); }
 
   // The layout's pointers, for code that drives columns itself (copies, reorders).
-  storage_type storage() const { return storage_type::over(memory_.data(), capacity_); }
+  storage_type storage() const {
+    storage_type s = storage_type::over(memory_.data(), capacity_);
+    s.frame = box_;
+    return s;
+  }
 
   // For algorithms that rebuild every element out of place (coalesce::sort_by_key): takes over
   // `other`, an allocation of the same kind and allocated_bytes(), laid out for capacity()
@@ -347,7 +390,8 @@ template <class T, class Layout, class Space> class vector {
     check_capacity(new_capacity);
     check_not_freeing_inside_capture(on);
     detail::buffer fresh(kind, storage_type::bytes(new_capacity), on.handle());
-    auto const target = storage_type::over(fresh.data(), new_capacity);
+    auto target = storage_type::over(fresh.data(), new_capacity);
+    target.frame = box_;
     // Where every element keeps its place (aos, aosoa: the same bytes at any capacity), each
     // blob's used bytes copy as one range, gaps included; the gaps past them are zeroed as
     // elements come into use. Otherwise (soa: columns start at capacity-dependent offsets) the
@@ -366,6 +410,10 @@ template <class T, class Layout, class Space> class vector {
   // On `on`. On the default stream it first waits for both vectors' allocation streams (the
   // source's elements may still be written there) and is done when it returns.
   template <class L2, class S2> void assign_from(vector<T, L2, S2> const& other, stream on = default_stream) {
+    // A vector without a box takes its source's (a copy, or a conversion between boxed layouts).
+    if constexpr (storage_type::boxed && layout_storage<T, L2>::boxed) {
+      if (!box_.given()) box_ = other.box_;
+    }
     wait_for_allocation_stream(on);
     other.wait_for_allocation_stream(on);
     if (capacity_ < other.size_) reallocate_empty(other.size_, on);
@@ -379,8 +427,18 @@ template <class T, class Layout, class Space> class vector {
   stream allocation_stream_{};
   std::size_t size_ = 0;
   std::size_t capacity_ = 0;
-  std::size_t gaps_ready_ = 0;  // the gaps of elements [0, gaps_ready_) are written (expose)
-  std::uint64_t order_ = 0;     // 0: not permuted by the library since it was made or filled
+  std::size_t gaps_ready_ = 0;               // the gaps of elements [0, gaps_ready_) are written (expose)
+  std::uint64_t order_ = 0;                  // 0: not permuted by the library since it was made or filled
+  typename storage_type::frame_type box_{};  // box_fixed members' box (empty for other layouts)
+
+  // A view of a vector with box_fixed members and no box would read every coordinate as 0.
+  void check_box_for_view() const {
+    if (size_ > 0 && !box_.given()) {
+      detail::throw_error(
+          "view() of a vector whose layout stores members as box_fixed, which has no box; "
+          "give it one first (vector<T, L> v(box); v.set_box(box))");
+    }
+  }
 };
 
 template <class T, class Layout = soa> using host_vector = vector<T, Layout, host>;

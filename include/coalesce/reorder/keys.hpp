@@ -47,6 +47,7 @@
 
 #include "reorder_ops.hpp"
 #include "reorder_plan.hpp"
+#include "../core/box.hpp"
 #include "../core/error.hpp"
 #include "../core/reference.hpp"
 #include "../core/reflect.hpp"
@@ -54,15 +55,6 @@
 #include "../core/layout_storage.hpp"
 
 namespace coalesce {
-
-enum class boundary : unsigned char { periodic, clamped };
-
-// An axis-aligned box; for 2-D positions only the first two axes are used.
-struct box {
-  std::array<double, 3> lo{0.0, 0.0, 0.0};
-  std::array<double, 3> hi{1.0, 1.0, 1.0};
-  boundary edges = boundary::periodic;
-};
 
 // Sort keys (std::uint32_t or std::uint64_t) in the memory of Space (host by default, as for
 // coalesce::vector; the *_keys functions return them in the vector's space). Only bits [begin_bit,

@@ -1,0 +1,269 @@
+// Coordinates stored relative to their vector's box (coalesce::box_fixed in a stored_as mapping):
+// lo + q * (hi - lo) / 2^32 with q an unsigned 32-bit integer. Bounded error inside the box, exact
+// for multiples of the step, periodic wrap with box_fixed<wrap>, errors (or clamping) outside the
+// box otherwise; the box travels with copies, and a conversion to another box keeps the
+// coordinates. Every kind of inner mapping, host and device memory.
+#include <cmath>
+#include <cstdint>
+#include <vector>
+
+#include <doctest/doctest.h>
+
+#include <coalesce/coalesce.hpp>
+
+#include "test_types.hpp"
+
+namespace {
+
+struct vec3f {
+  float x, y, z;
+};
+struct Body {
+  vec3f pos;
+  vec3f vel;
+  std::uint32_t id;
+};
+
+using coalesce::box_fixed;
+using coalesce::store;
+using coalesce::stored_as;
+template <class Inner> using wrapped = stored_as<Inner, store<&Body::pos, box_fixed<coalesce::wrap>>>;
+using wrapped_soa = wrapped<coalesce::soa>;
+using wrapped_aos = wrapped<coalesce::aos>;
+using wrapped_aosoa = wrapped<coalesce::aosoa<8>>;
+using wrapped_split = wrapped<coalesce::split<coalesce::fields<&Body::pos>, coalesce::aos, coalesce::soa>>;
+using wrapped_user = wrapped<coalesce_test::reversed_columns>;
+#define BOXED_LAYOUTS wrapped_soa, wrapped_aos, wrapped_aosoa, wrapped_split, wrapped_user
+using reported = stored_as<coalesce::soa, store<&Body::pos, box_fixed<>>>;
+using clamped = stored_as<coalesce::aos, store<&Body::pos, box_fixed<coalesce::saturate>>>;
+
+// A box of power-of-two lengths: a step is 2^-29 .. 2^-27, so eighths are exact.
+coalesce::box const eights{.lo = {-4.0, 0.0, 16.0}, .hi = {4.0, 16.0, 48.0}};
+Body body(std::size_t i) {
+  return {{static_cast<float>(i % 64) * 0.125f - 4.0f, static_cast<float>(i % 128) * 0.125f,
+           16.0f + static_cast<float>(i % 256) * 0.125f},
+          {1.0f, -2.0f, static_cast<float>(i)},
+          static_cast<std::uint32_t>(i)};
+}
+std::vector<Body> bodies(std::size_t n) {
+  std::vector<Body> out(n);
+  for (std::size_t i = 0; i < n; ++i) out[i] = body(i);
+  return out;
+}
+template <class V> std::vector<Body> records_of(V const& v) {
+  std::vector<Body> out(v.size());
+  v.copy_to(out);
+  return out;
+}
+bool same(Body const& a, Body const& b) {
+  return a.pos.x == b.pos.x && a.pos.y == b.pos.y && a.pos.z == b.pos.z && a.vel.x == b.vel.x &&
+         a.vel.y == b.vel.y && a.vel.z == b.vel.z && a.id == b.id;
+}
+bool all_same(std::vector<Body> const& a, std::vector<Body> const& b) {
+  if (a.size() != b.size()) return false;
+  for (std::size_t i = 0; i < a.size(); ++i)
+    if (!same(a[i], b[i])) return false;
+  return true;
+}
+
+}  // namespace
+
+TEST_CASE("box_fixed: the format, its axes, its bytes") {
+  using S = coalesce::layout_storage<Body, wrapped_soa>;
+  CHECK(S::boxed);
+  CHECK(S::leaf_bytes(0) == 4);
+  CHECK(S::format(2).axis == 2);
+  CHECK(S::format(0).wraps);
+  CHECK(!coalesce::layout_storage<Body, coalesce::soa>::boxed);
+  // Layouts without box_fixed members hold no box: the storage a kernel receives is as small as before.
+  using plain = coalesce::layout_storage<Body, coalesce::soa>;
+  CHECK(sizeof(plain) == sizeof(plain::mapping_type) + sizeof(plain::blobs));
+  S s;
+  s.frame.origin = {1.0, 2.0, 3.0};
+  s.frame.length = {4.0, 8.0, 16.0};
+  CHECK(s.format_at(1).origin == 2.0);
+  CHECK(s.format_at(2).step == std::ldexp(16.0, -32));
+  CHECK(wrapped_soa::name() == "stored_as<soa, store_index<0, box_fixed<wrap>>>");
+}
+
+TEST_CASE_TEMPLATE("coordinates on multiples of the step round-trip exactly through every mover", Layout,
+                   BOXED_LAYOUTS) {
+  for (std::size_t n : {0u, 1u, 37u, 5003u}) {
+    INFO("n = " << n);
+    auto const want = bodies(n);
+    coalesce::host_vector<Body> plain{std::span<Body const>(want)};
+    coalesce::host_vector<Body, Layout> h(eights);
+    h.assign(plain);
+    coalesce::device_vector<Body, Layout> d(eights);
+    d.assign(plain);
+    CHECK(all_same(records_of(h), want));
+    CHECK(all_same(records_of(d), want));
+    coalesce::device_vector<Body, Layout> copy = d;  // the box comes along: byte copies
+    CHECK(all_same(records_of(copy), want));
+    CHECK(copy.get_box().hi == eights.hi);
+    coalesce::device_vector<Body, wrapped_aos> other = d;  // another boxed layout: the source's box
+    CHECK(all_same(records_of(other), want));
+    coalesce::host_vector<Body, Layout> back = other;
+    CHECK(all_same(records_of(back), want));
+    if (n > 0) {
+      auto v = h.view();
+      CHECK(static_cast<float>(v[n - 1][&Body::pos][&vec3f::z]) == want[n - 1].pos.z);
+    }
+  }
+}
+
+TEST_CASE("any coordinate inside the box comes back within half a step (and float's rounding)") {
+  coalesce::box const odd{.lo = {-1.3, 0.1, 2.0}, .hi = {2.9, 8.7, 2.5}};
+  std::vector<Body> want(1000);
+  for (std::size_t i = 0; i < want.size(); ++i) {
+    double const t = (static_cast<double>(i) + 0.37) / static_cast<double>(want.size());
+    want[i] = Body{{static_cast<float>(-1.3 + 4.2 * t), static_cast<float>(0.1 + 8.6 * t),
+                    static_cast<float>(2.0 + 0.5 * t)},
+                   {},
+                   static_cast<std::uint32_t>(i)};
+  }
+  coalesce::host_vector<Body> plain{std::span<Body const>(want)};
+  coalesce::host_vector<Body, reported> h(odd);
+  h.assign(plain);
+  coalesce::device_vector<Body, reported> d = h;
+  auto const got = records_of(d);
+  double worst = 0.0;
+  for (std::size_t i = 0; i < want.size(); ++i) {
+    float const in[3] = {want[i].pos.x, want[i].pos.y, want[i].pos.z};
+    float const out[3] = {got[i].pos.x, got[i].pos.y, got[i].pos.z};
+    for (int a = 0; a < 3; ++a) {
+      double const step = (odd.hi[a] - odd.lo[a]) * std::ldexp(1.0, -32);
+      double const bound = step / 2 + std::abs(static_cast<double>(in[a])) * std::ldexp(1.0, -24);
+      worst = std::max(worst, std::abs(static_cast<double>(out[a]) - in[a]) / bound);
+    }
+  }
+  CHECK(worst <= 1.0);
+}
+
+TEST_CASE("box_fixed<wrap>: a coordinate past a face stores its periodic image; q_i - q_j is the minimum image") {
+  coalesce::host_vector<Body, wrapped_soa> v(eights);
+  v.resize(4);
+  auto view = v.view();
+  view[0][&Body::pos] = vec3f{4.5f, -0.25f, 48.0f};  // past hi, below lo, on hi: all wrap
+  vec3f const p = view[0][&Body::pos];
+  CHECK(p.x == -3.5f);
+  CHECK(p.y == 15.75f);
+  CHECK(p.z == 16.0f);
+  view[1][&Body::pos][&vec3f::x] = 3.75f;
+  view[1][&Body::pos][&vec3f::x] += 0.5f;  // a step across the face: exact
+  CHECK(static_cast<float>(view[1][&Body::pos][&vec3f::x]) == -3.75f);
+  view[2][&Body::pos][&vec3f::x] = -3.75f;
+  view[3][&Body::pos][&vec3f::x] = 3.75f;
+  auto const q = [&](std::size_t i) {
+    return *reinterpret_cast<std::uint32_t const*>(view[i][&Body::pos][&vec3f::x].address());
+  };
+  // 3.75 and -3.75 are 0.5 apart across the face: the wrapped difference says so.
+  auto const separation = static_cast<std::int32_t>(q(2) - q(3));
+  CHECK(static_cast<double>(separation) * std::ldexp(8.0, -32) == 0.5);
+  // Through a conversion too, many box lengths away.
+  std::vector<Body> far(3, body(0));
+  far[0].pos.x = 4.0f + 8.0f * 1000.0f + 0.125f;
+  far[1].pos.y = -16.0f * 3.0f + 1.5f;
+  far[2].pos.z = 1e30f;  // beyond 2^52 steps: no image is exact any more
+  coalesce::host_vector<Body> plain{std::span<Body const>(std::span(far).first(2))};
+  coalesce::device_vector<Body, wrapped_soa> d(eights);
+  d.assign(plain);
+  auto const got = records_of(d);
+  CHECK(got[0].pos.x == -4.0f + 0.125f);
+  CHECK(got[1].pos.y == 1.5f);
+  coalesce::host_vector<Body> huge{std::span<Body const>(std::span(far).subspan(2))};
+  CHECK_THROWS_WITH_AS(d.assign(huge), doctest::Contains("cannot be stored as box_fixed<wrap>"), coalesce::error);
+}
+
+TEST_CASE("box_fixed<> refuses a coordinate outside the box, box_fixed<saturate> clamps it; NaN is refused") {
+  auto records = bodies(50);
+  records[17].pos.y = 16.0f;  // hi itself is outside [lo, hi)
+  coalesce::host_vector<Body> plain{std::span<Body const>(records)};
+  coalesce::device_vector<Body, reported> d(eights);
+  CHECK_THROWS_WITH_AS(d.assign(plain), doctest::Contains("element 17's leaf 1"), coalesce::error);
+  CHECK_THROWS_WITH_AS(d.assign(plain), doctest::Contains("box_fixed<>"), coalesce::error);
+  coalesce::host_vector<Body, reported> h(eights);
+  CHECK_THROWS_WITH_AS(h.resize(2), doctest::Contains("element 0's leaf 2"), coalesce::error);  // Body{}: z = 0 < 16
+  CHECK(h.size() == 0);  // a refused fill adds nothing
+  h.resize(2, body(0));
+  CHECK_THROWS_AS(h.view()[1][&Body::pos][&vec3f::x] = 4.0f, coalesce::error);
+  CHECK(static_cast<float>(h.view()[1][&Body::pos][&vec3f::x]) == -4.0f);  // the refused write left it as it was
+
+  coalesce::host_vector<Body, clamped> c(eights);
+  c.assign(plain);
+  auto const got = records_of(c);
+  // The last step below hi (16 - 2^-28), which float rounds to 16.
+  CHECK(c.view()[17][&Body::pos][&vec3f::y].address() != nullptr);
+  CHECK(*reinterpret_cast<std::uint32_t const*>(c.view()[17][&Body::pos][&vec3f::y].address()) == 0xffffffffu);
+  CHECK(got[17].pos.y == 16.0f);
+  c.view()[0][&Body::pos][&vec3f::x] = -100.0f;
+  CHECK(static_cast<float>(c.view()[0][&Body::pos][&vec3f::x]) == -4.0f);
+
+  records[17].pos.y = 1.0f;
+  records[3].pos.z = std::nanf("");
+  coalesce::host_vector<Body> with_nan{std::span<Body const>(records)};
+  coalesce::host_vector<Body, wrapped_aos> w(eights);
+  CHECK_THROWS_WITH_AS(w.assign(with_nan), doctest::Contains("element 3's leaf 2"), coalesce::error);
+}
+
+TEST_CASE("a vector with box_fixed members and no box refuses to hold coordinates, naming what to do") {
+  auto const records = bodies(5);
+  coalesce::host_vector<Body> plain{std::span<Body const>(records)};
+  CHECK_THROWS_WITH_AS((coalesce::host_vector<Body, wrapped_soa>(plain)), doctest::Contains("has no box"),
+                       coalesce::error);
+  CHECK_THROWS_WITH_AS((coalesce::device_vector<Body, wrapped_aos>(plain)), doctest::Contains("has no box"),
+                       coalesce::error);
+  coalesce::host_vector<Body, wrapped_soa> empty;
+  CHECK_THROWS_WITH_AS(empty.resize(3), doctest::Contains("has no box"), coalesce::error);
+  coalesce::host_vector<Body, wrapped_soa> zeroed(3);
+  CHECK_THROWS_WITH_AS(zeroed.view(), doctest::Contains("has no box"), coalesce::error);
+  coalesce::box flat = eights;
+  flat.hi[1] = flat.lo[1];
+  CHECK_THROWS_WITH_AS(zeroed.set_box(flat), doctest::Contains("axis 1"), coalesce::error);
+}
+
+TEST_CASE("set_box moves every coordinate with the box; a copy into another box keeps the coordinates") {
+  auto const want = bodies(100);
+  coalesce::host_vector<Body> plain{std::span<Body const>(want)};
+  coalesce::device_vector<Body, wrapped_soa> v(eights);
+  v.assign(plain);
+  coalesce::box doubled = eights;
+  for (int a = 0; a < 3; ++a) doubled.hi[a] = eights.lo[a] + 2 * (eights.hi[a] - eights.lo[a]);
+  // Same layout, another box: the coordinates are kept (converted), not the bytes.
+  coalesce::device_vector<Body, wrapped_soa> kept(doubled);
+  kept.assign(v);
+  CHECK(all_same(records_of(kept), want));
+  // set_box: the stored fractions stay, the coordinates scale about lo.
+  v.set_box(doubled);
+  auto const scaled = records_of(v);
+  for (std::size_t i = 0; i < want.size(); ++i) {
+    CHECK(scaled[i].pos.x == static_cast<float>(-4.0 + 2.0 * (want[i].pos.x + 4.0)));
+    CHECK(scaled[i].pos.z == static_cast<float>(16.0 + 2.0 * (want[i].pos.z - 16.0)));
+  }
+}
+
+TEST_CASE("sorts and fills keep a boxed vector's coordinates; keys and atomic_add name the format they refuse") {
+  auto const want = bodies(300);
+  coalesce::device_vector<Body, wrapped_aosoa> v(eights);
+  v.assign(coalesce::host_vector<Body>(want));
+  std::vector<std::uint32_t> keys(want.size());
+  for (std::size_t i = 0; i < keys.size(); ++i) keys[i] = static_cast<std::uint32_t>((i * 37) % 101);
+  coalesce_test::space_array<std::uint32_t, coalesce::device> device_keys(keys);
+  coalesce::reorder_plan plan;
+  coalesce::sort_by_key(v, std::span<std::uint32_t const>(device_keys.data(), keys.size()), plan);
+  auto const sorted = records_of(v);
+  std::vector<Body> expected;
+  for (std::uint32_t k = 0; k < 101; ++k)
+    for (std::size_t i = 0; i < want.size(); ++i)
+      if (keys[i] == k) expected.push_back(want[i]);
+  CHECK(all_same(sorted, expected));
+
+  v.resize(310, body(7));
+  CHECK(same(records_of(v)[305], body(7)));
+
+  CHECK_THROWS_WITH_AS(coalesce::morton_keys(v, &Body::pos, eights, plan), doctest::Contains("box_fixed<wrap>"),
+                       coalesce::error);
+  coalesce::host_vector<Body, wrapped_soa> h(eights);
+  h.resize(2);
+  CHECK_THROWS_AS(coalesce::atomic_add(h.view()[0][&Body::pos][&vec3f::x], 1.0f), coalesce::error);
+}
