@@ -56,8 +56,8 @@ template <class V> std::vector<Body> records_of(V const& v) {
   return out;
 }
 bool same(Body const& a, Body const& b) {
-  return a.pos.x == b.pos.x && a.pos.y == b.pos.y && a.pos.z == b.pos.z && a.vel.x == b.vel.x &&
-         a.vel.y == b.vel.y && a.vel.z == b.vel.z && a.id == b.id;
+  return a.pos.x == b.pos.x && a.pos.y == b.pos.y && a.pos.z == b.pos.z && a.vel.x == b.vel.x && a.vel.y == b.vel.y &&
+         a.vel.z == b.vel.z && a.id == b.id;
 }
 bool all_same(std::vector<Body> const& a, std::vector<Body> const& b) {
   if (a.size() != b.size()) return false;
@@ -117,10 +117,10 @@ TEST_CASE("any coordinate inside the box comes back within half a step (and floa
   std::vector<Body> want(1000);
   for (std::size_t i = 0; i < want.size(); ++i) {
     double const t = (static_cast<double>(i) + 0.37) / static_cast<double>(want.size());
-    want[i] = Body{{static_cast<float>(-1.3 + 4.2 * t), static_cast<float>(0.1 + 8.6 * t),
-                    static_cast<float>(2.0 + 0.5 * t)},
-                   {},
-                   static_cast<std::uint32_t>(i)};
+    want[i] =
+        Body{{static_cast<float>(-1.3 + 4.2 * t), static_cast<float>(0.1 + 8.6 * t), static_cast<float>(2.0 + 0.5 * t)},
+             {},
+             static_cast<std::uint32_t>(i)};
   }
   coalesce::host_vector<Body> plain{std::span<Body const>(want)};
   coalesce::host_vector<Body, reported> h(odd);
@@ -266,4 +266,24 @@ TEST_CASE("sorts and fills keep a boxed vector's coordinates; keys and atomic_ad
   coalesce::host_vector<Body, wrapped_soa> h(eights);
   h.resize(2);
   CHECK_THROWS_AS(coalesce::atomic_add(h.view()[0][&Body::pos][&vec3f::x], 1.0f), coalesce::error);
+}
+
+TEST_CASE("a view over user memory of a boxed layout takes the box its words are fractions of") {
+  // Positions as the program keeps them: three columns of 32-bit box fractions.
+  std::vector<std::uint32_t> qx{0u, 1u << 31, 0xffffffffu}, qy(3, 1u << 30), qz(3, 0u);
+  std::vector<float> vx(3), vy(3), vz(3);
+  std::vector<std::uint32_t> id{7, 8, 9};
+  auto v = coalesce::view<Body, wrapped_soa>::over_blobs(
+      3, {qx.data(), qy.data(), qz.data(), vx.data(), vy.data(), vz.data(), id.data()}, eights);
+  vec3f const middle = v[1][&Body::pos];
+  CHECK(middle.x == 0.0f);  // half of [-4, 4)
+  CHECK(middle.y == 4.0f);  // a quarter of [0, 16)
+  CHECK(middle.z == 16.0f);
+  v[0][&Body::pos][&vec3f::x] = -3.0f;
+  CHECK(qx[0] == 1u << 29);  // an eighth of the box's 2^32 steps
+  coalesce::box bad = eights;
+  bad.lo[2] = std::nan("");
+  CHECK_THROWS_WITH_AS((coalesce::view<Body, wrapped_soa>::over_blobs(
+                           3, {qx.data(), qy.data(), qz.data(), vx.data(), vy.data(), vz.data(), id.data()}, bad)),
+                       doctest::Contains("view::over_blobs: axis 2"), coalesce::error);
 }

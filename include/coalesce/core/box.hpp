@@ -5,6 +5,9 @@
 //   coalesce::box b{.lo = {0, 0, 0}, .hi = {L, L, L}, .edges = coalesce::boundary::periodic};
 #pragma once
 #include <array>
+#include <string>
+
+#include "error.hpp"
 
 namespace coalesce {
 
@@ -17,4 +20,37 @@ struct box {
   boundary edges = boundary::periodic;
 };
 
+namespace detail {
+
+// The box that a storage's box_fixed leaves are relative to (core/stored_types.hpp): lo and length
+// per axis, all zero until the owner gives one (vector::set_box). Layouts without such leaves
+// hold no_box_frame, which takes no bytes.
+struct box_frame {
+  std::array<double, 3> origin{};
+  std::array<double, 3> length{};
+  bool given() const { return length[0] > 0.0 || length[1] > 0.0 || length[2] > 0.0; }
+  friend constexpr bool operator==(box_frame const&, box_frame const&) = default;
+};
+struct no_box_frame {
+  static constexpr bool given() { return true; }
+  friend constexpr bool operator==(no_box_frame const&, no_box_frame const&) = default;
+};
+// The frame of box b, checked: every axis finite with lo < hi.
+inline box_frame frame_of(box const& b, char const* caller) {
+  box_frame f;
+  for (int a = 0; a < 3; ++a) {
+    double const length = b.hi[a] - b.lo[a];
+    if (!(length > 0.0) || !(length < 1e300) || !(b.lo[a] == b.lo[a])) {
+      throw_error(std::string(caller) + ": axis " + std::to_string(a) + " of the box is [" + std::to_string(b.lo[a]) +
+                  ", " + std::to_string(b.hi[a]) +
+                  "); box_fixed members need finite bounds with lo < hi on every axis (an axis no member uses "
+                  "too: leave it at [0, 1))");
+    }
+    f.origin[a] = b.lo[a];
+    f.length[a] = length;
+  }
+  return f;
+}
+
+}  // namespace detail
 }  // namespace coalesce

@@ -16,6 +16,7 @@
 #include <type_traits>
 #include <utility>
 
+#include "box.hpp"
 #include "config.hpp"
 #include "layout.hpp"
 #include "reflect.hpp"
@@ -57,19 +58,6 @@ template <class L, class Shape> constexpr bool check_mapping() {
   return true;
 }
 
-// The box that a storage's box_fixed leaves are relative to (core/stored_types.hpp): lo and length
-// per axis, all zero until the owner gives one (vector::set_box). Layouts without such leaves
-// hold no_box_frame, which takes no bytes.
-struct box_frame {
-  std::array<double, 3> origin{};
-  std::array<double, 3> length{};
-  bool given() const { return length[0] > 0.0 || length[1] > 0.0 || length[2] > 0.0; }
-  friend constexpr bool operator==(box_frame const&, box_frame const&) = default;
-};
-struct no_box_frame {
-  static constexpr bool given() { return true; }
-  friend constexpr bool operator==(no_box_frame const&, no_box_frame const&) = default;
-};
 template <class Shape> constexpr bool boxed_shape() {
   if constexpr (requires { Shape::boxed; }) {
     return Shape::boxed;

@@ -179,7 +179,22 @@ template <class T, class Layout = soa> class view {
     return over_blobs(n, blobs);
   }
   static view over_blobs(std::size_t n, std::array<void*, storage_type::blob_count> const& blobs) {
+    static_assert(!storage_type::boxed,
+                  "coalesce: a view over user memory of a layout with box_fixed members needs the box its "
+                  "coordinates are stored in: view::over_blobs(n, blobs, box)");
+    return over_blobs_in(n, blobs, {});
+  }
+  // The same for a layout with box_fixed members: their coordinates are fractions of `b`.
+  static view over_blobs(std::size_t n, std::array<void*, storage_type::blob_count> const& blobs,
+                         box const& b) requires(storage_type::boxed) {
+    return over_blobs_in(n, blobs, detail::frame_of(b, "view::over_blobs"));
+  }
+
+ private:
+  static view over_blobs_in(std::size_t n, std::array<void*, storage_type::blob_count> const& blobs,
+                            typename storage_type::frame_type const& frame) {
     storage_type s;
+    s.frame = frame;
     s.map = mapping_type(n);
     for (std::size_t b = 0; b < storage_type::blob_count; ++b) {
       std::string const what = "blob " + std::to_string(b);
@@ -189,6 +204,7 @@ template <class T, class Layout = soa> class view {
     return view(s, n);
   }
 
+ public:
   // A soa view over existing columns, one pointer per leaf in member order (no copy). For a
   // std::array<U, N> leaf the pointer is to N sub-columns of n elements each, back to back.
   // The same with the size of each column's memory (in elements; n * extent for std::array
@@ -205,6 +221,9 @@ template <class T, class Layout = soa> class view {
   }
   static view over_columns(std::size_t n, std::array<void*, leaf_count> const& columns) requires(
       storage_type::blob_count == leaf_count && std::is_constructible_v<mapping_type, std::size_t, std::size_t>) {
+    static_assert(!storage_type::boxed,
+                  "coalesce: a view over user columns of a layout with box_fixed members needs the box its "
+                  "coordinates are stored in: copy them into a vector made with the box instead");
     storage_type s;
     s.map = mapping_type(n, 1);  // sub-columns back to back, n elements each
     for (std::size_t l = 0; l < leaf_count; ++l) {

@@ -77,19 +77,7 @@ template <class T, class Layout, class Space> class vector {
   // stored fractions stay: every coordinate moves with the box (an affine rescale, as a barostat
   // does). To keep the coordinates and store them in another box instead, copy into a vector made
   // with that box: vector<T, L> w(other_box); w.assign(v).
-  void set_box(box const& b) requires(storage_type::boxed) {
-    for (int a = 0; a < 3; ++a) {
-      double const length = b.hi[a] - b.lo[a];
-      if (!(length > 0.0) || !(length < 1e300) || !(b.lo[a] == b.lo[a])) {
-        detail::throw_error("set_box: axis " + std::to_string(a) + " of the box is [" + std::to_string(b.lo[a]) + ", " +
-                            std::to_string(b.hi[a]) +
-                            "); box_fixed members need finite bounds with lo < hi on every axis (an axis a "
-                            "member does not use too: leave it at [0, 1))");
-      }
-      box_.origin[a] = b.lo[a];
-      box_.length[a] = length;
-    }
-  }
+  void set_box(box const& b) requires(storage_type::boxed) { box_ = detail::frame_of(b, "set_box"); }
   box get_box() const requires(storage_type::boxed) {
     box b;
     for (int a = 0; a < 3; ++a) b.lo[a] = box_.origin[a], b.hi[a] = box_.origin[a] + box_.length[a];
