@@ -171,6 +171,42 @@ TEST_CASE("migration by destination rank: arrivals come by source rank, each in 
   CHECK(forces.size() == particles.size());
 }
 
+TEST_CASE("migration of positions stored in a box (box_fixed): the same box on every rank, or an error on every rank") {
+  using boxed =
+      coalesce::stored_as<coalesce::soa, coalesce::store<&Particle::pos, coalesce::box_fixed<coalesce::wrap>>>;
+  cm::decomposition const d(MPI_COMM_WORLD, unit_box);
+  int const rank = d.rank(), size = d.size();
+  std::size_t const n = 40;
+  // Eighths of the box of 8: exact as box fractions, so the arrivals compare exactly.
+  auto records = scattered(n, rank);
+  for (auto& r : records) r.pos = {std::floor(r.pos.x * 8) / 8, std::floor(r.pos.y * 8) / 8, 0.125f};
+  test_vector<Particle, boxed> particles(unit_box);
+  particles.assign(test_vector<Particle>(records));
+  std::vector<int> destination(n);
+  for (std::size_t i = 0; i < n; ++i) destination[i] = static_cast<int>(i) % size;
+  (void)cm::migrate(d, particles, std::span<int const>(destination));
+  auto const after = to_host(particles);
+  auto const world = all_particles(records);
+  std::map<std::uint32_t, Particle> by_id;
+  for (auto const& p : world) by_id[p.id] = p;
+  bool kept = true;
+  for (auto const& p : after) {
+    Particle const& was = by_id[p.id];
+    kept = kept && p.pos.x == was.pos.x && p.pos.y == was.pos.y && p.pos.z == was.pos.z;
+  }
+  CHECK(kept);
+  CHECK(sum_over_ranks(static_cast<long long>(after.size())) == static_cast<long long>(world.size()));
+  if (size > 1) {
+    coalesce::box other = unit_box;
+    if (rank == size - 1) other.hi[0] = 16.0;
+    test_vector<Particle, boxed> elsewhere(other);
+    elsewhere.assign(test_vector<Particle>(records));
+    std::vector<int> stay(n, rank);
+    CHECK_THROWS_WITH_AS(cm::migrate(d, elsewhere, std::span<int const>(stay)),
+                         doctest::Contains("differs between ranks"), coalesce::error);
+  }
+}
+
 #if COALESCE_WITH_CUDA
 TEST_CASE("migration on a non-blocking stream of the user's leaves the arrivals in place behind default-stream work") {
   if constexpr (!std::is_same_v<test_space, coalesce::device>) {

@@ -259,6 +259,15 @@ void resize_in_order(coalesce::stream s, std::size_t kept, std::size_t total, Ar
   }
 }
 
+// True on every rank when every rank passed the same box (collective).
+inline bool same_box_on_every_rank(MPI_Comm comm, coalesce::box const& b) {
+  std::array<double, 6> low{}, high{};
+  for (int a = 0; a < 3; ++a) low[a] = high[a] = b.lo[a], low[3 + a] = high[3 + a] = b.hi[a];
+  MPI_Allreduce(MPI_IN_PLACE, low.data(), 6, MPI_DOUBLE, MPI_MIN, comm);
+  MPI_Allreduce(MPI_IN_PLACE, high.data(), 6, MPI_DOUBLE, MPI_MAX, comm);
+  return low == high;
+}
+
 // The migration once the destinations (ints in the particles' memory) are known.
 // describe(i, destination) says in words why element i's destination is bad.
 template <class T, class L, class S, class Describe, class... Extra>
@@ -275,6 +284,13 @@ mpi::migration_report migrate_to(bool keep_order, mpi::communicator const& d, ve
   std::size_t first_bad = coalesce::detail::no_element;
   int bad_destination = 0;
   std::vector<std::size_t> count;
+  if constexpr (layout_storage<T, L>::boxed) {
+    // box_fixed members move as their stored fractions: every rank must read them in one box.
+    if (!same_box_on_every_rank(d.comm(), particles.get_box()) && size_error.empty())
+      size_error =
+          "the particles' box (set_box) differs between ranks; box_fixed members move as fractions of it, "
+          "so every rank must give its vector the same box";
+  }
   if (size_error.empty()) {
     count = coalesce::detail::group_by_destination(plan, kind, destination, n, d.rank(), d.size(), first_bad,
                                                    bad_destination);
