@@ -205,6 +205,25 @@ TEST_CASE("migration of positions stored in a box (box_fixed): the same box on e
     CHECK_THROWS_WITH_AS(cm::migrate(d, elsewhere, std::span<int const>(stay)),
                          doctest::Contains("differs between ranks"), coalesce::error);
   }
+  // Ghosts carry box_fixed members (here the velocities) as their bytes: one box, or an error.
+  using boxed_vel = coalesce::stored_as<coalesce::soa, coalesce::store<&Particle::vel, coalesce::box_fixed<>>>;
+  test_vector<Particle, boxed_vel> with_vel(unit_box);
+  with_vel.assign(test_vector<Particle>(scattered(200, rank)));
+  (void)cm::migrate(d, with_vel, &Particle::pos);
+  auto const halo = cm::build_halo(d, with_vel, &Particle::pos, 1.0);
+  auto const ghosts = to_host(with_vel);
+  bool velocities = true;
+  for (auto const& p : ghosts) velocities = velocities && p.vel.x == 1.0f && p.vel.y == 2.0f && p.vel.z == 3.0f;
+  CHECK(velocities);
+  CHECK(halo.owned() <= ghosts.size());
+  if (size > 1) {
+    coalesce::box other = unit_box;
+    if (rank == 0) other.lo[2] = -8.0;
+    test_vector<Particle, boxed_vel> elsewhere(other);
+    elsewhere.assign(test_vector<Particle>(scattered(20, rank)));
+    CHECK_THROWS_WITH_AS(cm::build_halo(d, elsewhere, &Particle::pos, 1.0), doctest::Contains("differs between ranks"),
+                         coalesce::error);
+  }
 }
 
 #if COALESCE_WITH_CUDA
