@@ -177,7 +177,7 @@ TEST_CASE("box_fixed<wrap>: a coordinate past a face stores its periodic image; 
 
 TEST_CASE("box_fixed<> refuses a coordinate outside the box, box_fixed<saturate> clamps it; NaN is refused") {
   auto records = bodies(50);
-  records[17].pos.y = 16.0f;  // hi itself is outside [lo, hi)
+  records[17].pos.y = 16.5f;  // past hi (hi itself is the last step: a float read of it gives hi)
   coalesce::host_vector<Body> plain{std::span<Body const>(records)};
   coalesce::device_vector<Body, reported> d(eights);
   CHECK_THROWS_WITH_AS(d.assign(plain), doctest::Contains("element 17's leaf 1"), coalesce::error);
@@ -186,16 +186,15 @@ TEST_CASE("box_fixed<> refuses a coordinate outside the box, box_fixed<saturate>
   CHECK_THROWS_WITH_AS(h.resize(2), doctest::Contains("element 0's leaf 2"), coalesce::error);  // Body{}: z = 0 < 16
   CHECK(h.size() == 0);  // a refused fill adds nothing
   h.resize(2, body(0));
-  CHECK_THROWS_AS(h.view()[1][&Body::pos][&vec3f::x] = 4.0f, coalesce::error);
+  CHECK_THROWS_AS(h.view()[1][&Body::pos][&vec3f::x] = 4.001f, coalesce::error);
   CHECK(static_cast<float>(h.view()[1][&Body::pos][&vec3f::x]) == -4.0f);  // the refused write left it as it was
 
   coalesce::host_vector<Body, clamped> c(eights);
   c.assign(plain);
   auto const got = records_of(c);
-  // The last step below hi (16 - 2^-28), which float rounds to 16.
-  CHECK(c.view()[17][&Body::pos][&vec3f::y].address() != nullptr);
+  // The last step below hi (16 - 2^-28), read as the largest float below 16 (never hi itself).
   CHECK(*reinterpret_cast<std::uint32_t const*>(c.view()[17][&Body::pos][&vec3f::y].address()) == 0xffffffffu);
-  CHECK(got[17].pos.y == 16.0f);
+  CHECK(got[17].pos.y == std::nextafter(16.0f, 0.0f));
   c.view()[0][&Body::pos][&vec3f::x] = -100.0f;
   CHECK(static_cast<float>(c.view()[0][&Body::pos][&vec3f::x]) == -4.0f);
 
@@ -286,4 +285,71 @@ TEST_CASE("a view over user memory of a boxed layout takes the box its words are
   CHECK_THROWS_WITH_AS((coalesce::view<Body, wrapped_soa>::over_blobs(
                            3, {qx.data(), qy.data(), qz.data(), vx.data(), vy.data(), vz.data(), id.data()}, bad)),
                        doctest::Contains("view::over_blobs: axis 2"), coalesce::error);
+}
+
+namespace {
+struct flat {
+  float x, y, z;
+};
+}  // namespace
+
+TEST_CASE("separate x, y, z members take the box's axes in member order") {
+  using flat_boxed = stored_as<coalesce::soa, store<&flat::x, box_fixed<>>, store<&flat::y, box_fixed<>>,
+                               store<&flat::z, box_fixed<coalesce::wrap>>>;
+  using S = coalesce::layout_storage<flat, flat_boxed>;
+  CHECK(S::format(0).axis == 0);
+  CHECK(S::format(1).axis == 1);
+  CHECK(S::format(2).axis == 2);
+  coalesce::box const b{.lo = {0, 0, 0}, .hi = {1, 100, 100}};
+  coalesce::host_vector<flat, flat_boxed> v(b);
+  v.resize(1, flat{0.5f, 50.0f, 75.25f});
+  flat const got = v.view()[0];
+  CHECK(got.x == 0.5f);
+  CHECK(got.y == 50.0f);
+  CHECK(got.z == 75.25f);
+}
+
+TEST_CASE("reads stay inside [lo, hi) and write back unchanged; swaps and member copies move the stored words") {
+  // lo = 0.7 is not a float: a read of q = 0 must not fall below it, nor one of the last step reach hi.
+  coalesce::box const b{.lo = {0.7, 0.0, 0.0}, .hi = {1.7, 1.0, 1.0}};
+  coalesce::host_vector<Body, reported> v(b);
+  v.resize(4, Body{{1.0f, 0.5f, 0.5f}, {}, 0});
+  auto view = v.view();
+  auto word = [&](std::size_t i) -> std::uint32_t& {
+    return *reinterpret_cast<std::uint32_t*>(view[i][&Body::pos][&vec3f::x].address());
+  };
+  word(0) = 0;
+  word(1) = 0xffffffffu;
+  float const low = view[0][&Body::pos][&vec3f::x], high = view[1][&Body::pos][&vec3f::x];
+  CHECK(static_cast<double>(low) >= 0.7);
+  CHECK(static_cast<double>(high) < 1.7);
+  view[0][&Body::pos][&vec3f::x] = low;  // accepted: nothing refused on the way back
+  view[1][&Body::pos][&vec3f::x] = high;
+  CHECK(static_cast<float>(view[1][&Body::pos][&vec3f::x]) == high);
+  word(2) = 0x12345679u;
+  word(3) = 3u;
+  swap(view[2][&Body::pos][&vec3f::x], view[3][&Body::pos][&vec3f::x]);
+  swap(view[2][&Body::pos][&vec3f::x], view[3][&Body::pos][&vec3f::x]);
+  CHECK(word(2) == 0x12345679u);
+  CHECK(word(3) == 3u);
+  view[3][&Body::pos][&vec3f::x] = view[2][&Body::pos][&vec3f::x];
+  CHECK(word(3) == 0x12345679u);
+}
+
+TEST_CASE("operator= copies the box with the elements; assign keeps the destination's box") {
+  auto const want = bodies(20);
+  coalesce::host_vector<Body, wrapped_soa> a(eights);
+  a.assign(coalesce::host_vector<Body>(want));
+  coalesce::box wide = eights;
+  wide.hi[0] = 12.0;
+  coalesce::host_vector<Body, wrapped_soa> b(wide), c(wide);
+  b = a;
+  CHECK(b.get_box().hi[0] == 4.0);
+  CHECK(all_same(records_of(b), want));
+  c.assign(a);
+  CHECK(c.get_box().hi[0] == 12.0);
+  CHECK(all_same(records_of(c), want));
+  coalesce::box tiny = eights;
+  tiny.hi[0] = tiny.lo[0] + 1e-300;
+  CHECK_THROWS_WITH_AS(a.set_box(tiny), doctest::Contains("axis 0"), coalesce::error);
 }

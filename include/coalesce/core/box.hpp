@@ -40,7 +40,8 @@ inline box_frame frame_of(box const& b, char const* caller) {
   box_frame f;
   for (int a = 0; a < 3; ++a) {
     double const length = b.hi[a] - b.lo[a];
-    if (!(length > 0.0) || !(length < 1e300) || !(b.lo[a] == b.lo[a])) {
+    // (A length whose 2^-32 part is not a normal double has no steps to store.)
+    if (!(length * 0x1p-32 >= 0x1p-1022) || !(length < 1e300) || !(b.lo[a] == b.lo[a])) {
       throw_error(std::string(caller) + ": axis " + std::to_string(a) + " of the box is [" + std::to_string(b.lo[a]) +
                   ", " + std::to_string(b.hi[a]) +
                   "); box_fixed members need finite bounds with lo < hi on every axis (an axis no member uses "

@@ -273,11 +273,17 @@ template <class C, bool Const> class stored_ref {
     }
   }
   COALESCE_HOST_DEVICE COALESCE_INLINE stored_ref const& operator=(stored_ref const& other) const requires(!Const) {
-    return *this = static_cast<C>(other);
+    return this->operator=<false>(other);
   }
   template <bool C2>
   COALESCE_HOST_DEVICE COALESCE_INLINE stored_ref const& operator=(stored_ref<C, C2> const& other) const
       requires(!Const) {
+    // The same format (box included): the stored bytes, exactly (through C, a box_fixed coordinate
+    // finer than C's resolution would move by up to half of C's step).
+    if (other.format() == format_ && !detail::is_packed(format_)) {
+      memcpy(p_, other.address(), format_.bytes);
+      return *this;
+    }
     return *this = static_cast<C>(other);
   }
   COALESCE_HOST_DEVICE COALESCE_INLINE stored_ref const& operator+=(C v) const requires(!Const) {
@@ -296,6 +302,13 @@ template <class C, bool Const> class stored_ref {
   COALESCE_HOST_DEVICE COALESCE_INLINE stored_format format() const { return format_; }
 
   friend COALESCE_HOST_DEVICE void swap(stored_ref const& a, stored_ref const& b) requires(!Const) {
+    if (a.format_ == b.format_ && !detail::is_packed(a.format_)) {  // the stored bytes, exactly
+      alignas(8) std::byte held[8];
+      memcpy(held, a.p_, a.format_.bytes);
+      memcpy(a.p_, b.p_, a.format_.bytes);
+      memcpy(b.p_, held, a.format_.bytes);
+      return;
+    }
     C tmp = a;
     a = static_cast<C>(b);
     b = tmp;

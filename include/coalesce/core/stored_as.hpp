@@ -169,10 +169,17 @@ template <class T, class... Stores> struct stored_shape {
     std::array<stored_format, sizeof...(Stores)> const chosen{store_parts<T, Stores>::format...};
     for (std::size_t s = 0; s < chosen.size(); ++s) {
       auto const r = ranges[stored_members[s]];
-      for (std::size_t l = r.first; l < r.first + r.leaves; ++l) {
-        out.formats[l] = chosen[s];
-        if (chosen[s].kind == number_kind::box_fraction) out.formats[l].axis = static_cast<std::uint8_t>(l - r.first);
-      }
+      for (std::size_t l = r.first; l < r.first + r.leaves; ++l) out.formats[l] = chosen[s];
+    }
+    // box_fixed axes: a member of several leaves (a vec3) takes axes 0, 1, 2 in leaf order; members of
+    // one leaf (separate x, y, z) take them in member order.
+    std::size_t scalar_axes = 0;
+    for (std::size_t k = 0; k < member_count; ++k) {
+      auto const r = ranges[k];
+      if (r.leaves == 0 || out.formats[r.first].kind != number_kind::box_fraction) continue;
+      for (std::size_t l = r.first; l < r.first + r.leaves; ++l)
+        out.formats[l].axis = static_cast<std::uint8_t>(r.leaves == 1 ? scalar_axes : l - r.first);
+      if (r.leaves == 1) ++scalar_axes;
     }
     std::size_t carrier = count, used = 32;
     for (std::size_t l = 0; l < count; ++l) {
@@ -185,6 +192,15 @@ template <class T, class... Stores> struct stored_shape {
     }
     return out;
   }();
+  static_assert(
+      [] {
+        std::size_t scalars = 0;
+        for (std::size_t l = 0; l < count; ++l)
+          if (packed_words.formats[l].kind == number_kind::box_fraction && packed_words.formats[l].axis > 2) ++scalars;
+        return scalars == 0;
+      }(),
+      "coalesce: more than three single-leaf members stored as box_fixed; a box has three axes (store a position "
+      "as one member of two or three leaves, or as at most three separate members)");
   static constexpr std::array<stored_format, count> formats = packed_words.formats;
   static constexpr std::array<std::size_t, count> carriers = packed_words.carriers;
   static constexpr bool converted(std::size_t l) { return !(formats[l] == root_shape<T>::formats[l]); }

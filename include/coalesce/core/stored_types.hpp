@@ -465,6 +465,15 @@ COALESCE_HOST_DEVICE COALESCE_INLINE float sixteen_bit_float_value(std::uint16_t
   return f.kind == number_kind::ieee_half ? half_bits_to_float(bits) : bfloat16_bits_to_float(bits);
 }
 
+// The box's hi on a box_fraction format's axis: origin + 2^32 * step (one rounding).
+COALESCE_HOST_DEVICE COALESCE_INLINE double box_end(stored_format f) {
+#if COALESCE_IN_DEVICE_CODE
+  return fma(power_of_two(32), f.step, f.origin);
+#else
+  return std::fma(power_of_two(32), f.step, f.origin);
+#endif
+}
+
 // x in steps of the box (box_fixed): q = round((x - origin) / step), ties to even, as an unsigned
 // 32-bit integer; with `wrap` q is taken modulo 2^32 (the image inside the box), which is exact for
 // |q| < 2^52 (beyond that a double no longer holds every step: out of range). A format whose box
@@ -476,6 +485,8 @@ COALESCE_HOST_DEVICE COALESCE_INLINE encode_status encode_box_fraction(std::byte
     return encode_status::out_of_range;
   }
   double steps = (x - f.origin) / f.step;
+  // Up to hi itself is the last step (a read of the last steps as float can round to hi).
+  if (!f.wraps && steps >= power_of_two(32) - 0.5 && x <= box_end(f)) steps = power_of_two(32) - 1.0;
   if (f.wraps && steps > -power_of_two(52) && steps < power_of_two(52)) {
 #if COALESCE_IN_DEVICE_CODE
     double const r = rint(steps);
@@ -488,8 +499,9 @@ COALESCE_HOST_DEVICE COALESCE_INLINE encode_status encode_box_fraction(std::byte
   return store_rounded_integer(p, steps, as_int);
 }
 
-// Writes `value` (a floating computed value) in format f.
-template <class C>
+// Writes `value` (a floating computed value) in format f. Boxes = false: f is not box_fixed (the
+// conversion kernels route those elsewhere, and leave that branch's registers out).
+template <class C, bool Boxes = true>
 COALESCE_HOST_DEVICE COALESCE_INLINE encode_status encode_floating(std::byte* p, C value, stored_format f) {
   switch (f.kind) {
     case number_kind::ieee_half:
@@ -542,7 +554,8 @@ COALESCE_HOST_DEVICE COALESCE_INLINE encode_status encode_floating(std::byte* p,
       return store_rounded_integer(p, scaled, as_int);
     }
     case number_kind::box_fraction:
-      return encode_box_fraction(p, static_cast<double>(value), f);
+      if constexpr (Boxes) return encode_box_fraction(p, static_cast<double>(value), f);
+      return encode_status::out_of_range;
     default:
       return store_rounded_integer(p, static_cast<double>(value), f);
   }
@@ -639,12 +652,43 @@ template <class C> COALESCE_HOST_DEVICE COALESCE_INLINE encode_status encode(std
   }
 }
 
+// The next C above (up) or below x.
+template <class C> COALESCE_HOST_DEVICE COALESCE_INLINE C next_toward(C x, bool up) {
+  C const to = up ? std::numeric_limits<C>::infinity() : -std::numeric_limits<C>::infinity();
+#if COALESCE_IN_DEVICE_CODE
+  if constexpr (std::is_same_v<C, float>) {
+    return nextafterf(x, to);
+  } else {
+    return nextafter(x, to);
+  }
+#else
+  return std::nextafter(x, to);
+#endif
+}
+
 COALESCE_HOST_DEVICE COALESCE_INLINE double box_fraction_value(std::uint32_t q, stored_format f) {
 #if COALESCE_IN_DEVICE_CODE
   return fma(static_cast<double>(q), f.step, f.origin);
 #else
   return std::fma(static_cast<double>(q), f.step, f.origin);
 #endif
+}
+
+// Stored word q as C: origin + q * step in one rounding (fma: the host and the GPU read the same
+// double), then to C, kept inside [lo, hi) as C sees it: the last steps would round to hi (outside
+// the box: a cell index one past the last), and a lo that C does not hold could round below lo
+// (which box_fixed<> would refuse when written back). Every reader (proxies, conversions) gets it.
+template <class C> COALESCE_HOST_DEVICE COALESCE_INLINE C box_read(std::uint32_t q, stored_format f) {
+  double const v = box_fraction_value(q, f);
+  if constexpr (std::is_floating_point_v<C>) {
+    C r = static_cast<C>(v);
+    double const hi = box_end(f);
+    while (static_cast<double>(r) >= hi) r = next_toward<C>(r, false);
+    while (static_cast<double>(r) < f.origin) r = next_toward<C>(r, true);
+    return r;
+  } else {
+    return static_cast<C>(v);
+  }
 }
 
 template <class C> COALESCE_HOST_DEVICE COALESCE_INLINE C decode(std::byte const* p, stored_format f) {
@@ -666,9 +710,7 @@ template <class C> COALESCE_HOST_DEVICE COALESCE_INLINE C decode(std::byte const
         }
         return static_cast<C>(static_cast<double>(load_signed(p, f.bytes)) * power_of_two(-f.fraction_bits));
       case number_kind::box_fraction:
-        // origin + q * step in one rounding (fma: the host and the GPU read the same double), then
-        // to C: every reader (proxies, conversions, keys) gets the same value.
-        return static_cast<C>(box_fraction_value(load_bytes<std::uint32_t>(p), f));
+        return box_read<C>(load_bytes<std::uint32_t>(p), f);
       case number_kind::signed_int:
         return static_cast<C>(load_signed(p, f.bytes));
       case number_kind::unsigned_int:
@@ -703,7 +745,10 @@ inline
     convert_box_element(std::byte* dst, stored_format to, std::byte const* src, stored_format from) {
   bool const float_holds_it = from.kind == number_kind::ieee_half || from.kind == number_kind::bfloat16 ||
                               (from.kind == number_kind::floating && from.bytes == 4);
-  if (float_holds_it) return encode_floating(dst, decode<float>(src, from), to);
+  // Out of a box into float: the float a proxy reads (box_read<float>, inside [lo, hi)).
+  bool const float_reads_it =
+      from.kind == number_kind::box_fraction && to.kind == number_kind::floating && to.bytes == 4;
+  if (float_holds_it || float_reads_it) return encode_floating(dst, decode<float>(src, from), to);
   return encode_floating(dst, decode<double>(src, from), to);
 }
 
@@ -728,8 +773,8 @@ COALESCE_HOST_DEVICE COALESCE_INLINE encode_status convert_element(std::byte* ds
   }
   bool const float_holds_it = from.kind == number_kind::ieee_half || from.kind == number_kind::bfloat16 ||
                               (from.kind == number_kind::floating && from.bytes == 4);
-  if (float_holds_it) return encode_floating(dst, decode<float>(src, from), to);
-  return encode_floating(dst, decode<double>(src, from), to);
+  if (float_holds_it) return encode_floating<float, false>(dst, decode<float>(src, from), to);
+  return encode_floating<double, false>(dst, decode<double>(src, from), to);
 }
 
 }  // namespace detail

@@ -147,7 +147,15 @@ template <class T, class Layout = soa> class view {
   static constexpr std::size_t leaf_count = reflect::leaf_count_v<value_type>;
 
   view() = default;
-  COALESCE_HOST_DEVICE view(storage_type storage, std::size_t n) : storage_(storage), size_(n) {}
+  COALESCE_HOST_DEVICE view(storage_type storage, std::size_t n) : storage_(storage), size_(n) {
+#if !COALESCE_IN_DEVICE_CODE
+    // A storage of box_fixed members without its box (layout_storage::over) reads every coordinate as 0.
+    if (n > 0 && !storage.frame.given())
+      detail::throw_error(
+          "a view of a layout with box_fixed members over a storage without its box; set the "
+          "storage's frame (a vector's storage() has it), or use over_blobs(n, blobs, box)");
+#endif
+  }
 
   // A view over an existing array of records (no copy), for layouts that store records as an
   // array (aos). Throws on null or misaligned data.

@@ -125,11 +125,13 @@ template <class T, class Layout, class Space> class vector {
 
   // Replaces the contents with other's elements (any layout, any space), copied on `on`.
   template <class L2, class S2> void assign(vector<T, L2, S2> const& other, stream on = default_stream) {
-    if (static_cast<void const*>(&other) != static_cast<void const*>(this)) assign_from(other, on);
+    if (static_cast<void const*>(&other) != static_cast<void const*>(this)) assign_from(other, on, false);
   }
 
+  // A copy: box_fixed members' box included (assign() instead keeps this vector's box, if it has
+  // one, and converts the coordinates into it).
   vector& operator=(vector const& other) {
-    if (this != &other) assign_from(other);
+    if (this != &other) assign_from(other, default_stream, true);
     return *this;
   }
   vector& operator=(vector&& other) noexcept {
@@ -137,7 +139,7 @@ template <class T, class Layout, class Space> class vector {
     return *this;
   }
   template <class L2, class S2> vector& operator=(vector<T, L2, S2> const& other) {
-    assign_from(other);
+    assign_from(other, default_stream, true);
     return *this;
   }
 
@@ -397,16 +399,25 @@ template <class T, class Layout, class Space> class vector {
 
   // On `on`. On the default stream it first waits for both vectors' allocation streams (the
   // source's elements may still be written there) and is done when it returns.
-  template <class L2, class S2> void assign_from(vector<T, L2, S2> const& other, stream on = default_stream) {
-    // A vector without a box takes its source's (a copy, or a conversion between boxed layouts).
+  // take_box: this vector becomes a copy of other, box included (operator=, copy construction);
+  // else (assign) a vector without a box takes other's, one with a box keeps it. Between boxed
+  // layouts only; a refused copy leaves the box as it was.
+  template <class L2, class S2>
+  void assign_from(vector<T, L2, S2> const& other, stream on = default_stream, bool take_box = true) {
+    auto const box_before = box_;
     if constexpr (storage_type::boxed && layout_storage<T, L2>::boxed) {
-      if (!box_.given()) box_ = other.box_;
+      if (take_box || !box_.given()) box_ = other.box_;
     }
-    wait_for_allocation_stream(on);
-    other.wait_for_allocation_stream(on);
-    if (capacity_ < other.size_) reallocate_empty(other.size_, on);
-    expose(other.size_, on);
-    detail::copy_elements(storage(), kind, other.storage(), vector<T, L2, S2>::kind, other.size_, on.handle());
+    try {
+      wait_for_allocation_stream(on);
+      other.wait_for_allocation_stream(on);
+      if (capacity_ < other.size_) reallocate_empty(other.size_, on);
+      expose(other.size_, on);
+      detail::copy_elements(storage(), kind, other.storage(), vector<T, L2, S2>::kind, other.size_, on.handle());
+    } catch (...) {
+      box_ = box_before;
+      throw;
+    }
     size_ = other.size_;
     order_ = other.order_;
   }

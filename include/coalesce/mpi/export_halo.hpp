@@ -104,6 +104,7 @@ halo_plan plan_halo(communicator const& c, vector<T, L, S> const& particles, std
   std::size_t const owned = options.owned_of(particles.size());
   auto grouped = detail::group_exports(export_ids, export_ranks, c.size(), options, particles.size());
   detail::agree_on_errors(c.comm(), grouped.bad, grouped.why, "plan_halo");
+  coalesce::detail::check_boxes_agree(c.comm(), particles, "plan_halo");
 
   std::vector<std::size_t> received = detail::exchange_counts(c.comm(), grouped.counts);
   std::size_t ghosts = 0;

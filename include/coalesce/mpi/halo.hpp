@@ -501,12 +501,7 @@ template <class T, class L, class S, class Pos> halo_plan build_halo(decompositi
   constexpr auto kind = coalesce::detail::kind_of_space<S>;
   std::size_t const owned = options.owned_of(particles.size());
   detail::check_halo_input(d, cutoff, options, particles.size(), "build_halo");
-  if constexpr (layout_storage<T, L>::boxed) {  // box_fixed members travel as fractions of the box
-    if (!coalesce::detail::same_box_on_every_rank(d.comm(), particles.get_box()))
-      coalesce::detail::throw_error(
-          "build_halo: the particles' box (set_box) differs between ranks; every rank "
-          "must give its vector the same box");
-  }
+  coalesce::detail::check_boxes_agree(d.comm(), particles, "build_halo");
   // Fixed-point positions: ghosts are written up to a cutoff past the box (periodic images).
   coalesce::detail::check_fixed_position_range(coalesce::detail::position_columns_of(particles.storage(), position),
                                                d.global().lo, d.global().hi,
@@ -574,6 +569,7 @@ template <class Array> void forward(halo_plan const& h, Array& values) {
     if constexpr (requires { values.mark_reordered(); }) values.mark_reordered();  // new ghosts: old lists stale
   }
   constexpr auto kind = detail::memory_of_array<Array>;
+  coalesce::detail::check_boxes_agree(h.comm(), values, "forward");
   detail::message_columns const m = detail::columns_of("forward", values);
   auto const images = detail::image_columns(h, values);
   detail::for_each_axis(h, m, [&](halo_plan::stage const& st) {

@@ -217,6 +217,27 @@ requires coalesce::detail::array_traits<A>::contiguous void add_columns(message_
     });
   }
 }
+// True on every rank when every rank passed the same box (collective).
+inline bool same_box_on_every_rank(MPI_Comm comm, coalesce::box const& b) {
+  std::array<double, 6> low{}, high{};
+  for (int a = 0; a < 3; ++a) low[a] = high[a] = b.lo[a], low[3 + a] = high[3 + a] = b.hi[a];
+  MPI_Allreduce(MPI_IN_PLACE, low.data(), 6, MPI_DOUBLE, MPI_MIN, comm);
+  MPI_Allreduce(MPI_IN_PLACE, high.data(), 6, MPI_DOUBLE, MPI_MAX, comm);
+  return low == high;
+}
+// box_fixed members travel between ranks as their stored fractions: every rank's vector must hold
+// them in one box. Collective (every rank calls it with arrays of the same types), so every rank
+// throws alike. Other arrays: nothing to check.
+template <class A> void check_boxes_agree(MPI_Comm, A const&, char const*) {}
+template <class T, class L, class S> void check_boxes_agree(MPI_Comm comm, vector<T, L, S> const& v, char const* what) {
+  if constexpr (layout_storage<T, L>::boxed) {
+    if (!same_box_on_every_rank(comm, v.get_box()))
+      throw_error(std::string(what) +
+                  ": the particles' box (set_box) differs between ranks; box_fixed members "
+                  "travel as fractions of it, so every rank must give its vector the same box");
+  }
+}
+
 template <class... Arrays> message_columns columns_of(char const* what, Arrays&... arrays) {
   message_columns m;
   (add_columns(m, arrays, what), ...);
@@ -259,15 +280,6 @@ void resize_in_order(coalesce::stream s, std::size_t kept, std::size_t total, Ar
   }
 }
 
-// True on every rank when every rank passed the same box (collective).
-inline bool same_box_on_every_rank(MPI_Comm comm, coalesce::box const& b) {
-  std::array<double, 6> low{}, high{};
-  for (int a = 0; a < 3; ++a) low[a] = high[a] = b.lo[a], low[3 + a] = high[3 + a] = b.hi[a];
-  MPI_Allreduce(MPI_IN_PLACE, low.data(), 6, MPI_DOUBLE, MPI_MIN, comm);
-  MPI_Allreduce(MPI_IN_PLACE, high.data(), 6, MPI_DOUBLE, MPI_MAX, comm);
-  return low == high;
-}
-
 // The migration once the destinations (ints in the particles' memory) are known.
 // describe(i, destination) says in words why element i's destination is bad.
 template <class T, class L, class S, class Describe, class... Extra>
@@ -291,6 +303,7 @@ mpi::migration_report migrate_to(bool keep_order, mpi::communicator const& d, ve
           "the particles' box (set_box) differs between ranks; box_fixed members move as fractions of it, "
           "so every rank must give its vector the same box";
   }
+  (check_boxes_agree(d.comm(), arrays, "migrate"), ...);
   if (size_error.empty()) {
     count = coalesce::detail::group_by_destination(plan, kind, destination, n, d.rank(), d.size(), first_bad,
                                                    bad_destination);
