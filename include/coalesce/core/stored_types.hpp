@@ -736,8 +736,9 @@ template <class C> COALESCE_HOST_DEVICE COALESCE_INLINE C decode(std::byte const
 // An element into or out of a box_fixed column, through double (what the proxies read and write).
 // Not inlined on the GPU: its double division would cost the conversion kernel's other paths
 // registers (30 -> 38).
+// (inline: one definition in every translation unit that includes this, nvcc's included.)
 #if COALESCE_DEVICE_COMPILER
-__noinline__
+inline __noinline__
 #else
 inline
 #endif
