@@ -296,13 +296,7 @@ mpi::migration_report migrate_to(bool keep_order, mpi::communicator const& d, ve
   std::size_t first_bad = coalesce::detail::no_element;
   int bad_destination = 0;
   std::vector<std::size_t> count;
-  if constexpr (layout_storage<T, L>::boxed) {
-    // box_fixed members move as their stored fractions: every rank must read them in one box.
-    if (!same_box_on_every_rank(d.comm(), particles.get_box()) && size_error.empty())
-      size_error =
-          "the particles' box (set_box) differs between ranks; box_fixed members move as fractions of it, "
-          "so every rank must give its vector the same box";
-  }
+  check_boxes_agree(d.comm(), particles, "migrate");
   (check_boxes_agree(d.comm(), arrays, "migrate"), ...);
   if (size_error.empty()) {
     count = coalesce::detail::group_by_destination(plan, kind, destination, n, d.rank(), d.size(), first_bad,
