@@ -63,6 +63,34 @@ template <class Space, class View> void integrate_over_view(View v, float dt) {
   });
 }
 
+// A view passed to a __global__ kernel by value: the device reads the bytes the host wrote as the
+// same members (a [[no_unique_address]] member once moved size() on the device: every kernel read
+// 0). Its size and the address of the last element's members, as the device sees them.
+template <class View> __global__ void view_as_seen_on_device(View v, std::size_t* size, void const** last) {
+  *size = v.size();
+  auto const e = v[v.size() - 1];
+  last[0] = &static_cast<float const&>(e[&Particle::mass]);
+  last[1] = &static_cast<std::uint32_t const&>(e[&Particle::id]);
+}
+
+TEST_CASE_TEMPLATE("a view passed by value to a kernel is the view the host made", Layout, GPU_LAYOUTS) {
+  std::size_t const n = 1001;
+  coalesce::device_vector<Particle, Layout> d(n);
+  auto const v = d.view();
+  std::size_t* size = nullptr;
+  void const** last = nullptr;
+  REQUIRE(cudaMallocManaged(&size, sizeof(std::size_t)) == cudaSuccess);
+  REQUIRE(cudaMallocManaged(&last, 2 * sizeof(void*)) == cudaSuccess);
+  view_as_seen_on_device<<<1, 1>>>(v, size, last);
+  REQUIRE(cudaDeviceSynchronize() == cudaSuccess);
+  CHECK(*size == n);
+  auto const e = v[n - 1];
+  CHECK(last[0] == &static_cast<float const&>(e[&Particle::mass]));
+  CHECK(last[1] == &static_cast<std::uint32_t const&>(e[&Particle::id]));
+  cudaFree(size);
+  cudaFree(last);
+}
+
 TEST_CASE_TEMPLATE("for_each_index over a view gives the host's blocked loop's particles", Layout, GPU_LAYOUTS) {
   for (std::size_t n : {0u, 1u, 31u, 33u, 100003u}) {
     std::vector<Particle> records(n);

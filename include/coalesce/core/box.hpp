@@ -7,6 +7,7 @@
 #include <array>
 #include <string>
 
+#include "config.hpp"
 #include "error.hpp"
 
 namespace coalesce {
@@ -35,6 +36,17 @@ struct no_box_frame {
   static constexpr bool given() { return true; }
   friend constexpr bool operator==(no_box_frame const&, no_box_frame const&) = default;
 };
+// Where a storage keeps its frame: a base class, so that a storage without box_fixed leaves
+// spends no bytes on it (the empty base optimisation). Not a [[no_unique_address]] member: with
+// one, nvcc 13.0's device code read a view's size() at another offset than the host wrote it (0 in
+// every kernel taking a view by value, on the H200; tests/gpu/kernels_test.cu checks this).
+template <bool Boxed> struct frame_base { box_frame frame{}; };
+template <> struct frame_base<false> { static constexpr no_box_frame frame{}; };
+// Gives storage s the frame f (host code; nothing to do for a storage without a box).
+template <class Storage, class Frame> void set_frame(Storage& s, Frame const& f) {
+  if constexpr (Storage::boxed) s.frame = f;
+}
+
 // The frame of box b, checked: every axis finite with lo < hi.
 inline box_frame frame_of(box const& b, char const* caller) {
   box_frame f;

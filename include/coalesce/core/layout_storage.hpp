@@ -86,7 +86,9 @@ template <class M> constexpr std::size_t max_capacity_of() {
 }
 }  // namespace detail
 
-template <class T, class Layout> struct layout_storage {
+// The frame (the box of box_fixed leaves) is the base class: no bytes for other layouts.
+template <class T, class Layout> struct layout_storage
+    : detail::frame_base<detail::boxed_shape<detail::shape_for_t<T, Layout>>()> {
   using shape = detail::shape_for_t<T, Layout>;
   static_assert(detail::check_mapping<Layout, shape>());
   using mapping_type = typename Layout::template mapping<shape>;
@@ -123,11 +125,14 @@ template <class T, class Layout> struct layout_storage {
 
   mapping_type map{};
   std::array<std::byte*, blob_count> blobs{};
-  [[no_unique_address]] frame_type frame{};
 
   // Leaf l's format with this storage's box (format(l) for every leaf but a box_fixed one).
   COALESCE_HOST_DEVICE COALESCE_INLINE constexpr stored_format format_at(std::size_t l) const {
-    return detail::in_frame(format(l), frame);
+    if constexpr (boxed) {
+      return detail::in_frame(format(l), this->frame);
+    } else {
+      return format(l);
+    }
   }
 
   // The most elements whose byte count cannot overflow.

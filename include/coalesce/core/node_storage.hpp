@@ -26,11 +26,12 @@ namespace coalesce::detail {
 
 // Leaves [First, First + Count) of Full (a layout_storage): one pointer per leaf, to the start of
 // the blob that holds it, so that a leaf's address is the same arithmetic as in Full.
-template <class Full, std::size_t First, std::size_t Count> struct leaf_range_storage {
+template <class Full, std::size_t First, std::size_t Count> struct leaf_range_storage : frame_base<Full::boxed> {
   using full_type = Full;
   using shape = typename Full::shape;
   using mapping_type = typename Full::mapping_type;
   static constexpr bool converts = Full::converts;
+  static constexpr bool boxed = Full::boxed;
   static constexpr std::size_t pointers = Count;
 
   COALESCE_HOST_DEVICE COALESCE_INLINE static constexpr stored_format format(std::size_t l) { return Full::format(l); }
@@ -39,10 +40,13 @@ template <class Full, std::size_t First, std::size_t Count> struct leaf_range_st
 
   mapping_type map{};
   std::array<std::byte*, Count> leaf_blobs{};
-  [[no_unique_address]] typename Full::frame_type frame{};
 
   COALESCE_HOST_DEVICE COALESCE_INLINE constexpr stored_format format_at(std::size_t l) const {
-    return detail::in_frame(Full::format(l), frame);
+    if constexpr (boxed) {
+      return detail::in_frame(Full::format(l), this->frame);
+    } else {
+      return Full::format(l);
+    }
   }
 
   // A leaf outside the range has no address here (only unselected branches of a run-time select
@@ -84,7 +88,7 @@ template <class Child, class Parent> COALESCE_HOST_DEVICE COALESCE_INLINE Child 
   } else {
     Child out;
     out.map = parent.map;
-    out.frame = parent.frame;
+    if constexpr (Child::boxed) out.frame = parent.frame;
     [&]<std::size_t... K>(std::index_sequence<K...>) COALESCE_INLINE_LAMBDA {
       constexpr std::size_t first = storage_facts<Child>::first;
       if constexpr (std::is_same_v<Parent, typename storage_facts<Parent>::full>) {

@@ -202,7 +202,7 @@ template <class T, class Layout = soa> class view {
   static view over_blobs_in(std::size_t n, std::array<void*, storage_type::blob_count> const& blobs,
                             typename storage_type::frame_type const& frame) {
     storage_type s;
-    s.frame = frame;
+    detail::set_frame(s, frame);
     s.map = mapping_type(n);
     for (std::size_t b = 0; b < storage_type::blob_count; ++b) {
       std::string const what = "blob " + std::to_string(b);

@@ -240,14 +240,14 @@ template <class T, class LD, class LS> void copy_elements_queued(layout_storage<
     // host -> GPU with another placement: upload as it is, rearrange on the GPU.
     buffer staged(memory_kind::device, layout_storage<T, LS>::bytes(src.map), stream);
     auto staged_storage = layout_storage<T, LS>::over(staged.data(), src.map);
-    staged_storage.frame = src.frame;
+    set_frame(staged_storage, src.frame);
     copy_blobs(staged_storage, memory_kind::device, src, sk, n, stream);
     run_moves<T>(memory_kind::device, column_copies(dst, staged_storage), n, stream);
   } else {
     // GPU -> host with another placement: rearrange on the GPU, then download.
     buffer staged(memory_kind::device, layout_storage<T, LD>::bytes(dst.map), stream);
     auto staged_storage = layout_storage<T, LD>::over(staged.data(), dst.map);
-    staged_storage.frame = dst.frame;
+    set_frame(staged_storage, dst.frame);
     zero_gaps(staged_storage, memory_kind::device, stream);
     run_moves<T>(memory_kind::device, column_copies(staged_storage, src), n, stream);
     copy_blobs(dst, dk, staged_storage, memory_kind::device, n, stream);

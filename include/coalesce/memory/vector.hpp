@@ -291,7 +291,7 @@ template <class T, class Layout, class Space> class vector {
   // The layout's pointers, for code that drives columns itself (copies, reorders).
   storage_type storage() const {
     storage_type s = storage_type::over(memory_.data(), capacity_);
-    s.frame = box_;
+    detail::set_frame(s, box_);
     return s;
   }
 
@@ -381,7 +381,7 @@ template <class T, class Layout, class Space> class vector {
     check_not_freeing_inside_capture(on);
     detail::buffer fresh(kind, storage_type::bytes(new_capacity), on.handle());
     auto target = storage_type::over(fresh.data(), new_capacity);
-    target.frame = box_;
+    detail::set_frame(target, box_);
     // Where every element keeps its place (aos, aosoa: the same bytes at any capacity), each
     // blob's used bytes copy as one range, gaps included; the gaps past them are zeroed as
     // elements come into use. Otherwise (soa: columns start at capacity-dependent offsets) the

@@ -147,7 +147,7 @@ template <class T, class L> void permute_view(reorder_plan& plan, direction d, m
   auto const& map = v.storage().map;
   buffer& target = scratch(plan, kind, storage_t::bytes(map));
   storage_t sorted = storage_t::over(target.data(), map);
-  sorted.frame = v.storage().frame;  // the same box: column_copies back are byte copies
+  detail::set_frame(sorted, v.storage().frame);  // the same box: column_copies back are byte copies
   void* const stream = plan.get_stream().handle();
   zero_gaps(sorted, kind, stream);
   auto const columns = columns_to_permute(sorted, v.storage());
