@@ -642,3 +642,87 @@ TEST_CASE_TEMPLATE("keys and lists read positions stored as fixed_point<int32_t,
   CHECK(edge_list.rows_on_host() == edge_plain_list.rows_on_host());
   CHECK(edge_list.max_displacement(edge, &Particle::pos) == 0.0);
 }
+
+// Positions stored relative to the vector's box (box_fixed<wrap>: 32-bit fractions, a box whose lo
+// is not 0): keys and lists read the float the member's reference reads, so they give what the
+// decoded positions give; migration and halos, which write positions, refuse them by name.
+TEST_CASE_TEMPLATE("keys and lists read positions stored as box_fixed as their decoded floats", Space, coalesce::host,
+                   coalesce::device) {
+  if (!space_usable<Space>()) return;
+  using boxed_positions =
+      coalesce::stored_as<coalesce::soa, coalesce::store<&Particle::pos, coalesce::box_fixed<coalesce::wrap>>>;
+  coalesce::box const b{.lo = {-6, -5, -7}, .hi = {6, 7, 5}};
+  auto p = random_particles(3000, -5.0f, 5.0f, 67);
+  for (std::size_t i = 0; i < p.size(); ++i) p[i].id = static_cast<std::uint32_t>(i);
+  coalesce::vector<Particle, boxed_positions, Space> boxed(b);
+  boxed.assign(coalesce::vector<Particle, coalesce::soa, Space>(p));
+  std::vector<Particle> decoded(p.size());
+  boxed.copy_to(std::span<Particle>(decoded));
+  std::size_t rounded = 0;
+  for (std::size_t i = 0; i < p.size(); ++i) rounded += decoded[i].pos.x != p[i].pos.x;
+  CHECK(rounded > 0);  // the box's grid is not float's: the comparisons below are not trivial
+  coalesce::vector<Particle, coalesce::soa, Space> plain(decoded);
+
+  coalesce::verlet_list<coalesce::padded_columns, Space> from_boxed({.cutoff = 1.0, .skin = 0.3});
+  coalesce::verlet_list<coalesce::padded_columns, Space> from_plain({.cutoff = 1.0, .skin = 0.3});
+  from_boxed.build(boxed, &Particle::pos, b);
+  from_plain.build(plain, &Particle::pos, b);
+  CHECK(from_boxed.rows_on_host() == from_plain.rows_on_host());  // entry for entry
+  CHECK(from_boxed.max_displacement(boxed, &Particle::pos) == 0.0);
+  from_boxed.refill(boxed, &Particle::pos, b);
+  CHECK_NOTHROW(from_boxed.check());
+  CHECK(from_boxed.rows_on_host() == from_plain.rows_on_host());
+  coalesce::verlet_list<coalesce::csr, Space> csr_boxed({.cutoff = 1.0, .skin = 0.3, .half = true});
+  coalesce::verlet_list<coalesce::csr, Space> csr_plain({.cutoff = 1.0, .skin = 0.3, .half = true});
+  csr_boxed.build(boxed, &Particle::pos, b);
+  csr_plain.build(plain, &Particle::pos, b);
+  CHECK(csr_boxed.rows_on_host() == csr_plain.rows_on_host());
+  coalesce::verlet_list<coalesce::clusters, Space> clusters_boxed({.cutoff = 1.0, .skin = 0.3});
+  coalesce::verlet_list<coalesce::clusters, Space> clusters_plain({.cutoff = 1.0, .skin = 0.3});
+  clusters_boxed.build(boxed, &Particle::pos, b);
+  clusters_plain.build(plain, &Particle::pos, b);
+  CHECK(clusters_boxed.rows_on_host() == clusters_plain.rows_on_host());
+
+  // Hilbert and cell keys: the same order.
+  coalesce::reorder_plan plan_boxed, plan_plain;
+  coalesce::sort_by_key(boxed, coalesce::hilbert_keys(boxed, &Particle::pos, b, plan_boxed), plan_boxed);
+  coalesce::sort_by_key(plain, coalesce::hilbert_keys(plain, &Particle::pos, b, plan_plain), plan_plain);
+  CHECK(plan_boxed.permutation_on_host() == plan_plain.permutation_on_host());
+  coalesce::sort_by_key(boxed, coalesce::cell_keys(boxed, &Particle::pos, b, 1.5, plan_boxed), plan_boxed);
+  coalesce::sort_by_key(plain, coalesce::cell_keys(plain, &Particle::pos, b, 1.5, plan_plain), plan_plain);
+  CHECK(plan_boxed.permutation_on_host() == plan_plain.permutation_on_host());
+  std::vector<Particle> sorted(p.size()), sorted_plain(p.size());
+  boxed.copy_to(std::span<Particle>(sorted));
+  plain.copy_to(std::span<Particle>(sorted_plain));
+  bool moved = false, same_particles = true;
+  for (std::size_t i = 0; i < sorted.size(); ++i) {
+    moved = moved || sorted[i].id != i;
+    same_particles = same_particles && sorted[i].id == sorted_plain[i].id && sorted[i].pos.y == sorted_plain[i].pos.y;
+  }
+  CHECK(moved);
+  CHECK(same_particles);
+
+  // The last steps below hi read as the largest float below it: cell keys put them in the last cell.
+  coalesce::host_vector<Particle, boxed_positions> edge_host(b);
+  edge_host.assign(coalesce::host_vector<Particle>(p));
+  auto const edge_columns = coalesce::detail::readable_position_columns_of(edge_host.storage(), &Particle::pos);
+  CHECK(edge_columns.boxed);
+  for (std::size_t i = 0; i < p.size(); i += 5)
+    *reinterpret_cast<std::uint32_t*>(edge_columns.axis[0].address(i)) = ~0u;
+  coalesce::vector<Particle, boxed_positions, Space> edge(edge_host);
+  std::vector<Particle> edge_decoded(p.size());
+  edge.copy_to(std::span<Particle>(edge_decoded));
+  CHECK(edge_decoded[0].pos.x < 6.0f);
+  coalesce::vector<Particle, coalesce::soa, Space> edge_plain(edge_decoded);
+  coalesce::reorder_plan plan_edge, plan_edge_plain;
+  coalesce::sort_by_key(edge, coalesce::cell_keys(edge, &Particle::pos, b, 1.0, plan_edge), plan_edge);
+  coalesce::sort_by_key(edge_plain, coalesce::cell_keys(edge_plain, &Particle::pos, b, 1.0, plan_edge_plain),
+                        plan_edge_plain);
+  CHECK(plan_edge.permutation_on_host() == plan_edge_plain.permutation_on_host());
+
+  // Writers of positions (migration's wrap, halo shifts) and sums of a member refuse them by name.
+  CHECK_THROWS_WITH_AS((void)coalesce::detail::position_columns_of(boxed.storage(), &Particle::pos),
+                       doctest::Contains("migration and halos write positions"), coalesce::error);
+  CHECK_THROWS_WITH_AS((void)coalesce::detail::summed_member_columns_of(boxed.storage(), &Particle::pos),
+                       doctest::Contains("reverse() sums a member"), coalesce::error);
+}

@@ -255,10 +255,11 @@ void deallocate_pinned(void* p) noexcept {
 }
 
 double read_position_coordinate(memory_kind kind, position_columns const& p, unsigned a, std::size_t i) {
-  if (p.fixed_bits < 0) return read_coordinate(kind, p.axis[a], p.width, i);
-  std::int32_t q = 0;
+  if (!stored_position(p)) return read_coordinate(kind, p.axis[a], p.width, i);
+  std::uint32_t q = 0;
   copy_bytes(memory_kind::host, &q, kind, p.axis[a].address(i), sizeof q);
-  return static_cast<double>(static_cast<float>(q) * float_power_of_two(-p.fixed_bits));  // as coordinate_of
+  if (p.boxed) return static_cast<double>(box_read<float>(q, p.box_format[a]));  // as coordinate_of
+  return static_cast<double>(static_cast<float>(static_cast<std::int32_t>(q)) * float_power_of_two(-p.fixed_bits));
 }
 
 // Declared in reorder_ops.hpp: a coordinate for a message, in any memory.

@@ -45,7 +45,7 @@ void cuda_backend::compute_keys_into(key_spec const& spec, position_columns cons
   auto const stream = static_cast<cudaStream_t>(stream_);
   key_params const p = make_key_params(spec);
   std::uint64_t* const first_bad = flags ? flags + bad_entry : nullptr;
-  if (pos.fixed_bits >= 0) {
+  if (stored_position(pos)) {
     spec.key_bytes == 4 ? launch_keys<std::int32_t, std::uint32_t>(stream, p, pos, n, keys, first_bad)
                         : launch_keys<std::int32_t, std::uint64_t>(stream, p, pos, n, keys, first_bad);
   } else if (pos.width == 4) {

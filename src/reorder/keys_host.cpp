@@ -26,7 +26,7 @@ void host_backend::compute_keys_into(key_spec const& spec, position_columns cons
                                      std::uint64_t* flags) {
   key_params const p = make_key_params(spec);
   std::size_t bad = none;
-  if (pos.fixed_bits >= 0) {
+  if (stored_position(pos)) {
     bad = spec.key_bytes == 4 ? keys_typed<std::int32_t>(parallel_, p, pos, n, static_cast<std::uint32_t*>(keys))
                               : keys_typed<std::int32_t>(parallel_, p, pos, n, static_cast<std::uint64_t*>(keys));
   } else if (pos.width == 4) {

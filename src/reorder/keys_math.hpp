@@ -40,7 +40,8 @@ inline key_params make_key_params(key_spec const& spec) {
 // Cell coordinates of a position; false for NaN/infinite positions and, in a clamped box, for
 // positions outside [lo, hi].
 // Coordinate a of element i as the key kernels read it: E is float or double for positions in
-// their own type, std::int32_t for positions stored as 32-bit fixed point (pos.fixed_bits).
+// their own type, std::int32_t for positions stored in 32 bits (fixed point, box_fixed: decoded by
+// coordinate_of).
 template <class E>
 COALESCE_HOST_DEVICE COALESCE_INLINE double key_coordinate(position_columns const& pos, unsigned a, std::size_t i) {
   if constexpr (std::is_same_v<E, std::int32_t>) {

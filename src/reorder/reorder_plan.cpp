@@ -202,7 +202,7 @@ plan_keys compute_keys(reorder_plan& plan, memory_kind kind, key_spec const& spe
     std::string where = "(";
     for (unsigned a = 0; a < pos.dims; ++a) {
       double v = 0;
-      if (pos.fixed_bits >= 0) {  // a float member stored as fixed point: its decoded value
+      if (stored_position(pos)) {  // a float member stored as fixed point or box_fixed: its decoded value
         v = read_position_coordinate(kind, pos, a, bad);
       } else if (pos.width == 4) {
         v = read_one(s, kind, reinterpret_cast<float const*>(pos.axis[a].address(bad)));

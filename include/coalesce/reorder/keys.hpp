@@ -152,20 +152,30 @@ template <class T, class L> position_columns position_columns_at(layout_storage<
     for (std::size_t l = 0; l < table.size() && !found; ++l) {
       if (table[l].offset == leaves.offset[a] && table[l].size == out.width && table[l].extent == 1) {
         if (!layout_storage<T, L>::natural(l)) {
-          stored_format const f = layout_storage<T, L>::format(l);
-          bool const taken = use != position_use::sum && f.kind == number_kind::fixed && f.bytes == 4 &&
-                             out.width == 4 && (a == 0 || out.fixed_bits == static_cast<int>(f.fraction_bits));
-          if (!taken) {
+          stored_format const f = storage.format_at(l);
+          bool const boxed = f.kind == number_kind::box_fraction;
+          if (boxed && use == position_use::read && out.width == 4 && (a == 0 || out.boxed)) {
+            out.boxed = true;
+            out.box_format[a] = f;
+          } else if (!boxed && use != position_use::sum && f.kind == number_kind::fixed && f.bytes == 4 &&
+                     out.width == 4 && !out.boxed && (a == 0 || out.fixed_bits == static_cast<int>(f.fraction_bits))) {
+            out.fixed_bits = static_cast<int>(f.fraction_bits);
+          } else if (boxed && use == position_use::write) {
+            throw_error("the position member is stored as " + format_name(f) +
+                        ": keys and neighbour lists read such positions, but migration and halos write positions "
+                        "(wrapped into the box, ghosts shifted past it) and take them in their own type or as "
+                        "fixed_point<std::int32_t, F>; store the position that way for coalesce::mpi");
+          } else {
             throw_error("the position member is stored as " + format_name(f) +
                         " (stored_as): keys, neighbour lists, migration and halos take positions in their own "
-                        "type or as fixed_point<std::int32_t, F> (float members, one F for every axis), and "
-                        "reverse() sums a member in its own type only; keep that member as it is for those calls");
+                        "type or as fixed_point<std::int32_t, F> (float members, one F for every axis; keys and "
+                        "lists also box_fixed on every axis), and reverse() sums a member in its own type only; "
+                        "keep that member as it is for those calls");
           }
-          out.fixed_bits = static_cast<int>(f.fraction_bits);
-        } else if (out.fixed_bits >= 0) {
+        } else if (out.fixed_bits >= 0 || out.boxed) {
           throw_error(
-              "the position member stores some axes as fixed point and others as float; store all of them "
-              "alike");
+              "the position member stores some axes as fixed point or box_fixed and others as float; store all "
+              "of them alike");
         }
         // No elements: no columns (no arithmetic on null), but the format all the same (a rank with
         // no particle checks a fixed-point range as the others do).

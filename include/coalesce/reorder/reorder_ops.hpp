@@ -21,13 +21,22 @@ namespace coalesce::detail {
 
 // The 2 or 3 leaves of a position (x, y[, z]), all float (width 4) or all double (width 8) in
 // memory; or, where fixed_bits >= 0, float members stored as fixed_point<std::int32_t, fixed_bits>
-// (stored_as; width 4): readers only (keys, neighbour lists), never written through these.
+// (stored_as; width 4); or, where boxed, float members stored as box_fixed (32-bit fractions of the
+// vector's box, box_format[a] with its origin and step): keys and neighbour lists read these, only
+// fixed point is written through them (migration, halos).
 struct position_columns {
   std::array<column_ref, 3> axis{};
   unsigned dims = 3;
   unsigned width = 4;
   int fixed_bits = -1;
+  bool boxed = false;
+  std::array<stored_format, 3> box_format{};
 };
+// True when the coordinates are stored in another type than the member's (fixed point, box_fixed):
+// read through coordinate_of.
+COALESCE_HOST_DEVICE COALESCE_INLINE bool stored_position(position_columns const& p) {
+  return p.fixed_bits >= 0 || p.boxed;
+}
 
 // Element i of a position column (float or double, by width) as a double: the one reading of a
 // coordinate that keys, migration and neighbour lists share, on host and GPU.
@@ -46,6 +55,10 @@ COALESCE_HOST_DEVICE COALESCE_INLINE double coordinate_of(position_columns const
   if (p.fixed_bits >= 0) {
     auto const q = *reinterpret_cast<std::int32_t const*>(p.axis[a].address(i));
     return static_cast<double>(static_cast<float>(q) * float_power_of_two(-p.fixed_bits));
+  }
+  if (p.boxed) {  // box_fixed: the float the member's reference reads (inside [lo, hi))
+    return static_cast<double>(
+        box_read<float>(*reinterpret_cast<std::uint32_t const*>(p.axis[a].address(i)), p.box_format[a]));
   }
   return coordinate_at(p.axis[a], p.width, i);
 }
