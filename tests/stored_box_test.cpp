@@ -175,6 +175,74 @@ TEST_CASE("box_fixed<wrap>: a coordinate past a face stores its periodic image; 
   CHECK_THROWS_WITH_AS(d.assign(huge), doctest::Contains("cannot be stored as box_fixed<wrap>"), coalesce::error);
 }
 
+// periodic_difference(a, b): the minimum image of a - b from the stored words, on every mapping;
+// within float's rounding of the exact image, exact where the difference is a float times the
+// step; refused for other policies and other boxes.
+TEST_CASE_TEMPLATE("periodic_difference gives the minimum image from the stored fractions", Layout, BOXED_LAYOUTS) {
+  std::size_t const n = 500;
+  coalesce::host_vector<Body, Layout> v(eights);
+  v.assign(coalesce::host_vector<Body>(bodies(n)));
+  auto const view = v.view();
+  std::vector<Body> const decoded = records_of(v);
+  double const length[3] = {8.0, 16.0, 32.0};
+  bool images = true;
+  for (std::size_t i = 0; i < n; i += 7) {
+    for (std::size_t j = 0; j < n; j += 11) {
+      vec3f const d = coalesce::periodic_difference(view[i][&Body::pos], view[j][&Body::pos]);
+      float const got[3] = {d.x, d.y, d.z};
+      float const a[3] = {decoded[i].pos.x, decoded[i].pos.y, decoded[i].pos.z};
+      float const b[3] = {decoded[j].pos.x, decoded[j].pos.y, decoded[j].pos.z};
+      for (int k = 0; k < 3; ++k) {
+        double want = static_cast<double>(a[k]) - static_cast<double>(b[k]);
+        want -= length[k] * std::nearbyint(want / length[k]);
+        // Eighths of power-of-two boxes: every difference is exact (half a box: either image).
+        images =
+            images && (static_cast<double>(got[k]) == want ||
+                       std::fabs(static_cast<double>(got[k])) == length[k] / 2 && std::fabs(want) == length[k] / 2);
+      }
+    }
+  }
+  CHECK(images);
+  // One coordinate at a time, and across the face: 3.875 - (-3.875) is -0.25 in a box of 8.
+  view[0][&Body::pos][&vec3f::x] = 3.875f;
+  view[1][&Body::pos][&vec3f::x] = -3.875f;
+  CHECK(coalesce::periodic_difference(view[0][&Body::pos][&vec3f::x], view[1][&Body::pos][&vec3f::x]) == -0.25f);
+  CHECK(coalesce::periodic_difference(view[1][&Body::pos][&vec3f::x], view[0][&Body::pos][&vec3f::x]) == 0.25f);
+}
+
+TEST_CASE("periodic_difference of a box that is not a power of two: within float's rounding; other formats refused") {
+  coalesce::box const odd{.lo = {-1.3, 0.7, 2.0}, .hi = {8.6, 3.9, 40.1}};
+  coalesce::host_vector<Body, wrapped_aos> v(odd);
+  v.resize(2);
+  auto const view = v.view();
+  view[0][&Body::pos] = vec3f{8.5f, 0.8f, 21.0f};
+  view[1][&Body::pos] = vec3f{-1.2f, 3.8f, 2.5f};
+  vec3f const d = coalesce::periodic_difference(view[0][&Body::pos], view[1][&Body::pos]);
+  std::vector<Body> const r = records_of(v);
+  double const length[3] = {8.6 + 1.3, 3.9 - 0.7, 40.1 - 2.0};
+  float const got[3] = {d.x, d.y, d.z};
+  float const a[3] = {r[0].pos.x, r[0].pos.y, r[0].pos.z}, b[3] = {r[1].pos.x, r[1].pos.y, r[1].pos.z};
+  for (int k = 0; k < 3; ++k) {
+    double want = static_cast<double>(a[k]) - static_cast<double>(b[k]);
+    want -= length[k] * std::nearbyint(want / length[k]);
+    INFO("axis " << k << ": " << got[k] << " vs " << want);
+    // The decoded floats are within their own rounding (2^-24 of the box) of the stored points.
+    CHECK(std::fabs(static_cast<double>(got[k]) - want) <= 1e-6 * length[k]);
+  }
+  CHECK(std::fabs(d.x + 0.2f) < 1e-5f);  // 8.5 and -1.2 are 0.2 apart across the face
+
+  coalesce::host_vector<Body, reported> plain(eights);
+  plain.assign(coalesce::host_vector<Body>(bodies(2)));
+  CHECK_THROWS_WITH_AS((void)coalesce::periodic_difference(plain.view()[0][&Body::pos], plain.view()[1][&Body::pos]),
+                       doctest::Contains("box_fixed<wrap> in the same box"), coalesce::error);
+  coalesce::host_vector<Body, wrapped_aos> other(odd);
+  other.resize(1);
+  coalesce::host_vector<Body, wrapped_aos> shifted(eights);
+  shifted.resize(1);
+  CHECK_THROWS_WITH_AS((void)coalesce::periodic_difference(other.view()[0][&Body::pos], shifted.view()[0][&Body::pos]),
+                       doctest::Contains("in different boxes"), coalesce::error);
+}
+
 TEST_CASE("box_fixed<> refuses a coordinate outside the box, box_fixed<saturate> clamps it; NaN is refused") {
   auto records = bodies(50);
   records[17].pos.y = 16.5f;  // past hi (hi itself is the last step: a float read of it gives hi)

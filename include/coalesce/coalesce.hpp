@@ -27,6 +27,7 @@
 #include "core/member_arrays.hpp"
 #include "memory/index_arrays.hpp"
 #include "memory/particle_array.hpp"
+#include "core/periodic_difference.hpp"
 #include "core/reference.hpp"
 #include "core/reflect.hpp"
 #include "reorder/reorder.hpp"
