@@ -1,10 +1,11 @@
 // coalesce/core/periodic_difference.hpp - a - b for positions stored as box_fixed<wrap>: the
 // minimum image, from the stored 32-bit fractions of the box, without decoding either position.
 //
-//   using boxed = coalesce::stored_as<coalesce::soa, coalesce::store<&Atom::pos, coalesce::box_fixed<coalesce::wrap>>>;
-//   auto const pi = v[i][&Atom::pos];
-//   coalesce::for_each_neighbor(nl, i, [&](std::uint32_t j) {
-//     vec3 const d = coalesce::periodic_difference(pi, v[j][&Atom::pos]);   // the minimum image of pi - pj
+//   using boxed = coalesce::stored_as<coalesce::soa, coalesce::store<&Particle::pos, coalesce::box_fixed<coalesce::wrap>>>;
+//   coalesce::host_vector<Particle, boxed> v(box);   // positions as 32-bit fractions of the box
+//   v.resize(n, p);
+//   auto const w = v.view();
+//   vec3 const d = coalesce::periodic_difference(w[i][&Particle::pos], w[i + 1][&Particle::pos]);  // w[i] - w[i + 1], the minimum image
 //
 // Per axis: the stored words' difference as a signed 32-bit integer (q_a - q_b modulo 2^32: the
 // minimum image, exact in steps of the box) times the step, (hi - lo) / 2^32. A neighbour then costs
@@ -47,10 +48,16 @@ COALESCE_HOST_DEVICE inline void fail_periodic_difference(stored_format a, store
 template <class C, bool A, bool B>
 COALESCE_HOST_DEVICE COALESCE_INLINE C periodic_leaf_difference(stored_ref<C, A> const& a, stored_ref<C, B> const& b) {
   static_assert(std::is_floating_point_v<C>, "coalesce: periodic_difference takes float or double coordinates");
-  stored_format const f = a.format();
-  if (f.kind != number_kind::box_fraction || !f.wraps || !(b.format() == f)) fail_periodic_difference(f, b.format());
-  auto const steps = static_cast<std::int32_t>(load_bytes<std::uint32_t>(a.address()) -
-                                               load_bytes<std::uint32_t>(b.address()));
+  stored_format const f = a.format(), g = b.format();
+  // The box compared as bits: the same frame's origin and step then compare equal at compile time
+  // (a double compared with itself does not: NaN), and the check leaves the neighbour loop.
+  bool const same_box = f.axis == g.axis &&
+                        __builtin_bit_cast(std::uint64_t, f.origin) == __builtin_bit_cast(std::uint64_t, g.origin) &&
+                        __builtin_bit_cast(std::uint64_t, f.step) == __builtin_bit_cast(std::uint64_t, g.step);
+  if (f.kind != number_kind::box_fraction || !f.wraps || g.kind != f.kind || !g.wraps || !same_box)
+    fail_periodic_difference(f, g);
+  auto const steps =
+      static_cast<std::int32_t>(load_bytes<std::uint32_t>(a.address()) - load_bytes<std::uint32_t>(b.address()));
   return static_cast<C>(steps) * static_cast<C>(f.step);
 }
 template <class C, class D>
