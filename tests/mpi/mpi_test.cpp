@@ -171,7 +171,9 @@ TEST_CASE("migration by destination rank: arrivals come by source rank, each in 
   CHECK(forces.size() == particles.size());
 }
 
-TEST_CASE("migration of positions stored in a box (box_fixed): the same box on every rank, or an error on every rank") {
+TEST_CASE(
+    "migration of positions stored in a box (box_fixed), by rank and by position: the same box on every rank, or an "
+    "error on every rank") {
   using boxed =
       coalesce::stored_as<coalesce::soa, coalesce::store<&Particle::pos, coalesce::box_fixed<coalesce::wrap>>>;
   cm::decomposition const d(MPI_COMM_WORLD, unit_box);
@@ -204,6 +206,40 @@ TEST_CASE("migration of positions stored in a box (box_fixed): the same box on e
     std::vector<int> stay(n, rank);
     CHECK_THROWS_WITH_AS(cm::migrate(d, elsewhere, std::span<int const>(stay)),
                          doctest::Contains("differs between ranks"), coalesce::error);
+  }
+  // By position: box_fixed positions relative to the global box are read (never written); each
+  // particle arrives on its owner with its stored words unchanged. A vector in another box: an
+  // error on every rank, before anything moved.
+  {
+    test_vector<Particle, boxed> by_position(unit_box);
+    by_position.assign(test_vector<Particle>(scattered(300, rank)));
+    auto const before = all_particles(to_host(by_position));
+    (void)cm::migrate(d, by_position, &Particle::pos);
+    auto const arrived = to_host(by_position);
+    std::map<std::uint32_t, Particle> was;
+    for (auto const& p : before) was[p.id] = p;
+    bool owned = true, unchanged = true;
+    for (auto const& p : arrived) {
+      owned = owned && d.owner({p.pos.x, p.pos.y, p.pos.z}) == rank;
+      unchanged = unchanged && p.pos.x == was[p.id].pos.x && p.pos.y == was[p.id].pos.y && p.pos.z == was[p.id].pos.z;
+    }
+    CHECK(owned);
+    CHECK(unchanged);
+    CHECK(sum_over_ranks(static_cast<long long>(arrived.size())) == static_cast<long long>(before.size()));
+    coalesce::box shifted = unit_box;
+    if (rank == size - 1) shifted.lo[1] = -1.0;
+    test_vector<Particle, boxed> other_box(shifted);
+    other_box.assign(test_vector<Particle>(scattered(30, rank)));
+    CHECK_THROWS_WITH_AS(cm::migrate(d, other_box, &Particle::pos), doctest::Contains("give the vector the global box"),
+                         coalesce::error);
+    CHECK(other_box.size() == 30);
+  }
+  // Halos write shifted ghosts, which box fractions cannot hold: refused by name.
+  {
+    test_vector<Particle, boxed> for_halo(unit_box);
+    for_halo.assign(test_vector<Particle>(scattered(30, rank)));
+    CHECK_THROWS_WITH_AS((void)cm::build_halo(d, for_halo, &Particle::pos, 1.0),
+                         doctest::Contains("migration and halos write positions"), coalesce::error);
   }
   // Ghosts carry box_fixed members (here the velocities) as their bytes: one box, or an error.
   using boxed_vel = coalesce::stored_as<coalesce::soa, coalesce::store<&Particle::vel, coalesce::box_fixed<>>>;

@@ -229,6 +229,25 @@ inline bool same_box_on_every_rank(MPI_Comm comm, coalesce::box const& b) {
 // them in one box. Collective (every rank calls it with arrays of the same types), so every rank
 // throws alike. Other arrays: nothing to check.
 template <class A> void check_boxes_agree(MPI_Comm, A const&, char const*) {}
+// Positions stored as box_fixed (migration by position): the vector's box must be the
+// decomposition's global box on the position's axes, so that every stored position is inside it
+// and migration only reads them. Collective: a rank whose box differs makes every rank throw.
+template <class T, class L, class S> void check_position_box(mpi::decomposition const& d, vector<T, L, S> const& v,
+                                                             coalesce::detail::position_columns const& columns) {
+  if constexpr (layout_storage<T, L>::boxed) {  // (the same layout on every rank: all of them agree here)
+    std::string why;
+    box const b = v.get_box();
+    for (unsigned a = 0; columns.boxed && a < columns.dims && why.empty(); ++a) {
+      if (b.lo[a] != d.global().lo[a] || b.hi[a] != d.global().hi[a]) {
+        why = "the positions are stored as box_fixed relative to the vector's box, whose axis " + std::to_string(a) +
+              " is [" + std::to_string(b.lo[a]) + ", " + std::to_string(b.hi[a]) +
+              ") where the decomposition's global box has [" + std::to_string(d.global().lo[a]) + ", " +
+              std::to_string(d.global().hi[a]) + "); give the vector the global box (set_box)";
+      }
+    }
+    agree_on_errors(d.comm(), why.empty() ? -1 : 0, why, "migrate");
+  }
+}
 template <class T, class L, class S> void check_boxes_agree(MPI_Comm comm, vector<T, L, S> const& v, char const* what) {
   if constexpr (layout_storage<T, L>::boxed) {
     if (!same_box_on_every_rank(comm, v.get_box()))
@@ -441,7 +460,10 @@ mpi::migration_report migrate_by_position(bool keep_order, mpi::decomposition co
                               " elements for " + std::to_string(n) + " particles")
         : (void)0),
    ...);
-  auto const columns = coalesce::detail::position_columns_of(particles.storage(), position);
+  // box_fixed positions are read only: relative to the decomposition's global box they lie inside
+  // it already, so the wrap below writes none of them (checked on every rank, which throw alike).
+  auto const columns = coalesce::detail::readable_position_columns_of(particles.storage(), position);
+  check_position_box(d, particles, columns);
   // Fixed-point positions: the wrap writes coordinates in [lo, hi]; the format must hold them (the
   // same layout and box on every rank: every rank throws alike).
   coalesce::detail::check_fixed_position_range(columns, d.global().lo, d.global().hi,

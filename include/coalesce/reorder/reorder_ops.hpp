@@ -69,6 +69,14 @@ COALESCE_HOST_DEVICE COALESCE_INLINE double coordinate_of(position_columns const
 COALESCE_HOST_DEVICE COALESCE_INLINE double store_coordinate(position_columns const& p, unsigned a, std::size_t i,
                                                              double x) {
   std::byte* const at = p.axis[a].address(i);
+  if (p.boxed) {  // read-only columns (position_use::read): a caller that writes them is a bug
+#if COALESCE_IN_DEVICE_CODE
+    printf("coalesce: internal error: a box_fixed position written through position_columns\n");
+    __trap();
+#else
+    throw_error("internal error: a box_fixed position written through position_columns; please report it");
+#endif
+  }
   if (p.fixed_bits >= 0) {
     std::byte const before[4] = {at[0], at[1], at[2], at[3]};
     encode_status const status =
