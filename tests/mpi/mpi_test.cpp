@@ -230,9 +230,38 @@ TEST_CASE(
     if (rank == size - 1) shifted.lo[1] = -1.0;
     test_vector<Particle, boxed> other_box(shifted);
     other_box.assign(test_vector<Particle>(scattered(30, rank)));
-    CHECK_THROWS_WITH_AS(cm::migrate(d, other_box, &Particle::pos), doctest::Contains("give the vector the global box"),
-                         coalesce::error);
+    CHECK_THROWS_WITH_AS(cm::migrate(d, other_box, &Particle::pos),
+                         doctest::Contains("give the vector the decomposition's box"), coalesce::error);
     CHECK(other_box.size() == 30);
+  }
+  // A box whose lo + (hi - lo) is not hi (-9.9 + 69.9 rounds above 60): the vector given the
+  // decomposition's box is accepted, and a word in the last steps, which reads as hi itself,
+  // migrates to the owner of its image lo and keeps its word.
+  {
+    coalesce::box const odd{.lo = {-9.9, -9.9, -9.9}, .hi = {60.0, 60.0, 60.0}};
+    cm::decomposition const od(MPI_COMM_WORLD, odd);
+    coalesce::host_vector<Particle, boxed> staged(odd);
+    staged.assign(coalesce::host_vector<Particle>(scattered(50, rank)));
+    auto const words = coalesce::detail::readable_position_columns_of(staged.storage(), &Particle::pos);
+    *reinterpret_cast<std::uint32_t*>(words.axis[0].address(0)) = ~0u;
+    test_vector<Particle, boxed> odd_particles(odd);
+    odd_particles.assign(staged);
+    CHECK_NOTHROW((void)cm::migrate(od, odd_particles, &Particle::pos));
+    coalesce::host_vector<Particle, boxed> back(odd);
+    back.assign(odd_particles);
+    auto const back_words = coalesce::detail::readable_position_columns_of(back.storage(), &Particle::pos);
+    long long edges_here = 0;  // every rank's element 0 (id rank * 100000) is an edge particle
+    bool edge_kept = true, edge_owned = true;
+    for (std::size_t i = 0; i < back.size(); ++i) {
+      if (static_cast<std::uint32_t>(back.view()[i][&Particle::id]) % 100000u != 0) continue;
+      ++edges_here;
+      edge_kept = edge_kept && *reinterpret_cast<std::uint32_t const*>(back_words.axis[0].address(i)) == ~0u;
+      float const y = back.view()[i][&Particle::pos][&vec3::y], z = back.view()[i][&Particle::pos][&vec3::z];
+      edge_owned = edge_owned && od.owner({-9.9, y, z}) == rank;
+    }
+    CHECK(edge_kept);
+    CHECK(edge_owned);
+    CHECK(sum_over_ranks(edges_here) == static_cast<long long>(size));
   }
   // Halos write shifted ghosts, which box fractions cannot hold: refused by name.
   {

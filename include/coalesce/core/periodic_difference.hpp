@@ -10,9 +10,9 @@
 // Per axis: the stored words' difference as a signed 32-bit integer (q_a - q_b modulo 2^32: the
 // minimum image, exact in steps of the box) times the step, (hi - lo) / 2^32. A neighbour then costs
 // 12 bytes of gathers and an integer subtraction per axis, where float positions need the image
-// arithmetic (x - L * rint(x / L)) on top of 12 or 16 bytes. In float the result is two roundings
-// from the exact difference (the step rounded to float, then the product): relative error below
-// 2^-23. Both operands must be stored as box_fixed<wrap> in the same box (a periodic box: for the
+// arithmetic (x - L * rint(x / L)) on top of 12 or 16 bytes. In float the result is at most three
+// roundings from the exact difference (the step to float, the steps to float past 2^24, the
+// product): relative error below 2^-22. Both operands must be stored as box_fixed<wrap> in the same box (a periodic box: for the
 // other policies the minimum image is not the difference); anything else is an error, at compile
 // time where the member is stored as its own type.
 #pragma once

@@ -375,6 +375,8 @@ class coordinate_stage_store {
   coordinate_stage_store(memory_kind kind, position_columns const& from, std::size_t n, std::array<buffer, 3>& storage,
                          void* stream)
       : kind_(kind), dims_(from.dims), width_(from.width), fixed_bits_(from.fixed_bits), coordinates_(storage) {
+    // Staged coordinates keep the format of fixed point only (halos refuse box_fixed positions).
+    if (from.boxed) throw_error("internal error: box_fixed positions staged for a halo; please report it");
     reserve(n + n / 4, 0, stream);  // room for ghosts of a quarter of the particles before a regrowth
     std::array<column_copy, 3> copies{};
     for (unsigned a = 0; a < dims_; ++a) copies[a] = {column(a), from.axis[a], width_};

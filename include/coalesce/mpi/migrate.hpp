@@ -37,6 +37,7 @@
 #include <mpi.h>
 
 #include <algorithm>
+#include <cstdio>
 #include <array>
 #include <cmath>
 #include <cstddef>
@@ -229,20 +230,28 @@ inline bool same_box_on_every_rank(MPI_Comm comm, coalesce::box const& b) {
 // them in one box. Collective (every rank calls it with arrays of the same types), so every rank
 // throws alike. Other arrays: nothing to check.
 template <class A> void check_boxes_agree(MPI_Comm, A const&, char const*) {}
-// Positions stored as box_fixed (migration by position): the vector's box must be the
-// decomposition's global box on the position's axes, so that every stored position is inside it
-// and migration only reads them. Collective: a rank whose box differs makes every rank throw.
+// Positions stored as box_fixed (migration by position): along the decomposition's periodic axes
+// the vector's box must be its global box (the same frame: origin and length, compared exactly as
+// set_box stored them), so that every stored position is inside it and its image there is itself.
+// (Clamped axes need nothing: a position outside the global box is reported by the owner search.)
+// Collective: a rank whose box differs makes every rank throw.
 template <class T, class L, class S> void check_position_box(mpi::decomposition const& d, vector<T, L, S> const& v,
                                                              coalesce::detail::position_columns const& columns) {
   if constexpr (layout_storage<T, L>::boxed) {  // (the same layout on every rank: all of them agree here)
     std::string why;
-    box const b = v.get_box();
-    for (unsigned a = 0; columns.boxed && a < columns.dims && why.empty(); ++a) {
-      if (b.lo[a] != d.global().lo[a] || b.hi[a] != d.global().hi[a]) {
-        why = "the positions are stored as box_fixed relative to the vector's box, whose axis " + std::to_string(a) +
-              " is [" + std::to_string(b.lo[a]) + ", " + std::to_string(b.hi[a]) +
-              ") where the decomposition's global box has [" + std::to_string(d.global().lo[a]) + ", " +
-              std::to_string(d.global().hi[a]) + "); give the vector the global box (set_box)";
+    auto const mine = v.storage().frame;
+    auto const global = coalesce::detail::frame_of(d.global(), "migrate");
+    auto const exact = [](double x) {
+      char text[32];
+      std::snprintf(text, sizeof text, "%.17g", x);
+      return std::string(text);
+    };
+    for (unsigned a = 0; columns.boxed && a < std::min(columns.dims, d.dims()) && why.empty(); ++a) {
+      if (d.periodic(a) && (mine.origin[a] != global.origin[a] || mine.length[a] != global.length[a])) {
+        why = "the positions are stored as box_fixed relative to the vector's box, whose periodic axis " +
+              std::to_string(a) + " starts at " + exact(mine.origin[a]) + " with length " + exact(mine.length[a]) +
+              " where the decomposition's global box starts at " + exact(global.origin[a]) + " with length " +
+              exact(global.length[a]) + "; give the vector the decomposition's box (set_box(d.global()))";
       }
     }
     agree_on_errors(d.comm(), why.empty() ? -1 : 0, why, "migrate");

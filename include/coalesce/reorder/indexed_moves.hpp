@@ -108,6 +108,9 @@ COALESCE_HOST_DEVICE inline double wrap_in_place(owner_grid const& g, position_c
   double const x = coordinate_of(p, a, i);
   double const inside = wrapped_coordinate(g, a, x);
   if (inside == x) return x;
+  // box_fixed positions are read only: in the global box already, but a word in the last steps can
+  // read as hi itself (where lo + (hi - lo) rounds above hi), whose image lo decides the owner.
+  if (p.boxed) return inside;
   double stored = store_coordinate(p, a, i, inside);
   double const again = wrapped_coordinate(g, a, stored);
   if (again != stored) stored = store_coordinate(p, a, i, again);
