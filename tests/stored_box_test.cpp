@@ -210,6 +210,26 @@ TEST_CASE_TEMPLATE("periodic_difference gives the minimum image from the stored 
   CHECK(coalesce::periodic_difference(view[1][&Body::pos][&vec3f::x], view[0][&Body::pos][&vec3f::x]) == 0.25f);
 }
 
+// A box whose lo + (hi - lo) rounds above hi: the frame's length is shortened until it does not,
+// so that the last step still reads below hi; get_box() gives back the box as it was given.
+TEST_CASE("a box whose lo + (hi - lo) rounds above hi still reads every word below hi") {
+  coalesce::box const odd{.lo = {-9.9, -0.3, 0.0}, .hi = {60.0, static_cast<double>(0.2f), 1.0}};
+  REQUIRE(odd.lo[0] + (odd.hi[0] - odd.lo[0]) > odd.hi[0]);  // the case this test is about
+  coalesce::host_vector<Body, wrapped_soa> v(odd);
+  v.resize(1);
+  auto const words = coalesce::detail::readable_position_columns_of(v.storage(), &Body::pos);
+  for (int a = 0; a < 3; ++a) *reinterpret_cast<std::uint32_t*>(words.axis[a].address(0)) = ~0u;
+  vec3f const p = v.view()[0][&Body::pos];
+  CHECK(p.x < 60.0f);
+  CHECK(static_cast<double>(p.y) < odd.hi[1]);
+  CHECK(p.z < 1.0f);
+  v.view()[0][&Body::pos] = p;  // written back: the same words (no wrap to lo)
+  CHECK(*reinterpret_cast<std::uint32_t const*>(words.axis[0].address(0)) >= 0xffff0000u);
+  auto const given = v.get_box();
+  CHECK(given.lo == odd.lo);
+  CHECK(given.hi == odd.hi);
+}
+
 TEST_CASE("periodic_difference of a box that is not a power of two: within float's rounding; other formats refused") {
   coalesce::box const odd{.lo = {-1.3, 0.7, 2.0}, .hi = {8.6, 3.9, 40.1}};
   coalesce::host_vector<Body, wrapped_aos> v(odd);

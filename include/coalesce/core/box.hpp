@@ -5,6 +5,7 @@
 //   coalesce::box b{.lo = {0, 0, 0}, .hi = {L, L, L}, .edges = coalesce::boundary::periodic};
 #pragma once
 #include <array>
+#include <cmath>
 #include <string>
 
 #include "config.hpp"
@@ -24,11 +25,12 @@ struct box {
 namespace detail {
 
 // The box that a storage's box_fixed leaves are relative to (core/stored_types.hpp): lo and length
-// per axis, all zero until the owner gives one (vector::set_box). Layouts without such leaves
-// hold no_box_frame, which takes no bytes.
+// per axis, all zero until the owner gives one (vector::set_box), and the hi it was given (what
+// get_box returns). Layouts without such leaves hold no_box_frame, which takes no bytes.
 struct box_frame {
   std::array<double, 3> origin{};
   std::array<double, 3> length{};
+  std::array<double, 3> end{};
   bool given() const { return length[0] > 0.0 || length[1] > 0.0 || length[2] > 0.0; }
   friend constexpr bool operator==(box_frame const&, box_frame const&) = default;
 };
@@ -51,7 +53,11 @@ template <class Storage, class Frame> void set_frame(Storage& s, Frame const& f)
 inline box_frame frame_of(box const& b, char const* caller) {
   box_frame f;
   for (int a = 0; a < 3; ++a) {
-    double const length = b.hi[a] - b.lo[a];
+    double length = b.hi[a] - b.lo[a];
+    // The frame ends at lo + length (box_end: one rounding), which must not lie above hi, or the
+    // last steps would read as hi itself (-9.9 + (60 - -9.9) rounds above 60): the length a few
+    // ulps shorter where it does.
+    while (length > 0.0 && b.lo[a] + length > b.hi[a]) length = std::nextafter(length, 0.0);
     // (A length whose 2^-32 part is not a normal double has no steps to store.)
     if (!(length * 0x1p-32 >= 0x1p-1022) || !(length < 1e300) || !(b.lo[a] == b.lo[a])) {
       throw_error(std::string(caller) + ": axis " + std::to_string(a) + " of the box is [" + std::to_string(b.lo[a]) +
@@ -61,6 +67,7 @@ inline box_frame frame_of(box const& b, char const* caller) {
     }
     f.origin[a] = b.lo[a];
     f.length[a] = length;
+    f.end[a] = b.hi[a];
   }
   return f;
 }

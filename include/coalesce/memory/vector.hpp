@@ -80,7 +80,7 @@ template <class T, class Layout, class Space> class vector {
   void set_box(box const& b) requires(storage_type::boxed) { box_ = detail::frame_of(b, "set_box"); }
   box get_box() const requires(storage_type::boxed) {
     box b;
-    for (int a = 0; a < 3; ++a) b.lo[a] = box_.origin[a], b.hi[a] = box_.origin[a] + box_.length[a];
+    for (int a = 0; a < 3; ++a) b.lo[a] = box_.origin[a], b.hi[a] = box_.end[a];
     return b;
   }
 
