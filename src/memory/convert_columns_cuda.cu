@@ -4,6 +4,7 @@
 #include <algorithm>
 #include <cstdint>
 #include <string>
+#include <utility>
 #include <vector>
 
 #include <coalesce/memory/buffer.hpp>
@@ -464,6 +465,178 @@ __global__ void __launch_bounds__(256, 4)
   }
 }
 
+// The common word batch, specialised on the host: one word run of Fields fields (the batch's first
+// columns) and up to max_shape_copies copy4 / copy2 columns after it. Every column is read at an
+// index known at compile time (its description a constant-bank operand, not a parameter-space load
+// per column per quad as in word_columns_kernel, which spent ~600 instructions per warp per quad
+// interpreting its batch), and every load of a quad is issued before the first is used.
+constexpr int max_shape_copies = 8;
+
+template <int Fields> __device__ void pack_shape_quad(quad_batch const& batch, std::size_t first, bool fresh,
+                                                      unsigned long long* first_failure) {
+  auto* const at = reinterpret_cast<uint4*>(batch.columns[0].dst.base + first * 4);
+  std::uint32_t w[4] = {0, 0, 0, 0};
+  if (!fresh) {
+    uint4 const old = *at;
+    w[0] = old.x, w[1] = old.y, w[2] = old.z, w[3] = old.w;
+  }
+  // Four fields' loads in flight at a time (all of eight 4-byte fields spilled at 64 registers).
+  constexpr int group = 4;
+#pragma unroll
+  for (int f0 = 0; f0 < Fields; f0 += group) {
+    uint4 raw[group];
+#pragma unroll
+    for (int j = 0; j < group; ++j) {
+      if (f0 + j < Fields) raw[j] = load_four_raw(batch.columns[f0 + j], first);
+    }
+#pragma unroll
+    for (int j = 0; j < group; ++j) {
+      int const f = f0 + j;
+      if (f >= Fields) break;
+      column_conversion const& col = batch.columns[f];
+      field_plan const& plan = batch.fields[f];
+      std::int64_t v[4];
+      widen_four(col, raw[j], v);
+      bool in_range = true;
+#pragma unroll
+      for (int k = 0; k < 4; ++k) in_range = in_range && static_cast<std::uint64_t>(v[k] - plan.lo) <= plan.span;
+      if (in_range) {
+#pragma unroll
+        for (int k = 0; k < 4; ++k)
+          w[k] = (w[k] & ~plan.mask) | ((static_cast<std::uint32_t>(v[k]) << plan.shift) & plan.mask);
+        continue;
+      }
+#pragma unroll
+      for (int k = 0; k < 4; ++k) {  // saturated or reported, element by element
+        encode_status status = encode_status::ok;
+        std::uint64_t const field = packed_raw(v[k], col.to, status);
+        if (status != encode_status::ok && !col.to.saturates) {
+          report(first_failure, batch.column_index[f], first + k);
+          continue;
+        }
+        w[k] = with_field(w[k], field, col.to);
+      }
+    }
+  }
+  *at = make_uint4(w[0], w[1], w[2], w[3]);
+}
+
+template <int Fields>
+__device__ void unpack_shape_quad(quad_batch const& batch, std::size_t first, unsigned long long* first_failure) {
+  uint4 const u = *reinterpret_cast<uint4 const*>(batch.columns[0].src.base + first * 4);
+  std::uint32_t const w[4] = {u.x, u.y, u.z, u.w};
+#pragma unroll
+  for (int f = 0; f < Fields; ++f) {
+    column_conversion const& col = batch.columns[f];
+    field_plan const& plan = batch.fields[f];
+    if (plan.always_fits) {
+      std::uint64_t bits[4];
+#pragma unroll
+      for (int k = 0; k < 4; ++k) {
+        std::uint32_t const up = w[k] << plan.left;
+        std::int64_t const value =
+            plan.is_signed ? std::int64_t{static_cast<std::int32_t>(up) >> plan.right} : std::int64_t{up >> plan.right};
+        bits[k] = col.to.kind == number_kind::opaque ? std::uint64_t{value != 0} : static_cast<std::uint64_t>(value);
+      }
+      store_four(col.dst.base + first * col.to.bytes, col.to.bytes, bits);
+      continue;
+    }
+#pragma unroll
+    for (int k = 0; k < 4; ++k) {
+      encode_status const status = unpack_field(w[k], col, col.dst.base + (first + k) * col.to.bytes);
+      if (status != encode_status::ok && !col.to.saturates) report(first_failure, batch.column_index[f], first + k);
+    }
+  }
+}
+
+// The last n % 4 elements of a word_shape_kernel batch, element by element (inlined: out of line,
+// the call spilled the loop's registers around it).
+__device__ void word_shape_tail(quad_batch const& batch, int fields, std::size_t first,
+                                unsigned long long* first_failure) {
+  if (batch.op[0] == quad_op::unpack_word) {
+    unpack_quad(batch, 0, first, batch.n, false, first_failure);
+  } else {
+    pack_quad(batch, 0, first, batch.n, false, batch.op[0] == quad_op::pack_fresh_word, first_failure);
+  }
+  for (int c = fields; c < batch.count; ++c)
+    move_quad(batch.columns[c], batch.op[c], batch.column_index[c], first, batch.n, false, first_failure);
+}
+
+// Copy column c of a word_shape_kernel batch (after its run): four elements' load, and their store.
+__device__ uint4 load_copy(quad_batch const& batch, int c, std::size_t first) {
+  if (batch.op[c] == quad_op::copy4) return *reinterpret_cast<uint4 const*>(batch.columns[c].src.base + first * 4);
+  uint2 const two = *reinterpret_cast<uint2 const*>(batch.columns[c].src.base + first * 2);
+  return make_uint4(two.x, two.y, 0, 0);
+}
+__device__ void store_copy(quad_batch const& batch, int c, std::size_t first, uint4 v) {
+  if (batch.op[c] == quad_op::copy4) {
+    *reinterpret_cast<uint4*>(batch.columns[c].dst.base + first * 4) = v;
+  } else {
+    *reinterpret_cast<uint2*>(batch.columns[c].dst.base + first * 2) = make_uint2(v.x, v.y);
+  }
+}
+
+// Pack (op[0] pack_word or pack_fresh_word) or unpack (unpack_word) of the batch's shape; the
+// thread past the last whole quad takes the last n % 4 elements.
+template <int Fields> __global__ void __launch_bounds__(256, 4)
+    word_shape_kernel(__grid_constant__ quad_batch const batch, unsigned long long* first_failure) {
+  std::size_t const quads = batch.n / 4;
+  std::size_t const threads = static_cast<std::size_t>(gridDim.x) * blockDim.x;
+  bool const unpack = batch.op[0] == quad_op::unpack_word;
+  bool const fresh = batch.op[0] == quad_op::pack_fresh_word;
+  constexpr int held = 4;  // copies whose loads are in flight while the word is composed
+  for (std::size_t q = static_cast<std::size_t>(blockIdx.x) * blockDim.x + threadIdx.x; q <= quads; q += threads) {
+    std::size_t const first = 4 * q;
+    if (q == quads) {
+      word_shape_tail(batch, Fields, first, first_failure);
+      continue;
+    }
+    uint4 copied[held];
+#pragma unroll
+    for (int c = 0; c < held; ++c) {
+      if (Fields + c < batch.count) copied[c] = load_copy(batch, Fields + c, first);
+    }
+    if (unpack) {
+      unpack_shape_quad<Fields>(batch, first, first_failure);
+    } else {
+      pack_shape_quad<Fields>(batch, first, fresh, first_failure);
+    }
+#pragma unroll
+    for (int c = 0; c < held; ++c) {
+      if (Fields + c < batch.count) store_copy(batch, Fields + c, first, copied[c]);
+    }
+#pragma unroll
+    for (int c = held; c < max_shape_copies; ++c) {
+      if (Fields + c < batch.count) store_copy(batch, Fields + c, first, load_copy(batch, Fields + c, first));
+    }
+  }
+}
+
+// True when the word batch has word_shape_kernel's shape: one run heading it, copy4 / copy2
+// columns after it, at most max_shape_copies of them.
+bool has_word_shape(quad_batch const& batch) {
+  int const fields = batch.run_length[0];
+  if (batch.count == 0 || fields < 1 || fields > 8 || batch.count - fields > max_shape_copies) return false;
+  if (batch.op[0] != quad_op::pack_word && batch.op[0] != quad_op::pack_fresh_word &&
+      batch.op[0] != quad_op::unpack_word)
+    return false;
+  for (int c = 1; c < fields; ++c) {
+    if (batch.op[c] != quad_op::word_member) return false;
+  }
+  for (int c = fields; c < batch.count; ++c) {
+    if (batch.op[c] != quad_op::copy4 && batch.op[c] != quad_op::copy2) return false;
+  }
+  return true;
+}
+
+template <int... Fields> void launch_word_shape(std::integer_sequence<int, Fields...>, quad_batch const& batch,
+                                                unsigned blocks, unsigned threads, cudaStream_t stream,
+                                                unsigned long long* failure) {
+  int const fields = batch.run_length[0];
+  ((fields == Fields + 1 ? (word_shape_kernel<Fields + 1><<<blocks, threads, 0, stream>>>(batch, failure), 0) : 0),
+   ...);
+}
+
 // True when a word run (pack: into dst words; unpack: out of src words) can go four elements at
 // a time: the word column and every field's other column contiguous and aligned for vector loads,
 // the fields' own columns integers (or bool bytes) of 1, 2 or 4 bytes (8 for unpacked ones).
@@ -571,7 +744,11 @@ conversion_result convert_columns(memory_kind kind, column_conversion const* col
   auto flush_words = [&] {
     if (words.count == 0) return;
     words.n = n;
-    word_columns_kernel<<<quad_blocks, block_threads, 0, stream>>>(words, failure);
+    if (has_word_shape(words)) {
+      launch_word_shape(std::make_integer_sequence<int, 8>{}, words, quad_blocks, block_threads, stream, failure);
+    } else {
+      word_columns_kernel<<<quad_blocks, block_threads, 0, stream>>>(words, failure);
+    }
     COALESCE_CUDA_TRY(cudaGetLastError());
     words = quad_batch{};
   };
