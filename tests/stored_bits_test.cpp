@@ -8,6 +8,7 @@
 #include <cstring>
 #include <numeric>
 #include <random>
+#include <string>
 #include <vector>
 
 #include <doctest/doctest.h>
@@ -396,5 +397,105 @@ TEST_CASE("a word of more packed fields than one GPU launch converts keeps every
     CHECK(got == want);
     packed.copy_to(got);
     CHECK(got == want);
+  }
+}
+
+namespace {
+// The GPU's common word batch (one run of k packed fields, up to eight 2- and 4-byte copied columns)
+// has a kernel of its own for each k; any other batch takes the general word kernel. Octet: eight
+// small fields and five copied columns; nine_floats: more copied columns than that kernel takes.
+struct Octet {
+  float x, y, z;
+  std::uint16_t tag;
+  std::uint8_t f0, f1, f2, f3, f4, f5, f6, f7;
+  std::int32_t spare;
+};
+bool operator==(Octet const& a, Octet const& b) { return std::memcmp(&a, &b, sizeof a) == 0; }
+Octet octet_of(std::size_t i) {
+  Octet o{};
+  o.x = static_cast<float>(i), o.y = -static_cast<float>(i), o.z = 0.25f;
+  o.tag = static_cast<std::uint16_t>(i * 3);
+  std::uint8_t* const f = &o.f0;
+  for (std::size_t k = 0; k < 8; ++k) f[k] = static_cast<std::uint8_t>((i + 3 * k) % 16);
+  o.spare = static_cast<std::int32_t>(i) - 7;
+  return o;
+}
+template <auto... M> using octet_packed = stored_as<coalesce::soa, store<M, bits<4>>...>;
+using one_field = octet_packed<&Octet::f0>;
+using three_fields = octet_packed<&Octet::f0, &Octet::f1, &Octet::f2>;
+using eight_fields =
+    octet_packed<&Octet::f0, &Octet::f1, &Octet::f2, &Octet::f3, &Octet::f4, &Octet::f5, &Octet::f6, &Octet::f7>;
+// f5 clamps to 0 .. 15, the others are refused.
+using eight_fields_f5_clamped =
+    stored_as<coalesce::soa, store<&Octet::f0, bits<4>>, store<&Octet::f1, bits<4>>, store<&Octet::f2, bits<4>>,
+              store<&Octet::f3, bits<4>>, store<&Octet::f4, bits<4>>, store<&Octet::f5, bits<4, coalesce::saturate>>,
+              store<&Octet::f6, bits<4>>, store<&Octet::f7, bits<4>>>;
+
+struct nine_floats {
+  float a, b, c, d, e, f, g, h, i;
+  std::uint8_t kind;
+  bool ghost;
+};
+bool operator==(nine_floats const& a, nine_floats const& b) { return std::memcmp(&a, &b, sizeof a) == 0; }
+using nine_floats_packed =
+    stored_as<coalesce::soa, store<&nine_floats::kind, bits<7>>, store<&nine_floats::ghost, bits<1>>>;
+
+template <class Layout> void octets_round_trip(std::size_t n) {
+  std::vector<Octet> want(n);
+  for (std::size_t i = 0; i < n; ++i) want[i] = octet_of(i);
+  coalesce::device_vector<Octet> plain{std::span<Octet const>(want)};
+  coalesce::device_vector<Octet, Layout> packed = plain;
+  coalesce::device_vector<Octet> back = packed;
+  std::vector<Octet> got(n);
+  back.copy_to(got);
+  CHECK(got == want);
+  coalesce::host_vector<Octet, Layout> on_host = packed;
+  on_host.copy_to(got);
+  CHECK(got == want);
+}
+}  // namespace
+
+TEST_CASE("words of 1 to 8 packed fields beside copied columns convert exactly at every size, both ways") {
+  for (std::size_t n : {1u, 2u, 3u, 4u, 5u, 7u, 8u, 9u, 4099u}) {  // whole quads and every tail length
+    INFO("n = " << n);
+    octets_round_trip<one_field>(n);
+    octets_round_trip<three_fields>(n);
+    octets_round_trip<eight_fields>(n);
+    std::vector<nine_floats> want(n);
+    for (std::size_t i = 0; i < n; ++i) {
+      nine_floats r{};
+      float* const v = &r.a;
+      for (int k = 0; k < 9; ++k) v[k] = static_cast<float>(i * 9 + static_cast<std::size_t>(k));
+      r.kind = static_cast<std::uint8_t>(i % 128);
+      r.ghost = i % 5 == 1;
+      want[i] = r;
+    }
+    coalesce::device_vector<nine_floats> plain{std::span<nine_floats const>(want)};
+    coalesce::device_vector<nine_floats, nine_floats_packed> packed = plain;
+    coalesce::device_vector<nine_floats> back = packed;
+    std::vector<nine_floats> got(n);
+    back.copy_to(got);
+    CHECK(got == want);
+  }
+}
+
+TEST_CASE("a value a field of an eight-field word cannot hold is named, in a whole quad and in the tail") {
+  for (std::size_t bad : {5u, 4098u}) {  // 4099 elements: 4098 lies past the last whole quad
+    INFO("element " << bad);
+    std::vector<Octet> records(4099);
+    for (std::size_t i = 0; i < records.size(); ++i) records[i] = octet_of(i);
+    records[bad].f6 = 16;
+    coalesce::device_vector<Octet> plain{std::span<Octet const>(records)};
+    std::string const message = "element " + std::to_string(bad) + "'s leaf 10 (member 10) cannot be stored as bits<4>";
+    CHECK_THROWS_WITH_AS((coalesce::device_vector<Octet, eight_fields>(plain)), doctest::Contains(message.c_str()),
+                         coalesce::error);
+    records[bad].f6 = 1;
+    records[bad].f5 = 200;
+    coalesce::device_vector<Octet> plain2{std::span<Octet const>(records)};
+    coalesce::device_vector<Octet, eight_fields_f5_clamped> clamped = plain2;
+    std::vector<Octet> got(records.size());
+    clamped.copy_to(got);
+    records[bad].f5 = 15;
+    CHECK(got == records);
   }
 }
