@@ -720,9 +720,10 @@ TEST_CASE_TEMPLATE("keys and lists read positions stored as box_fixed as their d
                         plan_edge_plain);
   CHECK(plan_edge.permutation_on_host() == plan_edge_plain.permutation_on_host());
 
-  // Writers of positions (migration's wrap, halo shifts) and sums of a member refuse them by name.
+  // Halo shifts (which write images past the box) and sums of a member refuse box_fixed<wrap>
+  // positions by name.
   CHECK_THROWS_WITH_AS((void)coalesce::detail::position_columns_of(boxed.storage(), &Particle::pos),
-                       doctest::Contains("migration and halos write positions"), coalesce::error);
+                       doctest::Contains("wraps at the vector's box"), coalesce::error);
   CHECK_THROWS_WITH_AS((void)coalesce::detail::summed_member_columns_of(boxed.storage(), &Particle::pos),
                        doctest::Contains("reverse() sums a member"), coalesce::error);
 }

@@ -198,7 +198,7 @@ TEST_CASE_TEMPLATE("periodic_difference gives the minimum image from the stored 
         // Eighths of power-of-two boxes: every difference is exact (half a box: either image).
         images =
             images && (static_cast<double>(got[k]) == want ||
-                       std::fabs(static_cast<double>(got[k])) == length[k] / 2 && std::fabs(want) == length[k] / 2);
+                       (std::fabs(static_cast<double>(got[k])) == length[k] / 2 && std::fabs(want) == length[k] / 2));
       }
     }
   }
@@ -349,11 +349,10 @@ TEST_CASE(
   v.resize(310, body(7));
   CHECK(same(records_of(v)[305], body(7)));
 
-  // Keys and lists read such positions (tests/neighbors_test.cpp); migration and halos, which write
-  // positions, refuse them by name.
+  // Keys, lists and migration read box_fixed<wrap> positions (tests/neighbors_test.cpp,
+  // tests/mpi); halos, which write ghost images past the box, refuse them by name.
   CHECK_THROWS_WITH_AS((void)coalesce::detail::position_columns_of(v.storage(), &Body::pos),
-                       doctest::Contains("box_fixed<wrap>: keys and neighbour lists read such positions"),
-                       coalesce::error);
+                       doctest::Contains("box_fixed<wrap>, which wraps at the vector's box"), coalesce::error);
   coalesce::host_vector<Body, wrapped_soa> h(eights);
   h.resize(2);
   CHECK_THROWS_AS(coalesce::atomic_add(h.view()[0][&Body::pos][&vec3f::x], 1.0f), coalesce::error);

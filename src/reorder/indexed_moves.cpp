@@ -193,7 +193,7 @@ void shift_column(memory_kind kind, position_columns const& position, unsigned a
 #endif
   (void)kind, (void)stream;
   for (std::size_t i = first; i < first + n; ++i) {
-    (void)store_coordinate(position, axis, i, coordinate_of(position, axis, i) + shift);
+    shift_coordinate(position, axis, i, shift);
   }
 }
 

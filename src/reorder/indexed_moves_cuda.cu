@@ -127,7 +127,7 @@ void shift_column(position_columns const& position, unsigned axis, std::size_t f
                   void* stream) {
   each_on_device(static_cast<cudaStream_t>(stream), n, [=] __device__(std::size_t k) {
     std::size_t const i = first + k;
-    (void)store_coordinate(position, axis, i, coordinate_of(position, axis, i) + shift);
+    shift_coordinate(position, axis, i, shift);
   });
 }
 

@@ -263,12 +263,13 @@ TEST_CASE(
     CHECK(edge_owned);
     CHECK(sum_over_ranks(edges_here) == static_cast<long long>(size));
   }
-  // Halos write shifted ghosts, which box fractions cannot hold: refused by name.
+  // Halos write ghost images past the box, which a box_fixed<wrap> word cannot hold: refused by
+  // name (box_fixed<> in a larger box takes them: tests/mpi/halo_api_test.cpp).
   {
     test_vector<Particle, boxed> for_halo(unit_box);
     for_halo.assign(test_vector<Particle>(scattered(30, rank)));
     CHECK_THROWS_WITH_AS((void)cm::build_halo(d, for_halo, &Particle::pos, 1.0),
-                         doctest::Contains("migration and halos write positions"), coalesce::error);
+                         doctest::Contains("wraps at the vector's box"), coalesce::error);
   }
   // Ghosts carry box_fixed members (here the velocities) as their bytes: one box, or an error.
   using boxed_vel = coalesce::stored_as<coalesce::soa, coalesce::store<&Particle::vel, coalesce::box_fixed<>>>;

@@ -374,9 +374,8 @@ class coordinate_stage_store {
   // `storage` (a communicator's buffers, kept between plans).
   coordinate_stage_store(memory_kind kind, position_columns const& from, std::size_t n, std::array<buffer, 3>& storage,
                          void* stream)
-      : kind_(kind), dims_(from.dims), width_(from.width), fixed_bits_(from.fixed_bits), coordinates_(storage) {
-    // Staged coordinates keep the format of fixed point only (halos refuse box_fixed positions).
-    if (from.boxed) throw_error("internal error: box_fixed positions staged for a halo; please report it");
+      : kind_(kind), dims_(from.dims), width_(from.width), format_(from), coordinates_(storage) {
+    // The staged coordinates keep their stored format (fixed point, box_fixed: the words themselves).
     reserve(n + n / 4, 0, stream);  // room for ghosts of a quarter of the particles before a regrowth
     std::array<column_copy, 3> copies{};
     for (unsigned a = 0; a < dims_; ++a) copies[a] = {column(a), from.axis[a], width_};
@@ -385,10 +384,7 @@ class coordinate_stage_store {
   }
   std::size_t size() const { return size_; }
   position_columns positions() const {
-    position_columns out;
-    out.dims = dims_;
-    out.width = width_;
-    out.fixed_bits = fixed_bits_;
+    position_columns out = format_;
     for (unsigned a = 0; a < dims_; ++a) out.axis[a] = column(a);
     return out;
   }
@@ -418,7 +414,7 @@ class coordinate_stage_store {
   }
   memory_kind kind_;
   unsigned dims_, width_;
-  int fixed_bits_;  // the coordinates' fixed-point fraction bits, or -1 (position_columns)
+  position_columns format_;  // the particles' columns: their stored format (the axes are replaced)
   std::size_t size_ = 0;
   std::array<buffer, 3>& coordinates_;
 };
@@ -504,7 +500,7 @@ template <class T, class L, class S, class Pos> halo_plan build_halo(decompositi
   std::size_t const owned = options.owned_of(particles.size());
   detail::check_halo_input(d, cutoff, options, particles.size(), "build_halo");
   coalesce::detail::check_boxes_agree(d.comm(), particles, "build_halo");
-  // Fixed-point positions: ghosts are written up to a cutoff past the box (periodic images).
+  // Fixed-point and box_fixed positions: ghosts are written up to a cutoff past the box (images).
   coalesce::detail::check_fixed_position_range(coalesce::detail::position_columns_of(particles.storage(), position),
                                                d.global().lo, d.global().hi,
                                                {d.periodic(0), d.periodic(1), d.periodic(2)}, cutoff, "build_halo");
@@ -527,6 +523,7 @@ halo_plan plan_halo(decomposition const& d, vector<T, L, S> const& particles, Po
   constexpr auto kind = coalesce::detail::kind_of_space<S>;
   std::size_t const owned = options.owned_of(particles.size());
   detail::check_halo_input(d, cutoff, options, particles.size(), "plan_halo");
+  coalesce::detail::check_boxes_agree(d.comm(), particles, "plan_halo");
   coalesce::detail::check_fixed_position_range(coalesce::detail::position_columns_of(particles.storage(), position),
                                                d.global().lo, d.global().hi,
                                                {d.periodic(0), d.periodic(1), d.periodic(2)}, cutoff, "plan_halo");

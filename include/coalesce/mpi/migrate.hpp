@@ -230,10 +230,11 @@ inline bool same_box_on_every_rank(MPI_Comm comm, coalesce::box const& b) {
 // them in one box. Collective (every rank calls it with arrays of the same types), so every rank
 // throws alike. Other arrays: nothing to check.
 template <class A> void check_boxes_agree(MPI_Comm, A const&, char const*) {}
-// Positions stored as box_fixed (migration by position): along the decomposition's periodic axes
-// the vector's box must be its global box (the same frame: origin and length, compared exactly as
-// set_box stored them), so that every stored position is inside it and its image there is itself.
-// (Clamped axes need nothing: a position outside the global box is reported by the owner search.)
+// Positions stored as box_fixed<wrap> (migration by position, read only): along the decomposition's
+// periodic axes the vector's box must be its global box (the same frame: origin and length,
+// compared exactly as set_box stored them), so that every stored position is inside it and its
+// image there is itself. (Clamped axes need nothing: a position outside the global box is reported
+// by the owner search. box_fixed<> positions are written by the wrap: check_fixed_position_range.)
 // Collective: a rank whose box differs makes every rank throw.
 template <class T, class L, class S> void check_position_box(mpi::decomposition const& d, vector<T, L, S> const& v,
                                                              coalesce::detail::position_columns const& columns) {
@@ -246,7 +247,8 @@ template <class T, class L, class S> void check_position_box(mpi::decomposition 
       std::snprintf(text, sizeof text, "%.17g", x);
       return std::string(text);
     };
-    for (unsigned a = 0; columns.boxed && a < std::min(columns.dims, d.dims()) && why.empty(); ++a) {
+    bool const read_only = columns.boxed && !columns.box_writable;
+    for (unsigned a = 0; read_only && a < std::min(columns.dims, d.dims()) && why.empty(); ++a) {
       if (d.periodic(a) && (mine.origin[a] != global.origin[a] || mine.length[a] != global.length[a])) {
         why = "the positions are stored as box_fixed relative to the vector's box, whose periodic axis " +
               std::to_string(a) + " starts at " + exact(mine.origin[a]) + " with length " + exact(mine.length[a]) +
@@ -469,10 +471,12 @@ mpi::migration_report migrate_by_position(bool keep_order, mpi::decomposition co
                               " elements for " + std::to_string(n) + " particles")
         : (void)0),
    ...);
-  // box_fixed positions are read only: relative to the decomposition's global box they lie inside
-  // it already, so the wrap below writes none of them (checked on every rank, which throw alike).
-  auto const columns = coalesce::detail::readable_position_columns_of(particles.storage(), position);
+  // box_fixed<wrap> positions are read only: relative to the decomposition's global box they lie
+  // inside it already, so the wrap below writes none of them (checked on every rank, which throw
+  // alike). box_fixed<> positions are wrapped by whole steps inside a box that holds the global box.
+  auto const columns = coalesce::detail::migrated_position_columns_of(particles.storage(), position);
   check_position_box(d, particles, columns);
+  check_boxes_agree(d.comm(), particles, "migrate");  // (collective: the range check below is then alike)
   // Fixed-point positions: the wrap writes coordinates in [lo, hi]; the format must hold them (the
   // same layout and box on every rank: every rank throws alike).
   coalesce::detail::check_fixed_position_range(columns, d.global().lo, d.global().hi,

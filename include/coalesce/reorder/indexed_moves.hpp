@@ -108,9 +108,15 @@ COALESCE_HOST_DEVICE inline double wrap_in_place(owner_grid const& g, position_c
   double const x = coordinate_of(p, a, i);
   double const inside = wrapped_coordinate(g, a, x);
   if (inside == x) return x;
-  // box_fixed positions are read only: in the global box already, but a word in the last steps can
-  // read as hi itself (where lo + (hi - lo) rounds above hi), whose image lo decides the owner.
-  if (p.boxed) return inside;
+  // box_fixed<wrap> positions are read only: in the global box already, but a word in the last
+  // steps can read as hi itself (where lo + (hi - lo) rounds above hi), whose image lo decides the
+  // owner. Writable box_fixed positions (a box larger than the global one) move by whole steps; the
+  // owner is that of what they then read, wrapped (a step's rounding may leave it a step outside).
+  if (p.boxed) {
+    if (!p.box_writable) return inside;
+    shift_coordinate(p, a, i, inside - x);
+    return wrapped_coordinate(g, a, coordinate_of(p, a, i));
+  }
   double stored = store_coordinate(p, a, i, inside);
   double const again = wrapped_coordinate(g, a, stored);
   if (again != stored) stored = store_coordinate(p, a, i, again);

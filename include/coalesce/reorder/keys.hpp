@@ -40,6 +40,7 @@
 #include <cmath>
 #include <cstddef>
 #include <cstdint>
+#include <cstdio>
 #include <limits>
 #include <string>
 #include <tuple>
@@ -136,10 +137,12 @@ template <class T, class Pos> position_leaves position_leaves_of(Pos const& posi
 }
 
 // The columns of the position's leaves inside T's storage. Readers (keys, neighbour lists) and
-// writers (migration's wrap, halo shifts: store_coordinate) also take float coordinates stored as
-// fixed_point<std::int32_t, F> (the same F on every axis); sums (reverse() of a member) take them in
-// their own type only.
-enum class position_use { read, write, sum };
+// writers (migration's wrap, halo shifts: shift_coordinate) also take float coordinates stored as
+// fixed_point<std::int32_t, F> (the same F on every axis) or as box_fixed on every axis (writers:
+// box_fixed<> or <saturate>, which hold images past the global box when the vector's box is larger;
+// migration also reads box_fixed<wrap>, whose positions are their own images); sums (reverse() of a
+// member) take them in their own type only.
+enum class position_use { read, migrate, write, sum };
 template <class T, class L> position_columns position_columns_at(layout_storage<T, L> const& storage,
                                                                  position_leaves const& leaves,
                                                                  position_use use = position_use::write) {
@@ -154,17 +157,21 @@ template <class T, class L> position_columns position_columns_at(layout_storage<
         if (!layout_storage<T, L>::natural(l)) {
           stored_format const f = storage.format_at(l);
           bool const boxed = f.kind == number_kind::box_fraction;
-          if (boxed && use == position_use::read && out.width == 4 && (a == 0 || out.boxed)) {
+          bool const box_allowed =
+              use == position_use::read || use == position_use::migrate || (use == position_use::write && !f.wraps);
+          if (boxed && box_allowed && out.width == 4 && (a == 0 || out.boxed)) {
             out.boxed = true;
+            out.box_writable = use != position_use::read && !f.wraps;
             out.box_format[a] = f;
           } else if (!boxed && use != position_use::sum && f.kind == number_kind::fixed && f.bytes == 4 &&
                      out.width == 4 && !out.boxed && (a == 0 || out.fixed_bits == static_cast<int>(f.fraction_bits))) {
             out.fixed_bits = static_cast<int>(f.fraction_bits);
           } else if (boxed && use == position_use::write) {
             throw_error("the position member is stored as " + format_name(f) +
-                        ": keys and neighbour lists read such positions, but migration and halos write positions "
-                        "(wrapped into the box, ghosts shifted past it) and take them in their own type or as "
-                        "fixed_point<std::int32_t, F>; store the position that way for coalesce::mpi");
+                        ", which wraps at the vector's box: halos write ghost images past the global box, which "
+                        "such a word cannot hold (keys, lists and migration read it). For halos store the "
+                        "position as box_fixed<> and give the vector a box that extends the decomposition's "
+                        "global box by the cutoff along periodic axes (set_box), or keep it as float");
           } else {
             throw_error("the position member is stored as " + format_name(f) +
                         " (stored_as): keys, neighbour lists, migration and halos take positions in their own "
@@ -196,6 +203,12 @@ template <class T, class L, class Pos>
 position_columns readable_position_columns_of(layout_storage<T, L> const& storage, Pos const& position) {
   return position_columns_at(storage, position_leaves_of<T>(position), position_use::read);
 }
+// For migration by position: written where they wrap into the global box, except box_fixed<wrap>
+// positions, which are read (their images are themselves).
+template <class T, class L, class Pos>
+position_columns migrated_position_columns_of(layout_storage<T, L> const& storage, Pos const& position) {
+  return position_columns_at(storage, position_leaves_of<T>(position), position_use::migrate);
+}
 // For reverse(): a member summed in its own type.
 template <class T, class L, class Member>
 position_columns summed_member_columns_of(layout_storage<T, L> const& storage, Member const& member) {
@@ -207,9 +220,27 @@ position_columns summed_member_columns_of(layout_storage<T, L> const& storage, M
 // ghosts up to `margin` past it, along periodic axes only) check that all they may write fits,
 // before anything moves. (A ghost whose owner drifts further before the halo is built again is
 // caught where it is written: store_coordinate.)
+// Writable box_fixed positions: the vector's box must hold the same range, to within a step (a
+// box given exactly as [lo - margin, hi + margin) may end a few ulps short: frame_of).
 inline void check_fixed_position_range(position_columns const& p, std::array<double, 3> const& lo,
                                        std::array<double, 3> const& hi, std::array<bool, 3> const& periodic,
                                        double margin, char const* call) {
+  for (unsigned a = 0; p.box_writable && a < p.dims; ++a) {
+    stored_format const& f = p.box_format[a];
+    if (periodic[a] && (f.origin - f.step > lo[a] - margin || box_end(f) + f.step < hi[a] + margin)) {
+      auto const exact = [](double x) {
+        char text[32];
+        std::snprintf(text, sizeof text, "%.17g", x);
+        return std::string(text);
+      };
+      throw_error(std::string(call) + ": positions are stored as " + format_name(f) +
+                  " relative to the vector's box, which along axis " + std::to_string(a) + " is [" + exact(f.origin) +
+                  ", " + exact(box_end(f)) + "), but this call may write [" + exact(lo[a] - margin) + ", " +
+                  exact(hi[a] + margin) + "] (" +
+                  (margin > 0 ? "ghost images up to the cutoff past the global box" : "images inside the global box") +
+                  "); give the vector a box that holds it (set_box); nothing was moved");
+    }
+  }
   if (p.fixed_bits < 0) return;
   double const end = std::ldexp(1.0, 31 - p.fixed_bits) - std::ldexp(1.0, 7 - p.fixed_bits);
   for (unsigned a = 0; a < p.dims; ++a) {

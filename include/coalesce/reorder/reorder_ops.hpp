@@ -7,6 +7,7 @@
 #include <cmath>
 #include <cstddef>
 #include <cstdint>
+#include <cstdio>
 
 #include "../core/error.hpp"
 #include "../core/layout.hpp"
@@ -30,6 +31,9 @@ struct position_columns {
   unsigned width = 4;
   int fixed_bits = -1;
   bool boxed = false;
+  // box_fixed columns that migration's wrap and halo shifts may write (box_fixed<> or <saturate>
+  // in a box that holds what they write); box_fixed<wrap> columns are read only.
+  bool box_writable = false;
   std::array<stored_format, 3> box_format{};
 };
 // True when the coordinates are stored in another type than the member's (fixed point, box_fixed):
@@ -69,12 +73,12 @@ COALESCE_HOST_DEVICE COALESCE_INLINE double coordinate_of(position_columns const
 COALESCE_HOST_DEVICE COALESCE_INLINE double store_coordinate(position_columns const& p, unsigned a, std::size_t i,
                                                              double x) {
   std::byte* const at = p.axis[a].address(i);
-  if (p.boxed) {  // read-only columns (position_use::read): a caller that writes them is a bug
+  if (p.boxed) {  // box_fixed positions move by whole steps (shift_coordinate), never through a float
 #if COALESCE_IN_DEVICE_CODE
-    printf("coalesce: internal error: a box_fixed position written through position_columns\n");
+    printf("coalesce: internal error: a box_fixed position stored through store_coordinate\n");
     __trap();
 #else
-    throw_error("internal error: a box_fixed position written through position_columns; please report it");
+    throw_error("internal error: a box_fixed position stored through store_coordinate; please report it");
 #endif
   }
   if (p.fixed_bits >= 0) {
@@ -104,6 +108,46 @@ COALESCE_HOST_DEVICE COALESCE_INLINE double store_coordinate(position_columns co
   }
   *reinterpret_cast<double*>(at) = x;
   return x;
+}
+// Moves coordinate a of element i by `shift` (a halo's periodic image, migration's wrap). box_fixed:
+// by round(shift / step) whole steps of the vector's box, so the stored word moves exactly and every
+// image of one shift moves alike (a float in between would round positions to the float's ulp,
+// coarser than the box's steps); a word that would leave the box is an error (the box given to
+// the vector must hold what halos and migration write: checked before they start, so here only a
+// ghost whose owner left the box's margin since the halo was built). Others: store_coordinate.
+COALESCE_HOST_DEVICE COALESCE_INLINE void shift_coordinate(position_columns const& p, unsigned a, std::size_t i,
+                                                           double shift) {
+  if (!p.boxed) {
+    (void)store_coordinate(p, a, i, coordinate_of(p, a, i) + shift);
+    return;
+  }
+  stored_format const& f = p.box_format[a];
+  auto* const at = reinterpret_cast<std::uint32_t*>(p.axis[a].address(i));
+#if COALESCE_IN_DEVICE_CODE
+  double const steps = rint(shift / f.step);
+#else
+  double const steps = std::nearbyint(shift / f.step);
+#endif
+  double const moved = static_cast<double>(*at) + steps;
+  if (p.box_writable && moved >= 0.0 && moved < power_of_two(32)) {
+    *at = static_cast<std::uint32_t>(moved);
+    return;
+  }
+#if COALESCE_IN_DEVICE_CODE
+  printf(
+      "coalesce: element %llu's box_fixed position moved by %g along axis %u leaves the vector's box [%g, %g); "
+      "build the halo again (or migrate) sooner, or give the vector a larger box (set_box)\n",
+      static_cast<unsigned long long>(i), shift, a, f.origin, box_end(f));
+  __trap();
+#else
+  if (!p.box_writable) throw_error("internal error: a read-only box_fixed position shifted; please report it");
+  char text[320];
+  std::snprintf(text, sizeof text,
+                "element %zu's box_fixed position moved by %g along axis %u leaves the vector's box [%g, %g); build "
+                "the halo again (or migrate) sooner, or give the vector a larger box (set_box)",
+                i, shift, a, f.origin, box_end(f));
+  throw_error(text);
+#endif
 }
 // The same, read by the host from memory of `kind` (error messages).
 double read_position_coordinate(memory_kind kind, position_columns const& p, unsigned a, std::size_t i);
