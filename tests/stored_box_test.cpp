@@ -263,6 +263,43 @@ TEST_CASE("periodic_difference of a box that is not a power of two: within float
                        doctest::Contains("in different boxes"), coalesce::error);
 }
 
+TEST_CASE("box_difference gives a - b from the stored words, never wrapped, for any box_fixed policy") {
+  // Eighths of a power-of-two box: exact. Pairs more than half the box apart keep their difference
+  // (periodic_difference of box_fixed<wrap> positions gives the image; box_difference does not).
+  coalesce::host_vector<Body, reported> v(eights);
+  v.resize(3, body(1));
+  auto const view = v.view();
+  view[0][&Body::pos] = vec3f{3.875f, 15.5f, 47.0f};
+  view[1][&Body::pos] = vec3f{-3.875f, 0.25f, 16.0f};
+  view[2][&Body::pos] = vec3f{-4.0f, 16.0f, 48.0f};  // lo, and hi itself (the last step)
+  vec3f const d = coalesce::box_difference(view[0][&Body::pos], view[1][&Body::pos]);
+  CHECK(d.x == 7.75f);
+  CHECK(d.y == 15.25f);
+  CHECK(d.z == 31.0f);
+  vec3f const e = coalesce::box_difference(view[1][&Body::pos], view[0][&Body::pos]);
+  CHECK(e.x == -7.75f);
+  CHECK(coalesce::box_difference(view[2][&Body::pos][&vec3f::x], view[1][&Body::pos][&vec3f::x]) == -0.125f);
+  // The words' whole range (hi is the last step, 2^32 - 1 of them): not wrapped to a negative step.
+  CHECK(coalesce::box_difference(view[2][&Body::pos][&vec3f::z], view[1][&Body::pos][&vec3f::z]) == 32.0f);
+  // box_fixed<wrap> positions: the plain difference, where periodic_difference gives the image.
+  coalesce::host_vector<Body, wrapped_soa> w(eights);
+  w.resize(2);
+  w.view()[0][&Body::pos] = vec3f{3.875f, 1.0f, 17.0f};
+  w.view()[1][&Body::pos] = vec3f{-3.875f, 1.0f, 17.0f};
+  CHECK(coalesce::box_difference(w.view()[0][&Body::pos], w.view()[1][&Body::pos]).x == 7.75f);
+  CHECK(coalesce::periodic_difference(w.view()[0][&Body::pos], w.view()[1][&Body::pos]).x == -0.25f);
+  // Two boxes, or a box and a float: refused, naming both.
+  coalesce::host_vector<Body, reported> other(coalesce::box{.lo = {-8.0, 0.0, 16.0}, .hi = {8.0, 16.0, 48.0}});
+  other.resize(1, body(1));
+  CHECK_THROWS_WITH_AS((void)coalesce::box_difference(view[0][&Body::pos], other.view()[0][&Body::pos]),
+                       doctest::Contains("box_difference needs both members stored as box_fixed in the same box; got "
+                                         "box_fixed<> and box_fixed<> in different boxes"),
+                       coalesce::error);
+  CHECK_THROWS_WITH_AS((void)coalesce::periodic_difference(view[0][&Body::pos], view[1][&Body::pos]),
+                       doctest::Contains("box_fixed<wrap> in the same box; got box_fixed<> and box_fixed<>"),
+                       coalesce::error);
+}
+
 TEST_CASE("box_fixed<> refuses a coordinate outside the box, box_fixed<saturate> clamps it; NaN is refused") {
   auto records = bodies(50);
   records[17].pos.y = 16.5f;  // past hi (hi itself is the last step: a float read of it gives hi)
