@@ -45,11 +45,7 @@ template <class U, class S> std::vector<U> read_span(std::span<U const> s) {
   return out;
 }
 
-template <class T, class V> std::vector<T> records_of(V const& v) {
-  std::vector<T> out(v.size());
-  v.copy_to(out);
-  return out;
-}
+using coalesce_test::records_of;
 
 std::vector<Particle> random_particles(std::size_t n, std::mt19937& rng, float box = 10.0f) {
   std::uniform_real_distribution<float> u(0.0f, box);

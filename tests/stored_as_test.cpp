@@ -25,11 +25,7 @@ using coalesce::store;
 using coalesce::stored_as;
 using coalesce::stored_format;
 
-template <class T> std::vector<T> records_of(auto const& v) {
-  std::vector<T> out(v.size());
-  v.copy_to(out);
-  return out;
-}
+using coalesce_test::records_of;
 // Equal values (fixed point holds no negative zero: -0.0f comes back as 0.0f, which == accepts).
 bool same_values(Particle const& a, Particle const& b) {
   return a.pos.x == b.pos.x && a.pos.y == b.pos.y && a.pos.z == b.pos.z && a.vel.x == b.vel.x && a.vel.y == b.vel.y &&

@@ -47,11 +47,7 @@ std::vector<Atom> atoms(std::size_t n) {
   for (std::size_t i = 0; i < n; ++i) out[i] = make_atom(i);
   return out;
 }
-template <class T = Atom, class V> std::vector<T> records_of(V const& v) {
-  std::vector<T> out(v.size());
-  v.copy_to(out);
-  return out;
-}
+using coalesce_test::records_of;
 
 using coalesce::bits;
 using coalesce::signed_bits;

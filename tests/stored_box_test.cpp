@@ -50,11 +50,7 @@ std::vector<Body> bodies(std::size_t n) {
   for (std::size_t i = 0; i < n; ++i) out[i] = body(i);
   return out;
 }
-template <class V> std::vector<Body> records_of(V const& v) {
-  std::vector<Body> out(v.size());
-  v.copy_to(out);
-  return out;
-}
+using coalesce_test::records_of;
 bool same(Body const& a, Body const& b) {
   return a.pos.x == b.pos.x && a.pos.y == b.pos.y && a.pos.z == b.pos.z && a.vel.x == b.vel.x && a.vel.y == b.vel.y &&
          a.vel.z == b.vel.z && a.id == b.id;

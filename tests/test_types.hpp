@@ -13,6 +13,15 @@
 
 namespace coalesce_test {
 
+// A vector's (or array's) elements copied out in order, as records of T (by default its element
+// type): what the tests compare, whatever the layout, stored formats and memory.
+template <class T = void, class V> auto records_of(V const& v) {
+  using E = std::conditional_t<std::is_void_v<T>, typename V::value_type, T>;
+  std::vector<E> out(v.size());
+  v.copy_to(out);
+  return out;
+}
+
 struct vec3 {
   float x, y, z;
 };

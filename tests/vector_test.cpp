@@ -26,11 +26,7 @@ template <class L, class S> struct config {
       config<coalesce::soa, coalesce::device>, config<coalesce::aosoa<32>, coalesce::device>, \
       config<split_nested, coalesce::device>
 
-template <class T, class V> std::vector<T> records_of(V const& v) {
-  std::vector<T> out(v.size());
-  v.copy_to(out);
-  return out;
-}
+using coalesce_test::records_of;
 
 template <class T> std::vector<T> make_records(std::size_t n, T (*make)(std::size_t)) {
   std::vector<T> out(n);

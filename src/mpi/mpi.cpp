@@ -198,8 +198,9 @@ void agree_on_errors(MPI_Comm comm, long long local_bad, std::string const& loca
   check_mpi(MPI_Bcast(value.data(), length, MPI_CHAR, culprit, comm), "MPI_Bcast");
   int failing = 0;
   for (long long b : bad) failing += b >= 0;
-  throw_error(std::string(what) + ": rank " + std::to_string(culprit) + ", element " + std::to_string(*first) + ": " +
-              value + (failing > 1 ? " (and " + std::to_string(failing - 1) + " more rank(s) with bad input)" : "") +
+  std::string const element = *first == whole_call ? "" : ", element " + std::to_string(*first);
+  throw_error(std::string(what) + ": rank " + std::to_string(culprit) + element + ": " + value +
+              (failing > 1 ? " (and " + std::to_string(failing - 1) + " more rank(s) with bad input)" : "") +
               "; every rank stopped before anything moved");
 }
 

@@ -25,11 +25,7 @@ std::vector<Particle> random_particles(std::size_t n, unsigned seed) {
   return out;
 }
 
-template <class T, class V> std::vector<T> records_of(V const& v) {
-  std::vector<T> out(v.size());
-  v.copy_to(out);
-  return out;
-}
+using coalesce_test::records_of;
 
 template <class U> std::vector<U> download(std::span<U const> s) {
   std::vector<U> out(s.size());

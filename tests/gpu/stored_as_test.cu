@@ -17,6 +17,8 @@
 
 #include <coalesce/coalesce.hpp>
 
+#include "test_types.hpp"
+
 namespace {
 struct vec3 {
   float x, y, z;
@@ -48,11 +50,7 @@ std::vector<Particle> random_particles(std::size_t n, unsigned seed) {
     out[i] = {{u(rng), u(rng), u(rng)}, {u(rng), u(rng), u(rng)}, u(rng) + 101.0f, static_cast<std::uint32_t>(i)};
   return out;
 }
-template <class V> std::vector<Particle> records_of(V const& v) {
-  std::vector<Particle> out(v.size());
-  v.copy_to(out);
-  return out;
-}
+using coalesce_test::records_of;
 bool same_bytes(std::vector<Particle> const& a, std::vector<Particle> const& b) {
   return a.size() == b.size() && std::memcmp(a.data(), b.data(), a.size() * sizeof(Particle)) == 0;
 }

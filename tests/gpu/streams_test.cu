@@ -78,11 +78,7 @@ template <class V> void reorder_step_async(coalesce::stream s, V& v,
   coalesce::apply_async(plan, coalesce::device_span<std::uint32_t>{charge.data(), charge.n});
 }
 
-template <class V> std::vector<Particle> records_of(V const& v) {
-  std::vector<Particle> out(v.size());
-  v.copy_to(out);
-  return out;
-}
+using coalesce_test::records_of;
 
 bool same_records(std::vector<Particle> const& a, std::vector<Particle> const& b) {
   if (a.size() != b.size()) return false;

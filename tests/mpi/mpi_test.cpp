@@ -233,6 +233,13 @@ TEST_CASE(
     CHECK_THROWS_WITH_AS(cm::migrate(d, other_box, &Particle::pos),
                          doctest::Contains("give the vector the decomposition's box"), coalesce::error);
     CHECK(other_box.size() == 30);
+    std::string message;  // the box is no element's: the message names the rank only
+    try {
+      (void)cm::migrate(d, other_box, &Particle::pos);
+    } catch (coalesce::error const& e) {
+      message = e.what();
+    }
+    CHECK(message.find("migrate: rank " + std::to_string(size - 1) + ": the positions") != std::string::npos);
   }
   // A box whose lo + (hi - lo) is not hi (-9.9 + 69.9 rounds above 60): the vector given the
   // decomposition's box is accepted, and a word in the last steps reads below hi (the frame's

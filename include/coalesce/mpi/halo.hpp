@@ -338,12 +338,12 @@ inline void check_halo_input(mpi::decomposition const& d, double cutoff, mpi::ha
   long long bad = -1;
   std::string why;
   if (!(cutoff > 0) || !std::isfinite(cutoff)) {
-    bad = 0;
+    bad = whole_call;
     why = "the cutoff " + std::to_string(cutoff) + " is not positive and finite";
   }
   for (unsigned a = 0; a < d.dims() && bad < 0; ++a) {
     if (d.ranks_per_axis()[a] > 1 && cutoff > sub.hi[a] - sub.lo[a]) {
-      bad = 0;
+      bad = whole_call;
       why = "the cutoff " + std::to_string(cutoff) + " is larger than the subdomain's width " +
             std::to_string(sub.hi[a] - sub.lo[a]) + " along axis " + std::to_string(a) +
             "; use fewer ranks along that axis or a smaller cutoff";

@@ -42,6 +42,7 @@
 #include <cmath>
 #include <cstddef>
 #include <cstdint>
+#include <limits>
 #include <cstring>
 #include <memory>
 #include <numeric>
@@ -112,8 +113,10 @@ using coalesce::detail::index_map;
 using coalesce::detail::memory_kind;
 using coalesce::detail::throw_error;
 
-// Agrees on the first bad element over all ranks (local: this rank's first bad element or -1,
-// with its value in words); when any rank has one, every rank throws the same error.
+// Agrees on the first bad element over all ranks (local: this rank's first bad element,
+// whole_call for bad input that is no one element's (a size, a cutoff, a box), or -1; with its
+// value in words); when any rank has one, every rank throws the same error.
+inline constexpr long long whole_call = std::numeric_limits<long long>::max();
 void agree_on_errors(MPI_Comm comm, long long local_bad, std::string const& local_value, char const* what);
 
 // The 1-D columns of per-particle arrays in the order they travel: a message of `count` elements
@@ -256,7 +259,7 @@ template <class T, class L, class S> void check_position_box(mpi::decomposition 
               exact(global.length[a]) + "; give the vector the decomposition's box (set_box(d.global()))";
       }
     }
-    agree_on_errors(d.comm(), why.empty() ? -1 : 0, why, "migrate");
+    agree_on_errors(d.comm(), why.empty() ? -1 : whole_call, why, "migrate");
   }
 }
 template <class T, class L, class S> void check_boxes_agree(MPI_Comm comm, vector<T, L, S> const& v, char const* what) {
@@ -332,7 +335,7 @@ mpi::migration_report migrate_to(bool keep_order, mpi::communicator const& d, ve
     count = coalesce::detail::group_by_destination(plan, kind, destination, n, d.rank(), d.size(), first_bad,
                                                    bad_destination);
   }
-  long long bad = size_error.empty() ? -1 : 0;
+  long long bad = size_error.empty() ? -1 : whole_call;
   if (first_bad != coalesce::detail::no_element) {
     bad = static_cast<long long>(first_bad);
     size_error = describe(first_bad, bad_destination);
