@@ -71,7 +71,9 @@ using two_words_user = two_words<coalesce_test::reversed_columns>;
 // flags (no bytes either) lies between tag and the end: members told apart by index, not offset.
 using one_word_split_rest =
     one_word<coalesce::split<coalesce::fields<&Atom::charge>, coalesce::aosoa<4>, coalesce::aos>>;
-#define PACKED_LAYOUTS one_word_soa, two_words_aos, one_word_aosoa, one_word_split, two_words_user, one_word_split_rest
+using two_words_soa = two_words<coalesce::soa>;  // two runs of contiguous words: a GPU launch each
+#define PACKED_LAYOUTS \
+  one_word_soa, two_words_aos, one_word_aosoa, one_word_split, two_words_user, one_word_split_rest, two_words_soa
 
 }  // namespace
 
@@ -472,6 +474,16 @@ TEST_CASE("words of 1 to 8 packed fields beside copied columns convert exactly a
     std::vector<nine_floats> got(n);
     back.copy_to(got);
     CHECK(got == want);
+  }
+}
+
+TEST_CASE("a word run beside half columns converts exactly in one pass, both ways") {
+  // x, y as half (exact for the integers up to 2048 they hold here), three fields in bits, the rest kept.
+  using mixed = stored_as<coalesce::soa, store<&Octet::x, coalesce::half>, store<&Octet::y, coalesce::half>,
+                          store<&Octet::f0, bits<4>>, store<&Octet::f1, bits<4>>, store<&Octet::f2, bits<4>>>;
+  for (std::size_t n : {1u, 6u, 2047u}) {
+    INFO("n = " << n);
+    octets_round_trip<mixed>(n);
   }
 }
 

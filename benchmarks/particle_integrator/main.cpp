@@ -284,6 +284,15 @@ using tagged_bits = coalesce::stored_as<coalesce::soa, coalesce::store<&tagged_p
                                         coalesce::store<&tagged_particle::charge, coalesce::signed_bits<4>>,
                                         coalesce::store<&tagged_particle::flags, coalesce::bits<5>>,
                                         coalesce::store<&tagged_particle::ghost, coalesce::bits<1>>>;
+using tagged_two_words = coalesce::stored_as<coalesce::soa, coalesce::store<&tagged_particle::type, coalesce::bits<20>>,
+                                             coalesce::store<&tagged_particle::charge, coalesce::signed_bits<16>>,
+                                             coalesce::store<&tagged_particle::flags, coalesce::bits<5>>,
+                                             coalesce::store<&tagged_particle::ghost, coalesce::bits<1>>>;
+using tagged_half_bits = coalesce::stored_as<coalesce::soa, coalesce::store<&tagged_particle::pos, coalesce::half>,
+                                             coalesce::store<&tagged_particle::type, coalesce::bits<3>>,
+                                             coalesce::store<&tagged_particle::charge, coalesce::signed_bits<4>>,
+                                             coalesce::store<&tagged_particle::flags, coalesce::bits<5>>,
+                                             coalesce::store<&tagged_particle::ghost, coalesce::bits<1>>>;
 void time_packed_conversions(std::vector<particle> const& records, double copy_gbs, double copy_ms, int runs) {
   std::size_t const n = records.size();
   std::vector<tagged_particle> tagged(n);
@@ -298,15 +307,39 @@ void time_packed_conversions(std::vector<particle> const& records, double copy_g
       copy_ms);
   add("convert", "soa, 4 fields in bits -> soa", bench::median_ms([&] { plain = packed; }, runs), bytes, copy_gbs,
       copy_ms);
-  auto const back = records_of<tagged_particle>(plain);
-  for (std::size_t i = 0; i < n; ++i) {
-    tagged_particle const& a = back[i];
-    tagged_particle const& b = tagged[i];
-    if (a.type != b.type || a.charge != b.charge || a.flags != b.flags || a.ghost != b.ghost || a.pos.x != b.pos.x) {
-      std::fprintf(stderr, "bit-packed conversions changed particle %zu\n", i);
-      std::exit(1);
+  // Two runs (type alone in one word, charge, flags and ghost in the next: a launch each), and one
+  // run beside pos stored as half (read 22 + write 20, and read 22 + write 10 bytes per particle).
+  coalesce::device_vector<tagged_particle, tagged_two_words> two(tagged);
+  double const two_bytes = 42.0 * static_cast<double>(n);
+  add("convert", "soa -> soa, 4 fields in 2 words", bench::median_ms([&] { two = plain; }, runs), two_bytes, copy_gbs,
+      copy_ms);
+  add("convert", "soa, 4 fields in 2 words -> soa", bench::median_ms([&] { plain = two; }, runs), two_bytes, copy_gbs,
+      copy_ms);
+  coalesce::device_vector<tagged_particle, tagged_half_bits> mixed(tagged);
+  double const mixed_bytes = 32.0 * static_cast<double>(n);
+  add("convert", "soa -> soa, pos half + 4 in bits", bench::median_ms([&] { mixed = plain; }, runs), mixed_bytes,
+      copy_gbs, copy_ms);
+  add("convert", "soa, pos half + 4 in bits -> soa", bench::median_ms([&] { plain = mixed; }, runs), mixed_bytes,
+      copy_gbs, copy_ms);
+  // Every round trip gives the particles back (pos through half: its fields only).
+  auto const check = [&](char const* what, bool with_pos) {
+    auto const back = records_of<tagged_particle>(plain);
+    for (std::size_t i = 0; i < n; ++i) {
+      tagged_particle const& a = back[i];
+      tagged_particle const& b = tagged[i];
+      if (a.type != b.type || a.charge != b.charge || a.flags != b.flags || a.ghost != b.ghost ||
+          (with_pos && a.pos.x != b.pos.x)) {
+        std::fprintf(stderr, "bit-packed conversions (%s) changed particle %zu\n", what, i);
+        std::exit(1);
+      }
     }
-  }
+  };
+  plain = packed;
+  check("one word", true);
+  plain = two;
+  check("two words", true);
+  plain = mixed;
+  check("pos as half", false);
 }
 
 void measure_kernels(options const& o, std::vector<particle> const& records, double step_ceiling);

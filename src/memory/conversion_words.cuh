@@ -1,6 +1,6 @@
 // The word kernels (included by convert_columns_cuda.cu only): runs of bit-packed fields of one
 // contiguous 32-bit word column, four elements per thread: the interpreting word_columns_kernel
-// for any batch, and word_shape_kernel<fields> for the common one (one run and a few copies).
+// for any batch, and word_shape_kernel<fields> for one run and the kept columns beside it.
 #pragma once
 #include <utility>
 
@@ -75,8 +75,8 @@ __device__ void store_four(std::byte* at, unsigned bytes, std::uint64_t const (&
 // Field c of a word run into the four words w of elements [first, first + 4): its four values
 // (raw, from load_four_raw) range-tested together and inserted with the plan's shift and mask; a
 // value out of range saturated or reported, element by element.
-__device__ void insert_four(quad_batch const& batch, int c, uint4 raw, std::size_t first,
-                                            std::uint32_t (&w)[4], unsigned long long* first_failure) {
+__device__ void insert_four(quad_batch const& batch, int c, uint4 raw, std::size_t first, std::uint32_t (&w)[4],
+                            unsigned long long* first_failure) {
   column_conversion const& col = batch.columns[c];
   field_plan const& plan = batch.fields[c];
   std::int64_t v[4];
@@ -105,8 +105,8 @@ __device__ void insert_four(quad_batch const& batch, int c, uint4 raw, std::size
 // Field c of a word run out of the words w of elements [first, last), last <= first + 4: four at
 // once in one vector store where the destination holds every value of the field, else element by
 // element with the range check.
-__device__ void extract_four(quad_batch const& batch, int c, std::uint32_t const (&w)[4],
-                                             std::size_t first, std::size_t last, unsigned long long* first_failure) {
+__device__ void extract_four(quad_batch const& batch, int c, std::uint32_t const (&w)[4], std::size_t first,
+                             std::size_t last, unsigned long long* first_failure) {
   column_conversion const& col = batch.columns[c];
   field_plan const& plan = batch.fields[c];
   if (last == first + 4 && plan.always_fits) {
@@ -199,12 +199,14 @@ __global__ void __launch_bounds__(256, 4)
   }
 }
 
-// The common word batch, specialised on the host: one word run of Fields fields (the batch's first
-// columns) and up to max_shape_copies copy4 / copy2 columns after it. Every column is read at an
+// The word batch specialised on the host: one word run of Fields fields (the batch's first
+// columns) and up to max_shape_copies kept quad columns after it (the batching puts one run in
+// each launch; the kept quad columns join the last). Every column is read at an
 // index known at compile time (its description a constant-bank operand, not a parameter-space load
 // per column per quad as in word_columns_kernel, which spent ~600 instructions per warp per quad
 // interpreting its batch), and every load of a quad is issued before the first is used.
 constexpr int max_shape_copies = 8;
+constexpr int max_shape_fields = conversions_per_launch;  // a run of a batch: up to every column
 
 template <int Fields> __device__ void pack_shape_quad(quad_batch const& batch, std::size_t first, bool fresh,
                                                       unsigned long long* first_failure) {
@@ -252,6 +254,7 @@ __device__ void word_shape_tail(quad_batch const& batch, int fields, std::size_t
     move_quad(batch.columns[c], batch.op[c], batch.column_index[c], first, batch.n, false, first_failure);
 }
 
+__host__ __device__ bool is_copy(quad_op op) { return op == quad_op::copy4 || op == quad_op::copy2; }
 // Copy column c of a word_shape_kernel batch (after its run): four elements' load, and their store.
 __device__ uint4 load_copy(quad_batch const& batch, int c, std::size_t first) {
   if (batch.op[c] == quad_op::copy4) return *reinterpret_cast<uint4 const*>(batch.columns[c].src.base + first * 4);
@@ -291,22 +294,27 @@ template <int Fields> __global__ void __launch_bounds__(256, 4)
     } else {
       pack_shape_quad<Fields>(batch, first, fresh, first_failure);
     }
+    // The held copies stored; the copies past them moved now, each as the quad kernel moves it.
 #pragma unroll
-    for (int c = 0; c < held; ++c) {
-      if (Fields + c < batch.count) store_copy(batch, Fields + c, first, copied[c]);
-    }
-#pragma unroll
-    for (int c = held; c < max_shape_copies; ++c) {
-      if (Fields + c < batch.count) store_copy(batch, Fields + c, first, load_copy(batch, Fields + c, first));
+    for (int c = 0; c < max_shape_copies; ++c) {
+      int const column = Fields + c;
+      if (column >= batch.count) break;
+      if (c < held) {
+        store_copy(batch, column, first, copied[c]);
+      } else {
+        move_quad(batch.columns[column], batch.op[column], batch.column_index[column], first, batch.n, true,
+                  first_failure);
+      }
     }
   }
 }
 
-// True when the word batch has word_shape_kernel's shape: one run heading it, copy4 / copy2
-// columns after it, at most max_shape_copies of them.
+// True when the word batch has word_shape_kernel's shape: one run heading it, kept quad columns
+// after it, at most max_shape_copies of them.
 bool has_word_shape(quad_batch const& batch) {
   int const fields = batch.run_length[0];
-  if (batch.count == 0 || fields < 1 || fields > 8 || batch.count - fields > max_shape_copies) return false;
+  if (batch.count == 0 || fields < 1 || fields > max_shape_fields || batch.count - fields > max_shape_copies)
+    return false;
   if (batch.op[0] != quad_op::pack_word && batch.op[0] != quad_op::pack_fresh_word &&
       batch.op[0] != quad_op::unpack_word)
     return false;
@@ -314,7 +322,7 @@ bool has_word_shape(quad_batch const& batch) {
     if (batch.op[c] != quad_op::word_member) return false;
   }
   for (int c = fields; c < batch.count; ++c) {
-    if (batch.op[c] != quad_op::copy4 && batch.op[c] != quad_op::copy2) return false;
+    if (!is_copy(batch.op[c])) return false;
   }
   return true;
 }

@@ -104,7 +104,8 @@ conversion_result convert_columns(memory_kind kind, column_conversion const* col
     if (words.count == 0) return;
     words.n = n;
     if (has_word_shape(words)) {
-      launch_word_shape(std::make_integer_sequence<int, 8>{}, words, quad_blocks, block_threads, stream, failure);
+      launch_word_shape(std::make_integer_sequence<int, max_shape_fields>{}, words, quad_blocks, block_threads, stream,
+                        failure);
     } else {
       word_columns_kernel<<<quad_blocks, block_threads, 0, stream>>>(words, failure);
     }
@@ -174,7 +175,9 @@ conversion_result convert_columns(memory_kind kind, column_conversion const* col
         kind == word_run::pack && end - k <= conversions_per_launch && writers_of(columns[ordered[k]].dst) == end - k;
     for (; k < end;) {
       std::size_t const length = std::min<std::size_t>(end - k, conversions_per_launch);
-      if (words.count + static_cast<int>(length) > conversions_per_launch) flush_words();
+      // One run per launch: word_shape_kernel takes a batch of one run (and the quad columns that
+      // join the last), where the interpreting kernel took several runs at 0.79 of the copy ceiling.
+      flush_words();
       int const at = words.count;
       for (std::size_t m = 0; m < length; ++m) {
         words.column_index[words.count] = ordered[k + m];
@@ -212,17 +215,23 @@ conversion_result convert_columns(memory_kind kind, column_conversion const* col
       head = -1;  // a run cut by the batch's end goes on as a new run in the next
     }
   }
-  // The quad columns left join the last word runs' launch where there is room: the word kernel's
-  // per-element work then overlaps their copies instead of taking a pass of its own (soa <-> four
-  // fields in bits, pos in quad columns: 0.76 / 0.79 of the copy ceiling in two launches).
-  if (words.count > 0 && quads.count > 0 && words.count + quads.count <= conversions_per_launch) {
+  // The kept quad columns left join the last word run's launch where there is room: the word
+  // kernel's per-element work then overlaps their copies instead of taking a pass of its own (soa
+  // <-> four fields in bits, pos in quad columns: 0.76 / 0.79 of the copy ceiling in two launches).
+  // Narrowed and widened columns keep their own launch: in the word kernel (64 registers, 4 blocks
+  // per SM) pos as half beside four fields in bits ran at 0.72-0.79.
+  if (words.count > 0 && quads.count > 0) {
+    quad_batch converted{};
     for (int c = 0; c < quads.count; ++c) {
-      words.column_index[words.count] = quads.column_index[c];
-      words.op[words.count] = quads.op[c];
-      words.run_length[words.count] = 1;
-      words.columns[words.count++] = quads.columns[c];
+      bool const copy = quads.op[c] == quad_op::copy4 || quads.op[c] == quad_op::copy2;
+      bool const room = words.count < conversions_per_launch && words.count - words.run_length[0] < max_shape_copies;
+      quad_batch& into = copy && room ? words : converted;
+      into.column_index[into.count] = quads.column_index[c];
+      into.op[into.count] = quads.op[c];
+      into.run_length[into.count] = 1;
+      into.columns[into.count++] = quads.columns[c];
     }
-    quads = quad_batch{};
+    quads = converted;
   }
   flush_quads();
   flush_words();
