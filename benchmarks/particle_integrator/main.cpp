@@ -269,6 +269,10 @@ void time_stored_velocities(std::vector<particle> const& records, double step_ce
 
 // Conversions into and out of velocities stored as half: read 24 + write 18 bytes per particle
 // (and back).
+using pos_fixed =
+    coalesce::stored_as<coalesce::soa, coalesce::store<&particle::pos, coalesce::fixed_point<std::int32_t, 20>>>;
+using pos_boxed =
+    coalesce::stored_as<coalesce::soa, coalesce::store<&particle::pos, coalesce::box_fixed<coalesce::wrap>>>;
 void time_stored_conversions(std::vector<particle> const& records, double copy_gbs, double copy_ms, int runs) {
   std::size_t const n = records.size();
   coalesce::device_vector<particle> plain(records);
@@ -276,6 +280,19 @@ void time_stored_conversions(std::vector<particle> const& records, double copy_g
   double const bytes = 42.0 * static_cast<double>(n);
   add("convert", "soa -> soa, vel as half", bench::median_ms([&] { half = plain; }, runs), bytes, copy_gbs, copy_ms);
   add("convert", "soa, vel as half -> soa", bench::median_ms([&] { plain = half; }, runs), bytes, copy_gbs, copy_ms);
+  // Positions as 32-bit fixed point and as fractions of a box: read 24 + write 24 bytes.
+  double const same_bytes = 48.0 * static_cast<double>(n);
+  coalesce::device_vector<particle, pos_fixed> fixed(records);
+  add("convert", "soa -> soa, pos as fixed_point", bench::median_ms([&] { fixed = plain; }, runs), same_bytes, copy_gbs,
+      copy_ms);
+  add("convert", "soa, pos as fixed_point -> soa", bench::median_ms([&] { plain = fixed; }, runs), same_bytes, copy_gbs,
+      copy_ms);
+  coalesce::device_vector<particle, pos_boxed> boxed(coalesce::box{.lo = {-4, -4, -4}, .hi = {4, 4, 4}});
+  boxed.assign(plain);
+  add("convert", "soa -> soa, pos as box_fixed", bench::median_ms([&] { boxed.assign(plain); }, runs), same_bytes,
+      copy_gbs, copy_ms);
+  add("convert", "soa, pos as box_fixed -> soa", bench::median_ms([&] { plain.assign(boxed); }, runs), same_bytes,
+      copy_gbs, copy_ms);
 }
 
 // Conversions into and out of bit-packed fields (type, charge, flags and ghost in one 32-bit word):
