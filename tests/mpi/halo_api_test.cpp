@@ -566,3 +566,68 @@ TEST_CASE(
                          doctest::Contains("leaves the vector's box [-4, 12)"), coalesce::error);
   }
 }
+
+TEST_CASE("box_fixed<> words read at a float edge: migration settles them inside the box, halos clamp their images") {
+  using boxed = coalesce::stored_as<coalesce::soa, coalesce::store<&Particle::pos, coalesce::box_fixed<>>>;
+  cm::decomposition const d(MPI_COMM_WORLD, unit_box);
+  int const rank = d.rank();
+  auto const words_of = [](auto& v) {
+    return coalesce::detail::readable_position_columns_of(v.storage(), &Particle::pos);
+  };
+  // Migration, box [-4, 12) (steps of 2^-28): rank 0's element 0 holds 8 - 2^-26 along x, which
+  // reads as 8.0f; wrapped by whole steps it would hold -2^-26 and read below 0. It must end inside
+  // [0, 8) as read, on the owner of what it reads.
+  {
+    coalesce::box const wide{.lo = {-4, -4, -4}, .hi = {12, 12, 12}};
+    coalesce::host_vector<Particle, boxed> staged(wide);
+    staged.assign(coalesce::host_vector<Particle>(scattered(count_of(rank), rank)));
+    if (rank == 0) *reinterpret_cast<std::uint32_t*>(words_of(staged).axis[0].address(0)) = (12u << 28) - 4u;
+    CHECK((rank != 0 || static_cast<vec3>(staged.view()[0][&Particle::pos]).x == 8.0f));
+    test_vector<Particle, boxed> particles(wide);
+    particles.assign(staged);
+    (void)cm::migrate(d, particles, &Particle::pos);
+    auto const after = records_of(particles);
+    bool inside = true, owned = true;
+    long long edge = 0;
+    for (auto const& p : after) {
+      inside = inside && p.pos.x >= 0.0f && p.pos.x < 8.0f && p.pos.y >= 0.0f && p.pos.y < 8.0f;
+      owned = owned && d.owner({p.pos.x, p.pos.y, p.pos.z}) == rank;
+      if (p.id == 0) edge += p.pos.x == 0.0f ? 1 : 100;
+    }
+    CHECK(inside);
+    CHECK(owned);
+    CHECK(sum_over_ranks(edge) == 1);  // on one rank, read as 0 (the image of 8)
+  }
+  // Halos, box exactly [lo - cutoff, hi + cutoff) = [-1, 9): element 0 holds 7 - 1e-7 along x, which
+  // reads as 7.0f, the cutoff's edge, so it is chosen; its image (-1 - 1e-7) lies 43 steps below the
+  // box and is clamped onto its edge instead of failing on one rank.
+  {
+    coalesce::box const exact{.lo = {-1, -1, -1}, .hi = {9, 9, 9}};
+    coalesce::host_vector<Particle, boxed> staged(exact);
+    auto records = scattered(count_of(rank), rank);
+    test_vector<Particle> plain(records);
+    (void)cm::migrate(d, plain, &Particle::pos);
+    staged.assign(plain);
+    bool const mine = d.owner({7.0, 1.0, 1.0}) == rank;
+    if (mine) {
+      staged.view()[0][&Particle::pos] = vec3{7.0f, 1.0f, 1.0f};
+      double const step = 10.0 / 4294967296.0;
+      *reinterpret_cast<std::uint32_t*>(words_of(staged).axis[0].address(0)) =
+          static_cast<std::uint32_t>(std::nearbyint((8.0 - 1e-7) / step));
+      CHECK(static_cast<vec3>(staged.view()[0][&Particle::pos]).x == 7.0f);
+    }
+    // (one rank owns the point; every rank learns its id: the image arrives elsewhere)
+    auto const edge_id = static_cast<std::uint32_t>(sum_over_ranks(mine ? records_of(staged)[0].id : 0));
+    test_vector<Particle, boxed> particles(exact);
+    particles.assign(staged);
+    cm::halo_plan halo = cm::plan_halo(d, particles, &Particle::pos, 1.0);  // (plans alike; built below)
+    CHECK_NOTHROW(halo = cm::build_halo(d, particles, &Particle::pos, 1.0));
+    auto const all = records_of(particles);
+    long long images = 0;
+    for (std::size_t g = halo.owned(); g < all.size(); ++g) {
+      if (all[g].id == edge_id && all[g].pos.x < 0.0f) images += all[g].pos.x == -1.0f ? 1 : 100;
+    }
+    CHECK(sum_over_ranks(images) >= 1);
+    CHECK(sum_over_ranks(images) < 100);
+  }
+}

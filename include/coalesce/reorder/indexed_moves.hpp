@@ -100,6 +100,40 @@ COALESCE_HOST_DEVICE inline double wrapped_coordinate(owner_grid const& g, unsig
   t -= floor(t / extent) * extent;
   return g.lo[a] + t;
 }
+// A box_fixed word just moved into the global box by whole steps, moved on by the fewest steps that
+// make the float it reads as lie in [lo, hi) (a value within half a float ulp below hi reads as hi,
+// and its image below lo): what keys, lists, halos and owner_rank read is then inside, as float
+// positions are after store_coordinate. Returns that reading.
+COALESCE_HOST_DEVICE inline double settle_box_reading(owner_grid const& g, position_columns const& p, unsigned a,
+                                                      std::size_t i) {
+  stored_format const& f = p.box_format[a];
+  auto* const at = reinterpret_cast<std::uint32_t*>(p.axis[a].address(i));
+  double const last = power_of_two(32) - 1.0;
+  auto const word_near = [&](float t) {  // the word nearest float t, inside the box's words
+#if COALESCE_IN_DEVICE_CODE
+    double const q = rint((static_cast<double>(t) - f.origin) / f.step);
+    return fmin(fmax(q, 0.0), last);
+#else
+    double const q = std::nearbyint((static_cast<double>(t) - f.origin) / f.step);
+    return std::fmin(std::fmax(q, 0.0), last);
+#endif
+  };
+  auto const reading = [&](double q) { return static_cast<double>(box_read<float>(static_cast<std::uint32_t>(q), f)); };
+  double q = static_cast<double>(*at);
+  if (reading(q) < g.lo[a]) {
+    float t = static_cast<float>(g.lo[a]);  // the least float at or above lo
+    if (static_cast<double>(t) < g.lo[a]) t = next_toward<float>(t, true);
+    q = word_near(t);
+    while (q < last && reading(q) < g.lo[a]) q += 1.0;
+  } else if (reading(q) >= g.hi[a]) {
+    float t = static_cast<float>(g.hi[a]);  // the greatest float below hi
+    if (static_cast<double>(t) >= g.hi[a]) t = next_toward<float>(t, false);
+    q = word_near(t);
+    while (q > 0.0 && reading(q) >= g.hi[a]) q -= 1.0;
+  }
+  *at = static_cast<std::uint32_t>(q);
+  return reading(q);
+}
 // Coordinate a of element i wrapped in place into a periodic box (store_coordinate: a stored value
 // that rounds onto hi is wrapped once more, to lo, so what is stored lies in [lo, hi) and a second
 // migration moves nothing); returns the coordinate as stored.
@@ -115,7 +149,7 @@ COALESCE_HOST_DEVICE inline double wrap_in_place(owner_grid const& g, position_c
   if (p.boxed) {
     if (!p.box_writable) return inside;
     shift_coordinate(p, a, i, inside - x);
-    return wrapped_coordinate(g, a, coordinate_of(p, a, i));
+    return settle_box_reading(g, p, a, i);
   }
   double stored = store_coordinate(p, a, i, inside);
   double const again = wrapped_coordinate(g, a, stored);

@@ -161,7 +161,7 @@ template <class T, class L> position_columns position_columns_at(layout_storage<
               use == position_use::read || use == position_use::migrate || (use == position_use::write && !f.wraps);
           if (boxed && box_allowed && out.width == 4 && (a == 0 || out.boxed)) {
             out.boxed = true;
-            out.box_writable = use != position_use::read && !f.wraps;
+            out.box_writable = (a == 0 || out.box_writable) && use != position_use::read && !f.wraps;
             out.box_format[a] = f;
           } else if (!boxed && use != position_use::sum && f.kind == number_kind::fixed && f.bytes == 4 &&
                      out.width == 4 && !out.boxed && (a == 0 || out.fixed_bits == static_cast<int>(f.fraction_bits))) {
@@ -220,14 +220,14 @@ position_columns summed_member_columns_of(layout_storage<T, L> const& storage, M
 // ghosts up to `margin` past it, along periodic axes only) check that all they may write fits,
 // before anything moves. (A ghost whose owner drifts further before the halo is built again is
 // caught where it is written: store_coordinate.)
-// Writable box_fixed positions: the vector's box must hold the same range, to within a step (a
-// box given exactly as [lo - margin, hi + margin) may end a few ulps short: frame_of).
+// Writable box_fixed positions: the vector's box must hold the same range (its end to within a
+// step: a box given exactly as [lo - margin, hi + margin) may end a few ulps short, frame_of).
 inline void check_fixed_position_range(position_columns const& p, std::array<double, 3> const& lo,
                                        std::array<double, 3> const& hi, std::array<bool, 3> const& periodic,
                                        double margin, char const* call) {
   for (unsigned a = 0; p.box_writable && a < p.dims; ++a) {
     stored_format const& f = p.box_format[a];
-    if (periodic[a] && (f.origin - f.step > lo[a] - margin || box_end(f) + f.step < hi[a] + margin)) {
+    if (periodic[a] && (f.origin > lo[a] - margin || box_end(f) + f.step < hi[a] + margin)) {
       auto const exact = [](double x) {
         char text[32];
         std::snprintf(text, sizeof text, "%.17g", x);

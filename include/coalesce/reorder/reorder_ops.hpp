@@ -109,6 +109,17 @@ COALESCE_HOST_DEVICE COALESCE_INLINE double store_coordinate(position_columns co
   *reinterpret_cast<double*>(at) = x;
   return x;
 }
+// Steps of a box_fixed format within which the float reading of a word can differ from its value:
+// half a float ulp of the box's largest coordinate, and a step.
+COALESCE_HOST_DEVICE COALESCE_INLINE double float_reading_slack(stored_format const& f) {
+#if COALESCE_IN_DEVICE_CODE
+  double const largest = fmax(fabs(f.origin), fabs(box_end(f)));
+  return ceil(largest * power_of_two(-24) / f.step) + 1.0;
+#else
+  double const largest = std::fmax(std::fabs(f.origin), std::fabs(box_end(f)));
+  return std::ceil(largest * power_of_two(-24) / f.step) + 1.0;
+#endif
+}
 // Moves coordinate a of element i by `shift` (a halo's periodic image, migration's wrap). box_fixed:
 // by round(shift / step) whole steps of the vector's box, so the stored word moves exactly and every
 // image of one shift moves alike (a float in between would round positions to the float's ulp,
@@ -128,8 +139,17 @@ COALESCE_HOST_DEVICE COALESCE_INLINE void shift_coordinate(position_columns cons
 #else
   double const steps = std::nearbyint(shift / f.step);
 #endif
-  double const moved = static_cast<double>(*at) + steps;
-  if (p.box_writable && moved >= 0.0 && moved < power_of_two(32)) {
+  double moved = static_cast<double>(*at) + steps;
+  // Halos choose ghosts, and migration wraps, by the float a word reads as, which can lie up to
+  // half a float ulp from the word's own value: an image of a particle read exactly at the
+  // cutoff's edge may overshoot a box given exactly as the global box +- the cutoff by that much.
+  // Such an overshoot is clamped onto the box's edge (a move below float resolution); more is an
+  // error.
+  double const last = power_of_two(32) - 1.0;
+  double const slack = float_reading_slack(f);
+  if (moved < 0.0 && moved >= -slack) moved = 0.0;
+  if (moved > last && moved <= last + slack) moved = last;
+  if (p.box_writable && moved >= 0.0 && moved <= last) {
     *at = static_cast<std::uint32_t>(moved);
     return;
   }
