@@ -24,6 +24,8 @@ enum class quad_op : unsigned char {
   copy2,
   narrow,
   widen,
+  encode4,  // float -> a 4-byte stored number (fixed_point<std::int32_t, F>, box_fixed)
+  decode4,  // the other way
   pack_word,
   pack_fresh_word,
   unpack_word,
@@ -145,7 +147,7 @@ __device__ void move_quad(column_conversion const& col, quad_op op, std::size_t 
         *reinterpret_cast<float4*>(dst + first * 4) = out;
       }
       return;
-    case quad_op::none:
+    default:  // encode4, decode4: number_columns_kernel; word runs: conversion_words.cuh
       return;
   }
 }
@@ -163,5 +165,52 @@ __global__ void __launch_bounds__(256, 6)
       move_quad(batch.columns[c], batch.op[c], batch.column_index[c], 4 * q, batch.n, q < quads, first_failure);
   }
 }
+
+// Float columns into and out of 4-byte stored numbers (fixed_point<std::int32_t, F>, box_fixed),
+// four elements per thread, each with the general kernel's encoding (encode_floating, decode), in
+// a launch of their own: in the quad kernel their double arithmetic and box calls spilled the half
+// columns' registers (a 96-byte stack frame).
+__device__ void encode_or_decode_quad(column_conversion const& col, quad_op op, std::size_t column, std::size_t first,
+                                      std::size_t n, bool whole, unsigned long long* first_failure) {
+  if (!whole) {
+    for (std::size_t i = first; i < n; ++i) {
+      auto const status = convert_element(col.dst.address(i), col.to, col.src.address(i), col.from);
+      if (status != encode_status::ok && !col.to.saturates) report(first_failure, column, i);
+    }
+    return;
+  }
+  if (op == quad_op::decode4) {
+    uint4 const w = *reinterpret_cast<uint4 const*>(col.src.base + first * 4);
+    float4 out;
+    out.x = decode<float>(reinterpret_cast<std::byte const*>(&w.x), col.from);
+    out.y = decode<float>(reinterpret_cast<std::byte const*>(&w.y), col.from);
+    out.z = decode<float>(reinterpret_cast<std::byte const*>(&w.z), col.from);
+    out.w = decode<float>(reinterpret_cast<std::byte const*>(&w.w), col.from);
+    *reinterpret_cast<float4*>(col.dst.base + first * 4) = out;
+    return;
+  }
+  float4 const v = *reinterpret_cast<float4 const*>(col.src.base + first * 4);
+  uint4 q;
+  encode_status const s0 = encode_floating(reinterpret_cast<std::byte*>(&q.x), v.x, col.to);
+  encode_status const s1 = encode_floating(reinterpret_cast<std::byte*>(&q.y), v.y, col.to);
+  encode_status const s2 = encode_floating(reinterpret_cast<std::byte*>(&q.z), v.z, col.to);
+  encode_status const s3 = encode_floating(reinterpret_cast<std::byte*>(&q.w), v.w, col.to);
+  *reinterpret_cast<uint4*>(col.dst.base + first * 4) = q;
+  unsigned const bad = (s0 != encode_status::ok) | (s1 != encode_status::ok) << 1 | (s2 != encode_status::ok) << 2 |
+                       (s3 != encode_status::ok) << 3;
+  if (bad != 0 && !col.to.saturates) report(first_failure, column, first + __ffs(bad) - 1);
+}
+
+__global__ void __launch_bounds__(256, 4)
+    number_columns_kernel(__grid_constant__ quad_batch const batch, unsigned long long* first_failure) {
+  std::size_t const quads = batch.n / 4;
+  std::size_t const threads = static_cast<std::size_t>(gridDim.x) * blockDim.x;
+  for (std::size_t q = static_cast<std::size_t>(blockIdx.x) * blockDim.x + threadIdx.x; q <= quads; q += threads) {
+    for (int c = 0; c < batch.count; ++c)
+      encode_or_decode_quad(batch.columns[c], batch.op[c], batch.column_index[c], 4 * q, batch.n, q < quads,
+                            first_failure);
+  }
+}
+
 }  // namespace
 }  // namespace coalesce::detail

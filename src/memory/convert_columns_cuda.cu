@@ -28,6 +28,11 @@ quad_op quad_op_for(column_conversion const& c) {
   if (c.to == c.from && c.width == 2 && c.from.bytes == 2) return quad_op::copy2;
   if (is_float(c.from) && is_sixteen_bit_float(c.to)) return quad_op::narrow;
   if (is_sixteen_bit_float(c.from) && is_float(c.to)) return quad_op::widen;
+  auto const four_byte_number = [](stored_format f) {
+    return f.bytes == 4 && (f.kind == number_kind::fixed || f.kind == number_kind::box_fraction);
+  };
+  if (is_float(c.from) && four_byte_number(c.to)) return quad_op::encode4;
+  if (four_byte_number(c.from) && is_float(c.to)) return quad_op::decode4;
   return quad_op::none;
 }
 
@@ -99,6 +104,14 @@ conversion_result convert_columns(memory_kind kind, column_conversion const* col
     COALESCE_CUDA_TRY(cudaGetLastError());
     quads = quad_batch{};
   };
+  quad_batch numbers{};  // encode4 / decode4 columns: number_columns_kernel
+  auto flush_numbers = [&] {
+    if (numbers.count == 0) return;
+    numbers.n = n;
+    number_columns_kernel<<<quad_blocks, block_threads, 0, stream>>>(numbers, failure);
+    COALESCE_CUDA_TRY(cudaGetLastError());
+    numbers = quad_batch{};
+  };
   quad_batch words{};
   auto flush_words = [&] {
     if (words.count == 0) return;
@@ -115,6 +128,13 @@ conversion_result convert_columns(memory_kind kind, column_conversion const* col
   std::vector<std::size_t> general;
   for (std::size_t c = 0; c < count; ++c) {
     quad_op const op = quad_op_for(columns[c]);
+    if (op == quad_op::encode4 || op == quad_op::decode4) {
+      numbers.column_index[numbers.count] = c;
+      numbers.op[numbers.count] = op;
+      numbers.columns[numbers.count++] = columns[c];
+      if (numbers.count == conversions_per_launch) flush_numbers();
+      continue;
+    }
     if (op != quad_op::none) {
       quads.column_index[quads.count] = c;
       quads.op[quads.count] = op;
@@ -234,6 +254,7 @@ conversion_result convert_columns(memory_kind kind, column_conversion const* col
     quads = converted;
   }
   flush_quads();
+  flush_numbers();
   flush_words();
   flush();
   COALESCE_CUDA_TRY(cudaMemcpyAsync(word.on_host, failure, sizeof *failure, cudaMemcpyDeviceToHost, stream));
