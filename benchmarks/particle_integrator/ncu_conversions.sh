@@ -20,7 +20,7 @@ metrics+=,smsp__average_warps_issue_stalled_lg_throttle_per_issue_active.ratio
 metrics+=,smsp__average_warps_issue_stalled_drain_per_issue_active.ratio
 metrics+=,smsp__average_warps_issue_stalled_mio_throttle_per_issue_active.ratio
 metrics+=,l1tex__data_bank_conflicts_pipe_lsu_mem_shared.sum
-kernels='regex:copy_float4|tiled_copy|record_per_thread|transpose_run|copy_run|copy_columns_kernel|quad_columns|word_columns|word_shape|convert_columns_kernel'
+kernels='regex:copy_float4|tiled_copy|record_per_thread|transpose_run|copy_run|copy_columns_kernel|quad_columns|word_columns|word_shape|number_columns|convert_columns_kernel'
 ncu --clock-control none --kernel-name-base function --kernel-name "$kernels" --launch-count 250 --print-units base \
   --metrics "$metrics" --csv "$exe" --runs 1 --conversions-only > "$out/ncu_conversions.csv" 2> "$out/ncu_conversions.err" || {
   tail -20 "$out/ncu_conversions.err" >&2
