@@ -85,131 +85,203 @@ bool is_sixteen_bit_float(stored_format f) {
 }
 bool is_float(stored_format f) { return f.kind == number_kind::floating && f.bytes == 4; }
 
-// Four elements of a column that keeps its 4-byte (Quad = uint4) or 2-byte (uint2) elements.
-template <class Quad>
-__device__ void copy_quad(column_conversion const& col, std::size_t first, std::size_t n, bool whole) {
-  constexpr std::size_t element = sizeof(Quad) / 4;
-  if (whole) {
-    *reinterpret_cast<Quad*>(col.dst.base + first * element) =
-        *reinterpret_cast<Quad const*>(col.src.base + first * element);
+// The four source elements [first, first + 4) of a quad column, as one vector load: 16 bytes of
+// 4-byte elements (copy4, narrow, encode4, decode4), 8 bytes of 2-byte ones (copy2, widen, in .x
+// and .y). Split from store_quad so that a kernel can have several columns' loads in flight before
+// it converts the first (one column at a time, each thread waited for every load in turn).
+__device__ uint4 load_quad(column_conversion const& col, quad_op op, std::size_t first) {
+  if (op == quad_op::copy2 || op == quad_op::widen) {
+    uint2 const two = *reinterpret_cast<uint2 const*>(col.src.base + first * 2);
+    return make_uint4(two.x, two.y, 0, 0);
+  }
+  return *reinterpret_cast<uint4 const*>(col.src.base + first * 4);
+}
+
+// Four 4-byte elements' report of the formats that could not hold them: the first one reported.
+__device__ void report_first_of_four(unsigned long long* first_failure, std::size_t column, std::size_t first,
+                                     encode_status s0, encode_status s1, encode_status s2, encode_status s3) {
+  unsigned const bad = (s0 != encode_status::ok) | (s1 != encode_status::ok) << 1 | (s2 != encode_status::ok) << 2 |
+                       (s3 != encode_status::ok) << 3;
+  if (bad != 0) report(first_failure, column, first + __ffs(bad) - 1);
+}
+
+// A float as a 4-byte stored number (fixed_point<std::int32_t, F> or box_fixed), the same bits as
+// encode_floating writes: its common path in registers (through encode_floating's byte pointer,
+// whose stores may be 2, 4 or 8 bytes wide, the words went through the stack), the rest (out of
+// range, NaN, the last steps of a box) through encode_floating itself.
+__device__ std::uint32_t encode_number(float v, stored_format f, encode_status& status) {
+  status = encode_status::ok;
+  if (f.kind == number_kind::fixed) {
+    float const r = rintf(v * float_power_of_two(f.fraction_bits));
+    if (r >= -float_power_of_two(31) && r < float_power_of_two(31))
+      return static_cast<std::uint32_t>(static_cast<std::int32_t>(r));
+  } else if (f.step > 0.0) {
+    // encode_box_fraction for a step count in [0, 2^32): no wrap to take, not the box's last half step.
+    double const r = rint((static_cast<double>(v) - f.origin) / f.step);
+    if (r >= 0.0 && r < power_of_two(32)) return static_cast<std::uint32_t>(r);
+  }
+  std::uint32_t word = 0;
+  status = encode_floating(reinterpret_cast<std::byte*>(&word), v, f);
+  return word;
+}
+// The float that decode<float> reads from a 4-byte stored number's word.
+__device__ float decode_number(std::uint32_t word, stored_format f) {
+  if (f.kind == number_kind::fixed)
+    return static_cast<float>(static_cast<std::int32_t>(word)) * float_power_of_two(-f.fraction_bits);
+  return box_read<float>(word, f);
+}
+
+// Float into and out of 4-byte stored numbers, four elements.
+__device__ void encode_or_decode_quad(column_conversion const& col, quad_op op, std::size_t column, std::size_t first,
+                                      uint4 raw, unsigned long long* first_failure) {
+  if (op == quad_op::decode4) {
+    *reinterpret_cast<float4*>(col.dst.base + first * 4) =
+        make_float4(decode_number(raw.x, col.from), decode_number(raw.y, col.from), decode_number(raw.z, col.from),
+                    decode_number(raw.w, col.from));
     return;
   }
-  for (std::size_t i = first; i < n; ++i) copy_element(col.dst.address(i), col.src.address(i), element);
+  encode_status s0, s1, s2, s3;
+  uint4 const q =
+      make_uint4(encode_number(__uint_as_float(raw.x), col.to, s0), encode_number(__uint_as_float(raw.y), col.to, s1),
+                 encode_number(__uint_as_float(raw.z), col.to, s2), encode_number(__uint_as_float(raw.w), col.to, s3));
+  *reinterpret_cast<uint4*>(col.dst.base + first * 4) = q;
+  if (!col.to.saturates) report_first_of_four(first_failure, column, first, s0, s1, s2, s3);
+}
+
+// Converts (or keeps) and stores the four elements that load_quad read. Numbers: the batch may
+// hold encode4 / decode4 columns; without them their double arithmetic and box code stay out of
+// the kernel (in the half columns' kernel they spilled its registers: a 96-byte stack frame).
+template <bool Numbers> __device__ void store_quad(column_conversion const& col, quad_op op, std::size_t column,
+                                                   std::size_t first, uint4 raw, unsigned long long* first_failure) {
+  std::byte* const dst = col.dst.base;
+  switch (op) {
+    case quad_op::copy4:
+      *reinterpret_cast<uint4*>(dst + first * 4) = raw;
+      return;
+    case quad_op::copy2:
+      *reinterpret_cast<uint2*>(dst + first * 2) = make_uint2(raw.x, raw.y);
+      return;
+    case quad_op::narrow: {
+      float const w[4] = {__uint_as_float(raw.x), __uint_as_float(raw.y), __uint_as_float(raw.z),
+                          __uint_as_float(raw.w)};
+      encode_status s[4] = {encode_status::ok, encode_status::ok, encode_status::ok, encode_status::ok};
+      std::uint32_t b[4];
+#pragma unroll
+      for (int k = 0; k < 4; ++k) b[k] = sixteen_bit_float(w[k], !is_infinite(w[k]), col.to, s[k]);
+      *reinterpret_cast<uint2*>(dst + first * 2) = make_uint2(b[0] | (b[1] << 16), b[2] | (b[3] << 16));
+      if (!col.to.saturates) report_first_of_four(first_failure, column, first, s[0], s[1], s[2], s[3]);
+      return;
+    }
+    case quad_op::widen: {
+      float4 out;
+      out.x = sixteen_bit_float_value(static_cast<std::uint16_t>(raw.x & 0xffffu), col.from);
+      out.y = sixteen_bit_float_value(static_cast<std::uint16_t>(raw.x >> 16), col.from);
+      out.z = sixteen_bit_float_value(static_cast<std::uint16_t>(raw.y & 0xffffu), col.from);
+      out.w = sixteen_bit_float_value(static_cast<std::uint16_t>(raw.y >> 16), col.from);
+      *reinterpret_cast<float4*>(dst + first * 4) = out;
+      return;
+    }
+    case quad_op::encode4:
+    case quad_op::decode4:
+      if constexpr (Numbers) encode_or_decode_quad(col, op, column, first, raw, first_failure);
+      return;
+    default:  // word runs: conversion_words.cuh
+      return;
+  }
+}
+
+// Elements [first, n) of one column (fewer than four: the last n % 4), one by one. The half
+// conversions with their own code, not convert_element's: its general paths spilled the registers
+// of the kernels without numbers.
+template <bool Numbers> __device__ void move_tail(column_conversion const& col, quad_op op, std::size_t column,
+                                                  std::size_t first, std::size_t n, unsigned long long* first_failure) {
+  for (std::size_t i = first; i < n; ++i) {
+    switch (op) {
+      case quad_op::copy4:
+      case quad_op::copy2:
+        copy_element(col.dst.address(i), col.src.address(i), col.width);
+        break;
+      case quad_op::narrow: {
+        float const v = reinterpret_cast<float const*>(col.src.base)[i];
+        encode_status status = encode_status::ok;
+        reinterpret_cast<std::uint16_t*>(col.dst.base)[i] = sixteen_bit_float(v, !is_infinite(v), col.to, status);
+        if (status != encode_status::ok && !col.to.saturates) report(first_failure, column, i);
+        break;
+      }
+      case quad_op::widen:
+        reinterpret_cast<float*>(col.dst.base)[i] =
+            sixteen_bit_float_value(reinterpret_cast<std::uint16_t const*>(col.src.base)[i], col.from);
+        break;
+      case quad_op::encode4:
+      case quad_op::decode4:
+        if constexpr (Numbers) {
+          auto const status = convert_element(col.dst.address(i), col.to, col.src.address(i), col.from);
+          if (status != encode_status::ok && !col.to.saturates) report(first_failure, column, i);
+        }
+        break;
+      default:
+        break;
+    }
+  }
 }
 
 // Elements [first, first + 4) of one column; whole == false: only those below n, one by one.
-__device__ void move_quad(column_conversion const& col, quad_op op, std::size_t column, std::size_t first,
-                          std::size_t n, bool whole, unsigned long long* first_failure) {
-  std::byte* const dst = col.dst.base;
-  std::byte const* const src = col.src.base;
-  switch (op) {
-    case quad_op::copy4:
-      copy_quad<uint4>(col, first, n, whole);
-      return;
-    case quad_op::copy2:
-      copy_quad<uint2>(col, first, n, whole);
-      return;
-    case quad_op::narrow: {
-      if (!whole) {
-        for (std::size_t i = first; i < n; ++i) {
-          float const v = reinterpret_cast<float const*>(src)[i];
-          encode_status status = encode_status::ok;
-          reinterpret_cast<std::uint16_t*>(dst)[i] = sixteen_bit_float(v, !is_infinite(v), col.to, status);
-          if (status != encode_status::ok && !col.to.saturates) report(first_failure, column, i);
-        }
-        return;
-      }
-      float4 const w = *reinterpret_cast<float4 const*>(src + first * 4);
-      encode_status s0 = encode_status::ok, s1 = s0, s2 = s0, s3 = s0;
-      std::uint32_t const b0 = sixteen_bit_float(w.x, !is_infinite(w.x), col.to, s0);
-      std::uint32_t const b1 = sixteen_bit_float(w.y, !is_infinite(w.y), col.to, s1);
-      std::uint32_t const b2 = sixteen_bit_float(w.z, !is_infinite(w.z), col.to, s2);
-      std::uint32_t const b3 = sixteen_bit_float(w.w, !is_infinite(w.w), col.to, s3);
-      *reinterpret_cast<uint2*>(dst + first * 2) = make_uint2(b0 | (b1 << 16), b2 | (b3 << 16));
-      unsigned const bad = (s0 != encode_status::ok) | (s1 != encode_status::ok) << 1 | (s2 != encode_status::ok) << 2 |
-                           (s3 != encode_status::ok) << 3;
-      if (bad != 0 && !col.to.saturates) report(first_failure, column, first + __ffs(bad) - 1);
-      return;
-    }
-    case quad_op::widen:
-      if (!whole) {
-        for (std::size_t i = first; i < n; ++i)
-          reinterpret_cast<float*>(dst)[i] =
-              sixteen_bit_float_value(reinterpret_cast<std::uint16_t const*>(src)[i], col.from);
-        return;
-      } else {
-        uint2 const w = *reinterpret_cast<uint2 const*>(src + first * 2);
-        float4 out;
-        out.x = sixteen_bit_float_value(static_cast<std::uint16_t>(w.x & 0xffffu), col.from);
-        out.y = sixteen_bit_float_value(static_cast<std::uint16_t>(w.x >> 16), col.from);
-        out.z = sixteen_bit_float_value(static_cast<std::uint16_t>(w.y & 0xffffu), col.from);
-        out.w = sixteen_bit_float_value(static_cast<std::uint16_t>(w.y >> 16), col.from);
-        *reinterpret_cast<float4*>(dst + first * 4) = out;
-      }
-      return;
-    default:  // encode4, decode4: number_columns_kernel; word runs: conversion_words.cuh
-      return;
+template <bool Numbers = false> __device__ void move_quad(column_conversion const& col, quad_op op, std::size_t column,
+                                                          std::size_t first, std::size_t n, bool whole,
+                                                          unsigned long long* first_failure) {
+  if (whole) {
+    store_quad<Numbers>(col, op, column, first, load_quad(col, op, first), first_failure);
+  } else {
+    move_tail<Numbers>(col, op, column, first, n, first_failure);
   }
 }
 
-// Thread q: elements [4q, 4q + 4) of every column of the batch; the thread past the last whole
-// quad takes the last n % 4 elements.
-// 6 blocks of 256 per SM: 38 registers without spills (50 unbounded, 45 % of the warps resident;
-// the kernel waits on its loads).
+// Thread q: elements [4q, 4q + 4) of every column of the batch, the loads of four columns in
+// flight together; the thread past the last whole quad takes the last n % 4 elements.
+// Without numbers 6 blocks of 256 per SM: 38 registers without spills (50 unbounded, 45 % of the
+// warps resident; the kernel waits on its loads). With numbers (encode4 / decode4 columns in the
+// batch) 4 blocks.
+// Group: the columns whose loads are in flight together (two: 40 registers without spills in the
+// kernel without numbers, where four spilled).
+template <bool Numbers, int Group>
+__device__ void quad_columns(quad_batch const& batch, unsigned long long* first_failure) {
+  std::size_t const quads = batch.n / 4;
+  std::size_t const threads = static_cast<std::size_t>(gridDim.x) * blockDim.x;
+  for (std::size_t q = static_cast<std::size_t>(blockIdx.x) * blockDim.x + threadIdx.x; q <= quads; q += threads) {
+    std::size_t const first = 4 * q;
+    if (q == quads) {
+      for (int c = 0; c < batch.count; ++c)
+        move_tail<Numbers>(batch.columns[c], batch.op[c], batch.column_index[c], first, batch.n, first_failure);
+      continue;
+    }
+    for (int c0 = 0; c0 < batch.count; c0 += Group) {
+      uint4 raw[Group];
+#pragma unroll
+      for (int j = 0; j < Group; ++j) {
+        if (c0 + j < batch.count) raw[j] = load_quad(batch.columns[c0 + j], batch.op[c0 + j], first);
+      }
+#pragma unroll
+      for (int j = 0; j < Group; ++j) {
+        if (c0 + j < batch.count)
+          store_quad<Numbers>(batch.columns[c0 + j], batch.op[c0 + j], batch.column_index[c0 + j], first, raw[j],
+                              first_failure);
+      }
+    }
+  }
+}
 __global__ void __launch_bounds__(256, 6)
     quad_columns_kernel(__grid_constant__ quad_batch const batch, unsigned long long* first_failure) {
-  std::size_t const quads = batch.n / 4;
-  std::size_t const threads = static_cast<std::size_t>(gridDim.x) * blockDim.x;
-  for (std::size_t q = static_cast<std::size_t>(blockIdx.x) * blockDim.x + threadIdx.x; q <= quads; q += threads) {
-    for (int c = 0; c < batch.count; ++c)
-      move_quad(batch.columns[c], batch.op[c], batch.column_index[c], 4 * q, batch.n, q < quads, first_failure);
-  }
+  quad_columns<false, 2>(batch, first_failure);
 }
-
-// Float columns into and out of 4-byte stored numbers (fixed_point<std::int32_t, F>, box_fixed),
-// four elements per thread, each with the general kernel's encoding (encode_floating, decode), in
-// a launch of their own: in the quad kernel their double arithmetic and box calls spilled the half
-// columns' registers (a 96-byte stack frame).
-__device__ void encode_or_decode_quad(column_conversion const& col, quad_op op, std::size_t column, std::size_t first,
-                                      std::size_t n, bool whole, unsigned long long* first_failure) {
-  if (!whole) {
-    for (std::size_t i = first; i < n; ++i) {
-      auto const status = convert_element(col.dst.address(i), col.to, col.src.address(i), col.from);
-      if (status != encode_status::ok && !col.to.saturates) report(first_failure, column, i);
-    }
-    return;
-  }
-  if (op == quad_op::decode4) {
-    uint4 const w = *reinterpret_cast<uint4 const*>(col.src.base + first * 4);
-    float4 out;
-    out.x = decode<float>(reinterpret_cast<std::byte const*>(&w.x), col.from);
-    out.y = decode<float>(reinterpret_cast<std::byte const*>(&w.y), col.from);
-    out.z = decode<float>(reinterpret_cast<std::byte const*>(&w.z), col.from);
-    out.w = decode<float>(reinterpret_cast<std::byte const*>(&w.w), col.from);
-    *reinterpret_cast<float4*>(col.dst.base + first * 4) = out;
-    return;
-  }
-  float4 const v = *reinterpret_cast<float4 const*>(col.src.base + first * 4);
-  uint4 q;
-  encode_status const s0 = encode_floating(reinterpret_cast<std::byte*>(&q.x), v.x, col.to);
-  encode_status const s1 = encode_floating(reinterpret_cast<std::byte*>(&q.y), v.y, col.to);
-  encode_status const s2 = encode_floating(reinterpret_cast<std::byte*>(&q.z), v.z, col.to);
-  encode_status const s3 = encode_floating(reinterpret_cast<std::byte*>(&q.w), v.w, col.to);
-  *reinterpret_cast<uint4*>(col.dst.base + first * 4) = q;
-  unsigned const bad = (s0 != encode_status::ok) | (s1 != encode_status::ok) << 1 | (s2 != encode_status::ok) << 2 |
-                       (s3 != encode_status::ok) << 3;
-  if (bad != 0 && !col.to.saturates) report(first_failure, column, first + __ffs(bad) - 1);
-}
-
 __global__ void __launch_bounds__(256, 4)
     number_columns_kernel(__grid_constant__ quad_batch const batch, unsigned long long* first_failure) {
-  std::size_t const quads = batch.n / 4;
-  std::size_t const threads = static_cast<std::size_t>(gridDim.x) * blockDim.x;
-  for (std::size_t q = static_cast<std::size_t>(blockIdx.x) * blockDim.x + threadIdx.x; q <= quads; q += threads) {
-    for (int c = 0; c < batch.count; ++c)
-      encode_or_decode_quad(batch.columns[c], batch.op[c], batch.column_index[c], 4 * q, batch.n, q < quads,
-                            first_failure);
+  quad_columns<true, 4>(batch, first_failure);
+}
+bool has_numbers(quad_batch const& batch) {
+  for (int c = 0; c < batch.count; ++c) {
+    if (batch.op[c] == quad_op::encode4 || batch.op[c] == quad_op::decode4) return true;
   }
+  return false;
 }
 
 }  // namespace

@@ -254,19 +254,11 @@ __device__ void word_shape_tail(quad_batch const& batch, int fields, std::size_t
     move_quad(batch.columns[c], batch.op[c], batch.column_index[c], first, batch.n, false, first_failure);
 }
 
-__host__ __device__ bool is_copy(quad_op op) { return op == quad_op::copy4 || op == quad_op::copy2; }
-// Copy column c of a word_shape_kernel batch (after its run): four elements' load, and their store.
-__device__ uint4 load_copy(quad_batch const& batch, int c, std::size_t first) {
-  if (batch.op[c] == quad_op::copy4) return *reinterpret_cast<uint4 const*>(batch.columns[c].src.base + first * 4);
-  uint2 const two = *reinterpret_cast<uint2 const*>(batch.columns[c].src.base + first * 2);
-  return make_uint4(two.x, two.y, 0, 0);
-}
-__device__ void store_copy(quad_batch const& batch, int c, std::size_t first, uint4 v) {
-  if (batch.op[c] == quad_op::copy4) {
-    *reinterpret_cast<uint4*>(batch.columns[c].dst.base + first * 4) = v;
-  } else {
-    *reinterpret_cast<uint2*>(batch.columns[c].dst.base + first * 2) = make_uint2(v.x, v.y);
-  }
+// The quad columns a word_shape_kernel batch takes after its run: kept 4- and 2-byte columns and
+// float columns narrowed to or widened from half and bfloat16 (in a launch of their own beside the
+// run, pos as half beside four fields in bits was at 0.77 of the copy ceiling: two smaller passes).
+__host__ __device__ bool joins_word_shape(quad_op op) {
+  return op == quad_op::copy4 || op == quad_op::copy2 || op == quad_op::narrow || op == quad_op::widen;
 }
 
 // Pack (op[0] pack_word or pack_fresh_word) or unpack (unpack_word) of the batch's shape; the
@@ -277,7 +269,7 @@ template <int Fields> __global__ void __launch_bounds__(256, 4)
   std::size_t const threads = static_cast<std::size_t>(gridDim.x) * blockDim.x;
   bool const unpack = batch.op[0] == quad_op::unpack_word;
   bool const fresh = batch.op[0] == quad_op::pack_fresh_word;
-  constexpr int held = 4;  // copies whose loads are in flight while the word is composed
+  constexpr int held = 4;  // kept columns whose loads are in flight while the word is composed
   for (std::size_t q = static_cast<std::size_t>(blockIdx.x) * blockDim.x + threadIdx.x; q <= quads; q += threads) {
     std::size_t const first = 4 * q;
     if (q == quads) {
@@ -287,20 +279,21 @@ template <int Fields> __global__ void __launch_bounds__(256, 4)
     uint4 copied[held];
 #pragma unroll
     for (int c = 0; c < held; ++c) {
-      if (Fields + c < batch.count) copied[c] = load_copy(batch, Fields + c, first);
+      if (Fields + c < batch.count) copied[c] = load_quad(batch.columns[Fields + c], batch.op[Fields + c], first);
     }
     if (unpack) {
       unpack_shape_quad<Fields>(batch, first, first_failure);
     } else {
       pack_shape_quad<Fields>(batch, first, fresh, first_failure);
     }
-    // The held copies stored; the copies past them moved now, each as the quad kernel moves it.
+    // The held columns stored; those past them moved now, each as the quad kernel moves it.
 #pragma unroll
     for (int c = 0; c < max_shape_copies; ++c) {
       int const column = Fields + c;
       if (column >= batch.count) break;
       if (c < held) {
-        store_copy(batch, column, first, copied[c]);
+        store_quad<false>(batch.columns[column], batch.op[column], batch.column_index[column], first, copied[c],
+                          first_failure);
       } else {
         move_quad(batch.columns[column], batch.op[column], batch.column_index[column], first, batch.n, true,
                   first_failure);
@@ -322,7 +315,7 @@ bool has_word_shape(quad_batch const& batch) {
     if (batch.op[c] != quad_op::word_member) return false;
   }
   for (int c = fields; c < batch.count; ++c) {
-    if (!is_copy(batch.op[c])) return false;
+    if (!joins_word_shape(batch.op[c])) return false;
   }
   return true;
 }

@@ -100,17 +100,13 @@ conversion_result convert_columns(memory_kind kind, column_conversion const* col
   auto flush_quads = [&] {
     if (quads.count == 0) return;
     quads.n = n;
-    quad_columns_kernel<<<quad_blocks, block_threads, 0, stream>>>(quads, failure);
+    if (has_numbers(quads)) {
+      number_columns_kernel<<<quad_blocks, block_threads, 0, stream>>>(quads, failure);
+    } else {
+      quad_columns_kernel<<<quad_blocks, block_threads, 0, stream>>>(quads, failure);
+    }
     COALESCE_CUDA_TRY(cudaGetLastError());
     quads = quad_batch{};
-  };
-  quad_batch numbers{};  // encode4 / decode4 columns: number_columns_kernel
-  auto flush_numbers = [&] {
-    if (numbers.count == 0) return;
-    numbers.n = n;
-    number_columns_kernel<<<quad_blocks, block_threads, 0, stream>>>(numbers, failure);
-    COALESCE_CUDA_TRY(cudaGetLastError());
-    numbers = quad_batch{};
   };
   quad_batch words{};
   auto flush_words = [&] {
@@ -128,13 +124,6 @@ conversion_result convert_columns(memory_kind kind, column_conversion const* col
   std::vector<std::size_t> general;
   for (std::size_t c = 0; c < count; ++c) {
     quad_op const op = quad_op_for(columns[c]);
-    if (op == quad_op::encode4 || op == quad_op::decode4) {
-      numbers.column_index[numbers.count] = c;
-      numbers.op[numbers.count] = op;
-      numbers.columns[numbers.count++] = columns[c];
-      if (numbers.count == conversions_per_launch) flush_numbers();
-      continue;
-    }
     if (op != quad_op::none) {
       quads.column_index[quads.count] = c;
       quads.op[quads.count] = op;
@@ -235,26 +224,24 @@ conversion_result convert_columns(memory_kind kind, column_conversion const* col
       head = -1;  // a run cut by the batch's end goes on as a new run in the next
     }
   }
-  // The kept quad columns left join the last word run's launch where there is room: the word
-  // kernel's per-element work then overlaps their copies instead of taking a pass of its own (soa
-  // <-> four fields in bits, pos in quad columns: 0.76 / 0.79 of the copy ceiling in two launches).
-  // Narrowed and widened columns keep their own launch: in the word kernel (64 registers, 4 blocks
-  // per SM) pos as half beside four fields in bits ran at 0.72-0.79.
+  // The quad columns left (kept, narrowed or widened; not the 4-byte numbers, whose arithmetic
+  // would cost the word kernel its registers) join the last word run's launch where there is room:
+  // the word kernel's per-element work then overlaps their loads and stores instead of taking a pass
+  // of its own (soa <-> four fields in bits, pos in quad columns: 0.76 / 0.79 of the copy ceiling in
+  // two launches).
   if (words.count > 0 && quads.count > 0) {
-    quad_batch converted{};
+    quad_batch left{};
     for (int c = 0; c < quads.count; ++c) {
-      bool const copy = quads.op[c] == quad_op::copy4 || quads.op[c] == quad_op::copy2;
       bool const room = words.count < conversions_per_launch && words.count - words.run_length[0] < max_shape_copies;
-      quad_batch& into = copy && room ? words : converted;
+      quad_batch& into = joins_word_shape(quads.op[c]) && room ? words : left;
       into.column_index[into.count] = quads.column_index[c];
       into.op[into.count] = quads.op[c];
       into.run_length[into.count] = 1;
       into.columns[into.count++] = quads.columns[c];
     }
-    quads = converted;
+    quads = left;
   }
   flush_quads();
-  flush_numbers();
   flush_words();
   flush();
   COALESCE_CUDA_TRY(cudaMemcpyAsync(word.on_host, failure, sizeof *failure, cudaMemcpyDeviceToHost, stream));
