@@ -42,10 +42,11 @@ using box_soa = stored_as<coalesce::soa, store<&Body::pos, box_fixed<>>>;
 using wrapped_soa = stored_as<coalesce::soa, store<&Body::pos, box_fixed<coalesce::wrap>>>;
 using box_clamped = stored_as<coalesce::soa, store<&Body::pos, box_fixed<coalesce::saturate>>>;
 
-// Not a power of two along y and z: the step is no power of two, so the division rounds.
-coalesce::box const box{.lo = {-4.0, 0.0, 16.0}, .hi = {4.0, 10.0, 39.0}};
+// Not a power of two along y and z: the step is no power of two, so the division rounds. Along x
+// the step is 2^-29 and (k + 1/2) steps are floats: step counts that are ties.
+coalesce::box const box{.lo = {0.0, 0.0, 16.0}, .hi = {8.0, 10.0, 39.0}};
 
-// Coordinates anywhere in the box (its edges, the last float below hi, values off the step grid),
+// Coordinates anywhere in the box (its edges, the last float below hi, half steps, values off the grid),
 // and for wrap also past its faces; velocities a half holds up to rounding.
 std::vector<Body> bodies(std::size_t n, bool outside) {
   std::mt19937 rng(static_cast<unsigned>(n));
@@ -62,6 +63,9 @@ std::vector<Body> bodies(std::size_t n, bool outside) {
           break;
         case 1:
           c[a] = std::nextafter(hi, lo);
+          break;
+        case 2:  // half a step past a step: a tie along x, near one along y and z
+          c[a] = lo + (static_cast<float>(i % 5) + 0.5f) * static_cast<float>((box.hi[a] - box.lo[a]) * 0x1p-32);
           break;
         default:
           c[a] = start + std::uniform_real_distribution<float>(0.0f, 1.0f)(rng) * width;
