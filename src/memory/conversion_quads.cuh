@@ -52,6 +52,7 @@ struct quad_batch {
   quad_op op[conversions_per_launch];
   unsigned char run_length[conversions_per_launch];  // pack_word, unpack_word: the run's columns
   field_plan fields[conversions_per_launch];         // the word runs' columns
+  double inverse_step[conversions_per_launch];       // encode4 into a box: 1 / step (encode_number)
   int count;
   std::size_t n;
 };
@@ -109,24 +110,24 @@ __device__ void report_first_of_four(unsigned long long* first_failure, std::siz
 // encode_floating writes: its common path in registers (through encode_floating's byte pointer,
 // whose stores may be 2, 4 or 8 bytes wide, the words went through the stack), the rest (out of
 // range, NaN, the last steps of a box, a step count near a half-integer) through encode_floating
-// itself. inverse_step: 1 / f.step for a box (one division per quad instead of one per element:
-// the division made box encoding wait on its instructions, 0.80 of the copy ceiling).
+// itself. inverse_step: 1 / f.step for a box, worked out on the host (a division per element made
+// box encoding wait on its instructions: 0.80 of the copy ceiling; one per quad: 0.84-0.86).
 __device__ std::uint32_t encode_number(float v, stored_format f, double inverse_step, encode_status& status) {
   status = encode_status::ok;
   if (f.kind == number_kind::fixed) {
     float const r = rintf(v * float_power_of_two(f.fraction_bits));
     if (r >= -float_power_of_two(31) && r < float_power_of_two(31))
       return static_cast<std::uint32_t>(static_cast<std::int32_t>(r));
-  } else if (f.step > 0.0) {
+  } else if (inverse_step > 0.0) {  // (0: no box given, the step 0; encode_floating reports it)
     // encode_box_fraction rounds the correctly rounded quotient (x - origin) / step. The product
     // with the rounded reciprocal lies within 2^-52 |q| of the exact quotient, and so does that
     // quotient: where the product is farther than 2^-50 |q| from a half-integer, both round to
-    // the same integer (nearer: about one element in 2^17; NaN and infinities fail the test too).
+    // the same integer. Only step counts in [0, 2^32) are taken here (no wrap to take, not the
+    // box's last half step), so 2^-18 bounds that distance (nearer: about one element in 2^17,
+    // the division below; NaN and infinities fail the test too).
     double const q = (static_cast<double>(v) - f.origin) * inverse_step;
     double const r = rint(q);
-    bool const clear_of_a_tie = 0.5 - fabs(q - r) > 0x1p-50 * fabs(q);
-    // A step count in [0, 2^32): no wrap to take, not the box's last half step.
-    if (clear_of_a_tie && r >= 0.0 && r < power_of_two(32)) return static_cast<std::uint32_t>(r);
+    if (fabs(q - r) < 0.5 - 0x1p-18 && r >= 0.0 && r < power_of_two(32)) return static_cast<std::uint32_t>(r);
   }
   std::uint32_t word = 0;
   status = encode_floating(reinterpret_cast<std::byte*>(&word), v, f);
@@ -141,7 +142,7 @@ __device__ float decode_number(std::uint32_t word, stored_format f) {
 
 // Float into and out of 4-byte stored numbers, four elements.
 __device__ void encode_or_decode_quad(column_conversion const& col, quad_op op, std::size_t column, std::size_t first,
-                                      uint4 raw, unsigned long long* first_failure) {
+                                      uint4 raw, double inverse_step, unsigned long long* first_failure) {
   if (op == quad_op::decode4) {
     *reinterpret_cast<float4*>(col.dst.base + first * 4) =
         make_float4(decode_number(raw.x, col.from), decode_number(raw.y, col.from), decode_number(raw.z, col.from),
@@ -149,7 +150,6 @@ __device__ void encode_or_decode_quad(column_conversion const& col, quad_op op, 
     return;
   }
   encode_status s0, s1, s2, s3;
-  double const inverse_step = col.to.kind == number_kind::box_fraction && col.to.step > 0.0 ? 1.0 / col.to.step : 0.0;
   uint4 const q = make_uint4(encode_number(__uint_as_float(raw.x), col.to, inverse_step, s0),
                              encode_number(__uint_as_float(raw.y), col.to, inverse_step, s1),
                              encode_number(__uint_as_float(raw.z), col.to, inverse_step, s2),
@@ -161,8 +161,10 @@ __device__ void encode_or_decode_quad(column_conversion const& col, quad_op op, 
 // Converts (or keeps) and stores the four elements that load_quad read. Numbers: the batch may
 // hold encode4 / decode4 columns; without them their double arithmetic and box code stay out of
 // the kernel (in the half columns' kernel they spilled its registers: a 96-byte stack frame).
+// inverse_step: the batch's, for an encode4 column into a box.
 template <bool Numbers> __device__ void store_quad(column_conversion const& col, quad_op op, std::size_t column,
-                                                   std::size_t first, uint4 raw, unsigned long long* first_failure) {
+                                                   std::size_t first, uint4 raw, unsigned long long* first_failure,
+                                                   double inverse_step = 0.0) {
   std::byte* const dst = col.dst.base;
   switch (op) {
     case quad_op::copy4:
@@ -193,7 +195,7 @@ template <bool Numbers> __device__ void store_quad(column_conversion const& col,
     }
     case quad_op::encode4:
     case quad_op::decode4:
-      if constexpr (Numbers) encode_or_decode_quad(col, op, column, first, raw, first_failure);
+      if constexpr (Numbers) encode_or_decode_quad(col, op, column, first, raw, inverse_step, first_failure);
       return;
     default:  // word runs: conversion_words.cuh
       return;
@@ -274,7 +276,7 @@ __device__ void quad_columns(quad_batch const& batch, unsigned long long* first_
       for (int j = 0; j < Group; ++j) {
         if (c0 + j < batch.count)
           store_quad<Numbers>(batch.columns[c0 + j], batch.op[c0 + j], batch.column_index[c0 + j], first, raw[j],
-                              first_failure);
+                              first_failure, batch.inverse_step[c0 + j]);
       }
     }
   }

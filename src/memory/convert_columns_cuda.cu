@@ -101,6 +101,11 @@ conversion_result convert_columns(memory_kind kind, column_conversion const* col
     if (quads.count == 0) return;
     quads.n = n;
     if (has_numbers(quads)) {
+      for (int c = 0; c < quads.count; ++c) {
+        stored_format const& to = quads.columns[c].to;
+        bool const into_box = quads.op[c] == quad_op::encode4 && to.kind == number_kind::box_fraction && to.step > 0.0;
+        quads.inverse_step[c] = into_box ? 1.0 / to.step : 0.0;
+      }
       number_columns_kernel<<<quad_blocks, block_threads, 0, stream>>>(quads, failure);
     } else {
       quad_columns_kernel<<<quad_blocks, block_threads, 0, stream>>>(quads, failure);
