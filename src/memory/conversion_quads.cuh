@@ -57,6 +57,17 @@ struct quad_batch {
   std::size_t n;
 };
 
+// Column `index` of the conversion, moved by `op`, at the end of the batch (a run of one until a
+// word run's head says otherwise); its place in the batch.
+int append_column(quad_batch& batch, column_conversion const& col, std::size_t index, quad_op op) {
+  int const at = batch.count++;
+  batch.columns[at] = col;
+  batch.column_index[at] = index;
+  batch.op[at] = op;
+  batch.run_length[at] = 1;
+  return at;
+}
+
 field_plan plan_of(stored_format packed, stored_format other) {
   field_plan p;
   unsigned const bits = packed.bit_count;

@@ -130,9 +130,7 @@ conversion_result convert_columns(memory_kind kind, column_conversion const* col
   for (std::size_t c = 0; c < count; ++c) {
     quad_op const op = quad_op_for(columns[c]);
     if (op != quad_op::none) {
-      quads.column_index[quads.count] = c;
-      quads.op[quads.count] = op;
-      quads.columns[quads.count++] = columns[c];
+      append_column(quads, columns[c], c, op);
       if (quads.count == conversions_per_launch) flush_quads();
       continue;
     }
@@ -194,15 +192,13 @@ conversion_result convert_columns(memory_kind kind, column_conversion const* col
       flush_words();
       int const at = words.count;
       for (std::size_t m = 0; m < length; ++m) {
-        words.column_index[words.count] = ordered[k + m];
-        words.op[words.count] = m != 0                     ? quad_op::word_member
-                                : kind == word_run::unpack ? quad_op::unpack_word
-                                : fresh                    ? quad_op::pack_fresh_word
-                                                           : quad_op::pack_word;
-        words.run_length[words.count] = 1;
+        quad_op const op = m != 0                     ? quad_op::word_member
+                           : kind == word_run::unpack ? quad_op::unpack_word
+                           : fresh                    ? quad_op::pack_fresh_word
+                                                      : quad_op::pack_word;
         column_conversion const& col = columns[ordered[k + m]];
-        words.fields[words.count] = kind == word_run::pack ? plan_of(col.to, col.from) : plan_of(col.from, col.to);
-        words.columns[words.count++] = col;
+        int const placed = append_column(words, col, ordered[k + m], op);
+        words.fields[placed] = kind == word_run::pack ? plan_of(col.to, col.from) : plan_of(col.from, col.to);
       }
       words.run_length[at] = static_cast<unsigned char>(length);
       if (words.count == conversions_per_launch) flush_words();
@@ -238,11 +234,8 @@ conversion_result convert_columns(memory_kind kind, column_conversion const* col
     quad_batch left{};
     for (int c = 0; c < quads.count; ++c) {
       bool const room = words.count < conversions_per_launch && words.count - words.run_length[0] < max_shape_copies;
-      quad_batch& into = joins_word_shape(quads.op[c]) && room ? words : left;
-      into.column_index[into.count] = quads.column_index[c];
-      into.op[into.count] = quads.op[c];
-      into.run_length[into.count] = 1;
-      into.columns[into.count++] = quads.columns[c];
+      append_column(joins_word_shape(quads.op[c]) && room ? words : left, quads.columns[c], quads.column_index[c],
+                    quads.op[c]);
     }
     quads = left;
   }
