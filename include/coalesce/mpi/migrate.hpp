@@ -313,7 +313,8 @@ void resize_in_order(coalesce::stream s, std::size_t kept, std::size_t total, Ar
   }
 }
 
-// The migration once the destinations (ints in the particles' memory) are known.
+// The migration once the destinations (ints in the particles' memory) are known (its callers have
+// checked that the boxes of box_fixed members agree between ranks).
 // describe(i, destination) says in words why element i's destination is bad.
 template <class T, class L, class S, class Describe, class... Extra>
 mpi::migration_report migrate_to(bool keep_order, mpi::communicator const& d, vector<T, L, S>& particles,
@@ -329,8 +330,6 @@ mpi::migration_report migrate_to(bool keep_order, mpi::communicator const& d, ve
   std::size_t first_bad = coalesce::detail::no_element;
   int bad_destination = 0;
   std::vector<std::size_t> count;
-  check_boxes_agree(d.comm(), particles, "migrate");
-  (check_boxes_agree(d.comm(), arrays, "migrate"), ...);
   if (size_error.empty()) {
     count = coalesce::detail::group_by_destination(plan, kind, destination, n, d.rank(), d.size(), first_bad,
                                                    bad_destination);
@@ -454,6 +453,8 @@ mpi::migration_report migrate_by_rank(bool keep_order, mpi::communicator const& 
   auto const describe = [&](std::size_t, int rank) {
     return "destination rank " + std::to_string(rank) + ", outside [0, " + std::to_string(d.size()) + ")";
   };
+  check_boxes_agree(d.comm(), particles, "migrate");  // (collective, as migrate_to's checks)
+  (check_boxes_agree(d.comm(), arrays, "migrate"), ...);
   if (!size_error.empty() || !device_is_gpu || kind == coalesce::detail::memory_kind::host) {
     return detail::migrate_to(keep_order, d, particles, destination.data(), size_error, describe, arrays...);
   }
@@ -480,6 +481,7 @@ mpi::migration_report migrate_by_position(bool keep_order, mpi::decomposition co
   auto const columns = coalesce::detail::migrated_position_columns_of(particles.storage(), position);
   check_position_box(d, particles, columns);
   check_boxes_agree(d.comm(), particles, "migrate");  // (collective: the range check below is then alike)
+  (check_boxes_agree(d.comm(), arrays, "migrate"), ...);
   // Fixed-point positions: the wrap writes coordinates in [lo, hi]; the format must hold them (the
   // same layout and box on every rank: every rank throws alike).
   coalesce::detail::check_fixed_position_range(columns, d.global().lo, d.global().hi,
