@@ -125,12 +125,20 @@ TEST_CASE("positions stored relative to a periodic box: kernels wrap them as the
   CHECK(worst <= 1e-4f);
 }
 
-// pos: in[i] - in[i + 1], vel: in[i] - in[i + n / 2], minimum images.
-template <class Space, class In, class Out> void periodic_differences(In in, Out out) {
+// pos: in[i] - in[i + 1], vel: in[i] - in[i + n / 2]: minimum images (Periodic, periodic_difference)
+// or as stored, never wrapped (box_difference).
+template <class Space, bool Periodic, class In, class Out> void differences(In in, Out out) {
   std::size_t const n = in.size();
   coalesce::for_each_index(Space{}, n, [=] __host__ __device__(std::size_t i) {
-    out[i][&Particle::pos] = coalesce::periodic_difference(in[i][&Particle::pos], in[(i + 1) % n][&Particle::pos]);
-    out[i][&Particle::vel] = coalesce::periodic_difference(in[i][&Particle::pos], in[(i + n / 2) % n][&Particle::pos]);
+    auto const difference = [](auto a, auto b) {
+      if constexpr (Periodic) {
+        return coalesce::periodic_difference(a, b);
+      } else {
+        return coalesce::box_difference(a, b);
+      }
+    };
+    out[i][&Particle::pos] = difference(in[i][&Particle::pos], in[(i + 1) % n][&Particle::pos]);
+    out[i][&Particle::vel] = difference(in[i][&Particle::pos], in[(i + n / 2) % n][&Particle::pos]);
   });
 }
 
@@ -150,23 +158,14 @@ TEST_CASE("periodic_difference in a kernel gives the host's minimum images, bit 
   std::size_t const n = records.size();
   coalesce::device_vector<Particle> out_d(n);
   coalesce::host_vector<Particle> out_h(n);
-  periodic_differences<coalesce::device>(d.view(), out_d.view());
-  periodic_differences<coalesce::host>(h.view(), out_h.view());
+  differences<coalesce::device, true>(d.view(), out_d.view());
+  differences<coalesce::host, true>(h.view(), out_h.view());
   coalesce::synchronize(coalesce::device{});
   auto const got = records_of(out_d), want = records_of(out_h);
   CHECK(same_bytes(got, want));
   bool images = true;  // and they are minimum images: at most half the box on each axis
   for (auto const& p : got) images = images && std::abs(p.vel.x) <= 100.0f && std::abs(p.vel.y) <= 66.75f;
   CHECK(images);
-}
-
-// pos: in[i] - in[i + 1], vel: in[i] - in[i + n / 2], as stored (never wrapped).
-template <class Space, class In, class Out> void box_differences(In in, Out out) {
-  std::size_t const n = in.size();
-  coalesce::for_each_index(Space{}, n, [=] __host__ __device__(std::size_t i) {
-    out[i][&Particle::pos] = coalesce::box_difference(in[i][&Particle::pos], in[(i + 1) % n][&Particle::pos]);
-    out[i][&Particle::vel] = coalesce::box_difference(in[i][&Particle::pos], in[(i + n / 2) % n][&Particle::pos]);
-  });
 }
 
 // box_difference in a kernel (box_fixed<> positions in a box wider than the particles', as for a
@@ -184,8 +183,8 @@ TEST_CASE("box_difference in a kernel gives the host's differences, bit for bit,
   std::size_t const n = records.size();
   coalesce::device_vector<Particle> out_d(n);
   coalesce::host_vector<Particle> out_h(n);
-  box_differences<coalesce::device>(d.view(), out_d.view());
-  box_differences<coalesce::host>(h.view(), out_h.view());
+  differences<coalesce::device, false>(d.view(), out_d.view());
+  differences<coalesce::host, false>(h.view(), out_h.view());
   coalesce::synchronize(coalesce::device{});
   auto const got = records_of(out_d), want = records_of(out_h);
   CHECK(same_bytes(got, want));
