@@ -119,17 +119,18 @@ COALESCE_HOST_DEVICE inline double settle_box_reading(owner_grid const& g, posit
 #endif
   };
   auto const reading = [&](double q) { return static_cast<double>(box_read<float>(static_cast<std::uint32_t>(q), f)); };
+  auto const below = [&](double q) { return reading(q) < g.lo[a]; };
+  auto const above = [&](double q) { return reading(q) >= g.hi[a]; };
   double q = static_cast<double>(*at);
-  if (reading(q) < g.lo[a]) {
-    float t = static_cast<float>(g.lo[a]);  // the least float at or above lo
-    if (static_cast<double>(t) < g.lo[a]) t = next_toward<float>(t, true);
+  bool const up = below(q);  // the side the word moves to: up from below lo, down from hi
+  if (up || above(q)) {
+    // Start at the word nearest the first float inside: the least at or above lo, the greatest
+    // below hi; then step inwards while the reading is still outside.
+    double const edge = up ? g.lo[a] : g.hi[a];
+    float t = static_cast<float>(edge);
+    if (up ? static_cast<double>(t) < edge : static_cast<double>(t) >= edge) t = next_toward<float>(t, up);
     q = word_near(t);
-    while (q < last && reading(q) < g.lo[a]) q += 1.0;
-  } else if (reading(q) >= g.hi[a]) {
-    float t = static_cast<float>(g.hi[a]);  // the greatest float below hi
-    if (static_cast<double>(t) >= g.hi[a]) t = next_toward<float>(t, false);
-    q = word_near(t);
-    while (q > 0.0 && reading(q) >= g.hi[a]) q -= 1.0;
+    while (up ? q < last && below(q) : q > 0.0 && above(q)) q += up ? 1.0 : -1.0;
   }
   *at = static_cast<std::uint32_t>(q);
   return reading(q);
