@@ -533,6 +533,23 @@ TEST_CASE(
   cm::forward(float_halo, plain, &Particle::pos);
   CHECK(records_differing(records_of(particles), 0, records_of(plain)) == 0);
 
+  // The box changed after the plan (set_box on the last rank only): forward of positions and of
+  // whole records refuses on every rank before anything moves, until the box is the plan's again.
+  coalesce::box grown = wide;
+  if (rank == world_size() - 1) grown.hi[2] = 13.0;
+  particles.set_box(grown);
+  planned.set_box(grown);
+  auto const stopped = records_of(particles);
+  CHECK_THROWS_WITH_AS(cm::forward(halo, particles, &Particle::pos),
+                       doctest::Contains("is [-4, 13), the halo was planned with [-4, 12)"), coalesce::error);
+  CHECK_THROWS_WITH_AS(cm::forward(plan, planned), doctest::Contains("after set_box, build or plan the halo again"),
+                       coalesce::error);
+  CHECK(records_differing(records_of(particles), 0, stopped) == 0);
+  particles.set_box(wide);
+  planned.set_box(wide);
+  CHECK_NOTHROW(cm::forward(halo, particles, &Particle::pos));
+  CHECK(records_differing(records_of(particles), 0, records_of(plain)) == 0);
+
   // A box that does not hold the ghosts (the global box itself): refused before anything moves,
   // naming what to give. One that does not hold the global box: migration refuses it alike.
   test_vector<Particle, boxed> tight(unit_box);

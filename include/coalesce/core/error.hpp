@@ -21,6 +21,14 @@ namespace detail {
 [[noreturn]] void throw_error(std::string const& what);
 [[noreturn]] void throw_out_of_range(std::size_t index, std::size_t size);
 
+// x with every digit a double holds (%.17g): messages about boxes compared exactly, where
+// std::to_string's six decimals would show two different values alike.
+inline std::string exact_text(double x) {
+  char text[32];
+  std::snprintf(text, sizeof text, "%.17g", x);
+  return text;
+}
+
 // Debug-build bounds check usable in host and device code: throws on the host (so tests can
 // see it), traps on the device (a kernel cannot throw).
 COALESCE_HOST_DEVICE COALESCE_INLINE void check_index(std::size_t index, std::size_t size) {

@@ -144,6 +144,9 @@ class halo_plan {
   std::vector<std::size_t> send_counts_, receive_counts_;
   coalesce::detail::buffer exports_;
   coalesce::detail::pooled_message_buffers buffers_;  // the communicator's pool's, when made on one
+  // build_halo and plan_halo of particles with box_fixed members: their box, which the ghost
+  // shifts were checked against (forward holds the particles to it).
+  std::optional<coalesce::box> box_;
 };
 
 }  // namespace coalesce::mpi
@@ -168,6 +171,8 @@ struct halo_access {
     h.particle_type_ = &typeid(T);
     h.position_ = position;
   }
+  static void set_box(mpi::halo_plan& h, coalesce::box const& b) { h.box_ = b; }
+  static std::optional<coalesce::box> const& box(mpi::halo_plan const& h) { return h.box_; }
   static std::vector<mpi::halo_plan::stage>& stages(mpi::halo_plan& h) { return h.stages_; }
   static void set_ghosts(mpi::halo_plan& h, std::size_t ghosts) { h.ghosts_ = ghosts; }
   static void set_exports(mpi::halo_plan& h, std::vector<std::size_t> send_counts,
@@ -239,6 +244,34 @@ std::optional<coalesce::detail::position_columns> image_columns(mpi::halo_plan c
   auto* const base = reinterpret_cast<std::byte*>(values.data());
   for (unsigned a = 0; a < out.dims; ++a) out.axis[a] = coalesce::column_ref{base + h.position().offset[a], sizeof(U)};
   return out;
+}
+
+// The box of a box_fixed vector in a forward. Where the forward shifts its positions (ghost
+// images) under a plan made for box_fixed particles, it must be the box the plan was made with
+// (the shifts were checked against that box; set_box moves every stored coordinate with the box),
+// on every rank; otherwise its words travel as they are, so the boxes must agree between ranks.
+// Collective: every rank throws alike, before anything moves. Other arrays: nothing to check.
+template <class Array> void check_forward_box(mpi::halo_plan const&, Array const&, bool) {}
+template <class T, class L, class S>
+void check_forward_box(mpi::halo_plan const& h, vector<T, L, S> const& v, bool shifted) {
+  if constexpr (layout_storage<T, L>::boxed) {
+    auto const& planned = halo_access::box(h);
+    if (!shifted || !planned) {
+      check_boxes_agree(h.comm(), v, "forward");
+      return;
+    }
+    coalesce::box const now = v.get_box();
+    std::string why;
+    for (unsigned a = 0; a < 3 && why.empty(); ++a) {
+      if (now.lo[a] != planned->lo[a] || now.hi[a] != planned->hi[a]) {
+        why = "the particles' box (set_box) along axis " + std::to_string(a) + " is [" + exact_text(now.lo[a]) + ", " +
+              exact_text(now.hi[a]) + "), the halo was planned with [" + exact_text(planned->lo[a]) + ", " +
+              exact_text(planned->hi[a]) + "); its ghost shifts hold in that box only: after set_box, build or " +
+              "plan the halo again";
+      }
+    }
+    agree_on_errors(h.comm(), why.empty() ? -1 : whole_call, why, "forward");
+  }
 }
 
 // One axis's two stages at once: message k (k = 0: direction -1, 1: direction +1) of count[k]
@@ -507,6 +540,7 @@ template <class T, class L, class S, class Pos> halo_plan build_halo(decompositi
   if (owned < particles.size()) detail::resize_in_order(d.stream(), owned, owned, particles);
   halo_plan h = detail::halo_access::start(d, kind, owned, owned);
   detail::halo_access::set_particles<T>(h, coalesce::detail::position_leaves_of<T>(position));
+  if constexpr (layout_storage<T, L>::boxed) detail::halo_access::set_box(h, particles.get_box());
   particles.mark_reordered();  // new ghosts behind the owned particles: lists of the old ones are stale
   detail::particle_stage_store<T, L, S, Pos> store{particles, position};
   detail::stage_axes(h, d, store, cutoff, options.axes);
@@ -529,6 +563,7 @@ halo_plan plan_halo(decomposition const& d, vector<T, L, S> const& particles, Po
                                                {d.periodic(0), d.periodic(1), d.periodic(2)}, cutoff, "plan_halo");
   halo_plan h = detail::halo_access::start(d, kind, owned, particles.size());
   detail::halo_access::set_particles<T>(h, coalesce::detail::position_leaves_of<T>(position));
+  if constexpr (layout_storage<T, L>::boxed) detail::halo_access::set_box(h, particles.get_box());
   detail::coordinate_stage_store store(kind, coalesce::detail::position_columns_of(particles.storage(), position),
                                        owned, d.buffers().coordinates, d.stream().handle());
   detail::stage_axes(h, d, store, cutoff, options.axes);
@@ -547,6 +582,7 @@ void forward(halo_plan const& h, vector<T, L, S>& particles, Pos const& position
                         " ghosts; after plan_halo, forward the whole records first (forward(halo, particles)); "
                         "after the particle count changed, rebuild the halo");
   }
+  detail::check_forward_box(h, particles, true);
   auto const columns = coalesce::detail::position_columns_of(particles.storage(), position);
   detail::message_columns const m = detail::coordinate_message(kind, columns, false);
   detail::for_each_axis(h, m, [&](halo_plan::stage const& st) {
@@ -568,9 +604,9 @@ template <class Array> void forward(halo_plan const& h, Array& values) {
     if constexpr (requires { values.mark_reordered(); }) values.mark_reordered();  // new ghosts: old lists stale
   }
   constexpr auto kind = detail::memory_of_array<Array>;
-  coalesce::detail::check_boxes_agree(h.comm(), values, "forward");
-  detail::message_columns const m = detail::columns_of("forward", values);
   auto const images = detail::image_columns(h, values);
+  detail::check_forward_box(h, values, images.has_value());
+  detail::message_columns const m = detail::columns_of("forward", values);
   detail::for_each_axis(h, m, [&](halo_plan::stage const& st) {
     if (!images || st.received == 0) return;
     coalesce::detail::shift_column(kind, *images, st.axis, st.first_ghost, st.received, st.received_shift,

@@ -245,18 +245,14 @@ template <class T, class L, class S> void check_position_box(mpi::decomposition 
     std::string why;
     auto const mine = v.storage().frame;
     auto const global = coalesce::detail::frame_of(d.global(), "migrate");
-    auto const exact = [](double x) {
-      char text[32];
-      std::snprintf(text, sizeof text, "%.17g", x);
-      return std::string(text);
-    };
     bool const read_only = columns.boxed && !columns.box_writable;
     for (unsigned a = 0; read_only && a < std::min(columns.dims, d.dims()) && why.empty(); ++a) {
       if (d.periodic(a) && (mine.origin[a] != global.origin[a] || mine.length[a] != global.length[a])) {
         why = "the positions are stored as box_fixed relative to the vector's box, whose periodic axis " +
-              std::to_string(a) + " starts at " + exact(mine.origin[a]) + " with length " + exact(mine.length[a]) +
-              " where the decomposition's global box starts at " + exact(global.origin[a]) + " with length " +
-              exact(global.length[a]) + "; give the vector the decomposition's box (set_box(d.global()))";
+              std::to_string(a) + " starts at " + exact_text(mine.origin[a]) + " with length " +
+              exact_text(mine.length[a]) + " where the decomposition's global box starts at " +
+              exact_text(global.origin[a]) + " with length " + exact_text(global.length[a]) +
+              "; give the vector the decomposition's box (set_box(d.global()))";
       }
     }
     agree_on_errors(d.comm(), why.empty() ? -1 : whole_call, why, "migrate");

@@ -228,15 +228,10 @@ inline void check_fixed_position_range(position_columns const& p, std::array<dou
   for (unsigned a = 0; p.box_writable && a < p.dims; ++a) {
     stored_format const& f = p.box_format[a];
     if (periodic[a] && (f.origin > lo[a] - margin || box_end(f) + f.step < hi[a] + margin)) {
-      auto const exact = [](double x) {
-        char text[32];
-        std::snprintf(text, sizeof text, "%.17g", x);
-        return std::string(text);
-      };
       throw_error(std::string(call) + ": positions are stored as " + format_name(f) +
-                  " relative to the vector's box, which along axis " + std::to_string(a) + " is [" + exact(f.origin) +
-                  ", " + exact(box_end(f)) + "), but this call may write [" + exact(lo[a] - margin) + ", " +
-                  exact(hi[a] + margin) + "] (" +
+                  " relative to the vector's box, which along axis " + std::to_string(a) + " is [" +
+                  exact_text(f.origin) + ", " + exact_text(box_end(f)) + "), but this call may write [" +
+                  exact_text(lo[a] - margin) + ", " + exact_text(hi[a] + margin) + "] (" +
                   (margin > 0 ? "ghost images up to the cutoff past the global box" : "images inside the global box") +
                   "); give the vector a box that holds it (set_box); nothing was moved");
     }
