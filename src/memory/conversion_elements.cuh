@@ -1,7 +1,7 @@
 // The general conversion kernel (included by convert_columns_cuda.cu only): a batch of columns of
 // any layout and format, an element of each per thread; bit-packed fields of one word as a run
 // that reads and writes the word once. The first element a format could not hold is kept as
-// (column << 48 | element) with atomicMin.
+// (column << failure_element_bits | element) with atomicMin.
 #pragma once
 #include <cstdint>
 
@@ -10,6 +10,9 @@
 namespace coalesce::detail {
 namespace {
 constexpr int conversions_per_launch = 16;
+// The first failure's key: 40 bits of element (more than a GPU holds of 1-byte elements) and 24 of
+// column (a converted std::array member has a column per element: 16 bits could be too few).
+constexpr int failure_element_bits = 40;
 // Bit-packed fields that share one word go together: `pack` heads a run of columns written into
 // one destination word (read once, every field inserted in registers, written once), `unpack` a
 // run read out of one source word; `member` columns are done by their run's head. A field at a
@@ -47,7 +50,7 @@ __device__ void copy_element(std::byte* dst, std::byte const* src, std::size_t w
 }
 
 __device__ void report(unsigned long long* first_failure, std::size_t column, std::size_t i) {
-  atomicMin(first_failure, (static_cast<unsigned long long>(column) << 48) | i);
+  atomicMin(first_failure, (static_cast<unsigned long long>(column) << failure_element_bits) | i);
 }
 
 // A packed field's bits from its source column (an integer or a bool byte), range-checked.
@@ -118,7 +121,7 @@ __global__ void convert_columns_kernel(__grid_constant__ conversion_batch const 
       }
       auto const status = convert_element(col.dst.address(i), col.to, col.src.address(i), col.from);
       if (status != encode_status::ok && !col.to.saturates) {
-        atomicMin(first_failure, (static_cast<unsigned long long>(batch.column_index[c]) << 48) | i);
+        report(first_failure, batch.column_index[c], i);
       }
     }
   }

@@ -1,6 +1,7 @@
-// The four-at-a-time conversion kernel (included by convert_columns_cuda.cu only): contiguous,
-// aligned columns of 2- and 4-byte words converted (float <-> half, bfloat16) or kept, in vector
-// loads and stores; and the batch description the word kernels share (conversion_words.cuh).
+// The four-at-a-time conversion kernels (included by convert_columns_cuda.cu only): contiguous,
+// aligned columns of 2- and 4-byte words converted (float <-> half, bfloat16; float <-> 4-byte
+// fixed point and box_fixed words) or kept, in vector loads and stores; and the batch description
+// the word kernels share (conversion_words.cuh).
 #pragma once
 #include "conversion_elements.cuh"
 
@@ -134,8 +135,9 @@ __device__ std::uint32_t encode_number(float v, stored_format f, double inverse_
     // with the rounded reciprocal lies within 2^-52 |q| of the exact quotient, and so does that
     // quotient: where the product is farther than 2^-50 |q| from a half-integer, both round to
     // the same integer. Only step counts in [0, 2^32) are taken here (no wrap to take, not the
-    // box's last half step), so 2^-18 bounds that distance (nearer: about one element in 2^17,
-    // the division below; NaN and infinities fail the test too).
+    // box's last half step), so 2^-18 bounds that distance (nearer, NaN and infinities:
+    // encode_floating's division; random coordinates about one in 2^17, but coordinates on a grid
+    // finer than the step, e.g. floats near the origin of a power-of-two box, can be exact ties).
     double const q = (static_cast<double>(v) - f.origin) * inverse_step;
     double const r = rint(q);
     if (fabs(q - r) < 0.5 - 0x1p-18 && r >= 0.0 && r < power_of_two(32)) return static_cast<std::uint32_t>(r);
@@ -206,7 +208,11 @@ template <bool Numbers> __device__ void store_quad(column_conversion const& col,
     }
     case quad_op::encode4:
     case quad_op::decode4:
-      if constexpr (Numbers) encode_or_decode_quad(col, op, column, first, raw, inverse_step, first_failure);
+      if constexpr (Numbers) {
+        encode_or_decode_quad(col, op, column, first, raw, inverse_step, first_failure);
+      } else {
+        __trap();  // the batching sends number columns to number_columns_kernel only
+      }
       return;
     default:  // word runs: conversion_words.cuh
       return;
@@ -240,6 +246,8 @@ template <bool Numbers> __device__ void move_tail(column_conversion const& col, 
         if constexpr (Numbers) {
           auto const status = convert_element(col.dst.address(i), col.to, col.src.address(i), col.from);
           if (status != encode_status::ok && !col.to.saturates) report(first_failure, column, i);
+        } else {
+          __trap();  // the batching sends number columns to number_columns_kernel only
         }
         break;
       default:
@@ -261,9 +269,8 @@ template <bool Numbers = false> __device__ void move_quad(column_conversion cons
 
 // Thread q: elements [4q, 4q + 4) of every column of the batch, the loads of four columns in
 // flight together; the thread past the last whole quad takes the last n % 4 elements.
-// Without numbers 6 blocks of 256 per SM: 38 registers without spills (50 unbounded, 45 % of the
-// warps resident; the kernel waits on its loads). With numbers (encode4 / decode4 columns in the
-// batch) 4 blocks.
+// Without numbers 6 blocks of 256 per SM (the kernel waits on its loads; one column at a time it
+// took 38 registers, 50 unbounded). With numbers (encode4 / decode4 columns in the batch) 4 blocks.
 // Group: the columns whose loads are in flight together (two: 40 registers without spills in the
 // kernel without numbers, where four spilled).
 template <bool Numbers, int Group>

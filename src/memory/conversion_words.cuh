@@ -200,8 +200,8 @@ __global__ void __launch_bounds__(256, 4)
 }
 
 // The word batch specialised on the host: one word run of Fields fields (the batch's first
-// columns) and up to max_shape_copies kept quad columns after it (the batching puts one run in
-// each launch; the kept quad columns join the last). Every column is read at an
+// columns) and up to max_shape_copies quad columns after it, kept, narrowed or widened (the
+// batching puts one run in each launch; those quad columns join the last). Every column is read at an
 // index known at compile time (its description a constant-bank operand, not a parameter-space load
 // per column per quad as in word_columns_kernel, which spent ~600 instructions per warp per quad
 // interpreting its batch), and every load of a quad is issued before the first is used.
@@ -302,7 +302,7 @@ template <int Fields> __global__ void __launch_bounds__(256, 4)
   }
 }
 
-// True when the word batch has word_shape_kernel's shape: one run heading it, kept quad columns
+// True when the word batch has word_shape_kernel's shape: one run heading it, quad columns
 // after it, at most max_shape_copies of them.
 bool has_word_shape(quad_batch const& batch) {
   int const fields = batch.run_length[0];

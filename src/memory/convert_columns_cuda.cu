@@ -2,7 +2,7 @@
 // the kernels (conversion_elements.cuh: any column, an element per thread; conversion_quads.cuh:
 // contiguous 2- and 4-byte columns, four elements per thread; conversion_words.cuh: runs of
 // bit-packed fields), one launch per batch; the first element a format could not hold is kept as
-// (column << 48 | element) with atomicMin and read back once.
+// (column << failure_element_bits | element) with atomicMin and read back once.
 #include <algorithm>
 #include <cstdint>
 #include <string>
@@ -74,7 +74,9 @@ conversion_result convert_columns(memory_kind kind, column_conversion const* col
                                   void* native_stream) {
   if (kind == memory_kind::host) return host_convert_columns(columns, count, n, false);
   if (n == 0 || count == 0) return {n, count};
-  if (n >= (std::size_t{1} << 48)) throw_error("convert_columns: more than 2^48 elements");
+  if (n >= (std::size_t{1} << failure_element_bits) || count >= (std::size_t{1} << (64 - failure_element_bits)))
+    throw_error("convert_columns: " + std::to_string(n) + " elements of " + std::to_string(count) +
+                " columns; a GPU conversion takes fewer than 2^40 elements and 2^24 columns");
   cudaStream_t const stream = static_cast<cudaStream_t>(native_stream);
   int device = 0, sms = 0;
   COALESCE_CUDA_TRY(cudaGetDevice(&device));
@@ -246,7 +248,8 @@ conversion_result convert_columns(memory_kind kind, column_conversion const* col
   COALESCE_CUDA_TRY(cudaStreamSynchronize(stream));
   unsigned long long const found = *word.on_host;
   if (found == ~0ull) return {n, count};
-  return {static_cast<std::size_t>(found & ((1ull << 48) - 1)), static_cast<std::size_t>(found >> 48)};
+  return {static_cast<std::size_t>(found & ((1ull << failure_element_bits) - 1)),
+          static_cast<std::size_t>(found >> failure_element_bits)};
 }
 
 conversion_result copy_and_convert_columns(memory_kind kind, column_copy const* copies, std::size_t copy_count,
