@@ -20,27 +20,22 @@
 
 namespace {
 
-struct vec3f {
-  float x, y, z;
-};
-struct Body {
-  vec3f pos;
-  vec3f vel;
-  std::uint32_t id;
-};
-bool operator==(Body const& a, Body const& b) { return std::memcmp(&a, &b, sizeof a) == 0; }
+using coalesce_test::Particle;
+using coalesce_test::same_bytes;
+using coalesce_test::vec3;
 
 using coalesce::box_fixed;
 using coalesce::fixed_point;
 using coalesce::store;
 using coalesce::stored_as;
 // vel as half beside: number columns and half columns in the same launch.
-using fixed_soa =
-    stored_as<coalesce::soa, store<&Body::pos, fixed_point<std::int32_t, 20>>, store<&Body::vel, coalesce::half>>;
-using fixed_clamped = stored_as<coalesce::soa, store<&Body::pos, fixed_point<std::int32_t, 20, coalesce::saturate>>>;
-using box_soa = stored_as<coalesce::soa, store<&Body::pos, box_fixed<>>>;
-using wrapped_soa = stored_as<coalesce::soa, store<&Body::pos, box_fixed<coalesce::wrap>>>;
-using box_clamped = stored_as<coalesce::soa, store<&Body::pos, box_fixed<coalesce::saturate>>>;
+using fixed_soa = stored_as<coalesce::soa, store<&Particle::pos, fixed_point<std::int32_t, 20>>,
+                            store<&Particle::vel, coalesce::half>>;
+using fixed_clamped =
+    stored_as<coalesce::soa, store<&Particle::pos, fixed_point<std::int32_t, 20, coalesce::saturate>>>;
+using box_soa = stored_as<coalesce::soa, store<&Particle::pos, box_fixed<>>>;
+using wrapped_soa = stored_as<coalesce::soa, store<&Particle::pos, box_fixed<coalesce::wrap>>>;
+using box_clamped = stored_as<coalesce::soa, store<&Particle::pos, box_fixed<coalesce::saturate>>>;
 
 // Not a power of two along y and z: the step is no power of two, so the division rounds. Along x
 // the step is 2^-29 and (k + 1/2) steps are floats: step counts that are ties.
@@ -48,9 +43,9 @@ coalesce::box const box{.lo = {0.0, 0.0, 16.0}, .hi = {8.0, 10.0, 39.0}};
 
 // Coordinates anywhere in the box (its edges, the last float below hi, half steps, values off the grid),
 // and for wrap also past its faces; velocities a half holds up to rounding.
-std::vector<Body> bodies(std::size_t n, bool outside) {
+std::vector<Particle> bodies(std::size_t n, bool outside) {
   std::mt19937 rng(static_cast<unsigned>(n));
-  std::vector<Body> out(n);
+  std::vector<Particle> out(n);
   for (std::size_t i = 0; i < n; ++i) {
     float c[3];
     for (int a = 0; a < 3; ++a) {
@@ -73,17 +68,18 @@ std::vector<Body> bodies(std::size_t n, bool outside) {
       }
       if (!outside) c[a] = std::fmin(c[a], std::nextafter(hi, lo));
     }
-    out[i] = {{c[0], c[1], c[2]}, {0.25f * static_cast<float>(i % 9), -1.0f, 3.0f}, static_cast<std::uint32_t>(i)};
+    out[i] = {
+        {c[0], c[1], c[2]}, {0.25f * static_cast<float>(i % 9), -1.0f, 3.0f}, 1.0f, static_cast<std::uint32_t>(i)};
   }
   return out;
 }
 
 // The stored words of a host vector's positions, element by element.
-template <class Layout> std::vector<std::uint32_t> words_of(coalesce::host_vector<Body, Layout> const& v) {
+template <class Layout> std::vector<std::uint32_t> words_of(coalesce::host_vector<Particle, Layout> const& v) {
   std::vector<std::uint32_t> out;
   for (std::size_t i = 0; i < v.size(); ++i) {
-    auto const p = v.view()[i][&Body::pos];
-    for (auto const& at : {p[&vec3f::x].address(), p[&vec3f::y].address(), p[&vec3f::z].address()}) {
+    auto const p = v.view()[i][&Particle::pos];
+    for (auto const& at : {p[&vec3::x].address(), p[&vec3::y].address(), p[&vec3::z].address()}) {
       std::uint32_t w;
       std::memcpy(&w, at, sizeof w);
       out.push_back(w);
@@ -102,17 +98,17 @@ template <class Layout, class Vector> Vector empty_vector() {
 }
 
 // Host and device conversions of the same records: the same words, the same floats back.
-template <class Layout> void same_as_host(std::vector<Body> const& records) {
-  coalesce::host_vector<Body> plain{std::span<Body const>(records)};
-  coalesce::device_vector<Body> on_device{std::span<Body const>(records)};
-  auto h = empty_vector<Layout, coalesce::host_vector<Body, Layout>>();
-  auto d = empty_vector<Layout, coalesce::device_vector<Body, Layout>>();
+template <class Layout> void same_as_host(std::vector<Particle> const& records) {
+  coalesce::host_vector<Particle> plain{std::span<Particle const>(records)};
+  coalesce::device_vector<Particle> on_device{std::span<Particle const>(records)};
+  auto h = empty_vector<Layout, coalesce::host_vector<Particle, Layout>>();
+  auto d = empty_vector<Layout, coalesce::device_vector<Particle, Layout>>();
   h.assign(plain);
   d.assign(on_device);
-  coalesce::host_vector<Body, Layout> d_words = d;  // the same layout: the words copied as they are
+  coalesce::host_vector<Particle, Layout> d_words = d;  // the same layout: the words copied as they are
   CHECK(words_of(d_words) == words_of(h));
-  coalesce::device_vector<Body> back = d;  // read on the GPU
-  CHECK(coalesce_test::records_of(back) == coalesce_test::records_of(h));
+  coalesce::device_vector<Particle> back = d;  // read on the GPU
+  CHECK(same_bytes(coalesce_test::records_of(back), coalesce_test::records_of(h)));
 }
 
 }  // namespace
@@ -135,17 +131,17 @@ TEST_CASE("a float a 4-byte stored number cannot hold is named, in a whole quad 
     std::string const leaf = "element " + std::to_string(bad) + "'s leaf 1";
     for (float const value : {5000.0f, std::numeric_limits<float>::quiet_NaN()}) {  // 2^11 = 2048 is the limit
       records[bad].pos.y = value;
-      coalesce::device_vector<Body> plain{std::span<Body const>(records)};
-      CHECK_THROWS_WITH_AS((coalesce::device_vector<Body, fixed_soa>(plain)), doctest::Contains(leaf.c_str()),
+      coalesce::device_vector<Particle> plain{std::span<Particle const>(records)};
+      CHECK_THROWS_WITH_AS((coalesce::device_vector<Particle, fixed_soa>(plain)), doctest::Contains(leaf.c_str()),
                            coalesce::error);
-      coalesce::device_vector<Body, box_soa> boxed(box);
+      coalesce::device_vector<Particle, box_soa> boxed(box);
       CHECK_THROWS_WITH_AS(boxed.assign(plain), doctest::Contains(leaf.c_str()), coalesce::error);
     }
     records[bad].pos.y = 5000.0f;
-    coalesce::device_vector<Body> plain{std::span<Body const>(records)};
-    coalesce::device_vector<Body, fixed_clamped> fixed = plain;
+    coalesce::device_vector<Particle> plain{std::span<Particle const>(records)};
+    coalesce::device_vector<Particle, fixed_clamped> fixed = plain;
     CHECK(coalesce_test::records_of(fixed)[bad].pos.y == 2048.0f - 0x1p-20f);
-    coalesce::device_vector<Body, box_clamped> boxed(box);
+    coalesce::device_vector<Particle, box_clamped> boxed(box);
     boxed.assign(plain);
     CHECK(coalesce_test::records_of(boxed)[bad].pos.y == std::nextafter(10.0f, 0.0f));
   }

@@ -84,6 +84,14 @@ template <class T> bool same_bytes(T const& a, T const& b) {
   }
   return true;
 }
+// Two lists of records, element by element.
+template <class T> bool same_bytes(std::vector<T> const& a, std::vector<T> const& b) {
+  if (a.size() != b.size()) return false;
+  for (std::size_t i = 0; i < a.size(); ++i) {
+    if (!same_bytes(a[i], b[i])) return false;
+  }
+  return true;
+}
 
 inline Particle make_particle(std::size_t i) {
   float const f = static_cast<float>(i);

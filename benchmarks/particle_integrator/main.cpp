@@ -173,6 +173,13 @@ std::vector<row> rows;
 void add(std::string group, std::string name, double ms, double bytes, double ceiling_gbs, double baseline_ms) {
   rows.push_back({std::move(group), std::move(name), ms, bytes, ceiling_gbs, baseline_ms});
 }
+// A conversion of soa particles into a stored layout (`there`) and back out of it (`back`), timed
+// each way: the rows "soa -> soa, <what>" and "soa, <what> -> soa", `bytes` moved by each.
+template <class There, class Back> void add_round_trip(std::string const& what, There there, Back back, double bytes,
+                                                       double copy_gbs, double copy_ms, int runs) {
+  add("convert", "soa -> soa, " + what, bench::median_ms(there, runs), bytes, copy_gbs, copy_ms);
+  add("convert", "soa, " + what + " -> soa", bench::median_ms(back, runs), bytes, copy_gbs, copy_ms);
+}
 
 // Conversions of one record type between mappings (into storage that already exists), each
 // against a copy kernel over the same bytes in the same run.
@@ -278,21 +285,18 @@ void time_stored_conversions(std::vector<particle> const& records, double copy_g
   coalesce::device_vector<particle> plain(records);
   coalesce::device_vector<particle, vel_half> half(records);
   double const bytes = 42.0 * static_cast<double>(n);
-  add("convert", "soa -> soa, vel as half", bench::median_ms([&] { half = plain; }, runs), bytes, copy_gbs, copy_ms);
-  add("convert", "soa, vel as half -> soa", bench::median_ms([&] { plain = half; }, runs), bytes, copy_gbs, copy_ms);
+  add_round_trip(
+      "vel as half", [&] { half = plain; }, [&] { plain = half; }, bytes, copy_gbs, copy_ms, runs);
   // Positions as 32-bit fixed point and as fractions of a box: read 24 + write 24 bytes.
   double const same_bytes = 48.0 * static_cast<double>(n);
   coalesce::device_vector<particle, pos_fixed> fixed(records);
-  add("convert", "soa -> soa, pos as fixed_point", bench::median_ms([&] { fixed = plain; }, runs), same_bytes, copy_gbs,
-      copy_ms);
-  add("convert", "soa, pos as fixed_point -> soa", bench::median_ms([&] { plain = fixed; }, runs), same_bytes, copy_gbs,
-      copy_ms);
+  add_round_trip(
+      "pos as fixed_point", [&] { fixed = plain; }, [&] { plain = fixed; }, same_bytes, copy_gbs, copy_ms, runs);
   coalesce::device_vector<particle, pos_boxed> boxed(coalesce::box{.lo = {-4, -4, -4}, .hi = {4, 4, 4}});
   boxed.assign(plain);
-  add("convert", "soa -> soa, pos as box_fixed", bench::median_ms([&] { boxed.assign(plain); }, runs), same_bytes,
-      copy_gbs, copy_ms);
-  add("convert", "soa, pos as box_fixed -> soa", bench::median_ms([&] { plain.assign(boxed); }, runs), same_bytes,
-      copy_gbs, copy_ms);
+  add_round_trip(
+      "pos as box_fixed", [&] { boxed.assign(plain); }, [&] { plain.assign(boxed); }, same_bytes, copy_gbs, copy_ms,
+      runs);
 }
 
 // Conversions into and out of bit-packed fields (type, charge, flags and ghost in one 32-bit word):
@@ -320,24 +324,18 @@ void time_packed_conversions(std::vector<particle> const& records, double copy_g
   coalesce::device_vector<tagged_particle> plain(tagged);
   coalesce::device_vector<tagged_particle, tagged_bits> packed(tagged);
   double const bytes = 38.0 * static_cast<double>(n);
-  add("convert", "soa -> soa, 4 fields in bits", bench::median_ms([&] { packed = plain; }, runs), bytes, copy_gbs,
-      copy_ms);
-  add("convert", "soa, 4 fields in bits -> soa", bench::median_ms([&] { plain = packed; }, runs), bytes, copy_gbs,
-      copy_ms);
+  add_round_trip(
+      "4 fields in bits", [&] { packed = plain; }, [&] { plain = packed; }, bytes, copy_gbs, copy_ms, runs);
   // Two runs (type alone in one word, charge, flags and ghost in the next: a launch each), and one
   // run beside pos stored as half (read 22 + write 20, and read 22 + write 10 bytes per particle).
   coalesce::device_vector<tagged_particle, tagged_two_words> two(tagged);
   double const two_bytes = 42.0 * static_cast<double>(n);
-  add("convert", "soa -> soa, 4 fields in 2 words", bench::median_ms([&] { two = plain; }, runs), two_bytes, copy_gbs,
-      copy_ms);
-  add("convert", "soa, 4 fields in 2 words -> soa", bench::median_ms([&] { plain = two; }, runs), two_bytes, copy_gbs,
-      copy_ms);
+  add_round_trip(
+      "4 fields in 2 words", [&] { two = plain; }, [&] { plain = two; }, two_bytes, copy_gbs, copy_ms, runs);
   coalesce::device_vector<tagged_particle, tagged_half_bits> mixed(tagged);
   double const mixed_bytes = 32.0 * static_cast<double>(n);
-  add("convert", "soa -> soa, pos half + 4 in bits", bench::median_ms([&] { mixed = plain; }, runs), mixed_bytes,
-      copy_gbs, copy_ms);
-  add("convert", "soa, pos half + 4 in bits -> soa", bench::median_ms([&] { plain = mixed; }, runs), mixed_bytes,
-      copy_gbs, copy_ms);
+  add_round_trip(
+      "pos half + 4 in bits", [&] { mixed = plain; }, [&] { plain = mixed; }, mixed_bytes, copy_gbs, copy_ms, runs);
   // Every round trip gives the particles back (pos through half: its fields only).
   auto const check = [&](char const* what, bool with_pos) {
     auto const back = records_of<tagged_particle>(plain);

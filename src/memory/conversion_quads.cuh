@@ -256,14 +256,14 @@ template <bool Numbers> __device__ void move_tail(column_conversion const& col, 
   }
 }
 
-// Elements [first, first + 4) of one column; whole == false: only those below n, one by one.
-template <bool Numbers = false> __device__ void move_quad(column_conversion const& col, quad_op op, std::size_t column,
-                                                          std::size_t first, std::size_t n, bool whole,
-                                                          unsigned long long* first_failure) {
+// Elements [first, first + 4) of one column; whole == false: only those below n, one by one. For
+// the word kernels, which take no number columns.
+__device__ void move_quad(column_conversion const& col, quad_op op, std::size_t column, std::size_t first,
+                          std::size_t n, bool whole, unsigned long long* first_failure) {
   if (whole) {
-    store_quad<Numbers>(col, op, column, first, load_quad(col, op, first), first_failure);
+    store_quad<false>(col, op, column, first, load_quad(col, op, first), first_failure);
   } else {
-    move_tail<Numbers>(col, op, column, first, n, first_failure);
+    move_tail<false>(col, op, column, first, n, first_failure);
   }
 }
 

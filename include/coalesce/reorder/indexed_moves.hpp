@@ -109,14 +109,13 @@ COALESCE_HOST_DEVICE inline double settle_box_reading(owner_grid const& g, posit
   stored_format const& f = p.box_format[a];
   auto* const at = reinterpret_cast<std::uint32_t*>(p.axis[a].address(i));
   double const last = power_of_two(32) - 1.0;
-  auto const word_near = [&](float t) {  // the word nearest float t, inside the box's words
-#if COALESCE_IN_DEVICE_CODE
-    double const q = rint((static_cast<double>(t) - f.origin) / f.step);
-    return fmin(fmax(q, 0.0), last);
-#else
-    double const q = std::nearbyint((static_cast<double>(t) - f.origin) / f.step);
-    return std::fmin(std::fmax(q, 0.0), last);
-#endif
+  auto const word_near = [&](float t) {  // the word nearest float t: its encoding, clamped to the box
+    stored_format clamping = f;
+    clamping.wraps = false;
+    clamping.saturates = true;
+    std::uint32_t word = 0;
+    (void)encode_box_fraction(reinterpret_cast<std::byte*>(&word), t, clamping);
+    return static_cast<double>(word);
   };
   auto const reading = [&](double q) { return static_cast<double>(box_read<float>(static_cast<std::uint32_t>(q), f)); };
   auto const below = [&](double q) { return reading(q) < g.lo[a]; };

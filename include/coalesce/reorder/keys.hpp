@@ -163,6 +163,7 @@ template <class T, class L> position_columns position_columns_at(layout_storage<
             out.boxed = true;
             out.box_writable = (a == 0 || out.box_writable) && use != position_use::read && !f.wraps;
             out.box_format[a] = f;
+            out.box_slack[a] = float_reading_slack(f);
           } else if (!boxed && use != position_use::sum && f.kind == number_kind::fixed && f.bytes == 4 &&
                      out.width == 4 && !out.boxed && (a == 0 || out.fixed_bits == static_cast<int>(f.fraction_bits))) {
             out.fixed_bits = static_cast<int>(f.fraction_bits);

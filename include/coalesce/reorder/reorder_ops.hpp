@@ -35,6 +35,9 @@ struct position_columns {
   // in a box that holds what they write); box_fixed<wrap> columns are read only.
   bool box_writable = false;
   std::array<stored_format, 3> box_format{};
+  // Per box_fixed axis, float_reading_slack of its format: worked out where the columns are made,
+  // not per coordinate in the shift kernels.
+  std::array<double, 3> box_slack{};
 };
 // True when the coordinates are stored in another type than the member's (fixed point, box_fixed):
 // read through coordinate_of.
@@ -110,15 +113,10 @@ COALESCE_HOST_DEVICE COALESCE_INLINE double store_coordinate(position_columns co
   return x;
 }
 // Steps of a box_fixed format within which the float reading of a word can differ from its value:
-// half a float ulp of the box's largest coordinate, and a step.
-COALESCE_HOST_DEVICE COALESCE_INLINE double float_reading_slack(stored_format const& f) {
-#if COALESCE_IN_DEVICE_CODE
-  double const largest = fmax(fabs(f.origin), fabs(box_end(f)));
-  return ceil(largest * power_of_two(-24) / f.step) + 1.0;
-#else
+// half a float ulp of the box's largest coordinate, and a step (position_columns::box_slack).
+inline double float_reading_slack(stored_format const& f) {
   double const largest = std::fmax(std::fabs(f.origin), std::fabs(box_end(f)));
   return std::ceil(largest * power_of_two(-24) / f.step) + 1.0;
-#endif
 }
 // Moves coordinate a of element i by `shift` (a halo's periodic image, migration's wrap). box_fixed:
 // by round(shift / step) whole steps of the vector's box, so the stored word moves exactly and every
@@ -146,7 +144,7 @@ COALESCE_HOST_DEVICE COALESCE_INLINE void shift_coordinate(position_columns cons
   // Such an overshoot is clamped onto the box's edge (a move below float resolution); more is an
   // error.
   double const last = power_of_two(32) - 1.0;
-  double const slack = float_reading_slack(f);
+  double const slack = p.box_slack[a];
   if (moved < 0.0 && moved >= -slack) moved = 0.0;
   if (moved > last && moved <= last + slack) moved = last;
   if (p.box_writable && moved >= 0.0 && moved <= last) {
