@@ -30,14 +30,18 @@
 
 #include "config.hpp"
 
-// CUDA's own 16-bit types name the same formats (store<&P::vel, __half>); a host compiler that
-// sees CUDA's headers (a .cpp of a CUDA project) gets them too.
-#if COALESCE_DEVICE_COMPILER || __has_include(<cuda_fp16.h>)
+// CUDA's own 16-bit types name the same formats (store<&P::vel, __half>). Only nvcc gets CUDA's
+// headers from here (the device conversions use their intrinsics): a host-only file must not, since
+// cuda_fp16.h brings CUDA's global float2, float4, make_float4, ... that particle codes often define
+// themselves for their CPU builds (a redefinition error in the user's own header). The two names are
+// declared as cuda_fp16.h / cuda_bf16.h declare them (`struct __half;`), so a host file that includes
+// CUDA's headers itself, before or after this one, can still name them as format tags.
+#if COALESCE_DEVICE_COMPILER
 #include <cuda_bf16.h>
 #include <cuda_fp16.h>
-#define COALESCE_HAS_CUDA_16_BIT_TYPES 1
 #else
-#define COALESCE_HAS_CUDA_16_BIT_TYPES 0
+struct __half;
+struct __nv_bfloat16;
 #endif
 
 namespace coalesce {
@@ -157,10 +161,8 @@ template <class P> struct format_of<box_fixed<P>> {
   static constexpr stored_format value{number_kind::box_fraction, 4, 0, std::is_same_v<P, saturate>, 0, 0,
                                        std::is_same_v<P, wrap>};
 };
-#if COALESCE_HAS_CUDA_16_BIT_TYPES
 template <> struct format_of<__half> : format_of<half> {};
 template <> struct format_of<__nv_bfloat16> : format_of<bfloat16> {};
-#endif
 template <class Format>
 requires std::is_arithmetic_v<Format>
 struct format_of<Format> {
