@@ -431,6 +431,48 @@ TEST_CASE("clusters: a few bytes per particle after a Hilbert sort, the padded l
   }
 }
 
+// docs/neighbors.md: one traversal for every format. A kernel written against count(i) and
+// neighbor(i, k), as for the padded formats, compiles and gives for_each_neighbor's rows on every
+// format's view, clusters included (there slowly: each call tests the cluster's candidates again).
+template <class ListView>
+concept one_traversal = requires(ListView const& l, std::size_t i, std::uint32_t k) {
+  { l.size() } -> std::convertible_to<std::size_t>;
+  { l.count(i) } -> std::convertible_to<std::uint32_t>;
+  { l.neighbor(i, k) } -> std::convertible_to<std::uint32_t>;
+};
+static_assert(one_traversal<coalesce::verlet_list_ref<coalesce::padded_columns>>);
+static_assert(one_traversal<coalesce::verlet_list_ref<coalesce::padded_rows>>);
+static_assert(one_traversal<coalesce::verlet_list_ref<coalesce::csr>>);
+static_assert(one_traversal<coalesce::verlet_list_ref<coalesce::clusters>>);
+
+TEST_CASE_TEMPLATE("count(i) and neighbor(i, k) give for_each_neighbor's rows on every format", Format,
+                   coalesce::padded_columns, coalesce::padded_rows, coalesce::csr, coalesce::clusters) {
+  std::size_t const n = 3001;  // a partial last cluster
+  float const side = std::cbrt(static_cast<float>(n) / 0.84f);
+  coalesce::box const b{.lo = {0, 0, 0}, .hi = {side, side, side}};
+  coalesce::host_vector<Particle> v(random_particles(n, 0.0f, side, 41));
+  coalesce::reorder_plan plan;
+  coalesce::sort_by_key(v, coalesce::hilbert_keys(v, &Particle::pos, b, plan), plan);
+  for (bool half : {false, true}) {
+    CAPTURE(half);
+    coalesce::verlet_list<Format, coalesce::host> list({.cutoff = 1.2, .skin = 0.3, .half = half});
+    list.build(v, &Particle::pos, b);
+    auto const nl = list.view();
+    auto const rows = list.rows_on_host();
+    std::size_t differing = 0, entries = 0;
+    for (std::size_t i = 0; i < nl.size(); ++i) {
+      std::vector<std::uint32_t> traversed, indexed;
+      coalesce::for_each_neighbor(nl, i, [&](std::uint32_t j) { traversed.push_back(j); });
+      for (std::uint32_t k = 0; k < nl.count(i); ++k) indexed.push_back(nl.neighbor(i, k));
+      differing += traversed != indexed || traversed != rows[i];
+      entries += indexed.size();
+    }
+    CHECK(differing == 0);
+    CHECK(entries == list.entries());
+    CHECK(entries > n);  // rows to compare
+  }
+}
+
 TEST_CASE_TEMPLATE("a list read after the particles were reordered is refused, not read; needs_rebuild says so", Space,
                    coalesce::host, coalesce::device) {
   if (!space_usable<Space>()) return;

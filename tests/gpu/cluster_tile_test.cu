@@ -1,7 +1,8 @@
 // The cluster format's warp-tiled traversal (coalesce/neighbors/cluster_tile.hpp) on the GPU: the
 // same neighbours in the same order as the per-thread traversal on the GPU, for every way a kernel can call
 // it (whole warps, lanes that skip the call, warps whose lanes span clusters, blocks larger than
-// the tile covers), float and double positions; its shared-memory accesses free of bank conflicts.
+// the tile covers, the two sides of a branch that both call it), float and double positions; count(i)
+// and neighbor(i, k) in a kernel agree with it; its shared-memory accesses free of bank conflicts.
 #include <algorithm>
 #include <cmath>
 #include <cstdint>
@@ -53,7 +54,7 @@ COALESCE_HOST_DEVICE inline void add(row_digest& d, std::uint32_t j) {
   d.digest = d.digest * 1000003u + j + 1u;
 }
 
-enum class shape { whole_warps, some_lanes_skip, lanes_span_clusters, blocks_of_1024 };
+enum class shape { whole_warps, some_lanes_skip, lanes_span_clusters, blocks_of_1024, two_branches };
 
 template <class List> __global__ void __launch_bounds__(1024)
     rows_kernel(List nl, std::size_t n, shape how, row_digest* out) {
@@ -63,7 +64,14 @@ template <class List> __global__ void __launch_bounds__(1024)
   if (how == shape::lanes_span_clusters) i = (t * 7919) % n;  // n is not a multiple of 7919
   if (how == shape::some_lanes_skip && t % 3 == 1) return;    // these lanes never call it
   row_digest d;
-  coalesce::for_each_neighbor(nl, i, [&](std::uint32_t j) { add(d, j); });
+  if (how == shape::two_branches && (t * 2654435761u) % 5 < 2) {
+    // Both sides of a branch traverse: two groups of one warp's lanes, which independent thread
+    // scheduling may interleave (a shared tile per warp would be taken by both).
+    for (int spin = 0; spin < static_cast<int>(t % 3); ++spin) __nanosleep(32);
+    coalesce::for_each_neighbor(nl, i, [&](std::uint32_t j) { add(d, j); });
+  } else {
+    coalesce::for_each_neighbor(nl, i, [&](std::uint32_t j) { add(d, j); });
+  }
   out[i] = d;
 }
 
@@ -94,7 +102,8 @@ template <class A> void check_every_shape(double side, bool periodic) {
     for (auto const& r : expected) pairs += r.count;
     CHECK(pairs == list.entries());
     CHECK(pairs > n);  // the check has pairs to compare
-    for (shape how : {shape::whole_warps, shape::some_lanes_skip, shape::lanes_span_clusters, shape::blocks_of_1024}) {
+    for (shape how : {shape::whole_warps, shape::some_lanes_skip, shape::lanes_span_clusters, shape::blocks_of_1024,
+                      shape::two_branches}) {
       CAPTURE(static_cast<int>(how));
       auto const got = gpu_rows(list.view(), n, how);
       std::size_t differing = 0;
@@ -137,8 +146,8 @@ TEST_CASE("the cluster tile is written and read without bank conflicts") {
   std::vector<std::uint64_t> low(32);
   for (unsigned lane = 0; lane < 32; ++lane) low[lane] = cluster_tile_offset<double>(3, lane);
   CHECK(ca::bank_conflicts(low, 16).degree == 2);  // 32-byte points: the stores are two-way; reads broadcast
-  CHECK(coalesce::detail::cluster_tile_warps<float> == 32);
-  CHECK(coalesce::detail::cluster_tile_warps<double> == 19);
+  CHECK(coalesce::detail::cluster_tile_warps<float> == 13);
+  CHECK(coalesce::detail::cluster_tile_warps<double> == 8);  // for_each_index's 256-thread blocks
   // The bodies read indices: lanes at different candidates of one chunk, no conflict.
   std::vector<std::uint64_t> indices(32);
   for (unsigned lane = 0; lane < 32; ++lane)

@@ -24,10 +24,20 @@
 // bodies read the chunks' indices (4-byte words, one per candidate): lanes that read different
 // candidates of one chunk hit different banks.
 //
-// Where it applies: the warp's active lanes are all in one cluster (for_each_index gives each warp
-// 32 consecutive particles: one cluster) and the warp is one of the first 32 of its block (float
-// positions; 19 for double: the tile is 24 KiB of static shared memory per block). Otherwise the
-// per-thread traversal runs, with the same result.
+// Where it applies: all 32 lanes of the warp call it together (converged), for particles of one
+// cluster (for_each_index gives each warp 32 consecutive particles: one cluster), and the warp is
+// one of the first 13 of its block (float positions; 8 for double: the tile is 10 KiB of static
+// shared memory per block, what for_each_index's 256-thread blocks use). Otherwise the per-thread
+// traversal runs, with the same result.
+//
+// Why all 32 lanes: the tile is a collective of the warp's lanes over one piece of shared memory
+// per warp. __activemask() names the lanes that happen to run together now, not the lanes that
+// will call (CUDA's guide: it does not guarantee convergence); under independent thread
+// scheduling two groups of one warp's lanes (the two sides of a branch that both traverse, or
+// lanes that diverged earlier) could each take the tile and overwrite each other's candidates.
+// A full mask rules that out: no other lane of the warp is left to form a second group. So a
+// caller needs no convergence of its own: lanes that skip the call, a partial last warp and
+// diverged callers get the per-thread traversal (tests/gpu/cluster_tile_test.cu).
 #pragma once
 #include <cstddef>
 #include <cstdint>
@@ -51,8 +61,12 @@ COALESCE_HOST_DEVICE COALESCE_INLINE Real nearest_image(Real x, Real q, bool per
   return q + shift;
 }
 
-inline constexpr unsigned cluster_tile_bytes = 24576;  // static shared memory per block
-inline constexpr unsigned cluster_tile_chunk = 32;     // candidates per chunk, one per lane
+// Static shared memory per block: 8 warps of double tiles (for_each_index's blocks: 256 threads),
+// 13 of float ones. Every kernel that traverses a cluster list gets it, so it is kept to what the
+// library's own launches use (it was 24 KiB for 1024-thread blocks, a third of what a user kernel
+// with shared memory of its own could keep).
+inline constexpr unsigned cluster_tile_bytes = 10240;
+inline constexpr unsigned cluster_tile_chunk = 32;  // candidates per chunk, one per lane
 
 // A warp's part of the tile: the current chunk's 32 points, then the indices of the last two
 // chunks (their bodies run together: see the drain in visit_cluster_tiled).
@@ -69,7 +83,7 @@ template <class Real> COALESCE_HOST_DEVICE constexpr std::size_t cluster_tile_in
   return cluster_tile_offset<Real>(warp, cluster_tile_chunk) + b * sizeof(std::uint32_t);
 }
 
-// Warps of a block that have a tile: 32 for float positions, 19 for double.
+// Warps of a block that have a tile: 13 for float positions, 8 for double.
 template <class Real>
 inline constexpr unsigned cluster_tile_warps = static_cast<unsigned>(cluster_tile_bytes /
                                                                      cluster_tile_warp_bytes<Real>());
@@ -160,7 +174,8 @@ __device__ __forceinline__ bool visit_cluster_tiled(List const& list, point4<Rea
   unsigned const warp = thread / 32;
   if (warp >= cluster_tile_warps<Real>) return false;  // the same for the whole warp
   unsigned const active = __activemask();
-  std::uint32_t const c = i / chunk;  // clusters::cluster_size
+  if (active != 0xffffffffu) return false;  // not the whole warp: see "Why all 32 lanes" above
+  std::uint32_t const c = i / chunk;        // clusters::cluster_size
   if (__match_any_sync(active, c) != active) return false;
   auto* const tile = reinterpret_cast<point4<Real>*>(cluster_tile_memory() + cluster_tile_offset<Real>(warp, 0));
   auto* const indices =

@@ -71,7 +71,36 @@ template <> struct verlet_list_ref<clusters> {
     }
   }
 
+  // The members every format's handle has (verlet_list.hpp), so that a kernel written against
+  // count(i) / neighbor(i, k) runs on this format too. Slow: each call tests the cluster's
+  // candidates again (about 500 distance tests at the LJ liquid state, against one load from a
+  // padded list), and neighbor(i, k) inside a loop over k is quadratic in the row. for_each_neighbor
+  // is this format's traversal; use these for a count, a check or a port, not in a force loop.
+  COALESCE_HOST_DEVICE std::uint32_t count(std::size_t i) const {
+    std::uint32_t n = 0;
+    auto one = [&n](std::uint32_t) { ++n; };
+    visit_per_thread(i, one);
+    return n;
+  }
+  // The k-th neighbour of i in the traversal's (ascending) order; k < count(i).
+  COALESCE_HOST_DEVICE std::uint32_t neighbor(std::size_t i, std::uint32_t k) const {
+    std::uint32_t seen = 0, found = 0xffffffffu;
+    auto kth = [&](std::uint32_t j) {
+      if (seen++ == k) found = j;
+    };
+    visit_per_thread(i, kth);
+    return found;
+  }
+
  private:
+  template <class Body> COALESCE_HOST_DEVICE COALESCE_INLINE void visit_per_thread(std::size_t i, Body& body) const {
+    if (points32 != nullptr) {
+      visit_each(points32, static_cast<std::uint32_t>(i), body);
+    } else {
+      visit_each(points64, static_cast<std::uint32_t>(i), body);
+    }
+  }
+
   template <class Real> COALESCE_HOST_DEVICE COALESCE_INLINE Real separation(Real x, Real q, int a) const {
     return x - detail::nearest_image(x, q, periodic[a], length[a]);  // as the build computes it
   }
@@ -82,6 +111,13 @@ template <> struct verlet_list_ref<clusters> {
 #if defined(__CUDA_ARCH__)
     if (detail::visit_cluster_tiled(*this, points, i, body)) return;  // a warp per cluster (cluster_tile.hpp)
 #endif
+    visit_each(points, i, body);
+  }
+
+  // One thread's traversal of its own particle: no warp collective, no shared memory.
+  template <class Real, class Body>
+  COALESCE_HOST_DEVICE COALESCE_INLINE void visit_each(detail::point4<Real> const* points, std::uint32_t i,
+                                                       Body& body) const {
     detail::point4<Real> const xi = points[i];
     Real const r2 = static_cast<Real>(reach2);
     std::uint32_t const c = i / clusters::cluster_size;
