@@ -1,6 +1,6 @@
 // A small neighbour system built on the host: a periodic box of n particles at density 5 (about
-// 21 neighbours within the cutoff 1) in random storage order, and its column-major neighbour
-// list (32 slots, per-particle counts). For the layout advisor, which counts pair_force over it
+// 21 neighbours within the cutoff 1; other densities on request) in random storage order, and its
+// column-major neighbour list (32 slots by default, per-particle counts). For the layout advisor, which counts pair_force over it
 // (tests/advisor_test.cpp, coalesce-explore --advise); the sample builds its own on the device.
 #pragma once
 #include <algorithm>
@@ -21,13 +21,14 @@ struct host_system {
   std::vector<std::uint32_t> list, counts;  // entry k of particle i at list[k * n + i]
   std::size_t n = 0;
   float box = 0;
-  static constexpr std::size_t slots = 32;
+  std::size_t slots = 32;
 };
 
-inline host_system make_host_system(std::size_t n, unsigned seed = 12) {
+inline host_system make_host_system(std::size_t n, unsigned seed = 12, double density = 5.0, std::size_t slots = 32) {
   host_system s;
   s.n = n;
-  s.box = static_cast<float>(std::cbrt(static_cast<double>(n) / 5.0));
+  s.slots = slots;
+  s.box = static_cast<float>(std::cbrt(static_cast<double>(n) / density));
   std::mt19937 rng(seed);
   std::uniform_real_distribution<float> u(0.0f, s.box);
   for (std::size_t i = 0; i < n; ++i)
@@ -40,7 +41,7 @@ inline host_system make_host_system(std::size_t n, unsigned seed = 12) {
     cells[static_cast<std::size_t>((cell_of(p.z) * g + cell_of(p.y)) * g + cell_of(p.x))].push_back(
         static_cast<std::uint32_t>(i));
   }
-  s.list.assign(host_system::slots * n, 0);
+  s.list.assign(s.slots * n, 0);
   s.counts.assign(n, 0);
   for (std::size_t i = 0; i < n; ++i) {
     auto const& p = s.particles[i].pos;
@@ -50,7 +51,7 @@ inline host_system make_host_system(std::size_t n, unsigned seed = 12) {
         for (int dx = -1; dx <= 1; ++dx) {
           int const c = (((cz + dz + g) % g) * g + (cy + dy + g) % g) * g + (cx + dx + g) % g;
           for (std::uint32_t j : cells[static_cast<std::size_t>(c)]) {
-            if (j == i || s.counts[i] == host_system::slots) continue;
+            if (j == i || s.counts[i] == s.slots) continue;
             auto const& q = s.particles[j].pos;
             float const ex = wrap(p.x - q.x, s.box), ey = wrap(p.y - q.y, s.box), ez = wrap(p.z - q.z, s.box);
             if (ex * ex + ey * ey + ez * ez < 1.0f) s.list[s.counts[i]++ * n + i] = j;
@@ -82,7 +83,7 @@ inline host_system hilbert_ordered(host_system s) {
   coalesce::sort_by_key(v, coalesce::hilbert_keys(v, &Particle::pos, box, plan), plan);
   coalesce::remap(coalesce::host_neighbor_list<std::uint32_t>{.indices = s.list.data(),
                                                               .particles = s.n,
-                                                              .max_neighbors = host_system::slots,
+                                                              .max_neighbors = s.slots,
                                                               .order = coalesce::neighbor_order::column_major,
                                                               .counts = s.counts.data()},
                   plan);

@@ -2,6 +2,7 @@
 // by warp against each candidate's addresses, sectors counted, candidates ranked and explained.
 #include <algorithm>
 #include <atomic>
+#include <bit>
 #include <cmath>
 #include <cstdio>
 #include <exception>
@@ -10,7 +11,6 @@
 #include <string>
 #include <system_error>
 #include <thread>
-#include <unordered_map>
 #include <vector>
 
 #include <coalesce/analysis/advisor.hpp>
@@ -248,6 +248,92 @@ void instructions_of(analysis::access_trace const& trace, std::size_t thread, st
   }
 }
 
+// The distinct sectors one warp touches: an open-addressing set emptied per warp by a new
+// generation (no clearing of the table), grown when half full.
+class distinct_sectors {
+ public:
+  void clear() {
+    count_ = 0;
+    if (++generation_ == 0) {  // wrapped: stamps of the past could match again
+      std::fill(stamps_.begin(), stamps_.end(), 0);
+      generation_ = 1;
+    }
+  }
+  void insert(std::uint64_t sector) {
+    if (2 * (count_ + 1) > keys_.size()) grow();
+    std::size_t const mask = keys_.size() - 1;
+    for (std::size_t at = hash(sector) & mask;; at = (at + 1) & mask) {
+      if (stamps_[at] != generation_) {
+        stamps_[at] = generation_;
+        keys_[at] = sector;
+        ++count_;
+        return;
+      }
+      if (keys_[at] == sector) return;
+    }
+  }
+  std::uint64_t size() const { return count_; }
+
+ private:
+  static std::size_t hash(std::uint64_t x) {
+    x *= 0x9E3779B97F4A7C15ull;
+    return static_cast<std::size_t>(x ^ (x >> 32));
+  }
+  void grow() {
+    std::vector<std::uint64_t> old_keys;
+    std::vector<std::uint32_t> old_stamps;
+    old_keys.swap(keys_);
+    old_stamps.swap(stamps_);
+    std::uint32_t const old_generation = generation_;
+    keys_.assign(std::max<std::size_t>(1024, 2 * old_keys.size()), 0);
+    stamps_.assign(keys_.size(), 0);
+    generation_ = 1;
+    count_ = 0;
+    for (std::size_t k = 0; k < old_keys.size(); ++k) {
+      if (old_stamps[k] == old_generation) insert(old_keys[k]);
+    }
+  }
+  std::vector<std::uint64_t> keys_;
+  std::vector<std::uint32_t> stamps_;
+  std::uint32_t generation_ = 1;
+  std::uint64_t count_ = 0;
+};
+
+// What analysis::addresses() says of one warp instruction (requests, sectors, lines), for lanes
+// the replay made (no checks, no allocation); sorts `lanes` and drops duplicates, which the
+// caller's sector walk then reads in order.
+struct instruction_stats {
+  std::uint64_t requests = 0, sectors = 0, lines = 0;
+};
+instruction_stats warp_instruction(analysis::device_model const& model, std::vector<std::uint64_t>& lanes,
+                                   std::uint32_t width) {
+  instruction_stats s;
+  if (lanes.empty()) return s;
+  // The split rule of analysis::addresses(): the widest power of two <= 16 dividing the width and
+  // every address.
+  std::uint64_t bits = width;
+  for (std::uint64_t a : lanes) bits |= a;
+  std::uint32_t const g = std::min<std::uint32_t>(16, static_cast<std::uint32_t>(bits & (~bits + 1)));
+  std::uint32_t const instructions = width / g;
+  std::sort(lanes.begin(), lanes.end());
+  lanes.erase(std::unique(lanes.begin(), lanes.end()), lanes.end());
+  s.requests = instructions;
+  // Sector and line sizes are powers of two (device_model::validate): shifts, not divisions.
+  int const sector_shift = std::countr_zero(model.sector_bytes), line_shift = std::countr_zero(model.line_bytes);
+  for (std::uint32_t k = 0; k < instructions; ++k) {
+    std::uint64_t last_sector = 0, last_line = 0;
+    for (std::size_t i = 0; i < lanes.size(); ++i) {
+      std::uint64_t const a = lanes[i] + std::uint64_t{k} * g;
+      std::uint64_t const sector = a >> sector_shift, line = a >> line_shift;
+      s.sectors += i == 0 || sector != last_sector;
+      s.lines += i == 0 || line != last_line;
+      last_sector = sector;
+      last_line = line;
+    }
+  }
+  return s;
+}
+
 }  // namespace
 
 void counting_state::array_out_of_range(std::string const& name, std::size_t k, std::size_t size) const {
@@ -276,9 +362,15 @@ analysis::kernel_prediction predict_trace(analysis::device_model const& model, a
   auto const address = [&](analysis::field_access const& a) {
     column_desc const& c = columns[a.column];
     std::uint64_t const j = a.element;
-    return c.block == 0 ? c.base + j * c.stride : c.base + (j / c.block) * c.block_stride + (j % c.block) * c.stride;
+    if (c.block == 0) return c.base + j * c.stride;
+    if ((c.block & (c.block - 1)) == 0) {  // aosoa<W> of a power of two: no division per access
+      int const shift = std::countr_zero(static_cast<std::uint64_t>(c.block));
+      return c.base + (j >> shift) * c.block_stride + (j & (c.block - 1)) * c.stride;
+    }
+    return c.base + (j / c.block) * c.block_stride + (j % c.block) * c.stride;
   };
   std::uint64_t const fetch = model.fetch_bytes();
+  int const fetch_shift = std::countr_zero(fetch);  // a power of two (validate)
   // The caches. L1: each block of 8 warps (256 threads) gets a fresh share of an SM's L1, the
   // share of one of the 8 such blocks an SM keeps resident (in a large system those blocks are
   // far apart in the particle order and share no data). L2: one, scaled to the share of the real
@@ -287,17 +379,19 @@ analysis::kernel_prediction predict_trace(analysis::device_model const& model, a
   std::uint64_t const min_cache = std::uint64_t{fetch} * model.cache_ways;
   std::uint64_t const l2_bytes =
       std::max<std::uint64_t>(static_cast<std::uint64_t>(static_cast<double>(model.l2_bytes) * share), min_cache);
-  sector_cache l2(l2_bytes, fetch, model.cache_ways);
+  sector_cache<> l2(l2_bytes, fetch, model.cache_ways);
   std::size_t const warps_per_block = 8, blocks_per_sm = 8;
   std::uint64_t const l1_share = std::max<std::uint64_t>(model.l1_bytes / blocks_per_sm, min_cache);
-  sector_cache block_l1(l1_share, fetch, model.cache_ways);
+  // Each L1 slot notes the last read that sent its sector to L2 (this block's warps): until it
+  // arrives, a hit there is a miss (pending_read). Every L1 slot is taken by a read that then goes
+  // to L2 and writes the note, so a hit always finds one.
+  sector_cache<pending_read> block_l1(l1_share, fetch, model.cache_ways);
   std::uint64_t dram_sectors = 0;
-  // Sectors still in flight (sector -> the last read that sent it to L2, this block's warps).
-  std::unordered_map<std::uint64_t, pending_read> in_flight;
 
-  // Per warp: every sector touched (then sorted, duplicates dropped), and per k-th instruction
-  // the lanes' addresses grouped by (column, direction, width): a few groups, searched linearly.
-  std::vector<std::uint64_t> read_sectors, written_sectors, instruction_sectors;
+  // Per warp: the distinct sectors it reads and writes; per k-th instruction the lanes' addresses
+  // grouped by (column, direction, width): a few groups, searched linearly.
+  distinct_sectors read_sectors, written_sectors;
+  std::vector<std::uint64_t> instruction_sectors;
   struct group {
     std::uint32_t column;
     bool write;
@@ -306,13 +400,11 @@ analysis::kernel_prediction predict_trace(analysis::device_model const& model, a
   };
   std::vector<group> groups;
   std::vector<std::vector<lane_instruction>> lanes(model.warp_size);
+  bool const count_sectors = model.fetch == analysis::fetch_unit::sector;
   for (std::size_t first = 0; first < trace.threads; first += model.warp_size) {
     std::size_t const last = std::min<std::size_t>(trace.threads, first + model.warp_size);
     std::size_t const warp = first / model.warp_size;
-    if (warp % warps_per_block == 0) {
-      block_l1 = sector_cache(l1_share, fetch, model.cache_ways);
-      in_flight.clear();
-    }
+    if (warp % warps_per_block == 0) block_l1.reset();
     read_sectors.clear();
     written_sectors.clear();
     std::size_t longest = 0;
@@ -342,31 +434,34 @@ analysis::kernel_prediction predict_trace(analysis::device_model const& model, a
         groups[g].lanes.push_back(addr);
       }
       for (std::size_t g = 0; g < used; ++g) {
-        auto const stats = analysis::addresses(model, groups[g].lanes, static_cast<std::int64_t>(groups[g].width));
-        out.l1_sectors += model.fetch == analysis::fetch_unit::sector ? stats.sectors : stats.lines;
+        auto const stats = warp_instruction(model, groups[g].lanes, groups[g].width);
+        out.l1_sectors += count_sectors ? stats.sectors : stats.lines;
         out.requests += stats.requests;
         // The instruction's distinct sectors through the caches: reads look in the SM's L1 and go
-        // to L2 on a miss; writes pass L1 by (write-through) and land in L2 (write-back).
+        // to L2 on a miss; writes pass L1 by (write-through) and land in L2 (write-back). The
+        // lanes are sorted (warp_instruction), so their sectors arrive in order.
         instruction_sectors.clear();
         for (std::uint64_t const addr : groups[g].lanes) {
-          for (std::uint64_t sector = addr / fetch; sector <= (addr + groups[g].width - 1) / fetch; ++sector)
-            instruction_sectors.push_back(sector);
+          std::uint64_t const end = (addr + groups[g].width - 1) >> fetch_shift;
+          for (std::uint64_t sector = addr >> fetch_shift; sector <= end; ++sector) {
+            if (instruction_sectors.empty() || instruction_sectors.back() != sector)
+              instruction_sectors.push_back(sector);
+          }
         }
-        std::sort(instruction_sectors.begin(), instruction_sectors.end());
-        instruction_sectors.erase(std::unique(instruction_sectors.begin(), instruction_sectors.end()),
-                                  instruction_sectors.end());
-        auto& warp_sectors = groups[g].write ? written_sectors : read_sectors;  // distinct per warp: below
-        warp_sectors.insert(warp_sectors.end(), instruction_sectors.begin(), instruction_sectors.end());
+        bool const write = groups[g].write;
+        auto& warp_sectors = write ? written_sectors : read_sectors;  // distinct per warp
         for (std::uint64_t const sector : instruction_sectors) {
-          if (!groups[g].write) {
-            bool const hit = block_l1.access(sector).hit;
-            auto const pending = in_flight.find(sector);
-            if (hit && (pending == in_flight.end() || pending->second.arrived_for(warp, k))) continue;
+          warp_sectors.insert(sector);
+          pending_read* note = nullptr;
+          if (!write) {
+            auto const in_l1 = block_l1.access(sector);
+            if (in_l1.hit && in_l1.note->arrived_for(warp, k)) continue;
+            note = in_l1.note;
           }
           ++out.l2_sectors;
-          auto const in_l2 = l2.access(sector, groups[g].write);
-          if (!groups[g].write) in_flight[sector] = {warp, k, !in_l2.hit};
-          if (!in_l2.hit && !groups[g].write) {
+          auto const in_l2 = l2.access(sector, write);
+          if (note != nullptr) *note = {warp, k, !in_l2.hit};
+          if (!in_l2.hit && !write) {
             // DRAM is read in aligned pairs of sectors: the other one lands in L2 too.
             dram_sectors += dram_fetch_sectors;
             std::uint64_t const pair = sector - sector % dram_fetch_sectors;
@@ -378,10 +473,7 @@ analysis::kernel_prediction predict_trace(analysis::device_model const& model, a
         }
       }
     }
-    for (auto* sectors : {&read_sectors, &written_sectors}) {
-      std::sort(sectors->begin(), sectors->end());
-      out.sectors += static_cast<std::uint64_t>(std::unique(sectors->begin(), sectors->end()) - sectors->begin());
-    }
+    out.sectors += read_sectors.size() + written_sectors.size();
   }
   dram_sectors += l2.dirty();  // written back after the kernel
   out.dram_bytes = dram_sectors * fetch;

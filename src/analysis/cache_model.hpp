@@ -1,71 +1,147 @@
 // A set-associative, least-recently-used cache of sectors: the advisor's model of one SM's L1
 // and of the shared L2 (src/analysis/advisor.cpp). Sectors, not lines, are what the L1 asks L2
 // for and what L2 fetches from DRAM on sectored GPUs, so the unit here is the sector.
+//
+// The replay looks a sector up here hundreds of millions of times for one advice (three lookups
+// per L1 miss in a random-order gather), so a lookup is kept to a scan of one host cache line:
+// the low 32 bits of each way's tag, compared four at a time, the full tag read only on a match;
+// ages are read on a miss only; the set index takes a multiply instead of a division. A slot may
+// carry a Note of the caller's (the L1 keeps there which read sent the sector to L2, and when),
+// reset when the slot is taken for another sector.
 #pragma once
 #include <algorithm>
+#include <bit>
 #include <cstdint>
 #include <vector>
 
+#if defined(__SSE2__)
+#include <emmintrin.h>
+#endif
+
 namespace coalesce::detail {
 
-class sector_cache {
+__extension__ typedef unsigned __int128 cache_wide_int;  // the set index's 64 x 64 -> 128-bit product
+
+struct no_note {};
+
+template <class Note = no_note> class sector_cache {
  public:
   // A cache of `bytes` (at least one set of `ways` sectors) of `sector_bytes`-byte sectors.
   sector_cache(std::uint64_t bytes, std::uint32_t sector_bytes, std::uint32_t ways)
-      : ways_(ways), sets_(std::max<std::uint64_t>(1, bytes / sector_bytes / ways)) {
-    slots_.assign(sets_ * ways_, slot{});
+      : ways_(ways),
+        stride_((ways + 3) / 4 * 4),
+        sets_(std::max<std::uint64_t>(1, bytes / sector_bytes / ways)),
+        reciprocal_(~std::uint64_t{0} / sets_) {
+    low_.assign(sets_ * stride_, 0);
+    tags_.assign(sets_ * ways_, 0);
+    used_.assign(sets_ * ways_, 0);
+    dirty_.assign(sets_ * ways_, 0);
+    notes_.assign(sets_ * ways_, Note{});
+  }
+
+  // Empty again, as newly made (no allocation).
+  void reset() {
+    std::fill(low_.begin(), low_.end(), 0);
+    std::fill(tags_.begin(), tags_.end(), 0);
+    std::fill(used_.begin(), used_.end(), 0);  // empty ways are the least recently used
+    std::fill(dirty_.begin(), dirty_.end(), 0);
+    clock_ = 0;
   }
 
   struct outcome {
     bool hit = false;
     bool evicted_dirty = false;  // the sector made room for had been written (a write-back)
+    Note* note = nullptr;        // the slot's note (null: a miss left out of the cache)
   };
 
-  // Looks `sector` up; on a miss it takes the least recently used way of its set. `write` marks
-  // it dirty (a write-back cache: L2); `allocate` false leaves a miss out of the cache.
+  // Looks `sector` up; on a miss it takes the least recently used way of its set (an empty one
+  // first). `write` marks it dirty (a write-back cache: L2); `allocate` false leaves a miss out
+  // of the cache.
   outcome access(std::uint64_t sector, bool write = false, bool allocate = true) {
     ++clock_;
-    slot* const set = &slots_[set_of(sector) * ways_];
-    slot* oldest = set;
-    for (std::uint32_t w = 0; w < ways_; ++w) {
-      if (set[w].valid && set[w].sector == sector) {
-        set[w].used = clock_;
-        set[w].dirty = set[w].dirty || write;
-        return {true, false};
-      }
-      if (!set[w].valid || (oldest->valid && set[w].used < oldest->used)) oldest = &set[w];
+    std::uint64_t const set = set_of(sector);
+    std::uint64_t const first = set * ways_;
+    std::uint64_t const tag = sector + 1;  // 0: an empty slot
+    std::uint32_t const w = find(&low_[set * stride_], static_cast<std::uint32_t>(tag), &tags_[first], tag);
+    if (w != ways_) {
+      used_[first + w] = clock_;
+      dirty_[first + w] |= static_cast<std::uint8_t>(write);
+      return {true, false, &notes_[first + w]};
     }
     outcome out;
     if (!allocate) return out;
-    out.evicted_dirty = oldest->valid && oldest->dirty;
-    *oldest = slot{sector, clock_, true, write};
+    // The least recently used way: an empty one has age 0, and clocks are unique, so an empty way
+    // goes first and a full set loses its oldest.
+    std::uint64_t const* const used = &used_[first];
+    std::uint32_t victim = 0;
+    std::uint64_t oldest = used[0];
+    for (std::uint32_t k = 1; k < ways_; ++k) {
+      bool const older = used[k] < oldest;
+      oldest = older ? used[k] : oldest;
+      victim = older ? k : victim;
+    }
+    out.evicted_dirty = tags_[first + victim] != 0 && dirty_[first + victim] != 0;
+    low_[set * stride_ + victim] = static_cast<std::uint32_t>(tag);
+    tags_[first + victim] = tag;
+    used_[first + victim] = clock_;
+    dirty_[first + victim] = static_cast<std::uint8_t>(write);
+    notes_[first + victim] = Note{};
+    out.note = &notes_[first + victim];
     return out;
   }
 
   // Sectors still dirty (written back after the kernel).
   std::uint64_t dirty() const {
-    return static_cast<std::uint64_t>(
-        std::count_if(slots_.begin(), slots_.end(), [](slot const& s) { return s.valid && s.dirty; }));
+    std::uint64_t n = 0;
+    for (std::size_t s = 0; s < tags_.size(); ++s) n += tags_[s] != 0 && dirty_[s] != 0;
+    return n;
   }
 
  private:
-  struct slot {
-    std::uint64_t sector = 0;
-    std::uint64_t used = 0;
-    bool valid = false;
-    bool dirty = false;
-  };
+  // The way holding `tag` (ways_ if none): low 32 bits first, the full tag on a match.
+  std::uint32_t find(std::uint32_t const* low, std::uint32_t low_tag, std::uint64_t const* tags,
+                     std::uint64_t tag) const {
+#if defined(__SSE2__)
+    __m128i const wanted = _mm_set1_epi32(static_cast<int>(low_tag));
+    for (std::uint32_t base = 0; base < ways_; base += 4) {
+      __m128i const four = _mm_loadu_si128(reinterpret_cast<__m128i const*>(low + base));
+      auto matches = static_cast<unsigned>(_mm_movemask_ps(_mm_castsi128_ps(_mm_cmpeq_epi32(four, wanted))));
+      while (matches != 0) {
+        std::uint32_t const w = base + static_cast<std::uint32_t>(std::countr_zero(matches));
+        matches &= matches - 1;
+        if (w < ways_ && tags[w] == tag) return w;
+      }
+    }
+#else
+    for (std::uint32_t w = 0; w < ways_; ++w) {
+      if (low[w] == low_tag && tags[w] == tag) return w;
+    }
+#endif
+    return ways_;
+  }
+
   // Consecutive sectors spread over the sets (a hash, as the hardware's set index is), so that a
-  // stride of a power of two does not fall into one set.
+  // stride of a power of two does not fall into one set. h % sets_, by a multiply by the
+  // reciprocal and at most two corrections (the estimate is at most 2 below the quotient).
   std::uint64_t set_of(std::uint64_t sector) const {
     std::uint64_t h = sector * 0x9E3779B97F4A7C15ull;
-    return (h ^ (h >> 29)) % sets_;
+    h ^= h >> 29;
+    auto const estimate = static_cast<std::uint64_t>((static_cast<cache_wide_int>(h) * reciprocal_) >> 64);
+    std::uint64_t r = h - estimate * sets_;
+    while (r >= sets_) r -= sets_;
+    return r;
   }
 
   std::uint32_t ways_;
+  std::uint32_t stride_;  // ways rounded up to 4: a set's low tags, padded for four-at-a-time compares
   std::uint64_t sets_;
+  std::uint64_t reciprocal_;  // floor((2^64 - 1) / sets_)
   std::uint64_t clock_ = 0;
-  std::vector<slot> slots_;
+  std::vector<std::uint32_t> low_;
+  std::vector<std::uint64_t> tags_;
+  std::vector<std::uint64_t> used_;
+  std::vector<std::uint8_t> dirty_;
+  std::vector<Note> notes_;
 };
 
 }  // namespace coalesce::detail
