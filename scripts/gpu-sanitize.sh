@@ -1,8 +1,11 @@
 #!/usr/bin/env bash
-# compute-sanitizer over the GPU tests and the samples' small runs, on the H200 machine:
-# memcheck (out-of-bounds and misaligned accesses, leaks), racecheck and synccheck (shared
-# memory and barriers: the tiled copy kernels), initcheck (reads of device memory nothing wrote).
-# Each tool's full log goes to $out/sanitize.log; the summary lines are printed.
+# compute-sanitizer over the GPU tests, the CPU tests of the CUDA build and the samples' small runs,
+# on the H200 machine: memcheck (out-of-bounds and misaligned accesses, leaks), racecheck and
+# synccheck (shared memory and barriers: the tiled copy kernels, the cluster tile), initcheck (reads
+# of device memory nothing wrote). Everything runs under all four tools except two cases the tools
+# cannot run, each left out of that tool only, by name, with the reason printed (the `limits` below).
+# Each tool's full log goes to $out/sanitize.log; the summary lines are printed; the exit status is 0
+# only if every run was clean.
 #   usage: scripts/gpu-sanitize.sh <build dir> <out dir>
 set -uo pipefail
 build=$1
@@ -39,17 +42,39 @@ check() {  # tool, seconds, command...
     *) echo "sanitize $tool FAILED (rc $rc, $((SECONDS - t0)) s): $* ${summary}"; return 1 ;;
   esac
 }
+# The tools' limits, as measured on the H200 (CUDA 13.0, compute-sanitizer 2025.3.1), not hazards of
+# coalesce's as far as anyone has shown: both concern kernels launched from CUDA graphs, which
+# tests/gpu/list_graph_test.cu builds (a list refill captured with its overflow check as a
+# conditional node):
+# - racecheck crashes the process (its own fault) on those graphs;
+# - synccheck reports "Barrier error detected. Divergent thread(s) in warp" in CUB's radix-sort
+#   histogram kernel (DeviceRadixSortHistogramKernel, CUB's own code inside libcoalesce.a) when the
+#   graph launches it: 152,524 reports (2026-12-04), none for the same kernel launched by the other
+#   tests' sorts, which synccheck checks. A --kernel-name-exclude filter does not reach kernels
+#   launched from a graph, so the graph tests are left out of synccheck as a whole.
+# Those test cases run under memcheck and initcheck; every other test runs under all four tools.
+graph_tests_filter=(--source-file-exclude='*list_graph_test*')
+limits_said=0
+say_limits() {
+  ((limits_said)) && return
+  limits_said=1
+  echo "sanitize: racecheck and synccheck leave out tests/gpu/list_graph_test.cu (CUDA graphs with conditional nodes: racecheck crashes, synccheck reports barrier errors inside CUB's radix-sort histogram kernel only when a graph launches it); memcheck and initcheck run it"
+}
 # A doctest binary under one tool, its test cases cut into $shards ranges run side by side:
 # the sanitizers' cost is mostly host-side, so shards make the whole suite fit one device call.
-sharded() {  # tool, seconds, binary, tool options...
+sharded() {  # tool, seconds, binary, tool options... [-- doctest filters...]
   local tool=$1 seconds=$2 binary=$3
   shift 3
+  local options=() filters=()
+  while (($#)) && [[ $1 != -- ]]; do options+=("$1"); shift; done
+  (($#)) && shift && filters=("$@")
   local cases
-  cases=$("$binary" --count 2>/dev/null | grep -oE "passing the current filters: [0-9]+" | grep -oE "[0-9]+$")
+  cases=$("$binary" --count "${filters[@]}" 2>/dev/null | grep -oE "passing the current filters: [0-9]+" | grep -oE "[0-9]+$")
   [[ -n $cases ]] || { echo "sanitize $tool: cannot count the test cases of $binary"; status=1; return; }
+  ((cases > 0)) || { echo "sanitize $tool: no test case of $binary passes ${filters[*]}"; status=1; return; }
   local per=$(( (cases + shards - 1) / shards )) pids=() first
   for ((first = 1; first <= cases; first += per)); do
-    check "$tool" "$seconds" "$@" "$binary" "--first=$first" "--last=$((first + per - 1))" &
+    check "$tool" "$seconds" "${options[@]}" "$binary" "${filters[@]}" "--first=$first" "--last=$((first + per - 1))" &
     pids+=($!)
   done
   for p in "${pids[@]}"; do wait "$p" || status=1; done
@@ -58,18 +83,34 @@ shards=${SANITIZE_SHARDS:-6}
 # SANITIZE_TOOLS picks tools for a quick re-check (default: all four).
 tools=" ${SANITIZE_TOOLS:-memcheck initcheck racecheck synccheck} "
 uses() { [[ $tools == *" $1 "* ]]; }
-# --report-api-errors no: the tests provoke failing CUDA calls on purpose (an allocation larger
-# than the GPU, a copy to an address that is not GPU memory) and check coalesce's error for them.
-uses memcheck && sharded memcheck 300 "$gpu_tests" --leak-check full --report-api-errors no
-for tool in initcheck racecheck synccheck; do
-  uses "$tool" && sharded "$tool" 300 "$gpu_tests"
-done
-uses memcheck && sharded memcheck 300 "$cpu_tests"
-uses initcheck && sharded initcheck 300 "$cpu_tests"
-for s in "${small_samples[@]}"; do
-  for tool in memcheck initcheck; do
-    # shellcheck disable=SC2086  # the sample's arguments split on purpose
-    if uses "$tool"; then check "$tool" 60 $s || status=1; fi
+say_limits
+# The options of each tool. --report-api-errors no (memcheck): the tests provoke failing CUDA calls
+# on purpose (an allocation larger than the GPU, a copy to an address that is not GPU memory) and
+# check coalesce's error for them.
+tool_options() {  # tool -> the options array `opts`
+  opts=()
+  case $1 in
+    memcheck) opts=(--leak-check full --report-api-errors no) ;;
+  esac
+}
+for binary in "$gpu_tests" "$cpu_tests"; do
+  for tool in memcheck initcheck racecheck synccheck; do
+    uses "$tool" || continue
+    tool_options "$tool"
+    if [[ $tool == racecheck || $tool == synccheck ]]; then
+      sharded "$tool" 400 "$binary" "${opts[@]}" -- "${graph_tests_filter[@]}"
+    else
+      sharded "$tool" 400 "$binary" "${opts[@]}"
+    fi
   done
 done
+for s in "${small_samples[@]}"; do
+  for tool in memcheck initcheck racecheck synccheck; do
+    uses "$tool" || continue
+    tool_options "$tool"
+    # shellcheck disable=SC2086  # the sample's arguments split on purpose
+    check "$tool" 120 "${opts[@]}" $s || status=1
+  done
+done
+if ((status == 0)); then echo "sanitize: every run clean"; else echo "sanitize: FAILED (see above and $log)"; fi
 exit $status

@@ -325,6 +325,9 @@ template <class Real> list_pass_result fill_csr(list_memory& m, std::size_t n, c
         as<point4<Real>>(m.cell_points), as<std::uint32_t>(m.sorted_ids), counts, as<std::uint32_t>(m.staged), offsets,
         width, list_format::row_major, false, refill, words);
     COALESCE_CUDA_TRY(cudaGetLastError());
+    // The scan reads one count past the chunk (the next chunk's first, not filled yet; its value
+    // changes no offset of this chunk): zeroed, so that no scan reads memory nothing wrote.
+    if (first + rows < n) COALESCE_CUDA_TRY(cudaMemsetAsync(counts + first + rows, 0, sizeof(std::uint32_t), s));
     std::size_t bytes = m.temp.size();
     COALESCE_CUDA_TRY(scan(m.temp.data(), bytes, first, rows + 1));
     auto const slots = static_cast<unsigned>(rows * width);
