@@ -36,10 +36,14 @@ int main(int argc, char** argv) {
   double density = 18.6;
   std::string json;
   for (int a = 1; a + 1 < argc; a += 2) {
-    if (!std::strcmp(argv[a], "--n")) n = std::strtoull(argv[a + 1], nullptr, 10);
-    else if (!std::strcmp(argv[a], "--slots")) slots = std::strtoull(argv[a + 1], nullptr, 10);
-    else if (!std::strcmp(argv[a], "--density")) density = std::strtod(argv[a + 1], nullptr);
-    else if (!std::strcmp(argv[a], "--json")) json = argv[a + 1];
+    if (!std::strcmp(argv[a], "--n"))
+      n = std::strtoull(argv[a + 1], nullptr, 10);
+    else if (!std::strcmp(argv[a], "--slots"))
+      slots = std::strtoull(argv[a + 1], nullptr, 10);
+    else if (!std::strcmp(argv[a], "--density"))
+      density = std::strtod(argv[a + 1], nullptr);
+    else if (!std::strcmp(argv[a], "--json"))
+      json = argv[a + 1];
     else {
       std::fprintf(stderr, "usage: advisor_time [--n N] [--density D] [--slots S] [--json FILE]\n");
       return 2;

@@ -28,6 +28,7 @@ int main() {
     std::printf("FAILED: __half / __nv_bfloat16 stored 1/3 as %.12g / %.12g\n", double(b.vel), double(b.mass));
     return 1;
   }
-  std::puts("__half and __nv_bfloat16 named in a host file that includes CUDA's headers itself: stored as half / bfloat16");
+  std::puts(
+      "__half and __nv_bfloat16 named in a host file that includes CUDA's headers itself: stored as half / bfloat16");
   return 0;
 }
