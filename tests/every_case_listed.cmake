@@ -1,0 +1,31 @@
+# cmake -DBINARY=<coalesce_tests> -DFILES=<a;b;...> -P every_case_listed.cmake
+# The CPU suite runs as one CTest entry per test file (tests/CMakeLists.txt): a test case in a file
+# missing from that list would run in none of them. So the binary's count of all cases must equal
+# its count of the cases in the listed files.
+function(count_cases out)
+  execute_process(COMMAND ${BINARY} --count ${ARGN} RESULT_VARIABLE status OUTPUT_VARIABLE text ERROR_VARIABLE err)
+  if(status EQUAL 77)
+    message(STATUS "SKIPPED: the test binary needs a GPU here")
+    set(${out} skipped PARENT_SCOPE)
+    return()
+  endif()
+  if(NOT text MATCHES "passing the current filters: ([0-9]+)")
+    message(FATAL_ERROR "cannot count the test cases of ${BINARY} (${status}):\n${text}${err}")
+  endif()
+  set(${out} ${CMAKE_MATCH_1} PARENT_SCOPE)
+endfunction()
+count_cases(all)
+if(all STREQUAL "skipped")
+  return()
+endif()
+set(patterns "")
+foreach(file IN LISTS FILES)
+  list(APPEND patterns "*/${file}")
+endforeach()
+list(JOIN patterns "," joined)
+count_cases(listed "--source-file=${joined}")
+if(NOT all EQUAL listed)
+  message(FATAL_ERROR "${BINARY} has ${all} test cases, but only ${listed} are in the files CTest runs one by one: "
+                      "add the new test file to cpu_test_files in tests/CMakeLists.txt")
+endif()
+message(STATUS "${all} test cases, all in the listed files")
