@@ -309,6 +309,38 @@ template <class T, class U> class counting_ref {
   COALESCE_DETAIL_COUNTED_COMPOUND(*)
   COALESCE_DETAIL_COUNTED_COMPOUND(/)
 #undef COALESCE_DETAIL_COUNTED_COMPOUND
+  // What a real view's integer leaf (a plain reference) also takes: each a read and a write, as
+  // there. Without them `w[i][&P::id]++` compiled on a view and failed inside count_accesses.
+#define COALESCE_DETAIL_COUNTED_INTEGER_COMPOUND(op)                                      \
+  template <class R>                                                                      \
+  requires std::is_integral_v<U> counting_ref const& operator op##=(R const& rhs) const { \
+    U value = static_cast<U>(*this);                                                      \
+    value op## = rhs;                                                                     \
+    return *this = value;                                                                 \
+  }
+  COALESCE_DETAIL_COUNTED_INTEGER_COMPOUND(%)
+  COALESCE_DETAIL_COUNTED_INTEGER_COMPOUND(&)
+  COALESCE_DETAIL_COUNTED_INTEGER_COMPOUND(|)
+  COALESCE_DETAIL_COUNTED_INTEGER_COMPOUND(^)
+  COALESCE_DETAIL_COUNTED_INTEGER_COMPOUND(<<)
+  COALESCE_DETAIL_COUNTED_INTEGER_COMPOUND(>>)
+#undef COALESCE_DETAIL_COUNTED_INTEGER_COMPOUND
+  counting_ref const& operator++() const requires std::is_arithmetic_v<U> &&(!std::is_same_v<U, bool>) {
+    return *this += 1;
+  }
+  counting_ref const& operator--() const requires std::is_arithmetic_v<U> &&(!std::is_same_v<U, bool>) {
+    return *this -= 1;
+  }
+  U operator++(int) const requires std::is_arithmetic_v<U> &&(!std::is_same_v<U, bool>) {
+    U const before = static_cast<U>(*this);
+    *this = static_cast<U>(before + 1);
+    return before;
+  }
+  U operator--(int) const requires std::is_arithmetic_v<U> &&(!std::is_same_v<U, bool>) {
+    U const before = static_cast<U>(*this);
+    *this = static_cast<U>(before - 1);
+    return before;
+  }
 
   // Structured bindings: auto [pos, vel] = v[i];
   template <std::size_t K> auto get() const {
