@@ -6,6 +6,7 @@
 #include <cmath>
 #include <cstdio>
 #include <exception>
+#include <mutex>
 #include <numeric>
 #include <sstream>
 #include <string>
@@ -217,6 +218,31 @@ double l2_share(analysis::access_trace const& trace) {
   return spatial ? std::pow(ratio, 2.0 / 3.0) : ratio;
 }
 
+// l2_share depends on the trace alone, and one advise() asks it of every trace once per candidate
+// (a scan of a few thousand threads' accesses and a median each time: a tenth of the replay at
+// small samples). run_predictions keeps one answer per trace for the duration of its jobs: each of
+// its threads points here at the call's memo (the traces outlive the call; nothing else shares it).
+struct share_memo {
+  std::mutex lock;
+  std::vector<std::pair<analysis::access_trace const*, double>> shares;
+};
+thread_local share_memo* current_share_memo = nullptr;
+
+double remembered_l2_share(analysis::access_trace const& trace) {
+  share_memo* const memo = current_share_memo;
+  if (memo == nullptr) return l2_share(trace);
+  {
+    std::lock_guard<std::mutex> hold(memo->lock);
+    for (auto const& [t, share] : memo->shares) {
+      if (t == &trace) return share;
+    }
+  }
+  double const share = l2_share(trace);  // the same value whichever thread computes it first
+  std::lock_guard<std::mutex> hold(memo->lock);
+  memo->shares.emplace_back(&trace, share);
+  return share;
+}
+
 // One instruction of one lane: the access it starts (its address is that leaf's) and its width.
 struct lane_instruction {
   std::size_t access;
@@ -375,7 +401,7 @@ analysis::kernel_prediction predict_trace(analysis::device_model const& model, a
   // share of one of the 8 such blocks an SM keeps resident (in a large system those blocks are
   // far apart in the particle order and share no data). L2: one, scaled to the share of the real
   // system the sample is, so that the sample's arrays fill it as the real arrays fill the real L2.
-  double const share = l2_share(trace);
+  double const share = remembered_l2_share(trace);
   std::uint64_t const min_cache = std::uint64_t{fetch} * model.cache_ways;
   std::uint64_t const l2_bytes =
       std::max<std::uint64_t>(static_cast<std::uint64_t>(static_cast<double>(model.l2_bytes) * share), min_cache);
@@ -524,7 +550,12 @@ std::vector<analysis::layout_prediction> run_predictions(std::vector<prediction_
   std::vector<analysis::layout_prediction> out(jobs.size());
   std::vector<std::exception_ptr> errors(jobs.size());
   std::atomic<std::size_t> next{0};
+  share_memo memo;
   auto const work = [&] {
+    current_share_memo = &memo;
+    struct forget {  // the memo dies with this call
+      ~forget() { current_share_memo = nullptr; }
+    } const forget_memo;
     for (std::size_t k = next++; k < jobs.size(); k = next++) {
       try {
         out[k] = jobs[k]();

@@ -5,7 +5,9 @@
 // The replay looks a sector up here hundreds of millions of times for one advice (three lookups
 // per L1 miss in a random-order gather), so a lookup is kept to a scan of one host cache line:
 // the low 32 bits of each way's tag, compared four at a time, the full tag read only on a match;
-// ages are read on a miss only; the set index takes a multiply instead of a division. A slot may
+// a set of up to 16 ways keeps its recency order as 16 nibbles of one word (way at rank 0 = most
+// recently used), so a hit moves a nibble and a miss takes the last one (larger sets keep a clock
+// per way and search for the oldest on a miss); the set index takes a multiply, not a division. A slot may
 // carry a Note of the caller's (the L1 keeps there which read sent the sector to L2, and when),
 // reset when the slot is taken for another sector.
 #pragma once
@@ -31,10 +33,15 @@ template <class Note = no_note> class sector_cache {
       : ways_(ways),
         stride_((ways + 3) / 4 * 4),
         sets_(std::max<std::uint64_t>(1, bytes / sector_bytes / ways)),
-        reciprocal_(~std::uint64_t{0} / sets_) {
+        reciprocal_(~std::uint64_t{0} / sets_),
+        nibbles_(ways <= 16) {
     low_.assign(sets_ * stride_, 0);
     tags_.assign(sets_ * ways_, 0);
-    used_.assign(sets_ * ways_, 0);
+    if (nibbles_) {
+      order_.assign(sets_, identity_order);
+    } else {
+      used_.assign(sets_ * ways_, 0);
+    }
     dirty_.assign(sets_ * ways_, 0);
     notes_.assign(sets_ * ways_, Note{});
   }
@@ -43,6 +50,7 @@ template <class Note = no_note> class sector_cache {
   void reset() {
     std::fill(low_.begin(), low_.end(), 0);
     std::fill(tags_.begin(), tags_.end(), 0);
+    std::fill(order_.begin(), order_.end(), identity_order);
     std::fill(used_.begin(), used_.end(), 0);  // empty ways are the least recently used
     std::fill(dirty_.begin(), dirty_.end(), 0);
     clock_ = 0;
@@ -64,26 +72,19 @@ template <class Note = no_note> class sector_cache {
     std::uint64_t const tag = sector + 1;  // 0: an empty slot
     std::uint32_t const w = find(&low_[set * stride_], static_cast<std::uint32_t>(tag), &tags_[first], tag);
     if (w != ways_) {
-      used_[first + w] = clock_;
+      touch(set, first, w);
       dirty_[first + w] |= static_cast<std::uint8_t>(write);
       return {true, false, &notes_[first + w]};
     }
     outcome out;
     if (!allocate) return out;
-    // The least recently used way: an empty one has age 0, and clocks are unique, so an empty way
-    // goes first and a full set loses its oldest.
-    std::uint64_t const* const used = &used_[first];
-    std::uint32_t victim = 0;
-    std::uint64_t oldest = used[0];
-    for (std::uint32_t k = 1; k < ways_; ++k) {
-      bool const older = used[k] < oldest;
-      oldest = older ? used[k] : oldest;
-      victim = older ? k : victim;
-    }
+    // The least recently used way. Empty ways are older than any used one (never touched), so a
+    // set fills before it evicts; which empty way is taken changes nothing.
+    std::uint32_t const victim = least_recent(set, first);
+    touch(set, first, victim);
     out.evicted_dirty = tags_[first + victim] != 0 && dirty_[first + victim] != 0;
     low_[set * stride_ + victim] = static_cast<std::uint32_t>(tag);
     tags_[first + victim] = tag;
-    used_[first + victim] = clock_;
     dirty_[first + victim] = static_cast<std::uint8_t>(write);
     notes_[first + victim] = Note{};
     out.note = &notes_[first + victim];
@@ -120,6 +121,35 @@ template <class Note = no_note> class sector_cache {
     return ways_;
   }
 
+  // Recency: way w of `set` becomes the most recently used.
+  void touch(std::uint64_t set, std::uint64_t first, std::uint32_t w) {
+    if (!nibbles_) {
+      used_[first + w] = clock_;
+      return;
+    }
+    std::uint64_t const order = order_[set];
+    // The rank of w: the lowest nibble equal to w (the zero-nibble test on order ^ w's nibbles;
+    // a borrow can only mark nibbles above the first true zero).
+    std::uint64_t const x = order ^ (std::uint64_t{w} * 0x1111111111111111ull);
+    std::uint64_t const zero = (x - 0x1111111111111111ull) & ~x & 0x8888888888888888ull;
+    auto const rank = static_cast<unsigned>(std::countr_zero(zero)) / 4;
+    std::uint64_t const below = rank == 0 ? 0 : order & (~std::uint64_t{0} >> (64 - 4 * rank));
+    std::uint64_t const above = rank == 15 ? 0 : order & (~std::uint64_t{0} << (4 * (rank + 1)));
+    order_[set] = above | (below << 4) | w;
+  }
+  std::uint32_t least_recent(std::uint64_t set, std::uint64_t first) const {
+    if (nibbles_) return static_cast<std::uint32_t>((order_[set] >> (4 * (ways_ - 1))) & 0xf);
+    std::uint64_t const* const used = &used_[first];
+    std::uint32_t victim = 0;
+    std::uint64_t oldest = used[0];
+    for (std::uint32_t k = 1; k < ways_; ++k) {  // clocks are unique; empty ways have 0
+      bool const older = used[k] < oldest;
+      oldest = older ? used[k] : oldest;
+      victim = older ? k : victim;
+    }
+    return victim;
+  }
+
   // Consecutive sectors spread over the sets (a hash, as the hardware's set index is), so that a
   // stride of a power of two does not fall into one set. h % sets_, by a multiply by the
   // reciprocal and at most two corrections (the estimate is at most 2 below the quotient).
@@ -136,9 +166,12 @@ template <class Note = no_note> class sector_cache {
   std::uint32_t stride_;  // ways rounded up to 4: a set's low tags, padded for four-at-a-time compares
   std::uint64_t sets_;
   std::uint64_t reciprocal_;  // floor((2^64 - 1) / sets_)
+  bool nibbles_;              // up to 16 ways: recency as nibbles (order_), else clocks (used_)
+  static constexpr std::uint64_t identity_order = 0xfedcba9876543210ull;  // way r at rank r
   std::uint64_t clock_ = 0;
   std::vector<std::uint32_t> low_;
   std::vector<std::uint64_t> tags_;
+  std::vector<std::uint64_t> order_;
   std::vector<std::uint64_t> used_;
   std::vector<std::uint8_t> dirty_;
   std::vector<Note> notes_;
