@@ -66,7 +66,6 @@ template <class Note = no_note> class sector_cache {
   // first). `write` marks it dirty (a write-back cache: L2); `allocate` false leaves a miss out
   // of the cache.
   outcome access(std::uint64_t sector, bool write = false, bool allocate = true) {
-    ++clock_;
     std::uint64_t const set = set_of(sector);
     std::uint64_t const first = set * ways_;
     std::uint64_t const tag = sector + 1;  // 0: an empty slot
@@ -124,7 +123,7 @@ template <class Note = no_note> class sector_cache {
   // Recency: way w of `set` becomes the most recently used.
   void touch(std::uint64_t set, std::uint64_t first, std::uint32_t w) {
     if (!nibbles_) {
-      used_[first + w] = clock_;
+      used_[first + w] = ++clock_;  // unique and increasing: the order of use (only larger sets)
       return;
     }
     std::uint64_t const order = order_[set];

@@ -297,34 +297,27 @@ template <class T, class U> class counting_ref {
   }
   counting_ref const& operator=(counting_ref const& other) const { return *this = static_cast<U>(other); }
 
-#define COALESCE_DETAIL_COUNTED_COMPOUND(op)                                                \
-  template <class R>                                                                        \
-  requires std::is_arithmetic_v<U> counting_ref const& operator op##=(R const& rhs) const { \
-    U value = static_cast<U>(*this);                                                        \
-    value op## = rhs;                                                                       \
-    return *this = value;                                                                   \
+  // Compound assignments: a read and a write each, as on a real view's leaf. The integer-only ones
+  // (%=, &=, ..., which a plain reference to an integer takes) too: without them
+  // `w[i][&P::id] |= 1u` compiled on a view and failed inside count_accesses.
+#define COALESCE_DETAIL_COUNTED_COMPOUND(op, which)                          \
+  template <class R>                                                         \
+  requires which<U> counting_ref const& operator op##=(R const& rhs) const { \
+    U value = static_cast<U>(*this);                                         \
+    value op## = rhs;                                                        \
+    return *this = value;                                                    \
   }
-  COALESCE_DETAIL_COUNTED_COMPOUND(+)
-  COALESCE_DETAIL_COUNTED_COMPOUND(-)
-  COALESCE_DETAIL_COUNTED_COMPOUND(*)
-  COALESCE_DETAIL_COUNTED_COMPOUND(/)
+  COALESCE_DETAIL_COUNTED_COMPOUND(+, std::is_arithmetic_v)
+  COALESCE_DETAIL_COUNTED_COMPOUND(-, std::is_arithmetic_v)
+  COALESCE_DETAIL_COUNTED_COMPOUND(*, std::is_arithmetic_v)
+  COALESCE_DETAIL_COUNTED_COMPOUND(/, std::is_arithmetic_v)
+  COALESCE_DETAIL_COUNTED_COMPOUND(%, std::is_integral_v)
+  COALESCE_DETAIL_COUNTED_COMPOUND(&, std::is_integral_v)
+  COALESCE_DETAIL_COUNTED_COMPOUND(|, std::is_integral_v)
+  COALESCE_DETAIL_COUNTED_COMPOUND(^, std::is_integral_v)
+  COALESCE_DETAIL_COUNTED_COMPOUND(<<, std::is_integral_v)
+  COALESCE_DETAIL_COUNTED_COMPOUND(>>, std::is_integral_v)
 #undef COALESCE_DETAIL_COUNTED_COMPOUND
-  // What a real view's integer leaf (a plain reference) also takes: each a read and a write, as
-  // there. Without them `w[i][&P::id]++` compiled on a view and failed inside count_accesses.
-#define COALESCE_DETAIL_COUNTED_INTEGER_COMPOUND(op)                                      \
-  template <class R>                                                                      \
-  requires std::is_integral_v<U> counting_ref const& operator op##=(R const& rhs) const { \
-    U value = static_cast<U>(*this);                                                      \
-    value op## = rhs;                                                                     \
-    return *this = value;                                                                 \
-  }
-  COALESCE_DETAIL_COUNTED_INTEGER_COMPOUND(%)
-  COALESCE_DETAIL_COUNTED_INTEGER_COMPOUND(&)
-  COALESCE_DETAIL_COUNTED_INTEGER_COMPOUND(|)
-  COALESCE_DETAIL_COUNTED_INTEGER_COMPOUND(^)
-  COALESCE_DETAIL_COUNTED_INTEGER_COMPOUND(<<)
-  COALESCE_DETAIL_COUNTED_INTEGER_COMPOUND(>>)
-#undef COALESCE_DETAIL_COUNTED_INTEGER_COMPOUND
   counting_ref const& operator++() const requires std::is_arithmetic_v<U> &&(!std::is_same_v<U, bool>) {
     return *this += 1;
   }
