@@ -13,6 +13,10 @@ A cycle (a file that reaches itself through includes) is a failure too: `#pragma
 one, and the file that happens to be read first then sees half of the other. So is an include of
 Boost in the library: its users need no Boost (Boost.PFR is the tests' oracle only).
 
+A list format is one file (docs/architecture.md): a branch on a format tag (std::is_same_v<Format,
+...>, is_same<Format, ...>) outside the format files below fails; what differs between formats goes
+through detail::list_format_ops and list_traits (neighbors/list_format.hpp, list_traits.hpp).
+
 Two more rules of the house: the library's internals live in one namespace, coalesce::detail
 (backends in src/ may nest theirs inside it: detail::cuda_moves), never in mpi::detail or an
 advisor_detail; and examples/ uses the public API only (no detail::), as a user's code would.
@@ -95,6 +99,27 @@ def example_problems(root):
     return problems
 
 
+# The files that may name a list format in a type test: the formats' own.
+FORMAT_FILES = {"include/coalesce/neighbors/padded_formats.hpp", "include/coalesce/neighbors/csr_format.hpp",
+                "include/coalesce/neighbors/clusters.hpp", "include/coalesce/neighbors/cluster_tile.hpp"}
+FORMAT_BRANCH = re.compile(r"\bis_same(?:_v)?\s*<\s*(?:typename\s+)?\w*Format\b|\bis_same(?:_v)?\s*<[^<>;]*,\s*"
+                           r"(?:coalesce::)?(?:padded_columns|padded_rows|csr|clusters)\s*>")
+
+
+def format_branch_problems(files, root):
+    """A type test on a list format outside that format's file."""
+    problems = []
+    for f in files:
+        relative = str(f.relative_to(root))
+        if relative in FORMAT_FILES:
+            continue
+        for number, line in enumerate(code_only(f.read_text()).splitlines(), 1):
+            if FORMAT_BRANCH.search(line):
+                problems.append(f"{relative}:{number}: a branch on a list format outside its file; put what differs "
+                                "in the format's list_format_ops (neighbors/list_format.hpp)")
+    return problems
+
+
 def main():
     root = pathlib.Path(sys.argv[1] if len(sys.argv) > 1 else ".").resolve()
     files = [p.resolve() for d in ("include/coalesce", "src") for p in (root / d).rglob("*")
@@ -125,6 +150,7 @@ def main():
                 problems.append(f"upward include: {f.relative_to(root)} ({layer}) includes {to.relative_to(root)} ({other})")
     problems += detail_namespace_problems(files, root)
     problems += example_problems(root)
+    problems += format_branch_problems(files, root)
     # cycles, by depth-first search
     state, stack = {}, []
 

@@ -16,7 +16,7 @@ SKIP = {"core/config.hpp",  # a list of macros, not code
         "mpi.hpp", "mpi/migrate.hpp", "mpi/halo.hpp", "mpi/communicator.hpp", "mpi/export_halo.hpp",  # need MPI: tests/mpi/mpi_test.cpp runs what their examples show
         # a layer's internals (the type-erased operations libcoalesce.a implements, generated tables)
         "core/member_types.hpp", "memory/buffer.hpp", "memory/transfer.hpp", "reorder/reorder_ops.hpp",
-        "reorder/indexed_moves.hpp", "neighbors/list_ops.hpp",
+        "reorder/indexed_moves.hpp", "neighbors/list_ops.hpp", "neighbors/list_format.hpp",
         "neighbors/cluster_tile.hpp",  # clusters.hpp's GPU traversal: clusters.hpp's example runs it
         "core/node_storage.hpp"}  # what nested proxies hold: reference.hpp's example uses them
 

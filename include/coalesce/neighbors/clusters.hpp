@@ -33,14 +33,18 @@
 #include <bit>
 #include <cstddef>
 #include <cstdint>
+#include <string>
+#include <vector>
 
 #include "../core/config.hpp"
 #include "cluster_tile.hpp"
+#include "list_format.hpp"
 #include "list_ops.hpp"
+#include "list_traits.hpp"
 
 namespace coalesce {
 
-// The format tag, beside padded_columns, padded_rows and csr (verlet_list.hpp).
+// The format tag, beside padded_columns, padded_rows (padded_formats.hpp) and csr (csr_format.hpp).
 struct clusters {
   static constexpr std::uint32_t cluster_size = 32;  // consecutive particles per cluster: one warp
 };
@@ -177,10 +181,137 @@ inline verlet_list_ref<clusters> cluster_ref(list_memory const& m, list_geometry
 }
 }  // namespace detail
 
-// The cluster format's traversal (verlet_list.hpp has the one for the other formats).
-template <class Body> COALESCE_HOST_DEVICE COALESCE_INLINE void for_each_neighbor(verlet_list_ref<clusters> const& list,
-                                                                                  std::size_t i, Body&& body) {
-  list.visit(i, body);
-}
+// Its traversal is its own (list_traits.hpp): one filter pass over the cluster's candidates per row,
+// where count/neighbor would filter again per neighbour.
+template <> struct list_traits<verlet_list_ref<clusters>> {
+  using ref = verlet_list_ref<clusters>;
+  COALESCE_HOST_DEVICE static std::size_t size(ref const& l) { return l.size(); }
+  COALESCE_HOST_DEVICE static std::uint32_t count(ref const& l, std::size_t i) { return l.count(i); }
+  COALESCE_HOST_DEVICE static std::uint32_t neighbor(ref const& l, std::size_t i, std::uint32_t k) {
+    return l.neighbor(i, k);
+  }
+  template <class Body>
+  COALESCE_HOST_DEVICE COALESCE_INLINE static void for_each(ref const& l, std::size_t i, Body& body) {
+    l.visit(i, body);
+  }
+};
+
+template <> struct detail::list_format_ops<clusters> {
+  static constexpr char const* name = "clusters";
+  static constexpr bool padded = false;
+  static constexpr bool reserves_width = false;   // a width a refill writes rows at (reserve_width)
+  static constexpr bool tests_candidates = true;  // a traversal filters candidates (candidates())
+
+  static void build(list_memory& m, position_columns const& p, std::size_t n, std::size_t rows, list_geometry const& g,
+                    void* stream) {
+    if (rows != n) {
+      throw_error(
+          "verlet_list<clusters>::build: the cluster format has a row for every particle; build it without "
+          "list_rows, or use padded_columns, padded_rows or csr");
+    }
+    build_cluster_list(m, p, n, g, stream);
+  }
+  static void refill(list_memory& m, position_columns const& p, std::size_t n, std::size_t, list_geometry const& g,
+                     void* stream) {
+    refill_cluster_list(m, p, n, g, stream);
+  }
+  static verlet_list_ref<clusters> view(list_memory const& m, list_geometry const& g) { return cluster_ref(m, g); }
+  // Its traversal, run where the list lives (the library's).
+  static std::vector<std::vector<std::uint32_t>> host_rows(list_memory const& m, list_geometry const& g) {
+    std::vector<std::uint32_t> offsets, indices;
+    cluster_rows(m, g, offsets, indices, nullptr);
+    std::vector<std::vector<std::uint32_t>> rows(m.particles);
+    for (std::size_t i = 0; i < rows.size(); ++i) {
+      rows[i].assign(indices.begin() + offsets[i], indices.begin() + offsets[i + 1]);
+    }
+    return rows;
+  }
+  // The runs and their offsets, not the positions it filters with: those are the particles' own.
+  static std::size_t bytes(list_memory const& m) {
+    if (m.entries == 0 && m.particles == 0) return 0;
+    return m.runs * 2 * sizeof(std::uint32_t) + (cluster_count_of(m.particles) + 1) * sizeof(std::uint32_t);
+  }
+  // The share of the candidates a traversal tests that are neighbours.
+  static double fill(list_memory const& m) {
+    if (m.candidates == 0) return 1.0;
+    return static_cast<double>(m.entries) / static_cast<double>(m.candidates);
+  }
+  // A refill's candidates and runs against the memory its build left.
+  static bool check_refills(list_memory& m, list_status const& status, std::string& why) {
+    m.candidates = status.tested;  // fill() compares the refill's entries with its own tests
+    std::size_t const candidate_room = candidate_capacity(m);
+    std::size_t const run_room = run_capacity(m);
+    if (status.most_candidates <= candidate_room && status.most_runs <= run_room) return false;
+    why = "verlet_list::check: a clusters refill found " + std::to_string(status.most_candidates) + " candidates in " +
+          std::to_string(status.most_runs) + " runs, more than the " + std::to_string(candidate_room) +
+          " candidates and " + std::to_string(run_room) +
+          " runs its memory holds (the last build's twice over), so clusters lost candidates and forces summed "
+          "over the list since missed pairs; build() makes room (redo the steps since the last check); "
+          "particles moved far or out of their spatial order since the build";
+    return true;
+  }
+  template <class Point> static list_arrays<Point> arrays(verlet_list_ref<clusters> const& r) {
+    std::size_t const c = cluster_count_of(r.particles);
+    list_arrays<Point> a;
+    a.offsets = {r.run_offsets, c + 1};
+    a.offsets_name = "cluster run offsets";
+    a.indices = {r.runs, 2 * std::size_t{r.run_offsets[c]}};
+    a.indices_name = "cluster runs";
+    if (r.points32 == nullptr) {
+      throw_error("analysis::counted_list<clusters>: the list holds double positions; count with float ones");
+    }
+    a.points = {r.points32, r.particles};
+    a.points_name = "cluster points";
+    return a;
+  }
+  // What the warp tile (cluster_tile.hpp) loads: lane i % 32 loads candidate i % 32 of every chunk
+  // of the cluster's candidate stream (walking the runs from the chunk's start); the bodies of the
+  // neighbours in a chunk follow its load. tests(n): the distance tests, 32 per chunk.
+  template <class Arrays, class Body, class Tests> static void counted_traversal(verlet_list_ref<clusters> const& ref,
+                                                                                 Arrays const& a, std::size_t i,
+                                                                                 Body& body, Tests&& tests) {
+    std::vector<std::uint32_t> hits;  // the list's own neighbours of i, ascending
+    auto collect = [&](std::uint32_t j) { hits.push_back(j); };
+    ref.visit(i, collect);
+    std::size_t const c = i / clusters::cluster_size, lane = i % clusters::cluster_size;
+    std::uint32_t r = a.offsets[c];
+    std::uint32_t const last_run = a.offsets[c + 1];
+    auto const first = [&](std::uint32_t k) -> std::size_t { return a.indices[2 * std::size_t{k}]; };
+    auto const end = [&](std::uint32_t k) -> std::size_t { return a.indices[2 * std::size_t{k} + 1]; };
+    std::size_t o = 0;
+    if (ref.half) {
+      std::size_t const cluster_begin = c * clusters::cluster_size;
+      while (r < last_run && end(r) <= cluster_begin) ++r;
+      if (r < last_run && first(r) < cluster_begin) o = cluster_begin - first(r);
+    }
+    std::size_t next_hit = 0;
+    std::uint64_t tested = 0;
+    while (r < last_run) {
+      std::uint32_t rr = r;
+      std::size_t at = o + lane;
+      while (rr < last_run && at >= end(rr) - first(rr)) {
+        at -= end(rr) - first(rr);
+        ++rr;
+      }
+      if (rr < last_run) (void)a.points[first(rr) + at];  // this lane's load of the chunk
+      tested += clusters::cluster_size;
+      // The chunk's last candidate: its position in the stream is o + 31.
+      std::uint32_t lr = r;
+      std::size_t last_at = o + clusters::cluster_size - 1;
+      while (lr < last_run && last_at >= end(lr) - first(lr)) {
+        last_at -= end(lr) - first(lr);
+        ++lr;
+      }
+      std::size_t const chunk_last = lr < last_run ? first(lr) + last_at : SIZE_MAX;
+      while (next_hit < hits.size() && hits[next_hit] <= chunk_last) body(hits[next_hit++]);
+      o += clusters::cluster_size;
+      while (r < last_run && o >= end(r) - first(r)) {
+        o -= end(r) - first(r);
+        ++r;
+      }
+    }
+    tests(tested);
+  }
+};
 
 }  // namespace coalesce

@@ -18,14 +18,16 @@
 //   coalesce::sort_by_key(d, list.cell_keys(d, &Particle::pos, domain, plan), plan);
 //   list.build(d, &Particle::pos, domain);
 //
-// Formats (the list's bytes are a layout decision, like the particles'):
+// Formats (the list's bytes are a layout decision, like the particles'), one file each:
 //   padded_columns  entry k of particle i at indices[k * n + i]: a warp's loads of slot k coalesce
 //   padded_rows     entry k of particle i at indices[i * width + k]: one particle's row contiguous
-//   csr             the neighbours of i at indices[offsets[i], offsets[i + 1]): no padding
+//                   (both padded_formats.hpp)
+//   csr             the neighbours of i at indices[offsets[i], offsets[i + 1]): no padding (csr_format.hpp)
 //   clusters        runs of candidate indices per cluster of 32 particles, filtered by distance
 //                   as they are read: a few bytes per particle (clusters.hpp)
-// Padded lists are coalesce::neighbor_list descriptions too (as_neighbor_list()): remap, the
-// analysis and the advisor read them as they read a list of the user's.
+// Every format's view is a neighbour list to the traversal (list_traits.hpp), as a list of the
+// user's is (user_lists.hpp). Padded lists are coalesce::neighbor_list descriptions too
+// (as_neighbor_list()): remap, the analysis and the advisor read them as they read a list of the user's.
 //
 // Rows for the first particles only (a rank's own, with its ghosts behind them as neighbours):
 //   list.build(d, &Particle::pos, domain, coalesce::list_rows{owned});   // size() == owned
@@ -63,20 +65,14 @@
 #include "../memory/vector.hpp"
 #include "../reorder/keys.hpp"
 #include "clusters.hpp"
+#include "csr_format.hpp"
+#include "list_format.hpp"
 #include "list_ops.hpp"
+#include "list_traits.hpp"
+#include "padded_formats.hpp"
+#include "user_lists.hpp"
 
 namespace coalesce {
-
-// The formats: a tag each, as aos and soa are for particles.
-struct padded_columns {
-  static constexpr detail::list_format format = detail::list_format::column_major;
-};
-struct padded_rows {
-  static constexpr detail::list_format format = detail::list_format::row_major;
-};
-struct csr {
-  static constexpr detail::list_format format = detail::list_format::csr;
-};
 
 // What a list holds: pairs closer than cutoff + skin; half: each pair once.
 struct list_params {
@@ -94,48 +90,15 @@ struct list_rows {
 };
 
 // The handle kernels take by value (verlet_list::view()): count(i) neighbours of particle i,
-// neighbor(i, k) the k-th.
-template <class Format> struct verlet_list_ref;
-namespace detail {
-// The padded formats' handle: slot k of row i at k * particles + i or i * width + k.
-template <bool ColumnMajor> struct padded_list_ref {
-  std::uint32_t const* indices = nullptr;
-  std::uint32_t const* counts = nullptr;
-  std::size_t particles = 0;
-  std::size_t width = 0;
-  COALESCE_HOST_DEVICE std::size_t size() const { return particles; }
-  COALESCE_HOST_DEVICE std::uint32_t count(std::size_t i) const { return counts[i]; }
-  COALESCE_HOST_DEVICE std::uint32_t neighbor(std::size_t i, std::uint32_t k) const {
-    return ColumnMajor ? indices[k * particles + i] : indices[i * width + k];
-  }
-};
-}  // namespace detail
-template <> struct verlet_list_ref<padded_columns> : detail::padded_list_ref<true> {};
-template <> struct verlet_list_ref<padded_rows> : detail::padded_list_ref<false> {};
-template <> struct verlet_list_ref<csr> {
-  std::uint32_t const* indices = nullptr;
-  std::uint32_t const* offsets = nullptr;
-  std::size_t particles = 0;
-  COALESCE_HOST_DEVICE std::size_t size() const { return particles; }
-  COALESCE_HOST_DEVICE std::uint32_t count(std::size_t i) const { return offsets[i + 1] - offsets[i]; }
-  COALESCE_HOST_DEVICE std::uint32_t neighbor(std::size_t i, std::uint32_t k) const { return indices[offsets[i] + k]; }
-};
-
-// body(j) for every neighbour j of particle i, in the list's order: the one traversal a kernel
-// writes, whatever the format.
-template <class Format, class Body>
-COALESCE_HOST_DEVICE COALESCE_INLINE void for_each_neighbor(verlet_list_ref<Format> const& list, std::size_t i,
-                                                            Body&& body) {
-  std::uint32_t const n = list.count(i);
-  for (std::uint32_t k = 0; k < n; ++k) body(list.neighbor(i, k));
-}
+// neighbor(i, k) the k-th, and for_each_neighbor(view, i, body) (list_traits.hpp) for every format.
+// Each format's file defines its own (padded_formats.hpp, csr_format.hpp, clusters.hpp).
 
 template <class Format, class Space = device> class verlet_list {
-  static_assert(std::is_same_v<Format, padded_columns> || std::is_same_v<Format, padded_rows> ||
-                    std::is_same_v<Format, csr> || std::is_same_v<Format, clusters>,
-                "coalesce: a verlet_list's format is coalesce::padded_columns, padded_rows, csr or clusters");
-  static constexpr bool is_padded = std::is_same_v<Format, padded_columns> || std::is_same_v<Format, padded_rows>;
-  static constexpr bool is_clusters = std::is_same_v<Format, clusters>;
+  static_assert(detail::list_format_tag<Format>,
+                "coalesce: a verlet_list's format is coalesce::padded_columns, padded_rows, csr or clusters (a "
+                "format is a tag with detail::list_format_ops, in a file of its own: neighbors/list_format.hpp)");
+  using ops = detail::list_format_ops<Format>;
+  static constexpr bool is_padded = ops::padded;
 
  public:
   using format_type = Format;
@@ -240,11 +203,7 @@ template <class Format, class Space = device> class verlet_list {
           "verlet_list::refill: check() found rows cut at the width or a bad position; build() "
           "the list (it grows the width and checks the positions) before refilling it");
     }
-    if constexpr (is_clusters) {
-      detail::refill_cluster_list(memory_, columns, n, g, on.handle());
-    } else {
-      detail::refill_list(memory_, columns, n, row_count, g, on.handle());
-    }
+    ops::refill(memory_, columns, n, row_count, g, on.handle());
     order_ = particles.order_stamp();
     refilled_ = true;
   }
@@ -267,34 +226,17 @@ template <class Format, class Space = device> class verlet_list {
     memory_.entries = status.entries;
     // In host memory (and without CUDA) refill was build(): its rows are whole, its memory sized.
     if constexpr (!(device_is_gpu && kind == detail::memory_kind::device)) return;
-    if constexpr (is_clusters) {
-      memory_.candidates = status.tested;  // fill() compares the refill's entries with its own tests
-      check_cluster_room(status);
-      return;
-    }
-    std::size_t const width = std::is_same_v<Format, csr> ? memory_.staged_width : memory_.width;
-    if (status.widest > width) {
+    std::string why;
+    if (ops::check_refills(memory_, status, why)) {
       cut_ = true;
-      detail::throw_error("verlet_list::check: a refill found a row of " + std::to_string(status.widest) +
-                          " neighbours, more than the list's width of " + std::to_string(width) +
-                          ", so rows were cut to the width and forces summed over them since missed pairs; build() "
-                          "grows the width (redo the steps since the last check), and reserve_width() keeps room "
-                          "for rows that grow between builds");
-    }
-    std::size_t const capacity = memory_.indices.size() / sizeof(std::uint32_t);
-    if (std::is_same_v<Format, csr> && status.most_entries > capacity) {
-      cut_ = true;
-      detail::throw_error("verlet_list::check: a refill found " + std::to_string(status.most_entries) +
-                          " neighbours in all, more than the " + std::to_string(capacity) +
-                          " the csr list's memory holds, so the last rows were cut and forces summed over them "
-                          "since missed pairs; build() makes room (redo the steps since the last check)");
+      detail::throw_error(why);
     }
   }
 
   // Rows get at least `slots` slots (rounded up to 8) from the next build() on, however short they
   // are (padded: width(); csr: the width a GPU rebuild or refill stages rows at): room for rows
   // that grow between the builds of a captured graph.
-  void reserve_width(std::size_t slots) requires(!is_clusters) { memory_.least_width = slots; }
+  void reserve_width(std::size_t slots) requires(ops::reserves_width) { memory_.least_width = slots; }
 
   // Inside a CUDA graph capture (coalesce/memory/graph.hpp): sets `condition` to 1 when some
   // particle moved more than skin / 2 since the last build or refill, 0 otherwise (one fused pass
@@ -334,16 +276,7 @@ template <class Format, class Space = device> class verlet_list {
       detail::throw_error("verlet_list::build: rows for the first " + std::to_string(row_count) + " particles of " +
                           std::to_string(n) + "; list_rows::count is at most the particle count");
     }
-    if constexpr (is_clusters) {
-      if (row_count != n) {
-        detail::throw_error(
-            "verlet_list<clusters>::build: the cluster format has a row for every particle; build "
-            "it without list_rows, or use padded_columns, padded_rows or csr");
-      }
-      detail::build_cluster_list(memory_, columns, n, g, on.handle());
-    } else {
-      detail::build_list(memory_, Format::format, columns, n, row_count, g, on.handle());
-    }
+    ops::build(memory_, columns, n, row_count, g, on.handle());
     geometry_ = g;  // after the build: a refused build leaves the list and its geometry as they were
     built_ = true;
     cut_ = false;  // (refilled_ stays: a graph captured before may still refill; check() reads on)
@@ -375,22 +308,7 @@ template <class Format, class Space = device> class verlet_list {
     return view();
   }
 
-  verlet_list_ref<Format> view() const {
-    if constexpr (is_clusters) {
-      return detail::cluster_ref(memory_, geometry_);
-    } else {
-      verlet_list_ref<Format> r;
-      r.indices = reinterpret_cast<std::uint32_t const*>(memory_.indices.data());
-      r.particles = memory_.particles;
-      if constexpr (std::is_same_v<Format, csr>) {
-        r.offsets = reinterpret_cast<std::uint32_t const*>(memory_.offsets.data());
-      } else {
-        r.counts = reinterpret_cast<std::uint32_t const*>(memory_.counts.data());
-        r.width = memory_.width;
-      }
-      return r;
-    }
-  }
+  verlet_list_ref<Format> view() const { return ops::view(memory_, geometry_); }
 
   // A padded list as the description remap, the analysis and the advisor take.
   neighbor_list<std::uint32_t, Space> as_neighbor_list() const requires(is_padded) {
@@ -405,45 +323,16 @@ template <class Format, class Space = device> class verlet_list {
                           " particles (list_rows), and a neighbor_list description has a row per particle; build "
                           "it without list_rows for remap, the analysis and the advisor");
     }
-    neighbor_list<std::uint32_t, Space> out{
-        .indices = reinterpret_cast<std::uint32_t*>(memory_.indices.data()),
-        .particles = memory_.particles,
-        .max_neighbors = memory_.width,
-        .order = std::is_same_v<Format, padded_columns> ? neighbor_order::column_major : neighbor_order::row_major,
-        .counts = reinterpret_cast<std::uint32_t*>(memory_.counts.data())};
+    neighbor_list<std::uint32_t, Space> out{.indices = reinterpret_cast<std::uint32_t*>(memory_.indices.data()),
+                                            .particles = memory_.particles,
+                                            .max_neighbors = memory_.width,
+                                            .order = Format::order,
+                                            .counts = reinterpret_cast<std::uint32_t*>(memory_.counts.data())};
     return out;
   }
 
   // Every row, copied to the host (checks, output, a host-side traversal of a GPU list).
-  std::vector<std::vector<std::uint32_t>> rows_on_host() const {
-    std::size_t const n = memory_.particles;
-    std::vector<std::vector<std::uint32_t>> rows(n);
-    if (n == 0) return rows;
-    if constexpr (is_clusters) {
-      return cluster_rows_on_host();
-    }
-    auto const read = [&](detail::buffer const& b, std::size_t count) {
-      std::vector<std::uint32_t> out(count);
-      if (count > 0)
-        detail::copy_bytes(detail::memory_kind::host, out.data(), kind, b.data(), count * sizeof(std::uint32_t));
-      return out;
-    };
-    // csr: the entries the offsets hold (after a refill cut at the capacity, fewer than entries())
-    auto const offsets = std::is_same_v<Format, csr> ? read(memory_.offsets, n + 1) : std::vector<std::uint32_t>{};
-    std::size_t const slots = std::is_same_v<Format, csr> ? offsets[n] : n * memory_.width;
-    auto const indices = read(memory_.indices, slots);
-    auto const counts = read(memory_.counts, n);
-    for (std::size_t i = 0; i < n; ++i) {
-      std::size_t const c = std::is_same_v<Format, csr> ? offsets[i + 1] - offsets[i] : counts[i];
-      rows[i].resize(c);
-      for (std::size_t k = 0; k < c; ++k) {
-        rows[i][k] = std::is_same_v<Format, csr>           ? indices[offsets[i] + k]
-                     : std::is_same_v<Format, padded_rows> ? indices[i * memory_.width + k]
-                                                           : indices[k * n + i];
-      }
-    }
-    return rows;
-  }
+  std::vector<std::vector<std::uint32_t>> rows_on_host() const { return ops::host_rows(memory_, geometry_); }
 
   std::size_t size() const { return memory_.particles; }         // rows (list_rows; by default every particle)
   std::size_t built_over() const { return memory_.built_over; }  // particles, rows or not
@@ -452,30 +341,13 @@ template <class Format, class Space = device> class verlet_list {
   std::size_t width() const { return memory_.width; }            // padded: slots per row (0 otherwise)
   // Padded: the share of slots that hold a neighbour (1 for csr). Clusters: the share of the
   // candidates a traversal tests that are neighbours.
-  double fill() const {
-    if constexpr (is_clusters) {
-      if (memory_.candidates == 0) return 1.0;
-      return static_cast<double>(memory_.entries) / static_cast<double>(memory_.candidates);
-    }
-    if (std::is_same_v<Format, csr> || memory_.particles == 0 || memory_.width == 0) return 1.0;
-    return static_cast<double>(memory_.entries) / static_cast<double>(memory_.particles * memory_.width);
-  }
+  double fill() const { return ops::fill(memory_); }
   // Clusters: the particles a traversal of every row tests (its neighbours and the rest), at the
   // last build() or check().
-  std::size_t candidates() const requires(is_clusters) { return memory_.candidates; }
+  std::size_t candidates() const requires(ops::tests_candidates) { return memory_.candidates; }
   // Bytes of the list a traversal of every row reads (indices plus counts or offsets; for clusters
   // the runs and their offsets, not the positions it filters with: those are the particles' own).
-  std::size_t bytes() const {
-    if constexpr (is_clusters) {
-      std::size_t const cluster_count = detail::cluster_count_of(memory_.particles);
-      return memory_.entries == 0 && memory_.particles == 0
-                 ? 0
-                 : memory_.runs * 2 * sizeof(std::uint32_t) + (cluster_count + 1) * sizeof(std::uint32_t);
-    }
-    std::size_t const slots = std::is_same_v<Format, csr> ? memory_.entries : memory_.particles * memory_.width;
-    return slots * sizeof(std::uint32_t) +
-           (memory_.particles + (std::is_same_v<Format, csr> ? 1 : 0)) * sizeof(std::uint32_t);
-  }
+  std::size_t bytes() const { return ops::bytes(memory_); }
   std::uint64_t builds() const { return memory_.builds; }
   // Sorts by cell the list queued itself: one per build of particles that were not in its cell
   // order already (cell_keys + sort_by_key put them so: then a build sorts nothing), one per
@@ -509,32 +381,6 @@ template <class Format, class Space = device> class verlet_list {
                           "was built, so its indices name other particles now; build it again first "
                           "(needs_rebuild says so too)");
     }
-  }
-
-  // A clusters refill's candidates and runs against the memory its build left (check()).
-  void check_cluster_room(detail::list_status const& status) {
-    std::size_t const candidate_room = detail::candidate_capacity(memory_);
-    std::size_t const run_room = detail::run_capacity(memory_);
-    if (status.most_candidates > candidate_room || status.most_runs > run_room) {
-      cut_ = true;
-      detail::throw_error("verlet_list::check: a clusters refill found " + std::to_string(status.most_candidates) +
-                          " candidates in " + std::to_string(status.most_runs) + " runs, more than the " +
-                          std::to_string(candidate_room) + " candidates and " + std::to_string(run_room) +
-                          " runs its memory holds (the last build's twice over), so clusters lost candidates and "
-                          "forces summed over the list since missed pairs; build() makes room (redo the steps since "
-                          "the last check); particles moved far or out of their spatial order since the build");
-    }
-  }
-
-  // The cluster format's rows: its traversal, run where the list lives (the library's).
-  std::vector<std::vector<std::uint32_t>> cluster_rows_on_host() const {
-    std::vector<std::uint32_t> offsets, indices;
-    detail::cluster_rows(memory_, geometry_, offsets, indices, nullptr);
-    std::vector<std::vector<std::uint32_t>> rows(memory_.particles);
-    for (std::size_t i = 0; i < rows.size(); ++i) {
-      rows[i].assign(indices.begin() + offsets[i], indices.begin() + offsets[i + 1]);
-    }
-    return rows;
   }
 
   list_params params_;
