@@ -5,7 +5,8 @@ usage: extract_header_examples.py <include/coalesce> <output dir>
 
 A header's example is the run of comment lines indented by three spaces ("//   ...") at the
 top of the file, up to the first prose line after it. Lines starting with "#include" are
-dropped; "struct ..." lines move to namespace scope (device lambdas may not capture local
+dropped; "struct ..." lines (and, for a struct over several lines, the lines up to its closing
+brace) move to namespace scope (device lambdas may not capture local
 types); the rest becomes the body of a function that sees the shared context
 (tests/header_examples/context.hpp). Headers without a code example are listed in SKIP."""
 import pathlib
@@ -48,8 +49,15 @@ def main(include_dir, out_dir):
         lines = example_lines(header.read_text())
         if not lines:
             sys.exit(f"{header}: no example at the top (lines starting with '//   '); add one or list it in SKIP")
-        types = [l for l in lines if l.startswith("struct ")]
-        body = [l for l in lines if not l.startswith("struct ") and not l.startswith("#include")]
+        # A "struct" line at the example's margin moves to namespace scope with the lines that
+        # follow it until its braces close (a struct written over several lines).
+        types, body, depth = [], [], 0
+        for l in lines:
+            if depth > 0 or l.startswith("struct "):
+                types.append(l)
+                depth += l.count("{") - l.count("}")
+            elif not l.startswith("#include"):
+                body.append(l)
         name = relative[: -len(".hpp")].replace("/", "_")
         source = [
             f"// Generated from include/coalesce/{relative} by scripts/extract_header_examples.py: the",

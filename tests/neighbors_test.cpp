@@ -150,7 +150,7 @@ TEST_CASE("bad input is refused with a message and writes nothing") {
   nan[37].pos.y = std::numeric_limits<float>::quiet_NaN();
   refused(nan, b, {.cutoff = 1.0}, "particle 37");
   coalesce::box open = b;
-  open.edges = coalesce::boundary::clamped;
+  open.edges = coalesce::boundary::open;
   auto outside = p;
   outside[5].pos.z = 6.5f;
   refused(outside, open, {.cutoff = 1.0}, "particle 5 at");
@@ -281,7 +281,7 @@ TEST_CASE_TEMPLATE("rebuilds whose particle count wanders a little allocate noth
                    coalesce::padded_rows, coalesce::csr) {
   // A dense block of 1000 particles and up to 60 more spread thinly beside it (as ghosts come and
   // go between rebuilds): the widest row stays in the dense block, the count moves by 6 %.
-  coalesce::box const b{.lo = {0, 0, 0}, .hi = {20, 10, 10}, .edges = coalesce::boundary::clamped};
+  coalesce::box const b{.lo = {0, 0, 0}, .hi = {20, 10, 10}, .edges = coalesce::boundary::open};
   auto const dense = random_particles(1000, 0.0f, 10.0f, 41);
   auto const thin = random_particles(60, 0.0f, 10.0f, 43);
   auto with_extra = [&](std::size_t extra) {
@@ -649,7 +649,7 @@ TEST_CASE_TEMPLATE("keys and lists read positions stored as fixed_point<int32_t,
   CHECK_THROWS_WITH_AS(from_fixed.build(out_of_box, &Particle::pos, b, {false, true, true}),
                        doctest::Contains("particle 5 at (13.5"), coalesce::error);
   // Keys refuse it too outside a clamped box, naming its decoded coordinate.
-  coalesce::box const clamped{.lo = {0, 0, 0}, .hi = {12, 12, 12}, .edges = coalesce::boundary::clamped};
+  coalesce::box const clamped{.lo = {0, 0, 0}, .hi = {12, 12, 12}, .edges = coalesce::boundary::open};
   coalesce::reorder_plan plan_clamped;
   CHECK_THROWS_WITH_AS((void)coalesce::morton_keys(out_of_box, &Particle::pos, clamped, plan_clamped),
                        doctest::Contains("(13.5"), coalesce::error);

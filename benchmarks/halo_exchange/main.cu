@@ -106,7 +106,7 @@ int main(int argc, char** argv) {
 
   {  // everything MPI-owned (the decomposition's communicator) is gone before MPI_Finalize
     double const width = 10.0, cutoff = 1.0;
-    coalesce::box const box{.lo = {0, 0, 0}, .hi = {width * size, width, width}, .edges = coalesce::boundary::clamped};
+    coalesce::box const box{.lo = {0, 0, 0}, .hi = {width * size, width, width}, .edges = coalesce::boundary::open};
     coalesce::mpi::decomposition d(MPI_COMM_WORLD, box, 3, {size, 1, 1});
     auto const sub = d.subdomain();
     std::vector<Particle> records(n);

@@ -175,7 +175,7 @@ int main(int argc, char** argv) {
     // Slabs 20 wide in a clamped box (no periodic images: every ghost comes from a neighbour
     // rank); a cutoff of 1 gives 5% of a neighbour's particles per face.
     double const width = 20.0, cutoff = 1.0;
-    coalesce::box const box{.lo = {0, 0, 0}, .hi = {width * size, width, width}, .edges = coalesce::boundary::clamped};
+    coalesce::box const box{.lo = {0, 0, 0}, .hi = {width * size, width, width}, .edges = coalesce::boundary::open};
     coalesce::mpi::decomposition d(MPI_COMM_WORLD, box, 3, {size, 1, 1});
     auto const sub = d.subdomain();
     std::mt19937 rng(5u + static_cast<unsigned>(rank));

@@ -122,7 +122,7 @@ struct rank_state {
 // no ghost are "interior": their forces need no forward and run while it travels.
 void build_lists(rank_state& s, coalesce::box const& sub, coalesce::stream on) {
   double const around = cutoff + skin + 0.5;  // 0.5: rounding of shifted periodic images
-  coalesce::box domain{.lo = sub.lo, .hi = sub.hi, .edges = coalesce::boundary::clamped};
+  coalesce::box domain{.lo = sub.lo, .hi = sub.hi, .edges = coalesce::boundary::open};
   for (int a = 0; a < 3; ++a) {
     domain.lo[a] -= around;
     domain.hi[a] += around;
@@ -207,7 +207,7 @@ void rebuild(rank_state& s, coalesce::mpi::decomposition& d, coalesce::stream co
   t.migrate += seconds_since(t0);
   t0 = std::chrono::steady_clock::now();
   // Along a Hilbert curve over the subdomain (a margin covers rounding at its faces).
-  coalesce::box wide{.lo = d.subdomain().lo, .hi = d.subdomain().hi, .edges = coalesce::boundary::clamped};
+  coalesce::box wide{.lo = d.subdomain().lo, .hi = d.subdomain().hi, .edges = coalesce::boundary::open};
   for (int a = 0; a < 3; ++a) {
     wide.lo[a] -= 1.0;
     wide.hi[a] += 1.0;
@@ -263,7 +263,7 @@ struct rank_streams {
 
 // Runs the simulation on `comm`; returns the final forces by id (owned particles of this rank).
 std::map<std::uint32_t, vec3> run(MPI_Comm comm, options const& o, std::size_t n_total, float box_side, bool report) {
-  coalesce::box const box{.lo = {0, 0, 0}, .hi = {box_side, box_side, box_side}};
+  coalesce::box const box{.lo = {0, 0, 0}, .hi = {box_side, box_side, box_side}, .edges = coalesce::boundary::periodic};
   coalesce::mpi::decomposition d(comm, box);
   rank_streams streams;
   auto const everything = global_system(n_total, box_side);

@@ -35,5 +35,6 @@
 #include "core/split.hpp"
 #include "core/stored_as.hpp"
 #include "memory/vector.hpp"
+#include "neighbors/pair_engine.hpp"
 #include "neighbors/verlet_list.hpp"
 #include "core/view.hpp"

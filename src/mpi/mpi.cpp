@@ -91,9 +91,7 @@ communicator& communicator::operator=(communicator&& other) noexcept {
 }
 
 decomposition::decomposition(MPI_Comm comm, box const& global, unsigned dims, std::array<int, 3> ranks_per_axis)
-    : decomposition(comm, global, dims, ranks_per_axis,
-                    {global.edges == boundary::periodic, global.edges == boundary::periodic,
-                     global.edges == boundary::periodic}) {}
+    : decomposition(comm, global, dims, ranks_per_axis, global.periodic_axes()) {}
 
 decomposition::decomposition(MPI_Comm comm, box const& global, unsigned dims, std::array<int, 3> ranks_per_axis,
                              std::array<bool, 3> periodic)

@@ -18,7 +18,7 @@ struct key_params {
   std::uint64_t grid[3];  // up to 2^32 cells per axis (2-D 64-bit curves)
   unsigned dims;
   unsigned levels;
-  bool periodic;
+  bool periodic[3];
   curve kind;
 };
 
@@ -32,7 +32,7 @@ inline key_params make_key_params(key_spec const& spec) {
   }
   p.dims = spec.dims;
   p.levels = spec.levels;
-  p.periodic = spec.periodic;
+  for (int a = 0; a < 3; ++a) p.periodic[a] = spec.periodic[a];
   p.kind = spec.kind;
   return p;
 }
@@ -57,7 +57,7 @@ COALESCE_HOST_DEVICE COALESCE_INLINE bool cell_of(key_params const& p, unsigned 
     double const v = x[a];
     if (!(v - v == 0.0)) return false;  // NaN or infinite (inf - inf is NaN)
     double t = v - p.lo[a];
-    if (p.periodic) {
+    if (p.periodic[a]) {
       // Only images outside the box pay for the division (most positions are inside).
       if (t < 0.0 || t >= p.extent[a]) t -= ::floor(t / p.extent[a]) * p.extent[a];
     } else if (t < 0.0 || t > p.extent[a]) {

@@ -213,7 +213,9 @@ plan_keys compute_keys(reorder_plan& plan, memory_kind kind, key_spec const& spe
     }
     where += ")";
     throw_error(std::string(curve_name(spec.kind)) + ": element " + std::to_string(bad) + " has position " + where +
-                (spec.periodic ? ", which is not finite" : ", which is not finite or lies outside the clamped box") +
+                (spec.periodic == std::array<bool, 3>{true, true, true}
+                     ? ", which is not finite"
+                     : ", which is not finite or lies outside the box along an open axis") +
                 "; nothing was reordered");
   }
   s.key_generation = next_key_generation();

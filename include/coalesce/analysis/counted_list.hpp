@@ -7,7 +7,7 @@
 //   std::vector<Particle> const& sample = legacy;                      // a sample, in its order
 //   coalesce::host_vector<Particle> particles(sample);
 //   coalesce::verlet_list<coalesce::csr, coalesce::host> list({.cutoff = 1.0, .skin = 0.2});
-//   list.build(particles, &Particle::pos, coalesce::box{.lo = {0, 0, 0}, .hi = {10, 10, 10}});
+//   list.build(particles, &Particle::pos, coalesce::box{.lo = {0, 0, 0}, .hi = {10, 10, 10}, .edges = coalesce::boundary::open});
 //   ca::counted_list<coalesce::csr> const nl(list);
 //   auto t = ca::count_accesses<Particle>("forces", sample, [&](auto v, std::size_t i) {
 //     coalesce::for_each_neighbor(nl, i, [&](std::uint32_t j) { float m = v[j][&Particle::mass]; (void)m; });

@@ -2,7 +2,15 @@
 // in (reorder/keys.hpp), and the frame of positions stored relative to it (box_fixed,
 // core/stored_types.hpp: a vector's set_box).
 //
-//   coalesce::box b{.lo = {0, 0, 0}, .hi = {L, L, L}, .edges = coalesce::boundary::periodic};
+//   coalesce::box b{.lo = {0, 0, 0}, .hi = {L, L, L}, .edges = coalesce::boundary::periodic};   // every axis
+//   coalesce::box slab{.lo = {0, 0, 0}, .hi = {L, L, 4},                                          // per axis
+//                      .edges = {coalesce::boundary::periodic, coalesce::boundary::periodic, coalesce::boundary::open}};
+//   bool const wraps_z = slab.periodic(2);   // false: z is open
+//
+// Each axis is periodic (it wraps: keys, lists, the pair engine and migration see the nearest
+// image) or open (positions lie inside [lo, hi]: lists and keys refuse others, nothing wraps).
+// A box that does not say is periodic along every axis (.edges left out): state it where an open
+// boundary is meant, since a periodic list over an open box gains pairs across the faces.
 #pragma once
 #include <array>
 #include <cmath>
@@ -13,13 +21,33 @@
 
 namespace coalesce {
 
-enum class boundary : unsigned char { periodic, clamped };
+// clamped is the former name of open (Morton and Hilbert keys clamp nothing either: a position
+// outside an open axis is an error).
+enum class boundary : unsigned char { periodic, open, clamped = open };
+
+// The boundary of each axis: one for all (`.edges = boundary::open`) or one per axis
+// (`.edges = {boundary::periodic, boundary::periodic, boundary::open}`).
+struct box_edges {
+  std::array<boundary, 3> axis{boundary::periodic, boundary::periodic, boundary::periodic};
+  constexpr box_edges() = default;
+  constexpr box_edges(boundary every) : axis{every, every, every} {}  // NOLINT: implicit on purpose
+  constexpr box_edges(boundary x, boundary y, boundary z) : axis{x, y, z} {}
+  COALESCE_HOST_DEVICE constexpr bool periodic(unsigned a) const { return a < 3 && axis[a] == boundary::periodic; }
+  constexpr boundary operator[](unsigned a) const { return axis[a]; }
+  friend constexpr bool operator==(box_edges const&, box_edges const&) = default;
+  // Every axis has boundary b (the one-boundary spelling's comparison).
+  friend constexpr bool operator==(box_edges const& e, boundary b) {
+    return e.axis[0] == b && e.axis[1] == b && e.axis[2] == b;
+  }
+};
 
 // An axis-aligned box; for 2-D positions only the first two axes are used.
 struct box {
   std::array<double, 3> lo{0.0, 0.0, 0.0};
   std::array<double, 3> hi{1.0, 1.0, 1.0};
-  boundary edges = boundary::periodic;
+  box_edges edges{};
+  COALESCE_HOST_DEVICE constexpr bool periodic(unsigned a) const { return edges.periodic(a); }
+  constexpr std::array<bool, 3> periodic_axes() const { return {periodic(0), periodic(1), periodic(2)}; }
 };
 
 namespace detail {

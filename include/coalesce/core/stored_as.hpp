@@ -16,7 +16,7 @@
 //   using tagged = coalesce::stored_as<coalesce::soa, coalesce::store<&Particle::id, coalesce::bits<20>>>;
 //   // Positions in 32-bit steps of the vector's box, wrapped periodically (the box is the vector's):
 //   using boxed = coalesce::stored_as<coalesce::soa, coalesce::store<&Particle::pos, coalesce::box_fixed<coalesce::wrap>>>;
-//   coalesce::host_vector<Particle, boxed> in_box(coalesce::box{.lo = {0, 0, 0}, .hi = {10, 10, 10}});
+//   coalesce::host_vector<Particle, boxed> in_box(coalesce::box{.lo = {0, 0, 0}, .hi = {10, 10, 10}, .edges = coalesce::boundary::periodic});
 //   in_box.assign(h);
 //
 // store<&T::member, Format> names a direct member of T (a nested struct member takes all its

@@ -2,7 +2,7 @@
 // consecutive particles, runs of candidate indices [first, end) instead of one slot per neighbour.
 //
 //   // d: a coalesce::device_vector<Particle>, sorted along space first (hilbert_keys + sort_by_key)
-//   coalesce::box const domain{.lo = {0, 0, 0}, .hi = {L, L, L}};
+//   coalesce::box const domain{.lo = {0, 0, 0}, .hi = {L, L, L}, .edges = coalesce::boundary::periodic};
 //   coalesce::verlet_list<coalesce::clusters> list({.cutoff = 2.5, .skin = 0.3});
 //   list.build(d, &Particle::pos, domain);                   // a few bytes per particle
 //   auto nl = list.view();

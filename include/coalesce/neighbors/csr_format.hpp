@@ -3,7 +3,7 @@
 // same two arrays).
 //
 //   coalesce::verlet_list<coalesce::csr, coalesce::host> list({.cutoff = 1.0, .skin = 0.2});
-//   list.build(h, &Particle::pos, coalesce::box{.lo = {0, 0, 0}, .hi = {10, 10, 10}});
+//   list.build(h, &Particle::pos, coalesce::box{.lo = {0, 0, 0}, .hi = {10, 10, 10}, .edges = coalesce::boundary::open});
 //   auto nl = list.view(h);                       // row i: nl.indices[nl.offsets[i], nl.offsets[i + 1])
 //   std::size_t stored = 0;
 //   for (std::size_t r = 0; r < nl.size(); ++r) coalesce::for_each_neighbor(nl, r, [&](std::uint32_t) { ++stored; });

@@ -9,7 +9,7 @@
 //     return most;
 //   };
 //   coalesce::verlet_list<coalesce::csr, coalesce::host> library({.cutoff = 1.0, .skin = 0.2});
-//   library.build(h, &Particle::pos, coalesce::box{.lo = {0, 0, 0}, .hi = {10, 10, 10}});
+//   library.build(h, &Particle::pos, coalesce::box{.lo = {0, 0, 0}, .hi = {10, 10, 10}, .edges = coalesce::boundary::open});
 //   coalesce::host_neighbor_list<std::uint32_t> own{.indices = neighbour_list.data(), .particles = n,
 //                                                   .max_neighbors = 32, .order = coalesce::neighbor_order::column_major};
 //   float const a = heaviest_neighbour(library.view(h), i), b = heaviest_neighbour(own, i);

@@ -5,7 +5,7 @@
 // A padded list is a coalesce::neighbor_list description too (verlet_list::as_neighbor_list()).
 //
 //   coalesce::verlet_list<coalesce::padded_rows, coalesce::host> list({.cutoff = 1.0, .skin = 0.2});
-//   list.build(h, &Particle::pos, coalesce::box{.lo = {0, 0, 0}, .hi = {10, 10, 10}});
+//   list.build(h, &Particle::pos, coalesce::box{.lo = {0, 0, 0}, .hi = {10, 10, 10}, .edges = coalesce::boundary::open});
 //   auto nl = list.view(h);                       // slots: nl.width per row, nl.count(i) used
 //   std::uint32_t const first = nl.count(i) > 0 ? nl.neighbor(i, 0) : 0;
 //   static_assert(coalesce::padded_rows::order == coalesce::neighbor_order::row_major);

@@ -2,7 +2,7 @@
 // cells, in a format chosen by one type like a layout, read by one traversal for every format.
 //
 //   // d: a coalesce::device_vector<Particle> (any layout)
-//   coalesce::box const domain{.lo = {0, 0, 0}, .hi = {L, L, L}};       // periodic (per axis: .periodic)
+//   coalesce::box const domain{.lo = {0, 0, 0}, .hi = {L, L, L}, .edges = coalesce::boundary::periodic};  // per axis: {...}
 //   coalesce::verlet_list<coalesce::padded_columns> list({.cutoff = 2.5, .skin = 0.3});
 //   list.build(d, &Particle::pos, domain);                               // cells, sort, rows
 //   auto nl = list.view();                                               // by value into kernels
@@ -108,7 +108,7 @@ template <class Format, class Space = device> class verlet_list {
   explicit verlet_list(list_params params) : params_(params) { memory_.kind = kind; }
 
   // Builds the list of `particles` (any layout) whose position is the member (path) `position`,
-  // in `domain` (periodic or clamped as its edges say; `periodic` overrides that per axis).
+  // in `domain` (periodic or open per axis as its edges say; `periodic` overrides that per axis).
   template <class T, class L, class Pos>
   void build(vector<T, L, Space> const& particles, Pos const& position, box const& domain, stream on = default_stream) {
     build(particles, position, domain, periodic_axes(domain), on);
@@ -259,10 +259,7 @@ template <class Format, class Space = device> class verlet_list {
 
  private:
   // Every axis as the box's edges say (the build and refill overloads without `periodic`).
-  static std::array<bool, 3> periodic_axes(box const& domain) {
-    bool const p = domain.edges == boundary::periodic;
-    return {p, p, p};
-  }
+  static std::array<bool, 3> periodic_axes(box const& domain) { return domain.periodic_axes(); }
 
   template <class T, class L, class Pos> void build_from(vector<T, L, Space> const& particles, Pos const& position,
                                                          box const& domain, std::array<bool, 3> periodic,

@@ -278,7 +278,7 @@ key_array<Key, S> curve_keys(curve kind, layout_storage<T, L> const& storage, st
   spec.kind = kind;
   spec.key_bytes = sizeof(Key);
   spec.dims = columns.dims;
-  spec.periodic = b.edges == boundary::periodic;
+  spec.periodic = b.periodic_axes();
   spec.lo = b.lo;
   spec.hi = b.hi;
   spec.levels = levels == 0 ? most : static_cast<unsigned>(levels);
@@ -304,7 +304,7 @@ key_array<Key, S> cell_keys_of(layout_storage<T, L> const& storage, std::size_t 
   spec.kind = curve::cell;
   spec.key_bytes = sizeof(Key);
   spec.dims = columns.dims;
-  spec.periodic = b.edges == boundary::periodic;
+  spec.periodic = b.periodic_axes();
   spec.lo = b.lo;
   spec.hi = b.hi;
   std::uint64_t cells = 1;

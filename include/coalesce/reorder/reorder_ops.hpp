@@ -178,7 +178,7 @@ struct key_spec {
   curve kind = curve::morton;
   unsigned key_bytes = 4;
   unsigned dims = 3;
-  bool periodic = true;
+  std::array<bool, 3> periodic{true, true, true};  // per axis: wraps (true) or open
   std::array<double, 3> lo{};
   std::array<double, 3> hi{};
   std::array<std::uint64_t, 3> grid{1, 1, 1};  // 64 bits: 2-D 64-bit curves have 2^32 cells per axis

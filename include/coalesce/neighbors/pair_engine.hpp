@@ -1,0 +1,383 @@
+// coalesce/neighbors/pair_engine.hpp - the library owns the pair loop: the user writes the pair law
+// (an evaluator, as HOOMD-blue's pair potentials are), the engine runs it over any neighbour list
+// (every verlet_list format, a user's own list: list_traits.hpp), any layout and stored precision,
+// host or GPU memory, and writes the forces into a member of the particles.
+//
+//   // The pair law, written once: a type of the user's.
+//   struct lennard_jones {
+//     struct param_type {
+//       float epsilon, sigma2;
+//     };
+//     COALESCE_HOST_DEVICE coalesce::pair_value<float> operator()(float r2, param_type const& q) const {
+//       float const s2 = q.sigma2 / r2, s6 = s2 * s2 * s2;
+//       return {24.f * q.epsilon * s6 * (2.f * s6 - 1.f) / r2, 4.f * q.epsilon * s6 * (s6 - 1.f)};
+//     }
+//   };
+//   coalesce::pair_table<lennard_jones::param_type> table(1);  // one particle type
+//   table.set(0, 0, {.epsilon = 1.f, .sigma2 = 1.f}, 2.5);      // parameters and cutoff per type pair
+//   coalesce::verlet_list<coalesce::padded_columns, coalesce::host> near({.cutoff = 2.5, .skin = 0.3});
+//   coalesce::box const domain{.lo = {0, 0, 0}, .hi = {10, 10, 10}, .edges = coalesce::boundary::periodic};
+//   near.build(h, &Particle::pos, domain);
+//   coalesce::pair_totals const sums = coalesce::compute_pairs(h, &Particle::pos, &Particle::vel, near.view(h),
+//                                                              domain, lennard_jones{}, table, {.energy = true});
+//
+// What the engine does per pair (i, j) of the list: the separation d = x_i - x_j (the minimum image
+// along periodic axes, in the evaluator's real type), r2 = |d|^2, and where r2 is below the pair's
+// cutoff squared the evaluator's force_over_r f: particle i gets f * d (and j gets -f * d on a half
+// list: Newton's third law). The force member is overwritten with the sum (zero for a particle
+// without a pair in reach). Energy and virial (sum over pairs of f * r2, W = sum r . F) are summed
+// only when asked (pair_options), in double, and returned.
+//
+// Types: give the member holding each particle's type (an unsigned or signed integer below the
+// table's type count) to compute_pairs; without it every particle is type 0 (a table of one type).
+// A half list (the view's half, or pair_options::half for a list of the user's) adds each reaction
+// atomically (coalesce::atomic_add: a force member stored as fixed_point<std::int64_t, F> makes the
+// sums deterministic; float members add in any order).
+//
+// Bad input throws coalesce::error and writes nothing: a type outside the table (naming the
+// particle), a pair of types the table was not given (naming the pair), a position that is not
+// finite, a list whose rows do not match the particles.
+//
+// Streams (the one rule of coalesce/memory/stream.hpp): compute_pairs runs on `on` and returns when
+// the forces and the sums are complete.
+#pragma once
+#include <array>
+#include <cmath>
+#include <cstddef>
+#include <cstdint>
+#include <string>
+#include <type_traits>
+
+#include "../core/atomic.hpp"
+#include "../core/box.hpp"
+#include "../core/config.hpp"
+#include "../core/error.hpp"
+#include "../memory/for_each.hpp"
+#include "../memory/stream.hpp"
+#include "../memory/vector.hpp"
+#include "list_traits.hpp"
+
+namespace coalesce {
+
+// What the pair law returns for one pair: the force divided by the distance (the force on i is
+// force_over_r * (x_i - x_j)) and the pair's energy (read only when energy is asked).
+template <class Real> struct pair_value {
+  Real force_over_r = 0;
+  Real energy = 0;
+};
+
+// The pair law: a type with a param_type and operator()(r2, param) -> pair_value<Real>, callable in
+// kernels (COALESCE_HOST_DEVICE). Real (float or double) is the arithmetic of the whole pair loop.
+template <class E>
+concept pair_evaluator = requires {
+  typename E::param_type;
+};
+
+// The evaluator's real type: what its operator() returns pair_value of.
+template <class E> using pair_real_t =
+    decltype(std::declval<E const&>()(0.0f, std::declval<typename E::param_type const&>()).force_over_r);
+
+// Parameters and cutoff per pair of particle types, symmetric, at most MaxTypes types; held by
+// value so that kernels take it as an argument (constant memory on the GPU, no allocation).
+template <class Param, std::size_t MaxTypes = 8> class pair_table {
+ public:
+  explicit pair_table(std::size_t types) : types_(types) {
+    if (types == 0 || types > MaxTypes) {
+      detail::throw_error("pair_table: " + std::to_string(types) + " particle types; 1 to " + std::to_string(MaxTypes) +
+                          " (pair_table<Param, N> holds up to N)");
+    }
+  }
+  // The parameters of the pair (a, b) and of (b, a), and their cutoff.
+  void set(std::size_t a, std::size_t b, Param const& param, double cutoff) {
+    if (a >= types_ || b >= types_) {
+      detail::throw_error("pair_table::set: the pair (" + std::to_string(a) + ", " + std::to_string(b) +
+                          ") names a type outside the table's " + std::to_string(types_) + " types");
+    }
+    if (!(cutoff > 0) || !std::isfinite(cutoff)) {
+      detail::throw_error("pair_table::set: the cutoff of the pair (" + std::to_string(a) + ", " + std::to_string(b) +
+                          ") is " + std::to_string(cutoff) + "; it must be positive and finite");
+    }
+    for (auto const [x, y] : {std::array<std::size_t, 2>{a, b}, std::array<std::size_t, 2>{b, a}}) {
+      params_[x * MaxTypes + y] = param;
+      cutoff2_[x * MaxTypes + y] = cutoff * cutoff;
+      given_[x * MaxTypes + y] = true;
+    }
+  }
+  COALESCE_HOST_DEVICE std::size_t types() const { return types_; }
+  COALESCE_HOST_DEVICE Param const& param(std::size_t a, std::size_t b) const { return params_[a * MaxTypes + b]; }
+  COALESCE_HOST_DEVICE double cutoff2(std::size_t a, std::size_t b) const { return cutoff2_[a * MaxTypes + b]; }
+  double largest_cutoff() const {
+    double c2 = 0;
+    for (std::size_t a = 0; a < types_; ++a)
+      for (std::size_t b = 0; b < types_; ++b) c2 = cutoff2_[a * MaxTypes + b] > c2 ? cutoff2_[a * MaxTypes + b] : c2;
+    return std::sqrt(c2);
+  }
+  // Every pair of types given (compute_pairs checks it first).
+  void check_complete(char const* caller) const {
+    for (std::size_t a = 0; a < types_; ++a) {
+      for (std::size_t b = a; b < types_; ++b) {
+        if (!given_[a * MaxTypes + b]) {
+          detail::throw_error(std::string(caller) + ": the pair table has no parameters for the types (" +
+                              std::to_string(a) + ", " + std::to_string(b) + "); set() every pair of its " +
+                              std::to_string(types_) + " types");
+        }
+      }
+    }
+  }
+
+ private:
+  std::size_t types_;
+  Param params_[MaxTypes * MaxTypes]{};
+  double cutoff2_[MaxTypes * MaxTypes]{};
+  bool given_[MaxTypes * MaxTypes]{};
+};
+
+// What compute_pairs sums besides the forces (off by default: then it costs nothing), and, for a
+// list of the user's that holds each pair once, that it is a half list (the library's views say so
+// themselves).
+struct pair_options {
+  bool energy = false;
+  bool virial = false;
+  bool half = false;
+};
+
+// The sums over every pair in reach: potential energy and the virial W = sum over pairs of r . F
+// (pressure = (2 K + W) / (3 V) in 3-D). Zero where not asked.
+struct pair_totals {
+  double energy = 0;
+  double virial = 0;
+};
+
+namespace detail {
+
+// A position's coordinate d (vec3, float4, std::array: any member of uniform leaves).
+template <class Real, class Ref> COALESCE_HOST_DEVICE COALESCE_INLINE Real coordinate(Ref const& position, int d) {
+  return static_cast<Real>(position[d]);
+}
+
+// The separation d = x_i - x_j along one axis as the minimum image (the list builds' choice:
+// within half a length; positions inside the box or at most one length outside).
+template <class Real> COALESCE_HOST_DEVICE COALESCE_INLINE Real image_separation(Real d, bool periodic, Real length) {
+  if (!periodic) return d;
+  return d > Real(0.5) * length ? d - length : (d < Real(-0.5) * length ? d + length : d);
+}
+
+// The list's own word on half, or the caller's for a list that has none.
+template <class List> bool list_is_half(List const& list, bool stated, char const* caller) {
+  if constexpr (requires { list.half; }) {
+    if (stated && !list.half) {
+      throw_error(std::string(caller) +
+                  ": pair_options::half says the list holds each pair once, but the library's list is a full one "
+                  "(list_params::half = false); drop pair_options::half");
+    }
+    return list.half;
+  } else {
+    return stated;
+  }
+}
+
+struct no_type_member {};
+
+// A member pointer as the engine's kernels capture it: nvcc writes the types an extended lambda
+// captures (and its enclosing function's parameter types) into generated code, and spells a
+// pointer to a member of class type there in a form it then cannot parse (`vec3 ::ns::P::*`); a
+// struct templated on the two classes spells fine.
+template <class M, class U> struct member_handle { M U::*pointer; };
+
+template <class T, class M>
+COALESCE_HOST_DEVICE COALESCE_INLINE std::size_t type_of(T const& particle, M const& member) {
+  if constexpr (std::is_same_v<M, no_type_member>) {
+    (void)particle;
+    (void)member;
+    return 0;
+  } else {
+    return static_cast<std::size_t>(particle[member.pointer]);
+  }
+}
+
+// How many particles the checks refused (one element, in the particles' memory).
+struct bad_count {
+  std::uint64_t count;
+};
+
+// The sums of a pass, in the particles' memory (one element).
+struct pair_sums {
+  double energy;
+  double virial;
+};
+
+// The whole pass: checks, zeroing (half lists), the pair loop, the sums.
+template <bool Energy, bool Virial, class Evaluator, class T, class L, class Space, class Pos, class Force,
+          class TypeMember, class List, class Table>
+pair_totals run_pairs(vector<T, L, Space>& particles, member_handle<Pos, T> position, member_handle<Force, T> force,
+                      TypeMember type_member, List const& list, box const& domain, Evaluator const& law,
+                      Table const& table, bool half, stream on) {
+  using Real = pair_real_t<Evaluator>;
+  constexpr char const* caller = "compute_pairs";
+  std::size_t const n = particles.size();
+  std::size_t const rows = list_traits<List>::size(list);
+  if (rows > n) {
+    throw_error(std::string(caller) + ": the list has " + std::to_string(rows) + " rows for " + std::to_string(n) +
+                " particles; build it over these particles");
+  }
+  table.check_complete(caller);
+  Real length[3];
+  bool periodic[3];
+  for (int a = 0; a < 3; ++a) {
+    length[a] = static_cast<Real>(domain.hi[a] - domain.lo[a]);
+    periodic[a] = domain.periodic(a);
+  }
+  auto v = particles.view();
+  std::size_t const types = table.types();
+  // Checks first, nothing written: a count of bad particles, then (only then) the first one named.
+  {
+    vector<bad_count, soa, Space> bad(1, bad_count{0}, on);
+    auto b = bad.view();
+    for_each_index(
+        Space{}, n,
+        [=] COALESCE_HOST_DEVICE(std::size_t i) {
+          auto const x = v[i][position.pointer];
+          bool ok = type_of(v[i], type_member) < types;
+          for (int d = 0; d < 3; ++d) ok = ok && std::isfinite(static_cast<double>(coordinate<Real>(x, d)));
+          if (!ok) atomic_add(b[0][&bad_count::count], std::uint64_t{1});
+        },
+        on);
+    bad_count const found = host_vector<bad_count, soa>(bad, on).view()[0];
+    if (found.count != 0) {
+      host_vector<T, L> const copy(particles);
+      auto const w = copy.view();
+      for (std::size_t i = 0; i < n; ++i) {
+        std::size_t const t = type_of(w[i], type_member);
+        if (t >= types) {
+          throw_error(std::string(caller) + ": particle " + std::to_string(i) + " has type " + std::to_string(t) +
+                      ", outside the pair table's " + std::to_string(types) + " types; nothing was written");
+        }
+        auto const x = w[i][position.pointer];
+        for (int d = 0; d < 3; ++d) {
+          if (!std::isfinite(static_cast<double>(coordinate<Real>(x, d)))) {
+            throw_error(std::string(caller) + ": particle " + std::to_string(i) +
+                        " has a position that is not finite; nothing was written");
+          }
+        }
+      }
+    }
+  }
+  vector<pair_sums, soa, Space> sums(1, pair_sums{0, 0}, on);
+  auto s = sums.view();
+  // Half lists add reactions into other rows: every force starts at zero, then atomics.
+  if (half) {
+    for_each_index(
+        Space{}, n,
+        [=] COALESCE_HOST_DEVICE(std::size_t i) {
+          for (int d = 0; d < 3; ++d) v[i][force.pointer][d] = 0;
+        },
+        on);
+  }
+  auto const pass = [=] COALESCE_HOST_DEVICE(std::size_t i) {
+    (void)s;  // captured here, not first inside an if constexpr (nvcc's rule for extended lambdas)
+    auto const xi = v[i][position.pointer];
+    Real const x0 = coordinate<Real>(xi, 0), x1 = coordinate<Real>(xi, 1), x2 = coordinate<Real>(xi, 2);
+    std::size_t const ti = type_of(v[i], type_member);
+    Real f0 = 0, f1 = 0, f2 = 0;
+    double energy = 0, virial = 0;
+    for_each_neighbor(list, i, [&](std::uint32_t j) {
+      auto const xj = v[j][position.pointer];
+      Real d[3] = {x0 - coordinate<Real>(xj, 0), x1 - coordinate<Real>(xj, 1), x2 - coordinate<Real>(xj, 2)};
+      for (int a = 0; a < 3; ++a) d[a] = image_separation(d[a], periodic[a], length[a]);
+      Real const r2 = d[0] * d[0] + d[1] * d[1] + d[2] * d[2];
+      std::size_t const tj = type_of(v[j], type_member);
+      if (!(static_cast<double>(r2) < table.cutoff2(ti, tj))) return;
+      pair_value<Real> const p = law(r2, table.param(ti, tj));
+      f0 += p.force_over_r * d[0];
+      f1 += p.force_over_r * d[1];
+      f2 += p.force_over_r * d[2];
+      if (half) {
+        atomic_add(v[j][force.pointer][0], -p.force_over_r * d[0]);
+        atomic_add(v[j][force.pointer][1], -p.force_over_r * d[1]);
+        atomic_add(v[j][force.pointer][2], -p.force_over_r * d[2]);
+      }
+      // Each pair once over the whole pass: a full list meets it twice.
+      double const share = half ? 1.0 : 0.5;
+      if constexpr (Energy) energy += share * static_cast<double>(p.energy);
+      if constexpr (Virial) virial += share * static_cast<double>(p.force_over_r) * static_cast<double>(r2);
+    });
+    if (half) {
+      atomic_add(v[i][force.pointer][0], f0);
+      atomic_add(v[i][force.pointer][1], f1);
+      atomic_add(v[i][force.pointer][2], f2);
+    } else {
+      v[i][force.pointer][0] = f0;
+      v[i][force.pointer][1] = f1;
+      v[i][force.pointer][2] = f2;
+    }
+    if constexpr (Energy) atomic_add(s[0][&pair_sums::energy], energy);
+    if constexpr (Virial) atomic_add(s[0][&pair_sums::virial], virial);
+  };
+  for_each_index(Space{}, rows, pass, on);
+  // Rows past the list's (list_rows: ghosts) get no force of their own on a full list.
+  if (!half && rows < n) {
+    for_each_index(
+        Space{}, n - rows,
+        [=] COALESCE_HOST_DEVICE(std::size_t k) {
+          for (int d = 0; d < 3; ++d) v[rows + k][force.pointer][d] = 0;
+        },
+        on);
+  }
+  pair_totals out;
+  if constexpr (Energy || Virial) {
+    pair_sums const total = host_vector<pair_sums, soa>(sums, on).view()[0];  // waits for `on`
+    out.energy = Energy ? total.energy : 0.0;
+    out.virial = Virial ? total.virial : 0.0;
+  } else {
+    synchronize(on);
+  }
+  return out;
+}
+
+template <class Evaluator, class T, class L, class Space, class Pos, class Force, class TypeMember, class List,
+          class Table>
+pair_totals dispatch_pairs(vector<T, L, Space>& particles, Pos T::*position, Force T::*force, TypeMember type_member,
+                           List const& list, box const& domain, Evaluator const& law, Table const& table,
+                           pair_options options, stream on) {
+  bool const half = list_is_half(list, options.half, "compute_pairs");
+  member_handle<Pos, T> const at_position{position};
+  member_handle<Force, T> const at_force{force};
+  auto run = [&]<bool E, bool W>() {
+    return run_pairs<E, W>(particles, at_position, at_force, type_member, list, domain, law, table, half, on);
+  };
+  if (options.energy && options.virial) return run.template operator()<true, true>();
+  if (options.energy) return run.template operator()<true, false>();
+  if (options.virial) return run.template operator()<false, true>();
+  return run.template operator()<false, false>();
+}
+
+}  // namespace detail
+
+// The pair law over every pair of `list` (rows: particles 0 .. list size), every particle of one
+// type (a table of one type). Forces into `force` (overwritten), positions from `position`.
+template <class Evaluator, class T, class L, class Space, class Pos, class Force, class List, class Param,
+          std::size_t MaxTypes>
+requires pair_evaluator<Evaluator> && neighbor_list_view<List> pair_totals
+compute_pairs(vector<T, L, Space>& particles, Pos T::*position, Force T::*force, List const& list, box const& domain,
+              Evaluator const& law, pair_table<Param, MaxTypes> const& table, pair_options options = {},
+              stream on = default_stream) {
+  if (table.types() != 1) {
+    detail::throw_error("compute_pairs: the pair table has " + std::to_string(table.types()) +
+                        " types; give the member that holds each particle's type");
+  }
+  return detail::dispatch_pairs(particles, position, force, detail::no_type_member{}, list, domain, law, table, options,
+                                on);
+}
+
+// The same with each particle's type read from the member `type` (an integer below table.types()).
+template <class Evaluator, class T, class L, class Space, class Pos, class Force, class Type, class List, class Param,
+          std::size_t MaxTypes>
+requires pair_evaluator<Evaluator> && neighbor_list_view<List> && std::is_integral_v<Type> pair_totals
+compute_pairs(vector<T, L, Space>& particles, Pos T::*position, Force T::*force, Type T::*type, List const& list,
+              box const& domain, Evaluator const& law, pair_table<Param, MaxTypes> const& table,
+              pair_options options = {}, stream on = default_stream) {
+  return detail::dispatch_pairs(particles, position, force, detail::member_handle<Type, T>{type}, list, domain, law,
+                                table, options, on);
+}
+
+}  // namespace coalesce
