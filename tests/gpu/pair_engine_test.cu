@@ -8,6 +8,7 @@
 #include <random>
 #include <span>
 #include <tuple>
+#include <type_traits>
 #include <vector>
 
 #include <doctest/doctest.h>
@@ -105,9 +106,11 @@ using namespace pair_engine_gpu_test;
 
 TEST_CASE_TEMPLATE("compute_pairs in GPU memory gives the host's forces and sums: every format, full and half", Format,
                    coalesce::padded_columns, coalesce::padded_rows, coalesce::csr, coalesce::clusters) {
+  // soa for every format, aos for one (each combination is a set of kernels to compile: CI's time)
   for (bool const half : {false, true}) {
     check_device_against_host<Format, coalesce::soa>(half);
-    check_device_against_host<Format, coalesce::aos>(half);
+    if constexpr (std::is_same_v<Format, coalesce::padded_columns>)
+      check_device_against_host<Format, coalesce::aos>(half);
   }
 }
 
