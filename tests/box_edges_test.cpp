@@ -34,9 +34,7 @@ TEST_CASE_TEMPLATE("a list over a box periodic in x and y and open in z holds th
                    coalesce::padded_columns, coalesce::padded_rows, coalesce::csr, coalesce::clusters) {
   auto p = random_particles(600, 0.f, 6.f, 21);
   if constexpr (coalesce::detail::list_format_ops<Format>::tests_candidates) {  // clusters: a spatial order
-    std::sort(p.begin(), p.end(), [](Particle const& x, Particle const& y) {
-      return std::tie(x.pos.z, x.pos.y, x.pos.x) < std::tie(y.pos.z, y.pos.y, y.pos.x);
-    });
+    p = spatially_sorted(std::move(p));
   }
   coalesce::box const slab{.lo = {0, 0, 0}, .hi = {6, 6, 6}, .edges = {P, P, O}};
   for (bool const half : {false, true}) {
@@ -81,7 +79,8 @@ TEST_CASE("the pair engine takes the nearest image along periodic axes only") {
   };
   coalesce::pair_table<spring::param_type> table(1);
   table.set(0, 0, {}, 3.0);
-  for (auto const edges : {coalesce::box_edges{P, P, O}, coalesce::box_edges{P, P, P}}) {
+  // The forces of the two particles under a box of these edges (a csr list, the spring above).
+  auto const forces = [&](coalesce::box_edges edges) {
     coalesce::box const b{.lo = {0, 0, 0}, .hi = {6, 6, 6}, .edges = edges};
     coalesce::host_vector<Particle> v(p);
     coalesce::verlet_list<coalesce::csr, coalesce::host> list({.cutoff = 2.9, .skin = 0.1});
@@ -89,6 +88,10 @@ TEST_CASE("the pair engine takes the nearest image along periodic axes only") {
     (void)coalesce::compute_pairs(v, &Particle::pos, &Particle::vel, list.view(v), b, spring{}, table);
     std::vector<Particle> got(2);
     v.copy_to(std::span<Particle>(got));
+    return got;
+  };
+  for (auto const edges : {coalesce::box_edges{P, P, O}, coalesce::box_edges{P, P, P}}) {
+    auto const got = forces(edges);
     // x: 0.25 - (5.75 - 6) = 0.5 through the x faces, both boxes.
     CHECK(got[0].vel.x == doctest::Approx(0.5));
     // z: -2.75 inside the box; through the z faces 3.25, farther: the nearest image is -2.75 in both boxes.
@@ -100,13 +103,6 @@ TEST_CASE("the pair engine takes the nearest image along periodic axes only") {
   for (auto const edges : {coalesce::box_edges{P, P, O}, coalesce::box_edges{P, P, P}}) {
     bool const z_periodic = edges.periodic(2);
     CAPTURE(z_periodic);
-    coalesce::box const b{.lo = {0, 0, 0}, .hi = {6, 6, 6}, .edges = edges};
-    coalesce::host_vector<Particle> v(p);
-    coalesce::verlet_list<coalesce::csr, coalesce::host> list({.cutoff = 2.9, .skin = 0.1});
-    list.build(v, &Particle::pos, b);
-    (void)coalesce::compute_pairs(v, &Particle::pos, &Particle::vel, list.view(v), b, spring{}, table);
-    std::vector<Particle> got(2);
-    v.copy_to(std::span<Particle>(got));
-    CHECK(got[0].vel.z == doctest::Approx(z_periodic ? 0.5 : 0.0));  // open z: out of reach, no force
+    CHECK(forces(edges)[0].vel.z == doctest::Approx(z_periodic ? 0.5 : 0.0));  // open z: out of reach, no force
   }
 }

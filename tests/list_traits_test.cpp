@@ -66,9 +66,7 @@ TEST_CASE_TEMPLATE("a library list's view, its counted list and its rows are one
   auto p = random_particles(700, 0.f, 8.f, 11);
   coalesce::box const b{.lo = {0, 0, 0}, .hi = {8, 8, 8}};
   if constexpr (std::is_same_v<Format, coalesce::clusters>) {  // the cluster build wants a spatial order
-    std::sort(p.begin(), p.end(), [](Particle const& x, Particle const& y) {
-      return std::tie(x.pos.z, x.pos.y, x.pos.x) < std::tie(y.pos.z, y.pos.y, y.pos.x);
-    });
+    p = spatially_sorted(std::move(p));
   }
   for (bool const half : {false, true}) {
     CAPTURE(half);

@@ -6,6 +6,7 @@
 #include <cmath>
 #include <cstdint>
 #include <random>
+#include <tuple>
 #include <vector>
 
 #include <coalesce/coalesce.hpp>
@@ -68,6 +69,14 @@ inline std::size_t entries_of(rows_t const& rows) {
 inline rows_t sorted_rows(rows_t rows) {
   for (auto& r : rows) std::sort(r.begin(), r.end());
   return rows;
+}
+
+// The particles sorted along z, then y, then x: the spatial order the cluster format's build wants.
+inline std::vector<coalesce_test::Particle> spatially_sorted(std::vector<coalesce_test::Particle> p) {
+  std::sort(p.begin(), p.end(), [](coalesce_test::Particle const& x, coalesce_test::Particle const& y) {
+    return std::tie(x.pos.z, x.pos.y, x.pos.x) < std::tie(y.pos.z, y.pos.y, y.pos.x);
+  });
+  return p;
 }
 
 inline std::vector<coalesce_test::Particle> random_particles(std::size_t n, float lo, float hi, unsigned seed) {

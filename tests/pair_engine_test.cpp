@@ -113,9 +113,7 @@ template <class Format, class Layout> void check_against_reference(coalesce::box
   CAPTURE(b.edges == coalesce::boundary::periodic);
   auto p = liquid(400, 9.f, 5);
   if constexpr (coalesce::detail::list_format_ops<Format>::tests_candidates) {  // clusters want a spatial order
-    std::sort(p.begin(), p.end(), [](Particle const& x, Particle const& y) {
-      return std::tie(x.pos.z, x.pos.y, x.pos.x) < std::tie(y.pos.z, y.pos.y, y.pos.x);
-    });
+    p = spatially_sorted(std::move(p));
   }
   auto const table = two_types();
   reference const expected = brute_force_forces(p, b, table);

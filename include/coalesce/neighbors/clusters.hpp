@@ -183,13 +183,7 @@ inline verlet_list_ref<clusters> cluster_ref(list_memory const& m, list_geometry
 
 // Its traversal is its own (list_traits.hpp): one filter pass over the cluster's candidates per row,
 // where count/neighbor would filter again per neighbour.
-template <> struct list_traits<verlet_list_ref<clusters>> {
-  using ref = verlet_list_ref<clusters>;
-  COALESCE_HOST_DEVICE static std::size_t size(ref const& l) { return l.size(); }
-  COALESCE_HOST_DEVICE static std::uint32_t count(ref const& l, std::size_t i) { return l.count(i); }
-  COALESCE_HOST_DEVICE static std::uint32_t neighbor(ref const& l, std::size_t i, std::uint32_t k) {
-    return l.neighbor(i, k);
-  }
+template <> struct list_traits<verlet_list_ref<clusters>> : detail::member_list_traits<verlet_list_ref<clusters>> {
   template <class Body>
   COALESCE_HOST_DEVICE COALESCE_INLINE static void for_each(ref const& l, std::size_t i, Body& body) {
     l.visit(i, body);

@@ -34,14 +34,7 @@ template <> struct verlet_list_ref<csr> {
   COALESCE_HOST_DEVICE std::uint32_t neighbor(std::size_t i, std::uint32_t k) const { return indices[offsets[i] + k]; }
 };
 
-template <> struct list_traits<verlet_list_ref<csr>> {
-  using ref = verlet_list_ref<csr>;
-  COALESCE_HOST_DEVICE static std::size_t size(ref const& l) { return l.size(); }
-  COALESCE_HOST_DEVICE static std::uint32_t count(ref const& l, std::size_t i) { return l.count(i); }
-  COALESCE_HOST_DEVICE static std::uint32_t neighbor(ref const& l, std::size_t i, std::uint32_t k) {
-    return l.neighbor(i, k);
-  }
-};
+template <> struct list_traits<verlet_list_ref<csr>> : detail::member_list_traits<verlet_list_ref<csr>> {};
 
 template <> struct detail::list_format_ops<csr> {
   static constexpr char const* name = "csr";
@@ -70,10 +63,8 @@ template <> struct detail::list_format_ops<csr> {
     std::size_t const n = m.particles;
     std::vector<std::vector<std::uint32_t>> rows(n);
     if (n == 0) return rows;
-    std::vector<std::uint32_t> offsets(n + 1);
-    copy_bytes(memory_kind::host, offsets.data(), m.kind, m.offsets.data(), offsets.size() * 4);
-    std::vector<std::uint32_t> indices(offsets[n]);
-    if (!indices.empty()) copy_bytes(memory_kind::host, indices.data(), m.kind, m.indices.data(), indices.size() * 4);
+    std::vector<std::uint32_t> const offsets = words_on_host(m, m.offsets, n + 1);
+    std::vector<std::uint32_t> const indices = words_on_host(m, m.indices, offsets[n]);
     for (std::size_t i = 0; i < n; ++i) rows[i].assign(indices.begin() + offsets[i], indices.begin() + offsets[i + 1]);
     return rows;
   }
@@ -82,11 +73,7 @@ template <> struct detail::list_format_ops<csr> {
   // A GPU refill stages rows at staged_width and packs them into the memory the build left.
   static bool check_refills(list_memory const& m, list_status const& status, std::string& why) {
     if (status.widest > m.staged_width) {
-      why = "verlet_list::check: a refill found a row of " + std::to_string(status.widest) +
-            " neighbours, more than the list's width of " + std::to_string(m.staged_width) +
-            ", so rows were cut to the width and forces summed over them since missed pairs; build() grows the "
-            "width (redo the steps since the last check), and reserve_width() keeps room for rows that grow "
-            "between builds";
+      why = row_too_wide(status.widest, m.staged_width);
       return true;
     }
     std::size_t const capacity = m.indices.size() / sizeof(std::uint32_t);

@@ -6,6 +6,7 @@
 #include <array>
 #include <cstddef>
 #include <cstdint>
+#include <string>
 #include <vector>
 
 #include <cmath>
@@ -108,6 +109,21 @@ struct list_memory {
   // offsets at the end of a build (a build that throws part-way leaves the previous list whole)
   buffer boxes, candidate_offsets, candidate_ids, candidate_sorted, cluster_counts, next_offsets, next_runs;
 };
+
+// The first `count` 32-bit words of a list buffer, copied to the host (verlet_list::rows_on_host).
+inline std::vector<std::uint32_t> words_on_host(list_memory const& m, buffer const& b, std::size_t count) {
+  std::vector<std::uint32_t> out(count);
+  if (count > 0) copy_bytes(memory_kind::host, out.data(), m.kind, b.data(), count * sizeof(std::uint32_t));
+  return out;
+}
+
+// What verlet_list::check says of a refill that found a row wider than the width it wrote rows at.
+inline std::string row_too_wide(std::size_t widest, std::size_t width) {
+  return "verlet_list::check: a refill found a row of " + std::to_string(widest) +
+         " neighbours, more than the list's width of " + std::to_string(width) +
+         ", so rows were cut to the width and forces summed over them since missed pairs; build() grows the width "
+         "(redo the steps since the last check), and reserve_width() keeps room for rows that grow between builds";
+}
 
 // A cluster list's room, in candidates and in runs: what a refill writes at most (the rest is cut;
 // verlet_list::check() compares a refill's counts with these). A refill sorts its candidates with

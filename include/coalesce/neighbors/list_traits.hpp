@@ -50,6 +50,17 @@ concept neighbor_list_view = requires(List const& list, std::size_t i, std::uint
 };
 
 namespace detail {
+// The traits of a handle that answers size(), count(i) and neighbor(i, k) itself (the library's
+// views): each format's file derives its list_traits from this.
+template <class Ref> struct member_list_traits {
+  using ref = Ref;
+  COALESCE_HOST_DEVICE static std::size_t size(ref const& l) { return l.size(); }
+  COALESCE_HOST_DEVICE static std::uint32_t count(ref const& l, std::size_t i) { return l.count(i); }
+  COALESCE_HOST_DEVICE static std::uint32_t neighbor(ref const& l, std::size_t i, std::uint32_t k) {
+    return l.neighbor(i, k);
+  }
+};
+
 template <class List, class Body>
 concept has_own_traversal = requires(List const& list, std::size_t i, Body& body) {
   list_traits<List>::for_each(list, i, body);

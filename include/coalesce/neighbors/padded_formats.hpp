@@ -79,9 +79,8 @@ template <class Format> struct padded_format_ops {
     std::size_t const n = m.particles;
     std::vector<std::vector<std::uint32_t>> rows(n);
     if (n == 0) return rows;
-    std::vector<std::uint32_t> indices(n * m.width), counts(n);
-    if (!indices.empty()) copy_bytes(memory_kind::host, indices.data(), m.kind, m.indices.data(), indices.size() * 4);
-    copy_bytes(memory_kind::host, counts.data(), m.kind, m.counts.data(), counts.size() * 4);
+    std::vector<std::uint32_t> const indices = words_on_host(m, m.indices, n * m.width);
+    std::vector<std::uint32_t> const counts = words_on_host(m, m.counts, n);
     padded_list_ref<Format::order> const r{indices.data(), counts.data(), n, m.width};
     for (std::size_t i = 0; i < n; ++i) {
       rows[i].resize(counts[i]);
@@ -96,11 +95,7 @@ template <class Format> struct padded_format_ops {
   }
   static bool check_refills(list_memory const& m, list_status const& status, std::string& why) {
     if (status.widest <= m.width) return false;
-    why = "verlet_list::check: a refill found a row of " + std::to_string(status.widest) +
-          " neighbours, more than the list's width of " + std::to_string(m.width) +
-          ", so rows were cut to the width and forces summed over them since missed pairs; build() grows the "
-          "width (redo the steps since the last check), and reserve_width() keeps room for rows that grow "
-          "between builds";
+    why = row_too_wide(status.widest, m.width);
     return true;
   }
   template <class Point> static list_arrays<Point> arrays(verlet_list_ref<Format> const& r) {
@@ -133,13 +128,8 @@ template <> struct detail::list_format_ops<padded_rows> : detail::padded_format_
 // Both read through their members (the traits every list has, list_traits.hpp).
 template <class Format>
 requires(std::is_same_v<Format, padded_columns> ||
-         std::is_same_v<Format, padded_rows>) struct list_traits<verlet_list_ref<Format>> {
-  using ref = verlet_list_ref<Format>;
-  COALESCE_HOST_DEVICE static std::size_t size(ref const& l) { return l.size(); }
-  COALESCE_HOST_DEVICE static std::uint32_t count(ref const& l, std::size_t i) { return l.count(i); }
-  COALESCE_HOST_DEVICE static std::uint32_t neighbor(ref const& l, std::size_t i, std::uint32_t k) {
-    return l.neighbor(i, k);
-  }
+         std::is_same_v<Format, padded_rows>) struct list_traits<verlet_list_ref<Format>>
+    : detail::member_list_traits<verlet_list_ref<Format>> {
 };
 
 }  // namespace coalesce

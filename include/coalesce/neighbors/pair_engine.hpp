@@ -55,6 +55,7 @@
 #include "../memory/for_each.hpp"
 #include "../memory/stream.hpp"
 #include "../memory/vector.hpp"
+#include "cluster_tile.hpp"
 #include "list_traits.hpp"
 
 namespace coalesce {
@@ -155,13 +156,6 @@ template <class Real, class Ref> COALESCE_HOST_DEVICE COALESCE_INLINE Real coord
   return static_cast<Real>(position[d]);
 }
 
-// The separation d = x_i - x_j along one axis as the minimum image (the list builds' choice:
-// within half a length; positions inside the box or at most one length outside).
-template <class Real> COALESCE_HOST_DEVICE COALESCE_INLINE Real image_separation(Real d, bool periodic, Real length) {
-  if (!periodic) return d;
-  return d > Real(0.5) * length ? d - length : (d < Real(-0.5) * length ? d + length : d);
-}
-
 // The list's own word on half, or the caller's for a list that has none.
 template <class List> bool list_is_half(List const& list, bool stated, char const* caller) {
   if constexpr (requires { list.half; }) {
@@ -221,10 +215,10 @@ pair_totals run_pairs(vector<T, L, Space>& particles, member_handle<Pos, T> posi
                 " particles; build it over these particles");
   }
   table.check_complete(caller);
-  Real length[3];
+  double length[3];
   bool periodic[3];
   for (int a = 0; a < 3; ++a) {
-    length[a] = static_cast<Real>(domain.hi[a] - domain.lo[a]);
+    length[a] = domain.hi[a] - domain.lo[a];
     periodic[a] = domain.periodic(a);
   }
   auto v = particles.view();
@@ -282,8 +276,10 @@ pair_totals run_pairs(vector<T, L, Space>& particles, member_handle<Pos, T> posi
     double energy = 0, virial = 0;
     for_each_neighbor(list, i, [&](std::uint32_t j) {
       auto const xj = v[j][position.pointer];
-      Real d[3] = {x0 - coordinate<Real>(xj, 0), x1 - coordinate<Real>(xj, 1), x2 - coordinate<Real>(xj, 2)};
-      for (int a = 0; a < 3; ++a) d[a] = image_separation(d[a], periodic[a], length[a]);
+      // The minimum image as the list builds choose it (cluster_tile.hpp's nearest_image).
+      Real const d[3] = {x0 - nearest_image(x0, coordinate<Real>(xj, 0), periodic[0], length[0]),
+                         x1 - nearest_image(x1, coordinate<Real>(xj, 1), periodic[1], length[1]),
+                         x2 - nearest_image(x2, coordinate<Real>(xj, 2), periodic[2], length[2])};
       Real const r2 = d[0] * d[0] + d[1] * d[1] + d[2] * d[2];
       std::size_t const tj = type_of(v[j], type_member);
       if (!(static_cast<double>(r2) < table.cutoff2(ti, tj))) return;

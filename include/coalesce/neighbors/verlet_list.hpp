@@ -111,7 +111,7 @@ template <class Format, class Space = device> class verlet_list {
   // in `domain` (periodic or open per axis as its edges say; `periodic` overrides that per axis).
   template <class T, class L, class Pos>
   void build(vector<T, L, Space> const& particles, Pos const& position, box const& domain, stream on = default_stream) {
-    build(particles, position, domain, periodic_axes(domain), on);
+    build(particles, position, domain, domain.periodic_axes(), on);
   }
   template <class T, class L, class Pos> void build(vector<T, L, Space> const& particles, Pos const& position,
                                                     box const& domain, std::array<bool, 3> periodic,
@@ -122,7 +122,7 @@ template <class Format, class Space = device> class verlet_list {
   // still a candidate neighbour.
   template <class T, class L, class Pos> void build(vector<T, L, Space> const& particles, Pos const& position,
                                                     box const& domain, list_rows rows, stream on = default_stream) {
-    build(particles, position, domain, periodic_axes(domain), rows, on);
+    build(particles, position, domain, domain.periodic_axes(), rows, on);
   }
   template <class T, class L, class Pos> void build(vector<T, L, Space> const& particles, Pos const& position,
                                                     box const& domain, std::array<bool, 3> periodic, list_rows rows,
@@ -140,7 +140,7 @@ template <class Format, class Space = device> class verlet_list {
   template <class T, class L, class Pos>
   [[nodiscard]] key_array<std::uint32_t, Space> cell_keys(vector<T, L, Space> const& particles, Pos const& position,
                                                           box const& domain, reorder_plan& plan) {
-    return cell_keys(particles, position, domain, periodic_axes(domain), plan);
+    return cell_keys(particles, position, domain, domain.periodic_axes(), plan);
   }
   template <class T, class L, class Pos>
   [[nodiscard]] key_array<std::uint32_t, Space> cell_keys(vector<T, L, Space> const& particles, Pos const& position,
@@ -178,7 +178,7 @@ template <class Format, class Space = device> class verlet_list {
   // reserve_width() keeps room for rows that grow between builds.
   template <class T, class L, class Pos> void refill(vector<T, L, Space> const& particles, Pos const& position,
                                                      box const& domain, stream on = default_stream) {
-    refill(particles, position, domain, periodic_axes(domain), list_rows{}, on);
+    refill(particles, position, domain, domain.periodic_axes(), list_rows{}, on);
   }
   template <class T, class L, class Pos> void refill(vector<T, L, Space> const& particles, Pos const& position,
                                                      box const& domain, std::array<bool, 3> periodic, list_rows rows,
@@ -258,9 +258,6 @@ template <class Format, class Space = device> class verlet_list {
   }
 
  private:
-  // Every axis as the box's edges say (the build and refill overloads without `periodic`).
-  static std::array<bool, 3> periodic_axes(box const& domain) { return domain.periodic_axes(); }
-
   template <class T, class L, class Pos> void build_from(vector<T, L, Space> const& particles, Pos const& position,
                                                          box const& domain, std::array<bool, 3> periodic,
                                                          list_rows rows, stream on) {
