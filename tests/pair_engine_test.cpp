@@ -142,7 +142,8 @@ template <class Format, class Layout> void check_against_reference(coalesce::box
 TEST_CASE_TEMPLATE(
     "compute_pairs: every format, full and half, periodic and open, two types, against O(N^2) "
     "double precision",
-    Format, coalesce::padded_columns, coalesce::padded_rows, coalesce::csr, coalesce::clusters) {
+    Format, coalesce::padded_columns, coalesce::padded_rows, coalesce::csr, coalesce::clusters,
+    coalesce::cluster_pairs) {
   for (bool const half : {false, true}) {
     check_against_reference<Format, coalesce::soa>(coalesce::box{.lo = {0, 0, 0}, .hi = {9, 9, 9}}, half);
     check_against_reference<Format, coalesce::aos>(

@@ -105,16 +105,19 @@ template <class Format, class Layout> void check_device_against_host(bool half) 
 using namespace pair_engine_gpu_test;
 
 TEST_CASE_TEMPLATE("compute_pairs in GPU memory gives the host's forces and sums: every format, full and half", Format,
-                   coalesce::padded_columns, coalesce::padded_rows, coalesce::csr, coalesce::clusters) {
-  // soa for every format, aos for one (each combination is a set of kernels to compile: CI's time)
+                   coalesce::padded_columns, coalesce::padded_rows, coalesce::csr, coalesce::clusters,
+                   coalesce::cluster_pairs) {
+  // soa for every format, aos for the two the engine reads differently (a thread per row, a warp
+  // per cluster); each combination is a set of kernels to compile: CI's time
   for (bool const half : {false, true}) {
     check_device_against_host<Format, coalesce::soa>(half);
-    if constexpr (std::is_same_v<Format, coalesce::padded_columns>)
+    if constexpr (std::is_same_v<Format, coalesce::padded_columns> || std::is_same_v<Format, coalesce::cluster_pairs>)
       check_device_against_host<Format, coalesce::aos>(half);
   }
 }
 
-TEST_CASE("compute_pairs in GPU memory: a fixed-point force member sums bit for bit alike run to run") {
+TEST_CASE_TEMPLATE("compute_pairs in GPU memory: a fixed-point force member sums bit for bit alike run to run", Format,
+                   coalesce::padded_columns, coalesce::cluster_pairs) {
   using summed =
       coalesce::stored_as<coalesce::soa, coalesce::store<&Atom::force, coalesce::fixed_point<std::int64_t, 32>>>;
   int const side = 10;
@@ -123,7 +126,7 @@ TEST_CASE("compute_pairs in GPU memory: a fixed-point force member sums bit for 
   std::vector<Atom> first;
   for (int run_index = 0; run_index < 3; ++run_index) {
     coalesce::device_vector<Atom, summed> v(atoms);
-    coalesce::verlet_list<coalesce::padded_columns> list({.cutoff = 2.5, .skin = 0.3, .half = true});
+    coalesce::verlet_list<Format> list({.cutoff = 2.5, .skin = 0.3, .half = true});
     list.build(v, &Atom::pos, b);
     (void)coalesce::compute_pairs(v, &Atom::pos, &Atom::force, &Atom::type, list.view(v), b, lennard_jones{},
                                   two_types());
@@ -157,4 +160,33 @@ TEST_CASE("compute_pairs in GPU memory refuses a type outside the table and writ
   bool untouched = true;
   for (auto const& a : out) untouched = untouched && a.force.x == 7 && a.force.y == 7 && a.force.z == 7;
   CHECK(untouched);
+}
+
+TEST_CASE(
+    "cluster_pairs built in GPU memory is the host's list, entry for entry; sorted by its keys, both agree again") {
+  int const side = 14;
+  coalesce::box const b{.lo = {0, 0, 0}, .hi = {side * 1.1, side * 1.1, side * 1.1}};
+  auto const atoms = lattice(side, 1.1f, 4);
+  for (bool const half : {true, false}) {
+    CAPTURE(half);
+    coalesce::host_vector<Atom> h(atoms);
+    coalesce::device_vector<Atom> d(atoms);
+    coalesce::verlet_list<coalesce::cluster_pairs, coalesce::host> on_host({.cutoff = 2.5, .skin = 0.3, .half = half});
+    coalesce::verlet_list<coalesce::cluster_pairs> on_device({.cutoff = 2.5, .skin = 0.3, .half = half});
+    on_host.build(h, &Atom::pos, b);
+    on_device.build(d, &Atom::pos, b);
+    CHECK(on_device.rows_on_host() == on_host.rows_on_host());
+    CHECK(on_device.entries() == on_host.entries());
+    CHECK(on_device.candidates() == on_host.candidates());
+    CHECK(on_device.bytes() == on_host.bytes());
+    coalesce::reorder_plan plan;
+    coalesce::sort_by_key(d, on_device.cell_keys(d, &Atom::pos, b, plan), plan);
+    on_device.build(d, &Atom::pos, b);
+    CHECK(on_device.cell_sorts() == 0);
+    std::vector<Atom> sorted(atoms.size());
+    d.copy_to(std::span<Atom>(sorted));
+    coalesce::host_vector<Atom> hs(sorted);
+    on_host.build(hs, &Atom::pos, b);
+    CHECK(on_device.rows_on_host() == on_host.rows_on_host());
+  }
 }

@@ -108,6 +108,12 @@ struct list_memory {
   // clusters: per-cluster counts, and the next runs and their offsets, copied into indices and
   // offsets at the end of a build (a build that throws part-way leaves the previous list whole)
   buffer boxes, candidate_offsets, candidate_ids, candidate_sorted, cluster_counts, next_offsets, next_runs;
+  // cluster_pairs (neighbors/cluster_pairs.hpp): indices holds the entries (listed clusters), offsets
+  // each cluster's row, slots each slot's particle, slot_of each particle's slot; points the slots'
+  // positions during a build, column_clusters each column's first cluster
+  buffer slots, slot_of, column_clusters;
+  std::size_t clusters = 0;      // cluster_pairs: clusters of 8 slots
+  std::size_t pair_entries = 0;  // cluster_pairs: entries (pairs of clusters), all rows
 };
 
 // The first `count` 32-bit words of a list buffer, copied to the host (verlet_list::rows_on_host).
@@ -190,6 +196,15 @@ void refill_cluster_list(list_memory& m, position_columns const& position, std::
 // arithmetic for a GPU list), returned to the host: row i is indices[offsets[i], offsets[i + 1]).
 void cluster_rows(list_memory const& m, list_geometry const& g, std::vector<std::uint32_t>& offsets,
                   std::vector<std::uint32_t>& indices, void* stream);
+
+// The same checks, then the cluster-pair format (neighbors/cluster_pairs.hpp) into m.
+void build_pair_list(list_memory& m, position_columns const& position, std::size_t n, list_geometry const& g,
+                     void* stream);
+// The cell of the cluster-pair build's grid each particle falls in, as sort keys (list_cell_keys'
+// contract): sorted by them the particles are in the list's cluster order.
+std::uint64_t pair_list_cell_keys(list_memory& m, position_columns const& position, std::size_t n,
+                                  list_geometry const& g, std::uint32_t* keys, std::array<std::uint32_t, 3>& grid,
+                                  void* stream);
 
 // The largest distance (minimum image) any particle moved since the list was built.
 double max_displacement(list_memory const& m, position_columns const& position, std::size_t n, list_geometry const& g,

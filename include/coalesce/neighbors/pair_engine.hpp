@@ -55,28 +55,13 @@
 #include "../memory/for_each.hpp"
 #include "../memory/stream.hpp"
 #include "../memory/vector.hpp"
+#include "cluster_pair_loop.hpp"
+#include "cluster_pairs.hpp"
 #include "cluster_tile.hpp"
 #include "list_traits.hpp"
+#include "pair_law.hpp"
 
 namespace coalesce {
-
-// What the pair law returns for one pair: the force divided by the distance (the force on i is
-// force_over_r * (x_i - x_j)) and the pair's energy (read only when energy is asked).
-template <class Real> struct pair_value {
-  Real force_over_r = 0;
-  Real energy = 0;
-};
-
-// The pair law: a type with a param_type and operator()(r2, param) -> pair_value<Real>, callable in
-// kernels (COALESCE_HOST_DEVICE). Real (float or double) is the arithmetic of the whole pair loop.
-template <class E>
-concept pair_evaluator = requires {
-  typename E::param_type;
-};
-
-// The evaluator's real type: what its operator() returns pair_value of.
-template <class E> using pair_real_t =
-    decltype(std::declval<E const&>()(0.0f, std::declval<typename E::param_type const&>()).force_over_r);
 
 // Parameters and cutoff per pair of particle types, symmetric, at most MaxTypes types; held by
 // value so that kernels take it as an argument (constant memory on the GPU, no allocation).
@@ -151,11 +136,6 @@ struct pair_totals {
 
 namespace detail {
 
-// A position's coordinate d (vec3, float4, std::array: any member of uniform leaves).
-template <class Real, class Ref> COALESCE_HOST_DEVICE COALESCE_INLINE Real coordinate(Ref const& position, int d) {
-  return static_cast<Real>(position[d]);
-}
-
 // The list's own word on half, or the caller's for a list that has none.
 template <class List> bool list_is_half(List const& list, bool stated, char const* caller) {
   if constexpr (requires { list.half; }) {
@@ -167,25 +147,6 @@ template <class List> bool list_is_half(List const& list, bool stated, char cons
     return list.half;
   } else {
     return stated;
-  }
-}
-
-struct no_type_member {};
-
-// A member pointer as the engine's kernels capture it: nvcc writes the types an extended lambda
-// captures (and its enclosing function's parameter types) into generated code, and spells a
-// pointer to a member of class type there in a form it then cannot parse (`vec3 ::ns::P::*`); a
-// struct templated on the two classes spells fine.
-template <class M, class U> struct member_handle { M U::*pointer; };
-
-template <class T, class M>
-COALESCE_HOST_DEVICE COALESCE_INLINE std::size_t type_of(T const& particle, M const& member) {
-  if constexpr (std::is_same_v<M, no_type_member>) {
-    (void)particle;
-    (void)member;
-    return 0;
-  } else {
-    return static_cast<std::size_t>(particle[member.pointer]);
   }
 }
 
@@ -309,7 +270,24 @@ pair_totals run_pairs(vector<T, L, Space>& particles, member_handle<Pos, T> posi
     if constexpr (Energy) atomic_add(s[0][&pair_sums::energy], energy);
     if constexpr (Virial) atomic_add(s[0][&pair_sums::virial], virial);
   };
-  for_each_index(Space{}, rows, pass, on);
+  // A cluster-pair list in GPU memory: the warp-per-cluster loop (cluster_pair_loop.hpp). Anywhere
+  // else (host memory, every other list) the loop above, a thread per row.
+  constexpr bool cluster_loop = std::is_same_v<List, verlet_list_ref<cluster_pairs>> && device_is_gpu &&
+                                kind_of_space<Space> == memory_kind::device;
+  if constexpr (cluster_loop) {
+    auto const warps = [=] COALESCE_HOST_DEVICE(std::size_t t) {
+      (void)s;  // captured here, not first inside an if constexpr (as in `pass`)
+      auto const add = [&](double energy, double virial) {
+        if constexpr (Energy) atomic_add(s[0][&pair_sums::energy], energy);
+        if constexpr (Virial) atomic_add(s[0][&pair_sums::virial], virial);
+      };
+      cluster_pair_lane<Energy, Virial, Real>(t, list, v, position, force, type_member, law, table, length, periodic,
+                                              add);
+    };
+    for_each_index(Space{}, list.clusters * 32, warps, on);
+  } else {
+    for_each_index(Space{}, rows, pass, on);
+  }
   // Rows past the list's (list_rows: ghosts) get no force of their own on a full list.
   if (!half && rows < n) {
     for_each_index(

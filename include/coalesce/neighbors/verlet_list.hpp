@@ -25,6 +25,8 @@
 //   csr             the neighbours of i at indices[offsets[i], offsets[i + 1]): no padding (csr_format.hpp)
 //   clusters        runs of candidate indices per cluster of 32 particles, filtered by distance
 //                   as they are read: a few bytes per particle (clusters.hpp)
+//   cluster_pairs   clusters of 8 on a grid of the list's own, each with the clusters within reach:
+//                   what the pair engine's warp-per-cluster loop reads (cluster_pairs.hpp)
 // Every format's view is a neighbour list to the traversal (list_traits.hpp), as a list of the
 // user's is (user_lists.hpp). Padded lists are coalesce::neighbor_list descriptions too
 // (as_neighbor_list()): remap, the analysis and the advisor read them as they read a list of the user's.
@@ -64,6 +66,7 @@
 #include "../memory/stream.hpp"
 #include "../memory/vector.hpp"
 #include "../reorder/keys.hpp"
+#include "cluster_pairs.hpp"
 #include "clusters.hpp"
 #include "csr_format.hpp"
 #include "list_format.hpp"
@@ -94,9 +97,10 @@ struct list_rows {
 // Each format's file defines its own (padded_formats.hpp, csr_format.hpp, clusters.hpp).
 
 template <class Format, class Space = device> class verlet_list {
-  static_assert(detail::list_format_tag<Format>,
-                "coalesce: a verlet_list's format is coalesce::padded_columns, padded_rows, csr or clusters (a "
-                "format is a tag with detail::list_format_ops, in a file of its own: neighbors/list_format.hpp)");
+  static_assert(
+      detail::list_format_tag<Format>,
+      "coalesce: a verlet_list's format is coalesce::padded_columns, padded_rows, csr, clusters or cluster_pairs (a "
+      "format is a tag with detail::list_format_ops, in a file of its own: neighbors/list_format.hpp)");
   using ops = detail::list_format_ops<Format>;
   static constexpr bool is_padded = ops::padded;
 
@@ -152,7 +156,11 @@ template <class Format, class Space = device> class verlet_list {
     std::size_t const n = particles.size();
     auto* const keys = static_cast<std::uint32_t*>(detail::keys_for_writing(plan, kind, sizeof(std::uint32_t), n));
     key_array<std::uint32_t, Space> out;
-    out.cells = detail::list_cell_keys(memory_, columns, n, g, keys, out.grid, plan.get_stream().handle());
+    if constexpr (requires { &ops::cell_keys; }) {  // a format with a grid of its own
+      out.cells = ops::cell_keys(memory_, columns, n, g, keys, out.grid, plan.get_stream().handle());
+    } else {
+      out.cells = detail::list_cell_keys(memory_, columns, n, g, keys, out.grid, plan.get_stream().handle());
+    }
     out.data = keys;
     out.size = n;
     out.end_bit = std::max(1, static_cast<int>(std::bit_width(out.cells - 1)));

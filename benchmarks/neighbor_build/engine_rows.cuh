@@ -1,0 +1,146 @@
+// The pair engine's rows of neighbor_build (main.cu): coalesce::compute_pairs with a Lennard-Jones
+// evaluator over padded_columns (full list, the naive format) and over cluster_pairs (half and full,
+// particles sorted by the list's own keys first), each timed as the library's user runs it (checks,
+// zeroing, the loop, one wait), its forces held against a double-precision sum over a host cell
+// list for a sample of particles. main.cu prints them beside the hand-written pipeline of the same
+// run: build (sort + list) and force ratios, the step at a rebuild every 10 steps, bytes of list.
+#pragma once
+#include <coalesce/coalesce.hpp>
+
+#include <array>
+#include <cmath>
+#include <cstddef>
+#include <string>
+#include <vector>
+
+namespace bench_engine {
+
+// The pair law as a user writes it once. The reciprocal is __fdividef's (one MUFU.RCP and a
+// multiply) on the GPU: IEEE division adds a branch around its slow path to every pair.
+struct lennard_jones {
+  struct param_type {
+    float epsilon, sigma2;
+  };
+  COALESCE_HOST_DEVICE coalesce::pair_value<float> operator()(float r2, param_type const& q) const {
+#if defined(__CUDA_ARCH__)
+    float const r2i = __fdividef(1.f, r2);
+#else
+    float const r2i = 1.f / r2;
+#endif
+    float const s2 = q.sigma2 * r2i, s6 = s2 * s2 * s2;
+    return {24.f * q.epsilon * s6 * (2.f * s6 - 1.f) * r2i, 4.f * q.epsilon * s6 * (s6 - 1.f)};
+  }
+};
+
+struct row {
+  std::string name;
+  double sort_ms = 0;    // the particles into the list's order (cluster_pairs: its keys and sort_by_key)
+  double build_ms = 0;   // verlet_list::build
+  double force_ms = 0;   // compute_pairs, forces only
+  double sums_ms = 0;    // compute_pairs with energy and virial
+  double bytes = 0;      // verlet_list::bytes
+  double evaluated = 0;  // pairs the loop evaluates per particle (cluster_pairs: candidates)
+  double error = 0;      // largest per-component force error against double precision, sampled
+};
+
+// Forces in double over every pair within the cutoff, for `sample` (indices into pos), through a
+// host cell list: independent of every list the benchmark builds.
+inline std::vector<std::array<double, 3>> reference_forces(std::vector<std::array<float, 3>> const& pos, float length,
+                                                           float cutoff, std::vector<std::size_t> const& sample) {
+  int const cells = std::max(3, static_cast<int>(length / cutoff));
+  auto cell_of = [&](float x) {
+    int c = static_cast<int>(x / length * cells);
+    c %= cells;
+    return c < 0 ? c + cells : c;
+  };
+  std::vector<std::vector<std::size_t>> members(static_cast<std::size_t>(cells) * cells * cells);
+  for (std::size_t i = 0; i < pos.size(); ++i) {
+    members[(static_cast<std::size_t>(cell_of(pos[i][2])) * cells + cell_of(pos[i][1])) * cells + cell_of(pos[i][0])]
+        .push_back(i);
+  }
+  double const rc2 = double(cutoff) * cutoff;
+  std::vector<std::array<double, 3>> out;
+  for (std::size_t i : sample) {
+    double f[3] = {0, 0, 0};
+    int const c[3] = {cell_of(pos[i][0]), cell_of(pos[i][1]), cell_of(pos[i][2])};
+    for (int dz = -1; dz <= 1; ++dz)
+      for (int dy = -1; dy <= 1; ++dy)
+        for (int dx = -1; dx <= 1; ++dx) {
+          int const x = (c[0] + dx + cells) % cells, y = (c[1] + dy + cells) % cells, z = (c[2] + dz + cells) % cells;
+          for (std::size_t j : members[(static_cast<std::size_t>(z) * cells + y) * cells + x]) {
+            if (j == i) continue;
+            double d[3];
+            for (int a = 0; a < 3; ++a) {
+              d[a] = double(pos[i][a]) - pos[j][a];
+              d[a] -= length * std::nearbyint(d[a] / length);
+            }
+            double const r2 = d[0] * d[0] + d[1] * d[1] + d[2] * d[2];
+            if (r2 >= rc2) continue;
+            double const r2i = 1 / r2, r6i = r2i * r2i * r2i, s = 48 * r6i * (r6i - 0.5) * r2i;
+            for (int a = 0; a < 3; ++a) f[a] += s * d[a];
+          }
+        }
+    out.push_back({f[0], f[1], f[2]});
+  }
+  return out;
+}
+
+template <class Atom, class Layout, class Median>
+std::vector<row> run_engine_rows(coalesce::device_vector<Atom, Layout>& d, coalesce::box const& domain, float length,
+                                 float cutoff, float skin, Median&& median_ms) {
+  coalesce::pair_table<lennard_jones::param_type> table(1);
+  table.set(0, 0, {1.f, 1.f}, cutoff);
+  std::size_t const n = d.size();
+  std::vector<std::size_t> sample;
+  for (std::size_t s = 0; s < 4096 && s < n; ++s) sample.push_back((s * 2654435761u) % n);
+  auto const error_now = [&] {
+    std::vector<Atom> host(n);
+    d.copy_to(std::span<Atom>(host));
+    std::vector<std::array<float, 3>> pos(n);
+    for (std::size_t i = 0; i < n; ++i) pos[i] = {host[i].pos.x, host[i].pos.y, host[i].pos.z};
+    auto const ref = reference_forces(pos, length, cutoff, sample);
+    double worst = 0;
+    for (std::size_t s = 0; s < sample.size(); ++s) {
+      auto const& f = host[sample[s]].force;
+      double const got[3] = {f.x, f.y, f.z};
+      for (int a = 0; a < 3; ++a) worst = std::max(worst, std::abs(got[a] - ref[s][a]));
+    }
+    return worst;
+  };
+  std::vector<row> rows;
+  auto measure = [&](auto& list, char const* name, double sort_ms) {
+    row r;
+    r.name = name;
+    r.sort_ms = sort_ms;
+    r.build_ms = median_ms([&] { list.build(d, &Atom::pos, domain); });
+    auto const view = list.view(d);
+    r.force_ms = median_ms(
+        [&] { (void)coalesce::compute_pairs(d, &Atom::pos, &Atom::force, view, domain, lennard_jones{}, table); });
+    r.error = error_now();
+    r.sums_ms = median_ms([&] {
+      (void)coalesce::compute_pairs(d, &Atom::pos, &Atom::force, view, domain, lennard_jones{}, table,
+                                    {.energy = true, .virial = true});
+    });
+    r.bytes = static_cast<double>(list.bytes());
+    if constexpr (coalesce::detail::list_format_ops<
+                      typename std::remove_cvref_t<decltype(list)>::format_type>::tests_candidates) {
+      r.evaluated = static_cast<double>(list.candidates()) / static_cast<double>(n);
+    } else {
+      r.evaluated = static_cast<double>(list.entries()) / static_cast<double>(n);
+    }
+    rows.push_back(r);
+  };
+  coalesce::verlet_list<coalesce::padded_columns> padded({.cutoff = cutoff, .skin = skin});
+  measure(padded, "engine padded_columns (full)", 0.0);
+  // The cluster order: the list's own keys, then its builds sort nothing.
+  coalesce::verlet_list<coalesce::cluster_pairs> half({.cutoff = cutoff, .skin = skin, .half = true});
+  coalesce::verlet_list<coalesce::cluster_pairs> full({.cutoff = cutoff, .skin = skin});
+  coalesce::reorder_plan plan;
+  double const sort_ms =
+      median_ms([&] { coalesce::sort_by_key(d, half.cell_keys(d, &Atom::pos, domain, plan), plan); });
+  measure(half, "engine cluster_pairs (half)", sort_ms);
+  measure(full, "engine cluster_pairs (full)", sort_ms);
+  return rows;
+}
+
+}  // namespace bench_engine

@@ -1,0 +1,69 @@
+// coalesce/neighbors/pair_law.hpp - what a pair law is to the pair engine (pair_engine.hpp): the
+// value it returns, the concept it meets, and how the engine's loops read a particle's position and
+// type (shared by the generic loop and the cluster-pair loop, cluster_pair_loop.hpp).
+//
+//   struct soft_repulsion {
+//     struct param_type {
+//       float a;
+//     };
+//     COALESCE_HOST_DEVICE coalesce::pair_value<float> operator()(float r2, param_type const& q) const {
+//       return {4.f * q.a / (r2 * r2 * r2), q.a / (r2 * r2)};  // U = a / r^4, F / r = 4 a / r^6
+//     }
+//   };
+//   static_assert(coalesce::pair_evaluator<soft_repulsion>);
+#pragma once
+#include <cstddef>
+#include <type_traits>
+#include <utility>
+
+#include "../core/config.hpp"
+
+namespace coalesce {
+
+// What the pair law returns for one pair: the force divided by the distance (the force on i is
+// force_over_r * (x_i - x_j)) and the pair's energy (read only when energy is asked).
+template <class Real> struct pair_value {
+  Real force_over_r = 0;
+  Real energy = 0;
+};
+
+// The pair law: a type with a param_type and operator()(r2, param) -> pair_value<Real>, callable in
+// kernels (COALESCE_HOST_DEVICE). Real (float or double) is the arithmetic of the whole pair loop.
+template <class E>
+concept pair_evaluator = requires {
+  typename E::param_type;
+};
+
+// The evaluator's real type: what its operator() returns pair_value of.
+template <class E> using pair_real_t =
+    decltype(std::declval<E const&>()(0.0f, std::declval<typename E::param_type const&>()).force_over_r);
+
+namespace detail {
+
+// A position's coordinate d (vec3, float4, std::array: any member of uniform leaves).
+template <class Real, class Ref> COALESCE_HOST_DEVICE COALESCE_INLINE Real coordinate(Ref const& position, int d) {
+  return static_cast<Real>(position[d]);
+}
+
+struct no_type_member {};
+
+// A member pointer as the engine's kernels capture it: nvcc writes the types an extended lambda
+// captures (and its enclosing function's parameter types) into generated code, and spells a
+// pointer to a member of class type there in a form it then cannot parse (`vec3 ::ns::P::*`); a
+// struct templated on the two classes spells fine.
+template <class M, class U> struct member_handle { M U::*pointer; };
+
+template <class T, class M>
+COALESCE_HOST_DEVICE COALESCE_INLINE std::size_t type_of(T const& particle, M const& member) {
+  if constexpr (std::is_same_v<M, no_type_member>) {
+    (void)particle;
+    (void)member;
+    return 0;
+  } else {
+    return static_cast<std::size_t>(particle[member.pointer]);
+  }
+}
+
+}  // namespace detail
+
+}  // namespace coalesce
