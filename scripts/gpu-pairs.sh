@@ -16,7 +16,7 @@ if wants build; then
   nvidia-smi --query-gpu=name,driver_version,clocks.sm,clocks.mem,temperature.gpu --format=csv | tee "$out/gpu.txt"
   cmake -S . -B build-gpu -G Ninja -DCMAKE_BUILD_TYPE=Release -DCOALESCE_ENABLE_CUDA=ON \
     -DCMAKE_PREFIX_PATH="$CMAKE_PREFIX_PATH" > "$out/configure.log" 2>&1 || { tail -30 "$out/configure.log"; exit 1; }
-  cmake --build build-gpu -j 16 --target coalesce_gpu_tests neighbor_build -- -k 0 > "$out/build.log" 2>&1 ||
+  cmake --build build-gpu -j 16 --target coalesce_gpu_tests neighbor_build lj_md -- -k 0 > "$out/build.log" 2>&1 ||
     { grep -E "error" -A3 "$out/build.log" | head -60; exit 1; }
   echo "built in $((SECONDS - t0)) s"
 fi
@@ -44,6 +44,11 @@ if wants bench; then
   grep -E -A4 "^pair engine" "$out/bench_4m.txt"
   grep -E "^hand-written|^library padded_columns|FAILED|DIFFERENT|lists identical" "$out/bench_4m.txt"
   grep -E -A4 "^pair engine" "$out/bench_1m.txt"
+  md=build-gpu/examples/lj_md/lj_md
+  for format in cluster_pairs padded_columns; do  # 1,048,576 atoms (64^3 fcc cells), 1000 steps
+    $md --cells 64 --steps 1000 --thermo 250 --format $format > "$out/md_$format.txt" 2>&1 || status=1
+    grep -E "^lj_md|^time per step|^energy drift|FAILED" "$out/md_$format.txt"
+  done
   echo "bench done $((SECONDS - t0)) s"
 fi
 exit $status

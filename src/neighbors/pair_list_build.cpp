@@ -110,7 +110,8 @@ template <class Real> pair_row_totals count_rows(list_memory& m, pair_build_view
 #endif
   for (std::ptrdiff_t c = 0; c < count; ++c) {
     pair_search_counts pairs;
-    std::uint32_t const k = search_row(v, static_cast<std::uint32_t>(c), pairs, [](std::uint32_t, std::uint32_t) {});
+    std::uint32_t const k =
+        search_row<true>(v, static_cast<std::uint32_t>(c), pairs, [](std::uint32_t, std::uint32_t) {});
     counts[c] = k;
     widest = std::max<std::size_t>(widest, k);
     within += pairs.within;
@@ -134,7 +135,7 @@ template <class Real> void fill_rows(list_memory& m, pair_build_view<Real> const
   for (std::ptrdiff_t c = 0; c < count; ++c) {
     std::uint32_t* row = entries + offsets[c];
     pair_search_counts unused;
-    search_row(v, static_cast<std::uint32_t>(c), unused, [&](std::uint32_t k, std::uint32_t j) { row[k] = j; });
+    search_row<false>(v, static_cast<std::uint32_t>(c), unused, [&](std::uint32_t k, std::uint32_t j) { row[k] = j; });
   }
 }
 

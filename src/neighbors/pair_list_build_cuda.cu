@@ -42,7 +42,8 @@ template <class Real> __global__ void count_kernel(pair_build_view<Real> v, std:
   std::size_t const c = static_cast<std::size_t>(blockIdx.x) * blockDim.x + threadIdx.x;
   if (c >= clusters) return;
   pair_search_counts pairs;
-  std::uint32_t const k = search_row(v, static_cast<std::uint32_t>(c), pairs, [](std::uint32_t, std::uint32_t) {});
+  std::uint32_t const k =
+      search_row<true>(v, static_cast<std::uint32_t>(c), pairs, [](std::uint32_t, std::uint32_t) {});
   counts[c] = k;
   atomicAdd(totals + 0, static_cast<unsigned long long>(k));
   atomicMax(totals + 1, static_cast<unsigned long long>(k));
@@ -56,7 +57,7 @@ template <class Real> __global__ void fill_kernel(pair_build_view<Real> v, std::
   if (c >= clusters) return;
   std::uint32_t* row = entries + offsets[c];
   pair_search_counts unused;
-  search_row(v, static_cast<std::uint32_t>(c), unused, [&](std::uint32_t k, std::uint32_t j) { row[k] = j; });
+  search_row<false>(v, static_cast<std::uint32_t>(c), unused, [&](std::uint32_t k, std::uint32_t j) { row[k] = j; });
 }
 
 }  // namespace

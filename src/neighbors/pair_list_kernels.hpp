@@ -142,9 +142,10 @@ struct pair_search_counts {
 };
 
 // Clusters i and j (i's own: each pair once on a half list): whether some pair lies within reach,
-// and the counts.
-template <class Real> COALESCE_HOST_DEVICE inline bool exact_pairs(pair_build_view<Real> const& v, std::uint32_t i,
-                                                                   std::uint32_t j, pair_search_counts& counts) {
+// and (Count) the counts; without them the test stops at the first pair within reach.
+template <bool Count, class Real> COALESCE_HOST_DEVICE inline bool exact_pairs(pair_build_view<Real> const& v,
+                                                                               std::uint32_t i, std::uint32_t j,
+                                                                               pair_search_counts& counts) {
   point4<Real> const* a = v.points + static_cast<std::size_t>(i) * pair_cluster;
   point4<Real> const* b = v.points + static_cast<std::size_t>(j) * pair_cluster;
   cell_grid<Real> const& g = v.grid;
@@ -156,7 +157,11 @@ template <class Real> COALESCE_HOST_DEVICE inline bool exact_pairs(pair_build_vi
       Real const ex = a[p].x - nearest_image(a[p].x, b[q].x, g.periodic[0], g.length[0]);
       Real const ey = a[p].y - nearest_image(a[p].y, b[q].y, g.periodic[1], g.length[1]);
       Real const ez = a[p].z - nearest_image(a[p].z, b[q].z, g.periodic[2], g.length[2]);
-      within += distance2(ex, ey, ez) < g.reach2 ? 1u : 0u;
+      bool const in_reach = distance2(ex, ey, ez) < g.reach2;
+      if constexpr (!Count) {
+        if (in_reach) return true;
+      }
+      within += in_reach ? 1u : 0u;
       ++tested;
     }
   }
@@ -167,8 +172,9 @@ template <class Real> COALESCE_HOST_DEVICE inline bool exact_pairs(pair_build_vi
 }
 
 // emit(j) for every cluster j kept in cluster i's row: j's bounding box within reach of i's and
-// some pair of particles within reach (a half list: j >= i). Returns the count.
-template <class Real, class Emit>
+// some pair of particles within reach (a half list: j >= i). Returns the count; Count: the pairs
+// within reach and tested into `counts` too (the counting pass; the filling pass skips them).
+template <bool Count, class Real, class Emit>
 COALESCE_HOST_DEVICE inline std::uint32_t search_row(pair_build_view<Real> const& v, std::uint32_t i,
                                                      pair_search_counts& counts, Emit&& emit) {
   cell_grid<Real> const& g = v.grid;
@@ -218,7 +224,7 @@ COALESCE_HOST_DEVICE inline std::uint32_t search_row(pair_build_view<Real> const
           Real const ey = interval_gap(g, 1, bi.lo[1], bi.hi[1], bj.lo[1], bj.hi[1]);
           Real const ez = interval_gap(g, 2, bi.lo[2], bi.hi[2], bj.lo[2], bj.hi[2]);
           if (!(ex * ex + ey * ey + ez * ez < limit)) continue;
-          if (!exact_pairs(v, i, j, counts)) continue;
+          if (!exact_pairs<Count>(v, i, j, counts)) continue;
           emit(kept++, j);
         }
         done = j_end > done ? j_end : done;

@@ -15,6 +15,7 @@
 #pragma once
 #include <cstddef>
 #include <cstdint>
+#include <type_traits>
 
 #include "../core/atomic.hpp"
 #include "../core/config.hpp"
@@ -31,6 +32,17 @@ __device__ COALESCE_INLINE Real warp_sum_lanes(Real value, unsigned first_mask, 
   return value;
 }
 #endif
+
+// r2 below the type pair's cutoff, decided as double(r2) < cutoff2 (the generic loop's test) without
+// converting r2 when the loop is in float.
+template <class Real, class Table>
+COALESCE_HOST_DEVICE COALESCE_INLINE bool within_cutoff(Real r2, Table const& table, std::size_t a, std::size_t b) {
+  if constexpr (std::is_same_v<Real, float>) {
+    return r2 < table.cutoff2_float(a, b);
+  } else {
+    return static_cast<double>(r2) < table.cutoff2(a, b);
+  }
+}
 
 // Thread t of clusters * 32 (whole warps: for_each_index's blocks are multiples of 32 threads and
 // the count is one): the work of lane t % 32 for cluster t / 32. Energy and virial go into the
@@ -58,6 +70,9 @@ COALESCE_HOST_DEVICE COALESCE_INLINE void cluster_pair_lane(std::size_t t, verle
     x0 = coordinate<Real>(xi, 0), x1 = coordinate<Real>(xi, 1), x2 = coordinate<Real>(xi, 2);
     ti = type_of(v[pi], type_member);
   }
+  // The box lengths and the cutoff in the loop's type, converted once: a conversion per pair costs
+  // more than the pair's arithmetic.
+  Real const len[3] = {static_cast<Real>(length[0]), static_cast<Real>(length[1]), static_cast<Real>(length[2])};
   Real f0 = 0, f1 = 0, f2 = 0;
   double energy = 0, virial = 0;
   double const share = list.half ? 1.0 : 0.5;  // each pair once over the pass
@@ -76,12 +91,12 @@ COALESCE_HOST_DEVICE COALESCE_INLINE void cluster_pair_lane(std::size_t t, verle
           has_i && pj[h] != cluster_pairs::empty_slot && (jc != c || (list.half ? slot > own : slot != own));
       if (!pair) continue;
       auto const xj = v[pj[h]][position.pointer];
-      Real const d0 = x0 - nearest_image(x0, coordinate<Real>(xj, 0), periodic[0], length[0]);
-      Real const d1 = x1 - nearest_image(x1, coordinate<Real>(xj, 1), periodic[1], length[1]);
-      Real const d2 = x2 - nearest_image(x2, coordinate<Real>(xj, 2), periodic[2], length[2]);
+      Real const d0 = x0 - nearest_image(x0, coordinate<Real>(xj, 0), periodic[0], len[0]);
+      Real const d1 = x1 - nearest_image(x1, coordinate<Real>(xj, 1), periodic[1], len[1]);
+      Real const d2 = x2 - nearest_image(x2, coordinate<Real>(xj, 2), periodic[2], len[2]);
       Real const rr = d0 * d0 + d1 * d1 + d2 * d2;
       std::size_t const tj = type_of(v[pj[h]], type_member);
-      if (!(static_cast<double>(rr) < table.cutoff2(ti, tj))) continue;
+      if (!within_cutoff(rr, table, ti, tj)) continue;
       pair_value<Real> const p = law(rr, table.param(ti, tj));
       f0 += p.force_over_r * d0;
       f1 += p.force_over_r * d1;

@@ -50,8 +50,9 @@ namespace coalesce::detail {
 // The image of q nearest to x along one axis (q itself along an open axis): the build's choice for
 // every pair within reach (the reach is at most half a periodic length, so only one image can be
 // within it). The separation is x - image, as the build computes it.
-template <class Real>
-COALESCE_HOST_DEVICE COALESCE_INLINE Real nearest_image(Real x, Real q, bool periodic, double length) {
+// Length: double (a list's view) or Real (a loop that converted it once: no conversion per pair).
+template <class Real, class Length>
+COALESCE_HOST_DEVICE COALESCE_INLINE Real nearest_image(Real x, Real q, bool periodic, Length length) {
   Real shift = Real(0);
   if (periodic) {
     Real const l = static_cast<Real>(length);

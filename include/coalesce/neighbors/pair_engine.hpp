@@ -45,6 +45,7 @@
 #include <cmath>
 #include <cstddef>
 #include <cstdint>
+#include <limits>
 #include <string>
 #include <type_traits>
 
@@ -86,12 +87,18 @@ template <class Param, std::size_t MaxTypes = 8> class pair_table {
     for (auto const [x, y] : {std::array<std::size_t, 2>{a, b}, std::array<std::size_t, 2>{b, a}}) {
       params_[x * MaxTypes + y] = param;
       cutoff2_[x * MaxTypes + y] = cutoff * cutoff;
+      float up = static_cast<float>(cutoff * cutoff);
+      if (static_cast<double>(up) < cutoff * cutoff) up = std::nextafter(up, std::numeric_limits<float>::infinity());
+      cutoff2f_[x * MaxTypes + y] = up;
       given_[x * MaxTypes + y] = true;
     }
   }
   COALESCE_HOST_DEVICE std::size_t types() const { return types_; }
   COALESCE_HOST_DEVICE Param const& param(std::size_t a, std::size_t b) const { return params_[a * MaxTypes + b]; }
   COALESCE_HOST_DEVICE double cutoff2(std::size_t a, std::size_t b) const { return cutoff2_[a * MaxTypes + b]; }
+  // The same as a float: the smallest float at least cutoff2(a, b), so that r2 < cutoff2_float(a, b)
+  // holds exactly when double(r2) < cutoff2(a, b) (a loop in float compares without converting).
+  COALESCE_HOST_DEVICE float cutoff2_float(std::size_t a, std::size_t b) const { return cutoff2f_[a * MaxTypes + b]; }
   double largest_cutoff() const {
     double c2 = 0;
     for (std::size_t a = 0; a < types_; ++a)
@@ -115,6 +122,7 @@ template <class Param, std::size_t MaxTypes = 8> class pair_table {
   std::size_t types_;
   Param params_[MaxTypes * MaxTypes]{};
   double cutoff2_[MaxTypes * MaxTypes]{};
+  float cutoff2f_[MaxTypes * MaxTypes]{};
   bool given_[MaxTypes * MaxTypes]{};
 };
 
@@ -235,15 +243,17 @@ pair_totals run_pairs(vector<T, L, Space>& particles, member_handle<Pos, T> posi
     std::size_t const ti = type_of(v[i], type_member);
     Real f0 = 0, f1 = 0, f2 = 0;
     double energy = 0, virial = 0;
+    // Lengths in the loop's type once per row, not a conversion per pair.
+    Real const len[3] = {static_cast<Real>(length[0]), static_cast<Real>(length[1]), static_cast<Real>(length[2])};
     for_each_neighbor(list, i, [&](std::uint32_t j) {
       auto const xj = v[j][position.pointer];
       // The minimum image as the list builds choose it (cluster_tile.hpp's nearest_image).
-      Real const d[3] = {x0 - nearest_image(x0, coordinate<Real>(xj, 0), periodic[0], length[0]),
-                         x1 - nearest_image(x1, coordinate<Real>(xj, 1), periodic[1], length[1]),
-                         x2 - nearest_image(x2, coordinate<Real>(xj, 2), periodic[2], length[2])};
+      Real const d[3] = {x0 - nearest_image(x0, coordinate<Real>(xj, 0), periodic[0], len[0]),
+                         x1 - nearest_image(x1, coordinate<Real>(xj, 1), periodic[1], len[1]),
+                         x2 - nearest_image(x2, coordinate<Real>(xj, 2), periodic[2], len[2])};
       Real const r2 = d[0] * d[0] + d[1] * d[1] + d[2] * d[2];
       std::size_t const tj = type_of(v[j], type_member);
-      if (!(static_cast<double>(r2) < table.cutoff2(ti, tj))) return;
+      if (!within_cutoff(r2, table, ti, tj)) return;
       pair_value<Real> const p = law(r2, table.param(ti, tj));
       f0 += p.force_over_r * d[0];
       f1 += p.force_over_r * d[1];
