@@ -120,8 +120,15 @@ template <class Format, class Layout> void check_against_reference(coalesce::box
   coalesce::vector<Particle, Layout, coalesce::host> v(p);
   coalesce::verlet_list<Format, coalesce::host> list({.cutoff = table.largest_cutoff(), .skin = 0.3, .half = half});
   list.build(v, &Particle::pos, b);
-  auto const totals = coalesce::compute_pairs(v, &Particle::pos, &Particle::vel, &Particle::id, list.view(v), b,
-                                              lennard_jones{}, table, {.energy = true, .virial = true});
+  // both forms: members as function arguments (soa), as template arguments (aos)
+  coalesce::pair_totals totals;
+  if constexpr (std::is_same_v<Layout, coalesce::aos>) {
+    totals = coalesce::compute_pairs<&Particle::pos, &Particle::vel, &Particle::id>(
+        v, list.view(v), b, lennard_jones{}, table, {.energy = true, .virial = true});
+  } else {
+    totals = coalesce::compute_pairs(v, &Particle::pos, &Particle::vel, &Particle::id, list.view(v), b, lennard_jones{},
+                                     table, {.energy = true, .virial = true});
+  }
   std::vector<Particle> got(p.size());
   v.copy_to(std::span<Particle>(got));
   // Float arithmetic over ~40 pairs per particle: a few float roundings of the largest force.

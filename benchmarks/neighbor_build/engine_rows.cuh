@@ -115,11 +115,11 @@ std::vector<row> run_engine_rows(coalesce::device_vector<Atom, Layout>& d, coale
     r.build_ms = median_ms([&] { list.build(d, &Atom::pos, domain); });
     auto const view = list.view(d);
     r.force_ms = median_ms(
-        [&] { (void)coalesce::compute_pairs(d, &Atom::pos, &Atom::force, view, domain, lennard_jones{}, table); });
+        [&] { (void)coalesce::compute_pairs<&Atom::pos, &Atom::force>(d, view, domain, lennard_jones{}, table); });
     r.error = error_now();
     r.sums_ms = median_ms([&] {
-      (void)coalesce::compute_pairs(d, &Atom::pos, &Atom::force, view, domain, lennard_jones{}, table,
-                                    {.energy = true, .virial = true});
+      (void)coalesce::compute_pairs<&Atom::pos, &Atom::force>(d, view, domain, lennard_jones{}, table,
+                                                              {.energy = true, .virial = true});
     });
     r.bytes = static_cast<double>(list.bytes());
     if constexpr (coalesce::detail::list_format_ops<

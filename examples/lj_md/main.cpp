@@ -167,8 +167,8 @@ template <class Format, class Space> int run(options const& o) {
       std::is_same_v<Space, coalesce::host> ? "host" : "GPU");
   rebuild();
   auto const volume = double(length) * length * length;
-  coalesce::pair_totals sums = coalesce::compute_pairs(d, &Atom::pos, &Atom::force, list.view(d), domain,
-                                                       lennard_jones{}, table, {.energy = true, .virial = true});
+  coalesce::pair_totals sums = coalesce::compute_pairs<&Atom::pos, &Atom::force>(
+      d, list.view(d), domain, lennard_jones{}, table, {.energy = true, .virial = true});
   auto thermo_line = [&](int step) {
     thermo_state const t = kinetic_of(d);
     double const pressure = (2.0 * t.kinetic + sums.virial) / (3.0 * volume);
@@ -211,8 +211,8 @@ template <class Format, class Space> int run(options const& o) {
     t_rebuild += seconds_since(t0);
     t0 = std::chrono::steady_clock::now();
     bool const report = step % o.thermo == 0 || step == o.steps;
-    sums = coalesce::compute_pairs(d, &Atom::pos, &Atom::force, list.view(d), domain, lennard_jones{}, table,
-                                   {.energy = report, .virial = report});
+    sums = coalesce::compute_pairs<&Atom::pos, &Atom::force>(d, list.view(d), domain, lennard_jones{}, table,
+                                                             {.energy = report, .virial = report});
     t_force += seconds_since(t0);
     t0 = std::chrono::steady_clock::now();
     coalesce::for_each_index(Space{}, n, [=] COALESCE_HOST_DEVICE(std::size_t i) {

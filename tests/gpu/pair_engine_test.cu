@@ -70,8 +70,9 @@ std::tuple<std::vector<Atom>, coalesce::pair_totals> run(std::vector<Atom> const
   coalesce::vector<Atom, Layout, Space> v(atoms);
   coalesce::verlet_list<Format, Space> list({.cutoff = 2.5, .skin = 0.3, .half = half});
   list.build(v, &Atom::pos, b);
-  auto const totals = coalesce::compute_pairs(v, &Atom::pos, &Atom::force, &Atom::type, list.view(v), b,
-                                              lennard_jones{}, two_types(), {.energy = true, .virial = true});
+  // the members as template arguments: the form whose loop names them as a user's kernel does
+  auto const totals = coalesce::compute_pairs<&Atom::pos, &Atom::force, &Atom::type>(
+      v, list.view(v), b, lennard_jones{}, two_types(), {.energy = true, .virial = true});
   std::vector<Atom> out(atoms.size());
   v.copy_to(std::span<Atom>(out));
   return {out, totals};

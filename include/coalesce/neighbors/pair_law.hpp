@@ -53,6 +53,13 @@ struct no_type_member {};
 // struct templated on the two classes spells fine.
 template <class M, class U> struct member_handle { M U::*pointer; };
 
+// A member known when compiling (compute_pairs<&T::pos, &T::force>): the same `pointer`, a constant.
+template <auto Member> struct constant_member { static constexpr auto pointer = Member; };
+
+template <class T, class M, class U> constexpr bool is_member_of(M U::*) { return std::is_same_v<T, U>; }
+template <class T, class V> constexpr bool is_member_of(V) { return false; }
+template <class M, class U> constexpr bool is_integral_member(M U::*) { return std::is_integral_v<M>; }
+
 template <class T, class M>
 COALESCE_HOST_DEVICE COALESCE_INLINE std::size_t type_of(T const& particle, M const& member) {
   if constexpr (std::is_same_v<M, no_type_member>) {
