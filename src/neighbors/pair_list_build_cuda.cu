@@ -1,6 +1,9 @@
 // The cluster-pair format's build in GPU memory: one thread per column, slot, cluster and row (the
-// bodies of pair_list_kernels.hpp), CUB's scan between the counting and the filling pass. Read-backs:
-// the columns' cluster counts (to size the slots) and the row totals (to size the entries).
+// bodies of pair_list_kernels.hpp), CUB's scan between the counting and the filling pass; the
+// counting pass keeps each row's entries in scratch (m.candidate_ids, m.pair_room per row) so the
+// filling pass copies them, searching again only for rows longer than that. Read-backs: the columns'
+// cluster counts (to size the slots) and the row totals (to size the entries).
+#include <algorithm>
 #include <cstdint>
 
 #include <cub/device/device_scan.cuh>
@@ -36,14 +39,20 @@ template <class Real> __global__ void boxes_kernel(pair_build_view<Real> v, std:
   if (c < clusters) fill_box(v, c);
 }
 
-// totals: [0] entries (64-bit), [1] widest row, [2] pairs within reach, [3] pairs tested.
+// totals: [0] entries (64-bit), [1] widest row, [2] pairs within reach, [3] pairs tested. A row's
+// first `room` entries go to scratch[c * room ...]: the filling pass copies them instead of searching
+// again (a row longer than that is searched again there).
 template <class Real> __global__ void count_kernel(pair_build_view<Real> v, std::size_t clusters, std::uint32_t* counts,
-                                                   unsigned long long* totals) {
+                                                   unsigned long long* totals, std::uint32_t* scratch,
+                                                   std::uint32_t room) {
   std::size_t const c = static_cast<std::size_t>(blockIdx.x) * blockDim.x + threadIdx.x;
   if (c >= clusters) return;
   pair_search_counts pairs;
+  std::uint32_t* row = scratch + c * room;
   std::uint32_t const k =
-      search_row<true>(v, static_cast<std::uint32_t>(c), pairs, [](std::uint32_t, std::uint32_t) {});
+      search_row<true>(v, static_cast<std::uint32_t>(c), pairs, [&](std::uint32_t e, std::uint32_t j) {
+        if (e < room) row[e] = j;
+      });
   counts[c] = k;
   atomicAdd(totals + 0, static_cast<unsigned long long>(k));
   atomicMax(totals + 1, static_cast<unsigned long long>(k));
@@ -52,12 +61,28 @@ template <class Real> __global__ void count_kernel(pair_build_view<Real> v, std:
 }
 
 template <class Real> __global__ void fill_kernel(pair_build_view<Real> v, std::size_t clusters,
-                                                  std::uint32_t const* offsets, std::uint32_t* entries) {
+                                                  std::uint32_t const* counts, std::uint32_t const* offsets,
+                                                  std::uint32_t const* scratch, std::uint32_t room,
+                                                  std::uint32_t* entries) {
   std::size_t const c = static_cast<std::size_t>(blockIdx.x) * blockDim.x + threadIdx.x;
   if (c >= clusters) return;
   std::uint32_t* row = entries + offsets[c];
+  std::uint32_t const count = counts[c];
+  if (count <= room) {
+    for (std::uint32_t e = 0; e < count; ++e) row[e] = scratch[c * room + e];
+    return;
+  }
   pair_search_counts unused;
   search_row<false>(v, static_cast<std::uint32_t>(c), unused, [&](std::uint32_t k, std::uint32_t j) { row[k] = j; });
+}
+
+// Entries per row the counting pass keeps: the last build's widest row and a quarter (rows grow as
+// particles move), at least 32; a first build 64 (half) or 128 (full), the LJ liquid's widest rows
+// with room.
+std::uint32_t scratch_room(list_memory const& m, bool half) {
+  std::size_t const last = m.clusters > 0 ? m.widest / pair_cluster : 0;
+  std::size_t const room = last > 0 ? last + last / 4 : (half ? 64 : 128);
+  return static_cast<std::uint32_t>(std::clamp<std::size_t>(room, 32, 512));
 }
 
 }  // namespace
@@ -90,7 +115,11 @@ pair_row_totals count_rows(list_memory& m, pair_build_view<Real> const& v, std::
   auto* totals = as<unsigned long long>(m.candidate_offsets);
   COALESCE_CUDA_TRY(cudaMemsetAsync(totals, 0, 4 * sizeof(unsigned long long), s));
   auto* counts = as<std::uint32_t>(m.cluster_counts);
-  count_kernel<Real><<<blocks(clusters), threads, 0, s>>>(v, clusters, counts, totals);
+  std::uint32_t const room = scratch_room(m, v.grid.half);
+  ensure_bytes(m, m.candidate_ids, clusters * room * sizeof(std::uint32_t));
+  m.pair_room = room;  // the room fill_rows reads the scratch at
+  count_kernel<Real>
+      <<<blocks(clusters), threads, 0, s>>>(v, clusters, counts, totals, as<std::uint32_t>(m.candidate_ids), room);
   COALESCE_CUDA_TRY(cudaGetLastError());
   COALESCE_CUDA_TRY(cudaMemsetAsync(counts + clusters, 0, sizeof(std::uint32_t), s));
   auto* offsets = as<std::uint32_t>(m.offsets);
@@ -114,8 +143,9 @@ pair_row_totals count_rows(list_memory& m, pair_build_view<Real> const& v, std::
 template <class Real>
 void fill_rows(list_memory& m, pair_build_view<Real> const& v, std::size_t clusters, void* stream) {
   cudaStream_t const s = as_stream(stream);
-  fill_kernel<Real><<<blocks(clusters), threads, 0, s>>>(v, clusters, as<std::uint32_t const>(m.offsets),
-                                                         as<std::uint32_t>(m.indices));
+  fill_kernel<Real><<<blocks(clusters), threads, 0, s>>>(
+      v, clusters, as<std::uint32_t const>(m.cluster_counts), as<std::uint32_t const>(m.offsets),
+      as<std::uint32_t const>(m.candidate_ids), static_cast<std::uint32_t>(m.pair_room), as<std::uint32_t>(m.indices));
   COALESCE_CUDA_TRY(cudaGetLastError());
   COALESCE_CUDA_TRY(cudaStreamSynchronize(s));
 }

@@ -192,3 +192,27 @@ TEST_CASE(
     CHECK(on_device.rows_on_host() == on_host.rows_on_host());
   }
 }
+
+TEST_CASE("cluster_pairs in GPU memory: rows longer than the counting pass keeps are searched again, the same rows") {
+  // A sparse set first (short rows: the next build keeps 32 entries per row), then a dense blob
+  // whose rows hold over a hundred clusters: those rows come from the filling pass's own search.
+  std::mt19937 rng(9);
+  std::uniform_real_distribution<float> wide(0.f, 60.f), blob(20.f, 26.f);
+  std::vector<Atom> sparse(400), dense(3000);
+  for (auto& a : sparse) a.pos = {wide(rng), wide(rng), wide(rng)};
+  for (auto& a : dense) a.pos = {blob(rng), blob(rng), blob(rng)};
+  coalesce::box const b{.lo = {0, 0, 0}, .hi = {60, 60, 60}};
+  for (bool const half : {true, false}) {
+    CAPTURE(half);
+    coalesce::verlet_list<coalesce::cluster_pairs> on_device({.cutoff = 2.5, .skin = 0.3, .half = half});
+    coalesce::verlet_list<coalesce::cluster_pairs, coalesce::host> on_host({.cutoff = 2.5, .skin = 0.3, .half = half});
+    coalesce::device_vector<Atom> first(sparse);
+    on_device.build(first, &Atom::pos, b);
+    coalesce::device_vector<Atom> d(dense);
+    coalesce::host_vector<Atom> h(dense);
+    on_device.build(d, &Atom::pos, b);
+    on_host.build(h, &Atom::pos, b);
+    CHECK(on_device.widest() > 32 * coalesce::cluster_pairs::cluster_size);  // rows past the kept room
+    CHECK(on_device.rows_on_host() == on_host.rows_on_host());
+  }
+}

@@ -114,6 +114,7 @@ struct list_memory {
   buffer slots, slot_of, column_clusters;
   std::size_t clusters = 0;      // cluster_pairs: clusters of 8 slots
   std::size_t pair_entries = 0;  // cluster_pairs: entries (pairs of clusters), all rows
+  std::size_t pair_room = 0;     // cluster_pairs in GPU memory: entries per row its counting pass keeps (candidate_ids)
 };
 
 // The first `count` 32-bit words of a list buffer, copied to the host (verlet_list::rows_on_host).
