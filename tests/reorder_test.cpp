@@ -279,7 +279,7 @@ TEST_CASE("a position reached through a member path") {
   CHECK(v[2].get<0>() == 2);
 }
 
-TEST_CASE_TEMPLATE("NaN positions and positions outside a clamped box throw naming the element; nothing changes", S,
+TEST_CASE_TEMPLATE("NaN positions and positions outside an open box throw naming the element; nothing changes", S,
                    coalesce::host, coalesce::device) {
   std::mt19937 rng(5);
   auto records = random_particles(500, rng);

@@ -37,7 +37,7 @@ inline key_params make_key_params(key_spec const& spec) {
   return p;
 }
 
-// Cell coordinates of a position; false for NaN/infinite positions and, in a clamped box, for
+// Cell coordinates of a position; false for NaN/infinite positions and, along an open axis, for
 // positions outside [lo, hi].
 // Coordinate a of element i as the key kernels read it: E is float or double for positions in
 // their own type, std::int32_t for positions stored in 32 bits (fixed point, box_fixed: decoded by

@@ -33,7 +33,7 @@ class reorder_backend {
   // Sets the check words to all ones (nothing found), queued before the passes that check.
   virtual void reset_flags(std::uint64_t* flags) = 0;
 
-  // Keys into `keys`; the first element whose position is NaN, infinite or outside a clamped box
+  // Keys into `keys`; the first element whose position is NaN, infinite or outside the box along an open axis
   // goes to flags[bad_entry].
   virtual void compute_keys_into(key_spec const& spec, position_columns const& pos, std::size_t n, void* keys,
                                  std::uint64_t* flags) = 0;

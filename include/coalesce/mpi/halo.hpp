@@ -15,7 +15,7 @@
 // stage sending what lies near the face among the owned particles and the ghosts of earlier
 // stages, so edge and corner ghosts arrive in two or three hops with no diagonal messages. A
 // particle crossing the global boundary along a periodic axis arrives as its periodic image (the
-// box length added to or subtracted from its position); a clamped axis sends nothing past its
+// box length added to or subtracted from its position); an open axis sends nothing past its
 // edges. halo_options::axes leaves axes out (a slab decomposition whose neighbour lists apply the
 // minimum image along y and z themselves exchanges along x only).
 //
@@ -106,7 +106,7 @@ class halo_plan {
   struct stage {
     unsigned axis = 0;
     int direction = 0;              // +1: sent to the rank above along axis, -1: below
-    int to = 0, from = 0;           // ranks (MPI_PROC_NULL past a clamped edge)
+    int to = 0, from = 0;           // ranks (MPI_PROC_NULL past an open edge)
     double received_shift = 0;      // added to the received ghosts' coordinate (a periodic image)
     coalesce::detail::buffer sent;  // indices of the elements sent, in order (the particles' memory)
     std::size_t sent_count = 0;

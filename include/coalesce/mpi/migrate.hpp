@@ -19,7 +19,7 @@
 // from the tail on host memory (the stayers past the last kept slot move, nothing else).
 //
 // Bad input is agreed on collectively before any data moves: a destination outside the
-// communicator, or a position that is not finite (or outside a clamped box) on any rank makes
+// communicator, or a position that is not finite (or outside the box along an open axis) on any rank makes
 // every rank throw the same coalesce::error naming the first such rank, element and value; no
 // rank is left waiting and nothing has moved.
 //
@@ -79,14 +79,14 @@ class decomposition : public communicator {
   std::array<int, 3> coords() const { return coords_; }
   box const& global() const { return global_; }
   // Whether positions wrap along `axis` (owner() wraps them; a halo's ghosts across that edge are
-  // periodic images); a clamped axis ends at the box.
+  // periodic images); an open axis ends at the box.
   bool periodic(unsigned axis) const { return axis < 3 && periodic_[axis]; }
   // This rank's part of the box: [lo, hi) per axis.
   box subdomain() const;
   // The rank owning a position (periodic axes wrap it first), or -1 when it is not finite or
-  // lies outside the box along a clamped axis.
+  // lies outside the box along an open axis.
   int owner(std::array<double, 3> const& position) const;
-  // The rank next to this one along `axis` in `direction` (+1 or -1); MPI_PROC_NULL past a clamped edge.
+  // The rank next to this one along `axis` in `direction` (+1 or -1); MPI_PROC_NULL past an open edge.
   int neighbor(unsigned axis, int direction) const;
   // The grid as GPU kernels see it (owner() on the GPU).
   coalesce::detail::owner_grid grid() const;
@@ -487,7 +487,7 @@ mpi::migration_report migrate_by_position(bool keep_order, mpi::decomposition co
   auto const describe = [&](std::size_t i, int) {
     auto const p = detail::read_position(kind, columns, i);
     return "position (" + std::to_string(p[0]) + ", " + std::to_string(p[1]) + ", " + std::to_string(p[2]) +
-           "), which is not finite or lies outside the clamped box";
+           "), which is not finite or lies outside the box along an open axis";
   };
   return detail::migrate_to(keep_order, d, particles, dest, size_error, describe, arrays...);
 }
@@ -511,7 +511,7 @@ migration_report migrate(unordered_t, communicator const& d, vector<T, L, S>& pa
 
 // The same with each element's destination the owner of its position (a member path, as for
 // keys: &Particle::pos, or member_path(&Atom::pos)), computed where the particles are. A position
-// that is not finite, or outside a clamped box, is an error on every rank.
+// that is not finite, or outside the box along an open axis, is an error on every rank.
 template <class T, class L, class S, class Pos, class... Extra>
 requires(!std::is_convertible_v<Pos, std::span<int const>>) migration_report
     migrate(decomposition const& d, vector<T, L, S>& particles, Pos const& position, Extra&... arrays) {

@@ -63,7 +63,7 @@ std::size_t select_near_face(memory_kind kind, position_columns const& position,
 
 // A regular grid of ranks over a box, numbered row-major (the numbering of MPI_Cart_create
 // without reordering): the rank owning a position, -1 when it is not finite or outside the box
-// along a clamped axis. The same arithmetic on host and GPU, so both agree to the bit.
+// along an open axis. The same arithmetic on host and GPU, so both agree to the bit.
 struct owner_grid {
   std::array<double, 3> lo{};
   std::array<double, 3> hi{};

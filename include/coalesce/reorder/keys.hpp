@@ -18,8 +18,8 @@
 // The position is a member (or a path of members) whose type is a struct of 2, 3 or 4 float or
 // double leaves (a user vec3, CUDA's float3, double2, a float4 whose w holds a type or charge):
 // 2-D or 3-D keys (a fourth member is not a coordinate). A periodic box wraps
-// positions into [lo, hi); a clamped box requires them inside [lo, hi] (hi maps to the last
-// cell). NaN or infinite positions, and positions outside a clamped box, are a coalesce::error
+// positions into [lo, hi); an open axis requires them inside [lo, hi] (hi maps to the last
+// cell). NaN or infinite positions, and positions outside the box along an open axis, are a coalesce::error
 // naming the first such element and its value.
 //
 // Keys are written into the plan (no allocation once it has seen the size) and the returned

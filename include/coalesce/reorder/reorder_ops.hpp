@@ -194,7 +194,7 @@ struct plan_keys {
 };
 
 // Writes n keys into the plan's key buffer (memory of `kind`). Throws coalesce::error naming
-// the first bad position (NaN, infinite, or outside a clamped box).
+// the first bad position (NaN, infinite, or outside the box along an open axis).
 plan_keys compute_keys(reorder_plan& plan, memory_kind kind, key_spec const& spec, position_columns const& pos,
                        std::size_t n);
 
