@@ -95,7 +95,7 @@ TEST_CASE("the x field of a 24-byte AoS record spans 24 sectors") {
   CHECK(s.requests == 1);
   CHECK(s.sectors == 24);
   CHECK(s.efficiency() == doctest::Approx(128.0 / 768));
-  CHECK(ca::strided(hopper, 4, 40).sectors == 32);  // the 40-byte record measured in ANCHORS.md
+  CHECK(ca::strided(hopper, 4, 40).sectors == 32);  // a 40-byte record: every lane in its own sector
 }
 
 TEST_CASE("an offset of one float adds one sector, or one line") {
@@ -113,7 +113,7 @@ TEST_CASE("vector loads: 8 and 16-byte lanes are one request each") {
   CHECK(f2.sectors == 8);
   ca::access_stats const f4 = ca::strided(hopper, 16, 16);
   CHECK(f4.requests == 1);
-  CHECK(f4.sectors == 16);  // as measured on the H200 (ANCHORS.md)
+  CHECK(f4.sectors == 16);  // as Nsight Compute counts on the H200 (docs/analysis.md)
   CHECK(f4.lines == 4);
   CHECK(f4.instruction_bytes == 16);
   CHECK(f4.efficiency() == 1.0);

@@ -95,7 +95,7 @@ TEST_CASE_TEMPLATE("nested proxies of a wide record hold their own leaves' point
   using frame_proxy = std::tuple_element_t<2, root>;
   using origin_proxy = std::tuple_element_t<0, frame_proxy>;
   // A vec3's proxy: the mapping, at most 3 pointers and the index, whatever the root's width (so
-  // that g++ keeps it in registers: docs/performance.md "Nested proxies hold their own leaves'
+  // that g++ keeps it in registers: docs/dev/performance-history.md "Nested proxies hold their own leaves'
   // pointers").
   constexpr std::size_t mapping_bytes = sizeof(typename coalesce::layout_storage<Wide, Layout>::mapping_type);
   static_assert(sizeof(pos_proxy) <= mapping_bytes + 4 * sizeof(void*));

@@ -59,7 +59,7 @@ void raw_soa_step(soa_pointers p, std::size_t n, float dt);
 void raw_aos_step(particle* p, std::size_t n, float dt);
 void raw_soa_drift_x(float* x, float const* vx, std::size_t n, float dt);
 void raw_aos_drift_x(fat_particle* p, std::size_t n, float dt);
-// AoS records to 6 columns, one record per thread (ANCHORS' "naive" conversion).
+// AoS records to 6 columns, one record per thread (the naive conversion a user writes first).
 void raw_aos_to_soa(particle const* in, soa_pointers out, std::size_t n);
 // The ceiling: copy `bytes` bytes (read + write counted) the fastest plain way.
 void copy_ceiling(void* dst, void const* src, std::size_t bytes);

@@ -483,7 +483,7 @@ template <bool FromAos> void launch_tiled(cudaStream_t stream, std::vector<colum
 // touches is whole), the column side coalesced, no shared memory and no barrier. Into records this
 // replaced the tile for records of up to 32 bytes; measured on the H200 (2026-12-03, 33.5M
 // 24-byte records, x copy ceiling, per thread / tile): soa -> aos 0.97 / 0.88, aosoa<32> -> aos
-// 0.98 / 0.77, soa -> split<pos> 0.87 / 0.76 (docs/performance.md, "Records one per thread").
+// 0.98 / 0.77, soa -> split<pos> 0.87 / 0.76 (docs/dev/performance-history.md, "Records one per thread").
 // set_per_thread_record_bytes picks the largest record that takes this path.
 constexpr int max_record_words = 8;
 std::atomic<std::size_t> per_thread_record_bytes{32};

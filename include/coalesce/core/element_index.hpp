@@ -13,7 +13,7 @@
 // i (g++ 12 does not fold (b * W + l) / W back to b either, whatever it knows of l). Given the
 // block and the lane, a view of width W computes the block's base once per block and the lane's
 // address as base + lane * size: the lane loop of for_each_index(space, view, f) then has unit
-// strides and vectorizes as the hand-written block-of-lanes loop does (docs/performance.md "CPU
+// strides and vectorizes as the hand-written block-of-lanes loop does (docs/dev/performance-history.md "CPU
 // vectorization"). On the GPU one thread runs one element and nothing changes.
 //
 // A kernel may take std::size_t instead (the index converts; that loop keeps its old code), and a

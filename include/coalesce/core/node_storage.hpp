@@ -8,7 +8,7 @@
 // aggregate into registers (SRA) only up to 72-136 bytes (--param
 // sra-max-scalarization-size-Ospeed: move ratio x 8 bytes). Under soa a 16-leaf record's storage
 // is 144 bytes: each nested proxy of `auto [pos, vel, force, ...] = v[i]` was a 152-byte copy kept
-// on the stack, and the loop stopped vectorizing (20-89x the raw loop; docs/performance.md "CPU
+// on the stack, and the loop stopped vectorizing (20-89x the raw loop; docs/dev/performance-history.md "CPU
 // vectorization"). The proxy of a vec3 now holds 3 pointers. A nested proxy keeps its parent's
 // storage where that is no larger (aosoa: one blob pointer for every leaf), and a node found at
 // run time (by member pointer) keeps its parent's.

@@ -86,7 +86,7 @@ class loop_exception {
 
 // g++ 12 does not inline a kernel whose proxies keep copies of the view's pointers in its stack
 // frame ("--param large-stack-frame-growth limit reached"): the loop then makes one call per
-// element and cannot vectorize (7x-100x the raw loop, docs/performance.md "CPU vectorization").
+// element and cannot vectorize (7x-100x the raw loop, docs/dev/performance-history.md "CPU vectorization").
 // Once inlined, the proxies fold to plain loads and stores and that frame is gone. So the
 // functions that hold the loops are flattened: f and everything it calls are inlined into them,
 // whatever the inliner's size and frame heuristics say (a function the kernel calls that must
