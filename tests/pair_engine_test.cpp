@@ -1,14 +1,18 @@
 // coalesce::compute_pairs (neighbors/pair_engine.hpp): forces, energy and virial of a pair law
 // over every list format, full and half, two particle types, periodic and open boxes, two layouts,
-// against an O(N^2) double-precision reference within float rounding; a list of the user's own;
-// bad input (a type outside the table, a pair not given, a position that is not finite) throws and
-// writes nothing.
+// with and without exclusions (bonded chains, pair_exclusions.hpp), against an O(N^2)
+// double-precision reference within float rounding; a list of the user's own; bad input (a type
+// outside the table, a pair not given, a position that is not finite, exclusions naming a particle
+// out of range or built for another count) throws and writes nothing.
 #include <doctest/doctest.h>
 
 #include <algorithm>
 #include <cmath>
 #include <cstdint>
 #include <limits>
+#include <random>
+#include <set>
+#include <utility>
 #include <vector>
 
 #include <coalesce/coalesce.hpp>
@@ -45,11 +49,15 @@ coalesce::pair_table<lennard_jones::param_type> two_types() {
 struct reference {
   std::vector<std::array<double, 3>> force;
   double energy = 0, virial = 0;
+  std::size_t excluded_in_reach = 0;  // excluded pairs within their cutoff: what the exclusions took away
 };
 
-// Every pair once, in double, minimum image along periodic axes.
+using pair_set = std::set<std::pair<std::size_t, std::size_t>>;  // (lower, higher) index
+
+// Every pair once, in double, minimum image along periodic axes; the pairs of `excluded` skipped.
 reference brute_force_forces(std::vector<Particle> const& p, coalesce::box const& b,
-                             coalesce::pair_table<lennard_jones::param_type> const& table) {
+                             coalesce::pair_table<lennard_jones::param_type> const& table,
+                             pair_set const& excluded = {}) {
   reference r;
   r.force.assign(p.size(), {0, 0, 0});
   bool const periodic = b.edges == coalesce::boundary::periodic;
@@ -63,6 +71,10 @@ reference brute_force_forces(std::vector<Particle> const& p, coalesce::box const
       double const r2 = d[0] * d[0] + d[1] * d[1] + d[2] * d[2];
       std::size_t const ti = p[i].id, tj = p[j].id;
       if (!(r2 < table.cutoff2(ti, tj))) continue;
+      if (excluded.contains({i, j})) {
+        ++r.excluded_in_reach;
+        continue;
+      }
       auto const q = table.param(ti, tj);
       double const s2 = q.sigma2 / r2, s6 = s2 * s2 * s2;
       double const f = 24.0 * q.epsilon * s6 * (2.0 * s6 - 1.0) / r2;
@@ -101,6 +113,60 @@ std::vector<Particle> liquid(std::size_t n, float length, unsigned seed) {
   return out;
 }
 
+// Bonded molecules: chains of 2 to 6 particles, each bond to the nearest particle not yet in a chain
+// (within 1.6, minimum image in a periodic box of side `length`), and the angles' 1-3 pairs of each
+// chain. A few bonds are given twice, reversed (a bond list read from two files): counted once.
+std::vector<std::uint32_t> bonded_chains(std::vector<Particle> const& p, float length, unsigned seed) {
+  std::mt19937 rng(seed);
+  std::vector<std::size_t> order(p.size());
+  for (std::size_t i = 0; i < p.size(); ++i) order[i] = i;
+  std::shuffle(order.begin(), order.end(), rng);
+  std::vector<bool> taken(p.size(), false);
+  std::vector<std::uint32_t> bonds;
+  auto const distance2 = [&](std::size_t a, std::size_t b) {
+    double d2 = 0;
+    for (double d :
+         {double(p[a].pos.x) - p[b].pos.x, double(p[a].pos.y) - p[b].pos.y, double(p[a].pos.z) - p[b].pos.z}) {
+      d -= length * std::round(d / length);
+      d2 += d * d;
+    }
+    return d2;
+  };
+  std::size_t bond_count = 0;
+  for (std::size_t const start : order) {
+    if (taken[start]) continue;
+    taken[start] = true;
+    std::vector<std::size_t> chain{start};
+    std::size_t const want = 2 + rng() % 5;
+    while (chain.size() < want) {
+      std::size_t best = p.size();
+      double best_d2 = 1.6 * 1.6;
+      for (std::size_t j = 0; j < p.size(); ++j) {
+        if (!taken[j] && distance2(chain.back(), j) < best_d2) best = j, best_d2 = distance2(chain.back(), j);
+      }
+      if (best == p.size()) break;
+      taken[best] = true;
+      chain.push_back(best);
+    }
+    for (std::size_t k = 1; k < chain.size(); ++k) {
+      bonds.insert(bonds.end(), {std::uint32_t(chain[k - 1]), std::uint32_t(chain[k])});
+      if (++bond_count % 7 == 0) bonds.insert(bonds.end(), {std::uint32_t(chain[k]), std::uint32_t(chain[k - 1])});
+    }
+    for (std::size_t k = 2; k < chain.size(); ++k)
+      bonds.insert(bonds.end(), {std::uint32_t(chain[k - 2]), std::uint32_t(chain[k])});
+  }
+  return bonds;
+}
+
+pair_set as_pair_set(std::vector<std::uint32_t> const& bonds) {
+  pair_set out;
+  for (std::size_t k = 0; k + 1 < bonds.size(); k += 2) {
+    std::size_t const i = bonds[k], j = bonds[k + 1];
+    out.insert({std::min(i, j), std::max(i, j)});
+  }
+  return out;
+}
+
 double largest_force(reference const& r) {
   double m = 0;
   for (auto const& f : r.force)
@@ -108,26 +174,36 @@ double largest_force(reference const& r) {
   return m;
 }
 
-template <class Format, class Layout> void check_against_reference(coalesce::box const& b, bool half) {
+template <class Format, class Layout> void check_against_reference(coalesce::box const& b, bool half, bool exclude) {
   CAPTURE(half);
+  CAPTURE(exclude);
   CAPTURE(b.edges == coalesce::boundary::periodic);
   auto p = liquid(400, 9.f, 5);
   if constexpr (coalesce::detail::list_format_ops<Format>::tests_candidates) {  // clusters want a spatial order
     p = spatially_sorted(std::move(p));
   }
   auto const table = two_types();
-  reference const expected = brute_force_forces(p, b, table);
+  // the bonds name the particles in their final order (after the sort above)
+  std::vector<std::uint32_t> const bonds = exclude ? bonded_chains(p, 9.f, 11) : std::vector<std::uint32_t>{};
+  reference const expected = brute_force_forces(p, b, table, as_pair_set(bonds));
+  if (exclude) CHECK(expected.excluded_in_reach > 100);  // the exclusions change the answer
   coalesce::vector<Particle, Layout, coalesce::host> v(p);
   coalesce::verlet_list<Format, coalesce::host> list({.cutoff = table.largest_cutoff(), .skin = 0.3, .half = half});
   list.build(v, &Particle::pos, b);
+  coalesce::pair_exclusions<coalesce::host> const excluded(p.size(), bonds);
   // both forms: members as function arguments (soa), as template arguments (aos)
   coalesce::pair_totals totals;
+  coalesce::pair_options const sums{.energy = true, .virial = true};
   if constexpr (std::is_same_v<Layout, coalesce::aos>) {
-    totals = coalesce::compute_pairs<&Particle::pos, &Particle::vel, &Particle::id>(
-        v, list.view(v), b, lennard_jones{}, table, {.energy = true, .virial = true});
+    totals = exclude ? coalesce::compute_pairs<&Particle::pos, &Particle::vel, &Particle::id>(
+                           v, list.view(v), b, lennard_jones{}, table, excluded, sums)
+                     : coalesce::compute_pairs<&Particle::pos, &Particle::vel, &Particle::id>(
+                           v, list.view(v), b, lennard_jones{}, table, sums);
   } else {
-    totals = coalesce::compute_pairs(v, &Particle::pos, &Particle::vel, &Particle::id, list.view(v), b, lennard_jones{},
-                                     table, {.energy = true, .virial = true});
+    totals = exclude ? coalesce::compute_pairs(v, &Particle::pos, &Particle::vel, &Particle::id, list.view(v), b,
+                                               lennard_jones{}, table, excluded, sums)
+                     : coalesce::compute_pairs(v, &Particle::pos, &Particle::vel, &Particle::id, list.view(v), b,
+                                               lennard_jones{}, table, sums);
   }
   std::vector<Particle> got(p.size());
   v.copy_to(std::span<Particle>(got));
@@ -152,9 +228,21 @@ TEST_CASE_TEMPLATE(
     Format, coalesce::padded_columns, coalesce::padded_rows, coalesce::csr, coalesce::clusters,
     coalesce::cluster_pairs) {
   for (bool const half : {false, true}) {
-    check_against_reference<Format, coalesce::soa>(coalesce::box{.lo = {0, 0, 0}, .hi = {9, 9, 9}}, half);
+    check_against_reference<Format, coalesce::soa>(coalesce::box{.lo = {0, 0, 0}, .hi = {9, 9, 9}}, half, false);
     check_against_reference<Format, coalesce::aos>(
-        coalesce::box{.lo = {0, 0, 0}, .hi = {9, 9, 9}, .edges = coalesce::boundary::open}, half);
+        coalesce::box{.lo = {0, 0, 0}, .hi = {9, 9, 9}, .edges = coalesce::boundary::open}, half, false);
+  }
+}
+
+TEST_CASE_TEMPLATE(
+    "compute_pairs with exclusions (bonded chains): every format, full and half, periodic and open, two types, "
+    "against O(N^2) double precision",
+    Format, coalesce::padded_columns, coalesce::padded_rows, coalesce::csr, coalesce::clusters,
+    coalesce::cluster_pairs) {
+  for (bool const half : {false, true}) {
+    check_against_reference<Format, coalesce::soa>(coalesce::box{.lo = {0, 0, 0}, .hi = {9, 9, 9}}, half, true);
+    check_against_reference<Format, coalesce::aos>(
+        coalesce::box{.lo = {0, 0, 0}, .hi = {9, 9, 9}, .edges = coalesce::boundary::open}, half, true);
   }
 }
 
@@ -184,13 +272,18 @@ TEST_CASE("compute_pairs: sums off cost nothing and read as zero; one type witho
       doctest::Contains("give the member that holds each particle's type"), coalesce::error);
 }
 
-TEST_CASE("compute_pairs over a list of the user's own, full and half (pair_options::half)") {
+TEST_CASE(
+    "compute_pairs over a list of the user's own, full and half (pair_options::half), with and without exclusions") {
   auto const p = liquid(150, 6.f, 3);
   coalesce::box const b{.lo = {0, 0, 0}, .hi = {6, 6, 6}};
   auto const table = two_types();
-  reference const expected = brute_force_forces(p, b, table);
-  for (bool const half : {false, true}) {
+  std::vector<std::uint32_t> const bonds = bonded_chains(p, 6.f, 2);
+  coalesce::pair_exclusions<coalesce::host> const excluded(p.size(), bonds);
+  for (int const k : {0, 1, 2, 3}) {
+    bool const half = k % 2 == 1, exclude = k / 2 == 1;
     CAPTURE(half);
+    CAPTURE(exclude);
+    reference const expected = brute_force_forces(p, b, table, exclude ? as_pair_set(bonds) : pair_set{});
     rows_t const rows = brute_force(p, b, {true, true, true}, 2.8, half);
     std::vector<std::uint32_t> entries, offsets{0};
     for (auto const& r : rows) {
@@ -200,8 +293,11 @@ TEST_CASE("compute_pairs over a list of the user's own, full and half (pair_opti
     coalesce::host_csr_neighbor_list<std::uint32_t> const mine{
         .indices = entries.data(), .offsets = offsets.data(), .particles = p.size()};
     coalesce::host_vector<Particle> v(p);
-    auto const totals = coalesce::compute_pairs(v, &Particle::pos, &Particle::vel, &Particle::id, mine, b,
-                                                lennard_jones{}, table, {.energy = true, .half = half});
+    auto const totals = exclude
+                            ? coalesce::compute_pairs(v, &Particle::pos, &Particle::vel, &Particle::id, mine, b,
+                                                      lennard_jones{}, table, excluded, {.energy = true, .half = half})
+                            : coalesce::compute_pairs(v, &Particle::pos, &Particle::vel, &Particle::id, mine, b,
+                                                      lennard_jones{}, table, {.energy = true, .half = half});
     CHECK(totals.energy == doctest::Approx(expected.energy).epsilon(1e-5));
     std::vector<Particle> got(p.size());
     v.copy_to(std::span<Particle>(got));
@@ -262,4 +358,83 @@ TEST_CASE("compute_pairs refuses bad input and writes nothing") {
   coalesce::pair_table<lennard_jones::param_type> t(2);
   CHECK_THROWS_WITH_AS(t.set(0, 2, {}, 1.0), doctest::Contains("outside the table's 2 types"), coalesce::error);
   CHECK_THROWS_WITH_AS(t.set(0, 1, {}, -1.0), doctest::Contains("positive and finite"), coalesce::error);
+}
+
+TEST_CASE(
+    "pair_exclusions: symmetric rows, each pair once whichever way round it was given; one type, no type member") {
+  std::vector<std::array<std::uint32_t, 2>> const pairs = {{0, 1}, {1, 2}, {2, 1}, {4, 0}, {0, 1}, {3, 5}};
+  coalesce::pair_exclusions<coalesce::host> const excluded(6, pairs);
+  CHECK(excluded.size() == 6);
+  CHECK(excluded.pairs() == 4);
+  using row = std::vector<std::uint32_t>;
+  CHECK(excluded.rows_on_host() == std::vector<row>{{1, 4}, {0, 2}, {1}, {5}, {0}, {3}});
+  auto const view = excluded.view();
+  CHECK(view.excludes(4, 0));
+  CHECK(view.excludes(0, 4));
+  CHECK_FALSE(view.excludes(0, 2));
+  CHECK(coalesce::pair_exclusions<coalesce::host>(3, std::vector<std::uint32_t>{}).pairs() == 0);
+  CHECK(coalesce::pair_exclusions<coalesce::device>(3, std::vector<std::uint32_t>{1, 2}).rows_on_host() ==
+        std::vector<row>{{}, {2}, {1}});
+
+  // The form without a type member (every particle type 0), and the members as template arguments.
+  auto const p = liquid(200, 7.f, 9);
+  coalesce::box const b{.lo = {0, 0, 0}, .hi = {7, 7, 7}};
+  coalesce::pair_table<lennard_jones::param_type> one(1);
+  one.set(0, 0, {1.f, 1.f}, 2.5);
+  std::vector<Particle> all_type_zero = p;
+  for (auto& q : all_type_zero) q.id = 0;
+  std::vector<std::uint32_t> const bonds = bonded_chains(p, 7.f, 4);
+  reference const expected = brute_force_forces(all_type_zero, b, one, as_pair_set(bonds));
+  CHECK(expected.excluded_in_reach > 50);
+  coalesce::pair_exclusions<coalesce::device> const chains(p.size(), bonds);
+  coalesce::device_vector<Particle> v(p);
+  coalesce::verlet_list<coalesce::csr> list({.cutoff = 2.5, .skin = 0.3, .half = true});
+  list.build(v, &Particle::pos, b);
+  for (bool const template_members : {false, true}) {
+    CAPTURE(template_members);
+    auto const totals = template_members
+                            ? coalesce::compute_pairs<&Particle::pos, &Particle::vel>(
+                                  v, list.view(v), b, lennard_jones{}, one, chains, {.energy = true, .virial = true})
+                            : coalesce::compute_pairs(v, &Particle::pos, &Particle::vel, list.view(v), b,
+                                                      lennard_jones{}, one, chains, {.energy = true, .virial = true});
+    CHECK(totals.energy == doctest::Approx(expected.energy).epsilon(1e-5));
+    CHECK(totals.virial == doctest::Approx(expected.virial).epsilon(1e-5));
+    std::vector<Particle> got(p.size());
+    v.copy_to(std::span<Particle>(got));
+    double worst = 0;
+    for (std::size_t i = 0; i < p.size(); ++i) worst = std::max(worst, std::abs(got[i].vel.z - expected.force[i][2]));
+    CHECK(worst <= 1e-5 * largest_force(expected) + 1e-4);
+  }
+}
+
+TEST_CASE("pair_exclusions refuses a pair out of range or of one particle; compute_pairs refuses another count") {
+  using flat = std::vector<std::uint32_t>;
+  CHECK_THROWS_WITH_AS(coalesce::pair_exclusions<coalesce::host>(10, flat{0, 1, 3, 10, 4, 5}),
+                       doctest::Contains("pair 1 (3, 10) names particle 10, outside the 10 particles"),
+                       coalesce::error);
+  CHECK_THROWS_WITH_AS(coalesce::pair_exclusions<coalesce::host>(10, flat{0, 1, 4, 5, 12, 2}),
+                       doctest::Contains("pair 2 (12, 2) names particle 12"), coalesce::error);
+  CHECK_THROWS_WITH_AS(coalesce::pair_exclusions<coalesce::device>(10, flat{0, 1, 7, 7}),
+                       doctest::Contains("pair 1 (7, 7) names particle 7 twice"), coalesce::error);
+  CHECK_THROWS_WITH_AS(coalesce::pair_exclusions<coalesce::host>(10, flat{0, 1, 2}), doctest::Contains("odd count"),
+                       coalesce::error);
+  CHECK_THROWS_WITH_AS((coalesce::pair_exclusions<coalesce::host>(
+                           10, std::vector<std::array<std::uint32_t, 2>>{{0, 1}, {2, 4294967295u}})),
+                       doctest::Contains("names particle 4294967295"), coalesce::error);
+
+  auto const p = liquid(100, 6.f, 4);
+  coalesce::box const b{.lo = {0, 0, 0}, .hi = {6, 6, 6}};
+  coalesce::host_vector<Particle> v(p);
+  coalesce::verlet_list<coalesce::padded_columns, coalesce::host> list({.cutoff = 2.5, .skin = 0.3});
+  list.build(v, &Particle::pos, b);
+  coalesce::pair_exclusions<coalesce::host> const other_count(99, flat{0, 1});
+  CHECK_THROWS_WITH_AS(coalesce::compute_pairs(v, &Particle::pos, &Particle::vel, &Particle::id, list.view(v), b,
+                                               lennard_jones{}, two_types(), other_count),
+                       doctest::Contains("the exclusions were built for 99 particles, the particles are 100"),
+                       coalesce::error);
+  std::vector<Particle> got(p.size());
+  v.copy_to(std::span<Particle>(got));
+  bool untouched = true;
+  for (auto const& q : got) untouched = untouched && q.vel.x == 7 && q.vel.y == 7 && q.vel.z == 7;
+  CHECK(untouched);
 }

@@ -1,6 +1,7 @@
 // coalesce::compute_pairs in GPU memory (neighbors/pair_engine.hpp): the same forces, energy and
 // virial as in host memory (within float rounding: the sums' order differs) for every format, full
-// and half lists, two layouts, and a force member stored as 64-bit fixed point gives bit-identical
+// and half lists, two layouts, with exclusions (bonded chains: the thread-per-row loop and the
+// cluster-pair warp loop), and a force member stored as 64-bit fixed point gives bit-identical
 // forces run to run; bad input throws and writes nothing there too.
 #include <algorithm>
 #include <cmath>
@@ -64,28 +65,61 @@ std::vector<Atom> lattice(int side, float spacing, unsigned seed) {
   return out;
 }
 
-template <class Format, class Layout, class Space>
+// Bonded chains of 4 along x (the lattice's order: atom (x, y, z) is (z * side + y) * side + x), each
+// with its two 1-3 pairs, and every fifth bond given again reversed (counted once).
+std::vector<std::uint32_t> chains_along_x(int side) {
+  std::vector<std::uint32_t> bonds;
+  int given = 0;
+  for (int row = 0; row < side * side; ++row) {
+    for (int x = 0; x + 1 < side; ++x) {
+      auto const i = static_cast<std::uint32_t>(row * side + x);
+      if (x % 4 != 3) {
+        bonds.insert(bonds.end(), {i, i + 1});
+        if (++given % 5 == 0) bonds.insert(bonds.end(), {i + 1, i});
+      }
+      if (x % 4 < 2 && x + 2 < side) bonds.insert(bonds.end(), {i, i + 2});
+    }
+  }
+  return bonds;
+}
+
+// Exclude: the bonds as pair_exclusions<Space>; else the form without exclusions (its own kernels:
+// chosen when compiling, so that each test compiles only the kernels it runs).
+template <class Format, class Layout, class Space, bool Exclude = false>
 std::tuple<std::vector<Atom>, coalesce::pair_totals> run(std::vector<Atom> const& atoms, coalesce::box const& b,
-                                                         bool half) {
+                                                         bool half, std::vector<std::uint32_t> const& bonds = {}) {
   coalesce::vector<Atom, Layout, Space> v(atoms);
   coalesce::verlet_list<Format, Space> list({.cutoff = 2.5, .skin = 0.3, .half = half});
   list.build(v, &Atom::pos, b);
   // the members as template arguments: the form whose loop names them as a user's kernel does
-  auto const totals = coalesce::compute_pairs<&Atom::pos, &Atom::force, &Atom::type>(
-      v, list.view(v), b, lennard_jones{}, two_types(), {.energy = true, .virial = true});
+  coalesce::pair_totals totals;
+  if constexpr (!Exclude) {
+    totals = coalesce::compute_pairs<&Atom::pos, &Atom::force, &Atom::type>(
+        v, list.view(v), b, lennard_jones{}, two_types(), {.energy = true, .virial = true});
+  } else {
+    coalesce::pair_exclusions<Space> const excluded(atoms.size(), bonds);
+    totals = coalesce::compute_pairs<&Atom::pos, &Atom::force, &Atom::type>(
+        v, list.view(v), b, lennard_jones{}, two_types(), excluded, {.energy = true, .virial = true});
+  }
   std::vector<Atom> out(atoms.size());
   v.copy_to(std::span<Atom>(out));
   return {out, totals};
 }
 
-template <class Format, class Layout> void check_device_against_host(bool half) {
+template <class Format, class Layout, bool Exclude = false> void check_device_against_host(bool half) {
   CAPTURE(half);
+  CAPTURE(Exclude);
   int const side = 12;
   float const spacing = 1.1f;
   coalesce::box const b{.lo = {0, 0, 0}, .hi = {side * spacing, side * spacing, side * spacing}};
   auto const atoms = lattice(side, spacing, 3);
-  auto const [host, host_totals] = run<Format, Layout, coalesce::host>(atoms, b, half);
-  auto const [device, device_totals] = run<Format, Layout, coalesce::device>(atoms, b, half);
+  std::vector<std::uint32_t> const bonds = Exclude ? chains_along_x(side) : std::vector<std::uint32_t>{};
+  auto const [host, host_totals] = run<Format, Layout, coalesce::host, Exclude>(atoms, b, half, bonds);
+  auto const [device, device_totals] = run<Format, Layout, coalesce::device, Exclude>(atoms, b, half, bonds);
+  if constexpr (Exclude) {  // the exclusions took pairs away (the host's loop is checked against O(N^2) on the CPU)
+    double const all_pairs = std::get<1>(run<Format, Layout, coalesce::host>(atoms, b, half)).energy;
+    CHECK(host_totals.energy != doctest::Approx(all_pairs).epsilon(1e-3));
+  }
   double largest = 0, worst = 0;
   for (std::size_t i = 0; i < atoms.size(); ++i) {
     float const h[3] = {host[i].force.x, host[i].force.y, host[i].force.z};
@@ -117,6 +151,13 @@ TEST_CASE_TEMPLATE("compute_pairs in GPU memory gives the host's forces and sums
   }
 }
 
+TEST_CASE_TEMPLATE(
+    "compute_pairs in GPU memory with exclusions gives the host's forces and sums: the row loop and the warp loop, "
+    "full and half",
+    Format, coalesce::padded_columns, coalesce::csr, coalesce::cluster_pairs) {
+  for (bool const half : {false, true}) check_device_against_host<Format, coalesce::soa, true>(half);
+}
+
 TEST_CASE_TEMPLATE("compute_pairs in GPU memory: a fixed-point force member sums bit for bit alike run to run", Format,
                    coalesce::padded_columns, coalesce::cluster_pairs) {
   using summed =
@@ -146,7 +187,8 @@ TEST_CASE_TEMPLATE("compute_pairs in GPU memory: a fixed-point force member sums
   }
 }
 
-TEST_CASE("compute_pairs in GPU memory refuses a type outside the table and writes nothing") {
+TEST_CASE(
+    "compute_pairs in GPU memory refuses a type outside the table, exclusions of another count, and writes nothing") {
   auto atoms = lattice(6, 1.1f, 2);
   atoms[40].type = 5;
   coalesce::box const b{.lo = {0, 0, 0}, .hi = {6.6, 6.6, 6.6}};
@@ -156,6 +198,22 @@ TEST_CASE("compute_pairs in GPU memory refuses a type outside the table and writ
   CHECK_THROWS_WITH_AS(
       coalesce::compute_pairs(v, &Atom::pos, &Atom::force, &Atom::type, list.view(v), b, lennard_jones{}, two_types()),
       doctest::Contains("particle 40 has type 5"), coalesce::error);
+  // exclusions built for another particle count
+  atoms[40].type = 1;
+  coalesce::device_vector<Atom> good(atoms);
+  coalesce::pair_exclusions<> const fewer(atoms.size() - 1, std::vector<std::uint32_t>{0, 1});
+  CHECK_THROWS_WITH_AS((coalesce::compute_pairs<&Atom::pos, &Atom::force, &Atom::type>(
+                           good, list.view(), b, lennard_jones{}, two_types(), fewer)),
+                       doctest::Contains("the exclusions were built for 215 particles"), coalesce::error);
+  CHECK_THROWS_WITH_AS(coalesce::pair_exclusions<>(atoms.size(), std::vector<std::uint32_t>{3, 216}),
+                       doctest::Contains("pair 0 (3, 216) names particle 216"), coalesce::error);
+  {
+    std::vector<Atom> left(atoms.size());
+    good.copy_to(std::span<Atom>(left));
+    bool none_written = true;
+    for (auto const& a : left) none_written = none_written && a.force.x == 7 && a.force.y == 7 && a.force.z == 7;
+    CHECK(none_written);
+  }
   std::vector<Atom> out(atoms.size());
   v.copy_to(std::span<Atom>(out));
   bool untouched = true;

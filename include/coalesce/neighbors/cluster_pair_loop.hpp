@@ -12,6 +12,8 @@
 //
 // The arithmetic per pair is the generic loop's (pair_engine.hpp): the separation under the
 // nearest image, r^2, the type pair's cutoff compared in double, the evaluator in its real type.
+// With exclusions (pair_exclusions.hpp), a pair in reach is then looked up in the short row of the
+// lane's own particle, read once per lane; without them the test is compiled out.
 #pragma once
 #include <cstddef>
 #include <cstdint>
@@ -21,6 +23,7 @@
 #include "../core/config.hpp"
 #include "cluster_pairs.hpp"
 #include "cluster_tile.hpp"
+#include "pair_exclusions.hpp"
 #include "pair_law.hpp"
 
 namespace coalesce::detail {
@@ -49,12 +52,13 @@ COALESCE_HOST_DEVICE COALESCE_INLINE bool within_cutoff(Real r2, Table const& ta
 // caller's double sums (each pair once over the whole pass). On the host it is never called
 // (compute_pairs takes the generic loop there).
 template <bool Energy, bool Virial, class Real, class View, class Position, class Force, class TypeMember,
-          class Evaluator, class Table, class Sums>
+          class Evaluator, class Table, class Exclusions, class Sums>
 COALESCE_HOST_DEVICE COALESCE_INLINE void cluster_pair_lane(std::size_t t, verlet_list_ref<cluster_pairs> const& list,
                                                             View const& v, Position position, Force force,
                                                             TypeMember type_member, Evaluator const& law,
-                                                            Table const& table, double const (&length)[3],
-                                                            bool const (&periodic)[3], Sums sums) {
+                                                            Table const& table, Exclusions const& exclusions,
+                                                            double const (&length)[3], bool const (&periodic)[3],
+                                                            Sums sums) {
 #if defined(__CUDA_ARCH__)
   constexpr std::uint32_t size = cluster_pairs::cluster_size;
   auto const c = static_cast<std::uint32_t>(t / 32);
@@ -65,10 +69,12 @@ COALESCE_HOST_DEVICE COALESCE_INLINE void cluster_pair_lane(std::size_t t, verle
   bool const has_i = pi != cluster_pairs::empty_slot;
   Real x0 = 0, x1 = 0, x2 = 0;
   std::size_t ti = 0;
+  decltype(exclusions.row(0)) excluded{};  // pi's partners, read once per lane (no_exclusions: nothing)
   if (has_i) {
     auto const xi = v[pi][position.pointer];
     x0 = coordinate<Real>(xi, 0), x1 = coordinate<Real>(xi, 1), x2 = coordinate<Real>(xi, 2);
     ti = type_of(v[pi], type_member);
+    excluded = exclusions.row(pi);
   }
   // The box lengths and the cutoff in the loop's type, converted once: a conversion per pair costs
   // more than the pair's arithmetic.
@@ -97,6 +103,10 @@ COALESCE_HOST_DEVICE COALESCE_INLINE void cluster_pair_lane(std::size_t t, verle
       Real const rr = d0 * d0 + d1 * d1 + d2 * d2;
       std::size_t const tj = type_of(v[pj[h]], type_member);
       if (!within_cutoff(rr, table, ti, tj)) continue;
+      // pi's row holds pj whichever of the two rows lists the pair (the exclusions are symmetric).
+      if constexpr (excludes_pairs<Exclusions>) {
+        if (excluded.contains(pj[h])) continue;
+      }
       pair_value<Real> const p = law(rr, table.param(ti, tj));
       f0 += p.force_over_r * d0;
       f1 += p.force_over_r * d1;
@@ -141,8 +151,8 @@ COALESCE_HOST_DEVICE COALESCE_INLINE void cluster_pair_lane(std::size_t t, verle
     if (lane == 0) sums(energy, virial);
   }
 #else
-  (void)t, (void)list, (void)v, (void)position, (void)force, (void)type_member, (void)law, (void)table, (void)length,
-      (void)periodic, (void)sums;
+  (void)t, (void)list, (void)v, (void)position, (void)force, (void)type_member, (void)law, (void)table,
+      (void)exclusions, (void)length, (void)periodic, (void)sums;
 #endif
 }
 

@@ -22,6 +22,9 @@
 //                                                              domain, lennard_jones{}, table, {.energy = true});
 //   // the members as template arguments: the loop's code is that of a kernel naming them (faster)
 //   coalesce::compute_pairs<&Particle::pos, &Particle::vel>(h, near.view(h), domain, lennard_jones{}, table);
+//   // bonded pairs excluded (pair_exclusions.hpp): built from the bond list, in the particles' memory
+//   coalesce::pair_exclusions<coalesce::host> const bonded(h.size(), std::vector<std::uint32_t>{0, 1, 1, 2});
+//   coalesce::compute_pairs<&Particle::pos, &Particle::vel>(h, near.view(h), domain, lennard_jones{}, table, bonded);
 //
 // What the engine does per pair (i, j) of the list: the separation d = x_i - x_j (the minimum image
 // along periodic axes, in the evaluator's real type), r2 = |d|^2, and where r2 is below the pair's
@@ -29,6 +32,12 @@
 // list: Newton's third law). The force member is overwritten with the sum (zero for a particle
 // without a pair in reach). Energy and virial (sum over pairs of f * r2, W = sum r . F) are summed
 // only when asked (pair_options), in double, and returned.
+//
+// Exclusions: given after the table (a pair_exclusions, pair_exclusions.hpp), an excluded pair of the
+// list is skipped whole: no force, no energy, no virial (looked up in i's short row of partners, only
+// for pairs within the cutoff; both loops; i's row serves a half list too, the rows being symmetric).
+// Without them the test is compiled out: the loops test nothing per pair. After a reorder, build
+// them again from the remapped bond list (pair_exclusions.hpp says how).
 //
 // Types: give the member holding each particle's type (an unsigned or signed integer below the
 // table's type count) to compute_pairs; without it every particle is type 0 (a table of one type).
@@ -38,7 +47,7 @@
 //
 // Bad input throws coalesce::error and writes nothing: a type outside the table (naming the
 // particle), a pair of types the table was not given (naming the pair), a position that is not
-// finite, a list whose rows do not match the particles.
+// finite, a list whose rows do not match the particles, exclusions built for another particle count.
 //
 // Streams (the one rule of coalesce/memory/stream.hpp): compute_pairs runs on `on` and returns when
 // the forces and the sums are complete.
@@ -62,6 +71,7 @@
 #include "cluster_pairs.hpp"
 #include "cluster_tile.hpp"
 #include "list_traits.hpp"
+#include "pair_exclusions.hpp"
 #include "pair_law.hpp"
 
 namespace coalesce {
@@ -197,10 +207,10 @@ COALESCE_HOST_DEVICE COALESCE_INLINE void add_row_sums(Sums const& s, double ene
 
 // The whole pass: checks, zeroing (half lists), the pair loop, the sums.
 template <bool Energy, bool Virial, class Evaluator, class T, class L, class Space, class PositionMember,
-          class ForceMember, class TypeMember, class List, class Table>
+          class ForceMember, class TypeMember, class List, class Table, class Exclusions>
 pair_totals run_pairs(vector<T, L, Space>& particles, PositionMember position, ForceMember force,
                       TypeMember type_member, List const& list, box const& domain, Evaluator const& law,
-                      Table const& table, bool half, stream on) {
+                      Table const& table, Exclusions const& exclusions, bool half, stream on) {
   using Real = pair_real_t<Evaluator>;
   constexpr char const* caller = "compute_pairs";
   std::size_t const n = particles.size();
@@ -208,6 +218,14 @@ pair_totals run_pairs(vector<T, L, Space>& particles, PositionMember position, F
   if (rows > n) {
     throw_error(std::string(caller) + ": the list has " + std::to_string(rows) + " rows for " + std::to_string(n) +
                 " particles; build it over these particles");
+  }
+  if constexpr (excludes_pairs<Exclusions>) {
+    if (exclusions.particles != n) {
+      throw_error(std::string(caller) + ": the exclusions were built for " + std::to_string(exclusions.particles) +
+                  " particles, the particles are " + std::to_string(n) +
+                  "; build them over these particles (after a reorder: from the remapped bond list); nothing was "
+                  "written");
+    }
   }
   table.check_complete(caller);
   double length[3];
@@ -268,6 +286,7 @@ pair_totals run_pairs(vector<T, L, Space>& particles, PositionMember position, F
     auto const xi = v[i][position.pointer];
     Real const x0 = coordinate<Real>(xi, 0), x1 = coordinate<Real>(xi, 1), x2 = coordinate<Real>(xi, 2);
     std::size_t const ti = type_of(v[i], type_member);
+    auto const excluded = exclusions.row(i);  // i's partners (no_exclusions: nothing, tested nowhere)
     Real f0 = 0, f1 = 0, f2 = 0;
     double energy = 0, virial = 0;
     // Lengths in the loop's type once per row, not a conversion per pair.
@@ -281,6 +300,11 @@ pair_totals run_pairs(vector<T, L, Space>& particles, PositionMember position, F
       Real const r2 = d[0] * d[0] + d[1] * d[1] + d[2] * d[2];
       std::size_t const tj = type_of(v[j], type_member);
       if (!within_cutoff(r2, table, ti, tj)) return;
+      // After the cutoff: only pairs in reach scan the row. i's row is enough on a half list too (the
+      // exclusions are symmetric).
+      if constexpr (excludes_pairs<Exclusions>) {
+        if (excluded.contains(j)) return;
+      }
       pair_value<Real> const p = law(r2, table.param(ti, tj));
       f0 += p.force_over_r * d[0];
       f1 += p.force_over_r * d[1];
@@ -317,8 +341,8 @@ pair_totals run_pairs(vector<T, L, Space>& particles, PositionMember position, F
         if constexpr (Energy) atomic_add(s[0][&pair_sums::energy], energy);
         if constexpr (Virial) atomic_add(s[0][&pair_sums::virial], virial);
       };
-      cluster_pair_lane<Energy, Virial, Real>(t, list, v, position, force, type_member, law, table, length, periodic,
-                                              add);
+      cluster_pair_lane<Energy, Virial, Real>(t, list, v, position, force, type_member, law, table, exclusions, length,
+                                              periodic, add);
     };
     for_each_index(Space{}, list.clusters * 32, warps, on);
   } else {
@@ -345,13 +369,13 @@ pair_totals run_pairs(vector<T, L, Space>& particles, PositionMember position, F
 }
 
 template <class Evaluator, class T, class L, class Space, class PositionMember, class ForceMember, class TypeMember,
-          class List, class Table>
+          class List, class Table, class Exclusions>
 pair_totals dispatch_pairs(vector<T, L, Space>& particles, PositionMember position, ForceMember force,
                            TypeMember type_member, List const& list, box const& domain, Evaluator const& law,
-                           Table const& table, pair_options options, stream on) {
+                           Table const& table, Exclusions const& exclusions, pair_options options, stream on) {
   bool const half = list_is_half(list, options.half, "compute_pairs");
   auto run = [&]<bool E, bool W>() {
-    return run_pairs<E, W>(particles, position, force, type_member, list, domain, law, table, half, on);
+    return run_pairs<E, W>(particles, position, force, type_member, list, domain, law, table, exclusions, half, on);
   };
   if (options.energy && options.virial) return run.template operator()<true, true>();
   if (options.energy) return run.template operator()<true, false>();
@@ -375,7 +399,7 @@ compute_pairs(vector<T, L, Space>& particles, Pos T::*position, Force T::*force,
   }
   return detail::dispatch_pairs(particles, detail::member_handle<Pos, T>{position},
                                 detail::member_handle<Force, T>{force}, detail::no_type_member{}, list, domain, law,
-                                table, options, on);
+                                table, detail::no_exclusions{}, options, on);
 }
 
 // The same with each particle's type read from the member `type` (an integer below table.types()).
@@ -387,7 +411,7 @@ compute_pairs(vector<T, L, Space>& particles, Pos T::*position, Force T::*force,
               pair_options options = {}, stream on = default_stream) {
   return detail::dispatch_pairs(particles, detail::member_handle<Pos, T>{position},
                                 detail::member_handle<Force, T>{force}, detail::member_handle<Type, T>{type}, list,
-                                domain, law, table, options, on);
+                                domain, law, table, detail::no_exclusions{}, options, on);
 }
 
 // The members as template arguments: compute_pairs<&Atom::pos, &Atom::force>(d, view, domain, law,
@@ -408,7 +432,8 @@ compute_pairs(vector<T, L, Space>& particles, List const& list, box const& domai
                         "type>)");
   }
   return detail::dispatch_pairs(particles, detail::constant_member<Position>{}, detail::constant_member<Force>{},
-                                detail::no_type_member{}, list, domain, law, table, options, on);
+                                detail::no_type_member{}, list, domain, law, table, detail::no_exclusions{}, options,
+                                on);
 }
 
 // The same with each particle's type read from the member Type (an integer below table.types()).
@@ -422,7 +447,81 @@ compute_pairs(vector<T, L, Space>& particles, List const& list, box const& domai
                 "type");
   static_assert(detail::is_integral_member(Type), "coalesce::compute_pairs: the type member is an integer");
   return detail::dispatch_pairs(particles, detail::constant_member<Position>{}, detail::constant_member<Force>{},
-                                detail::constant_member<Type>{}, list, domain, law, table, options, on);
+                                detail::constant_member<Type>{}, list, domain, law, table, detail::no_exclusions{},
+                                options, on);
+}
+
+// Each form above with exclusions (pair_exclusions.hpp) after the table: an excluded pair (a bonded
+// pair) adds no force, energy or virial. The exclusions live in the particles' memory and were built
+// for as many particles (else a coalesce::error, nothing written).
+namespace detail {
+template <class Space, class ExclusionSpace> constexpr void check_exclusion_space() {
+  static_assert(std::is_same_v<Space, ExclusionSpace>,
+                "coalesce::compute_pairs: the exclusions live in the particles' memory; build "
+                "pair_exclusions<Space> with the vector's Space (coalesce::host or coalesce::device)");
+}
+}  // namespace detail
+
+template <class Evaluator, class T, class L, class Space, class Pos, class Force, class List, class Param,
+          std::size_t MaxTypes, class ExclusionSpace>
+requires pair_evaluator<Evaluator> && neighbor_list_view<List> pair_totals compute_pairs(
+    vector<T, L, Space>& particles, Pos T::*position, Force T::*force, List const& list, box const& domain,
+    Evaluator const& law, pair_table<Param, MaxTypes> const& table, pair_exclusions<ExclusionSpace> const& exclusions,
+    pair_options options = {}, stream on = default_stream) {
+  detail::check_exclusion_space<Space, ExclusionSpace>();
+  if (table.types() != 1) {
+    detail::throw_error("compute_pairs: the pair table has " + std::to_string(table.types()) +
+                        " types; give the member that holds each particle's type");
+  }
+  return detail::dispatch_pairs(particles, detail::member_handle<Pos, T>{position},
+                                detail::member_handle<Force, T>{force}, detail::no_type_member{}, list, domain, law,
+                                table, exclusions.view(), options, on);
+}
+
+template <class Evaluator, class T, class L, class Space, class Pos, class Force, class Type, class List, class Param,
+          std::size_t MaxTypes, class ExclusionSpace>
+requires pair_evaluator<Evaluator> && neighbor_list_view<List> && std::is_integral_v<Type> pair_totals compute_pairs(
+    vector<T, L, Space>& particles, Pos T::*position, Force T::*force, Type T::*type, List const& list,
+    box const& domain, Evaluator const& law, pair_table<Param, MaxTypes> const& table,
+    pair_exclusions<ExclusionSpace> const& exclusions, pair_options options = {}, stream on = default_stream) {
+  detail::check_exclusion_space<Space, ExclusionSpace>();
+  return detail::dispatch_pairs(particles, detail::member_handle<Pos, T>{position},
+                                detail::member_handle<Force, T>{force}, detail::member_handle<Type, T>{type}, list,
+                                domain, law, table, exclusions.view(), options, on);
+}
+
+template <auto Position, auto Force, class Evaluator, class T, class L, class Space, class List, class Param,
+          std::size_t MaxTypes, class ExclusionSpace>
+requires pair_evaluator<Evaluator> && neighbor_list_view<List> pair_totals
+compute_pairs(vector<T, L, Space>& particles, List const& list, box const& domain, Evaluator const& law,
+              pair_table<Param, MaxTypes> const& table, pair_exclusions<ExclusionSpace> const& exclusions,
+              pair_options options = {}, stream on = default_stream) {
+  static_assert(detail::is_member_of<T>(Position) && detail::is_member_of<T>(Force),
+                "coalesce::compute_pairs<Position, Force>: both are pointers to members of the particles' type");
+  detail::check_exclusion_space<Space, ExclusionSpace>();
+  if (table.types() != 1) {
+    detail::throw_error("compute_pairs: the pair table has " + std::to_string(table.types()) +
+                        " types; give the member that holds each particle's type (compute_pairs<position, force, "
+                        "type>)");
+  }
+  return detail::dispatch_pairs(particles, detail::constant_member<Position>{}, detail::constant_member<Force>{},
+                                detail::no_type_member{}, list, domain, law, table, exclusions.view(), options, on);
+}
+
+template <auto Position, auto Force, auto Type, class Evaluator, class T, class L, class Space, class List, class Param,
+          std::size_t MaxTypes, class ExclusionSpace>
+requires pair_evaluator<Evaluator> && neighbor_list_view<List> pair_totals
+compute_pairs(vector<T, L, Space>& particles, List const& list, box const& domain, Evaluator const& law,
+              pair_table<Param, MaxTypes> const& table, pair_exclusions<ExclusionSpace> const& exclusions,
+              pair_options options = {}, stream on = default_stream) {
+  static_assert(detail::is_member_of<T>(Position) && detail::is_member_of<T>(Force) && detail::is_member_of<T>(Type),
+                "coalesce::compute_pairs<Position, Force, Type>: all three are pointers to members of the particles' "
+                "type");
+  static_assert(detail::is_integral_member(Type), "coalesce::compute_pairs: the type member is an integer");
+  detail::check_exclusion_space<Space, ExclusionSpace>();
+  return detail::dispatch_pairs(particles, detail::constant_member<Position>{}, detail::constant_member<Force>{},
+                                detail::constant_member<Type>{}, list, domain, law, table, exclusions.view(), options,
+                                on);
 }
 
 }  // namespace coalesce
