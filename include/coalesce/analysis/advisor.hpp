@@ -138,6 +138,9 @@ struct kernel_prediction {
   double time_ps_per_thread = 0;
   std::string_view bound = "DRAM";
   std::size_t threads = 0;
+  // Threads the replay counted: all of them, or for a trace above the replay's budget (4M accesses)
+  // those of a few windows spread over it, the counts above scaled to the whole trace.
+  std::size_t replayed_threads = 0;
   std::uint32_t sector_bytes = 32;
 };
 
@@ -379,9 +382,13 @@ std::uint32_t vector_load_bytes(std::size_t first_leaf, std::size_t leaves, std:
 
 // Replays a trace against per-column placements (analysis.cpp's column_desc: base offset of the
 // blob, stride, blocks): counts sectors per warp and per instruction, and runs the instructions'
-// sectors through the L1 and L2 model for L2 sectors and DRAM bytes (src/advisor.cpp).
+// sectors through the L1 and L2 model for L2 sectors and DRAM bytes (src/advisor.cpp). A trace of
+// more than replay_budget accesses is replayed on windows spread over its threads, its counts
+// scaled to the whole (kernel_prediction::replayed_threads); tests pass a larger budget to compare.
+inline constexpr std::size_t default_replay_budget = 4'000'000;
 analysis::kernel_prediction predict_trace(analysis::device_model const& model, analysis::access_trace const& trace,
-                                          std::vector<column_desc> const& columns, vector_load_rule vector_rule);
+                                          std::vector<column_desc> const& columns, vector_load_rule vector_rule,
+                                          std::size_t replay_budget = default_replay_budget);
 
 template <class T> std::vector<std::int32_t> column_map() {
   std::vector<std::int32_t> at(sizeof(T), -1);
