@@ -1,5 +1,6 @@
 // Internal to libcoalesce: what the host and CUDA halves of the neighbour-list build share.
 #pragma once
+#include <array>
 #include <cstddef>
 #include <algorithm>
 #include <cmath>
@@ -82,33 +83,45 @@ void check_geometry(list_geometry const& g);
 [[noreturn]] void report_bad_particle(list_memory const& m, position_columns const& p, list_geometry const& g,
                                       std::size_t i);
 
-// Cells at least `reach` wide; no more cells than a few per particle (a tiny cutoff in a large box
-// would otherwise make the empty cells the cost).
-template <class Real> inline cell_grid<Real> make_grid(list_geometry const& g, std::size_t n, std::size_t& cell_count) {
+// Cells at least width[a] wide along axis a (at most 1e6 per axis); no more cells than a few per
+// particle (a tiny cutoff in a large box would otherwise make the empty cells the cost): past that
+// every axis's cells are halved, or axis 0's alone first where `coarsen_axis0_first` (the pair
+// list's grid keeps its columns and coarsens the slices along them).
+template <class Real> inline cell_grid<Real> make_grid(list_geometry const& g, std::size_t n, std::size_t& cell_count,
+                                                       std::array<double, 3> const& width,
+                                                       bool coarsen_axis0_first = false) {
   cell_grid<Real> out{};
   double cells[3] = {1, 1, 1};
   for (unsigned a = 0; a < 3; ++a) {
     bool const used = a < g.dims;
     double const length = used ? g.hi[a] - g.lo[a] : 1.0;
-    cells[a] = used ? std::max(1.0, std::floor(length / g.reach())) : 1.0;
+    cells[a] = used ? std::clamp(std::floor(length / width[a]), 1.0, 1e6) : 1.0;
     out.lo[a] = static_cast<Real>(used ? g.lo[a] : 0.0);
     out.length[a] = static_cast<Real>(length);
     out.periodic[a] = used && g.periodic[a];
   }
   double const most = std::max<double>(64.0, 4.0 * static_cast<double>(n));
   while (cells[0] * cells[1] * cells[2] > most) {
-    for (double& c : cells) c = std::max(1.0, std::floor(c / 2));
+    if (coarsen_axis0_first && cells[0] > 1) {
+      cells[0] = std::max(1.0, std::floor(cells[0] / 2));
+    } else {
+      for (double& c : cells) c = std::max(1.0, std::floor(c / 2));
+    }
   }
   cell_count = 1;
   for (unsigned a = 0; a < 3; ++a) {
     out.cells[a] = static_cast<int>(cells[a]);
-    // cells per unit length, rounded down a little so a coordinate at hi still lands in the last cell
     out.cells_per_length[a] = static_cast<Real>(cells[a] / static_cast<double>(out.length[a]));
     cell_count *= static_cast<std::size_t>(cells[a]);
   }
   out.reach2 = static_cast<Real>(g.reach() * g.reach());
   out.half = g.half;
   return out;
+}
+// The cell list's grid: cells at least the reach (cutoff + skin) wide, so that a particle's
+// neighbours lie in its cell and the adjacent ones.
+template <class Real> inline cell_grid<Real> make_grid(list_geometry const& g, std::size_t n, std::size_t& cell_count) {
+  return make_grid<Real>(g, n, cell_count, {g.reach(), g.reach(), g.reach()});
 }
 
 // The steps of a build that differ between host and GPU memory. Each returns what the driver

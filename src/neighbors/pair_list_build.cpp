@@ -20,58 +20,27 @@ template <class U> U* as(buffer const& b) { return reinterpret_cast<U*>(b.data()
 // The build's axes: the last used axis first (see pair_list_kernels.hpp).
 unsigned sorted_axis(unsigned dims) { return dims == 0 ? 0 : dims - 1; }
 
+// The sorted axis's entries of each per-axis array swapped with axis 0's (its own inverse).
+template <class... PerAxis> void swap_with_axis0(unsigned a, PerAxis&... per_axis) {
+  (std::swap(per_axis[0], per_axis[a]), ...);
+}
 list_geometry permuted(list_geometry g) {
-  unsigned const a = sorted_axis(g.dims);
-  std::swap(g.lo[0], g.lo[a]);
-  std::swap(g.hi[0], g.hi[a]);
-  std::swap(g.periodic[0], g.periodic[a]);
+  swap_with_axis0(sorted_axis(g.dims), g.lo, g.hi, g.periodic);
   return g;
 }
-
 position_columns permuted(position_columns p) {
-  unsigned const a = sorted_axis(p.dims);
-  std::swap(p.axis[0], p.axis[a]);
-  std::swap(p.box_format[0], p.box_format[a]);
-  std::swap(p.box_slack[0], p.box_slack[a]);
+  swap_with_axis0(sorted_axis(p.dims), p.axis, p.box_format, p.box_slack);
   return p;
 }
 
 // Columns about as wide as a cluster of 8 particles at the mean density of the box, slices along
-// them a quarter of that (the order inside a slice is the particles' own). No more cells than a
-// few per particle.
+// them a quarter of that (the order inside a slice is the particles' own).
 template <class Real> cell_grid<Real> make_pair_grid(list_geometry const& g, std::size_t n, std::size_t& cell_count) {
-  cell_grid<Real> out{};
   double volume = 1;
   for (unsigned a = 0; a < g.dims; ++a) volume *= g.hi[a] - g.lo[a];
   double const width = std::pow(static_cast<double>(pair_cluster) * volume / static_cast<double>(n),
                                 1.0 / static_cast<double>(std::max(1u, g.dims)));
-  double cells[3] = {1, 1, 1};
-  for (unsigned a = 0; a < 3; ++a) {
-    bool const used = a < g.dims;
-    double const length = used ? g.hi[a] - g.lo[a] : 1.0;
-    double const step = a == 0 ? 0.25 * width : width;
-    cells[a] = used ? std::clamp(std::floor(length / step), 1.0, 1e6) : 1.0;
-    out.lo[a] = static_cast<Real>(used ? g.lo[a] : 0.0);
-    out.length[a] = static_cast<Real>(length);
-    out.periodic[a] = used && g.periodic[a];
-  }
-  double const most = std::max<double>(64.0, 4.0 * static_cast<double>(n));
-  while (cells[0] * cells[1] * cells[2] > most) {
-    if (cells[0] > 1) {
-      cells[0] = std::max(1.0, std::floor(cells[0] / 2));
-    } else {
-      for (double& c : cells) c = std::max(1.0, std::floor(c / 2));
-    }
-  }
-  cell_count = 1;
-  for (unsigned a = 0; a < 3; ++a) {
-    out.cells[a] = static_cast<int>(cells[a]);
-    out.cells_per_length[a] = static_cast<Real>(cells[a] / static_cast<double>(out.length[a]));
-    cell_count *= static_cast<std::size_t>(cells[a]);
-  }
-  out.reach2 = static_cast<Real>(g.reach() * g.reach());
-  out.half = g.half;
-  return out;
+  return make_grid<Real>(g, n, cell_count, {0.25 * width, width, width}, true);
 }
 
 namespace host_pairs {
