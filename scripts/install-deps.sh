@@ -13,6 +13,11 @@ command -v g++ >/dev/null || need+=(g++)
 # Open MPI for coalesce::mpi and its tests at 1, 2 and 4 ranks (COALESCE_ENABLE_MPI=AUTO finds it).
 command -v mpicxx >/dev/null || need+=(libopenmpi-dev)
 command -v mpiexec >/dev/null || need+=(openmpi-bin)
+# The sanitizer suite's compiler (scripts/test.sh): clang 14 compiles the instrumented tests in
+# half GCC's time; its sanitizer runtimes and OpenMP runtime are packages of their own.
+command -v clang++-14 >/dev/null || need+=(clang-14)
+ls /usr/lib/llvm-14/lib/clang/*/lib/linux/libclang_rt.asan-x86_64.a >/dev/null 2>&1 || need+=(libclang-rt-14-dev)
+[[ -f /usr/lib/llvm-14/lib/libomp.so ]] || need+=(libomp-14-dev)
 # The format check (scripts/check_format.sh): the version of .clang-format's comment.
 command -v clang-format-14 >/dev/null || command -v clang-format >/dev/null || need+=(clang-format)
 for extra in "$@"; do need+=("$extra"); done

@@ -56,8 +56,12 @@ std::map<std::string, double> measured(std::string const& file, std::string cons
 int check_ranking(std::vector<std::pair<std::string, double>> const& predicted,
                   std::map<std::string, double> const& times) {
   int compared = 0;
-  for (auto const& [a, pa] : predicted) {
-    for (auto const& [b, pb] : predicted) {
+  // Named copies, not structured bindings: doctest's messages are lambdas, and clang before 16
+  // cannot capture a structured binding.
+  for (auto const& first : predicted) {
+    for (auto const& second : predicted) {
+      std::string const &a = first.first, &b = second.first;
+      double const pa = first.second, pb = second.second;
       if (!(pa < 0.9 * pb)) continue;
       REQUIRE_MESSAGE(times.count(a) == 1, "no measured time for " << a);
       REQUIRE_MESSAGE(times.count(b) == 1, "no measured time for " << b);
@@ -361,7 +365,7 @@ TEST_CASE("the advisor orders aos and soa for convert_legacy's four kernels as t
   REQUIRE(aos_soa_ms.size() == 4);
   for (auto const& trace : traces) {
     double const aos = bytes_of<Particle, coalesce::aos>(trace), soa = bytes_of<Particle, coalesce::soa>(trace);
-    auto const [aos_ms, soa_ms] = aos_soa_ms.at(trace.kernel);
+    double const aos_ms = aos_soa_ms.at(trace.kernel).first, soa_ms = aos_soa_ms.at(trace.kernel).second;
     INFO(trace.kernel << ": predicted aos " << aos << ", soa " << soa << " B/thread; measured aos " << aos_ms
                       << ", soa " << soa_ms << " ms");
     CHECK((aos < soa) == (aos_ms < soa_ms));
