@@ -20,6 +20,7 @@ SKIP = {"core/config.hpp",  # a list of macros, not code
         "reorder/indexed_moves.hpp", "neighbors/list_ops.hpp", "neighbors/list_format.hpp",
         "neighbors/cluster_tile.hpp",  # clusters.hpp's GPU traversal: clusters.hpp's example runs it
         "neighbors/cluster_pair_loop.hpp",  # compute_pairs' GPU loop: pair_engine.hpp's example is its interface
+        "neighbors/cluster_pair_loop_host.hpp",  # compute_pairs' CPU loop: likewise
         "core/node_storage.hpp"}  # what nested proxies hold: reference.hpp's example uses them
 
 

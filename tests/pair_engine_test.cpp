@@ -407,6 +407,49 @@ TEST_CASE(
   }
 }
 
+// The CPU's cluster-pair loop (cluster_pair_loop_host.hpp) with OpenMP threads: per-thread force
+// buffers on a half list, two types, exclusions; called inside a parallel region of the caller's it
+// takes the generic loop (a region of its own there would run every cluster on every thread; the sums
+// of a call in a region are each thread's share, so only the forces are compared there).
+TEST_CASE("compute_pairs over cluster_pairs in the device system's memory: threads, half and full, in a region") {
+  auto const p = spatially_sorted(liquid(600, 10.f, 13));
+  coalesce::box const b{.lo = {0, 0, 0}, .hi = {10, 10, 10}};
+  auto const table = two_types();
+  std::vector<std::uint32_t> const bonds = bonded_chains(p, 10.f, 6);
+  reference const expected = brute_force_forces(p, b, table, as_pair_set(bonds));
+  coalesce::pair_exclusions<coalesce::device> const chains(p.size(), bonds);
+  for (int const k : {0, 1, 2, 3}) {
+    bool const half = k % 2 == 1, in_region = k / 2 == 1;
+    CAPTURE(half);
+    CAPTURE(in_region);
+    coalesce::device_vector<Particle> v(p);
+    coalesce::verlet_list<coalesce::cluster_pairs> list({.cutoff = table.largest_cutoff(), .skin = 0.3, .half = half});
+    list.build(v, &Particle::pos, b);
+    auto const run = [&](coalesce::pair_options sums) {
+      return coalesce::compute_pairs<&Particle::pos, &Particle::vel, &Particle::id>(v, list.view(v), b, lennard_jones{},
+                                                                                    table, chains, sums);
+    };
+    if (in_region) {
+#pragma omp parallel
+      run({});
+    } else {
+      coalesce::pair_totals const totals = run({.energy = true, .virial = true});
+      CHECK(totals.energy == doctest::Approx(expected.energy).epsilon(1e-5));
+      CHECK(totals.virial == doctest::Approx(expected.virial).epsilon(1e-5));
+    }
+    std::vector<Particle> got(p.size());
+    v.copy_to(std::span<Particle>(got));
+    double worst = 0;
+    for (std::size_t i = 0; i < p.size(); ++i) {
+      for (int a = 0; a < 3; ++a) {
+        float const f[3] = {got[i].vel.x, got[i].vel.y, got[i].vel.z};
+        worst = std::max(worst, std::abs(f[a] - expected.force[i][a]));
+      }
+    }
+    CHECK(worst <= 1e-5 * largest_force(expected) + 1e-4);
+  }
+}
+
 TEST_CASE("pair_exclusions refuses a pair out of range or of one particle; compute_pairs refuses another count") {
   using flat = std::vector<std::uint32_t>;
   CHECK_THROWS_WITH_AS(coalesce::pair_exclusions<coalesce::host>(10, flat{0, 1, 3, 10, 4, 5}),

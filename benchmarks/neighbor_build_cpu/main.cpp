@@ -8,7 +8,10 @@
 //     a CPU build: OpenMP over host memory);
 //   - one sort for both: particles sorted by verlet_list::cell_keys (the build skips its sort);
 //   - the LJ force kernel over padded_rows, the library's (for_each_neighbor) against a hand-written
-//     OpenMP loop over the hand-written list (check_asm.py compares their machine code).
+//     OpenMP loop over the hand-written list (check_asm.py compares their machine code);
+//   - the pair engine (compute_pairs, the same LJ law as an evaluator) over padded_columns (the
+//     generic loop) and over cluster_pairs, half and full (the SIMD loop of
+//     cluster_pair_loop_host.hpp), each against the same hand-written loop, forces compared.
 // Both lists must hold the same pairs (each row compared as a set); exit status 1 otherwise.
 //   usage: neighbor_build_cpu [--n N] [--runs R]
 #include <coalesce/coalesce.hpp>
@@ -114,6 +117,17 @@ __attribute__((noinline)) void hand_force_cpu(int n, vec3 const* pos, std::uint3
     force[i] = {fx, fy, fz};
   }
 }
+
+// The same LJ law as the pair engine's evaluator (one type: no parameters).
+struct lj_law {
+  struct param_type {
+    float unused;
+  };
+  coalesce::pair_value<float> operator()(float r2, param_type const&) const {
+    float const r2i = 1.0f / r2, r6i = r2i * r2i * r2i;
+    return {48.0f * r6i * (r6i - 0.5f) * r2i, 4.0f * r6i * (r6i - 1.0f)};
+  }
+};
 
 // The hand-written build: what a particle code writes for itself with OpenMP.
 struct hand_lists {
@@ -279,6 +293,67 @@ int main(int argc, char** argv) {
   // atomic-free scatter): sums agree to float rounding.
   bool const forces_agree = force_diff <= 1e-4 * std::max(1.0, force_scale);
 
+  // The pair engine over the same particles: padded_columns (the generic loop, a thread per row) and
+  // cluster_pairs half and full (the SIMD loop over clusters of 8), each into its own copy.
+  coalesce::pair_table<lj_law::param_type> lj_table(1);
+  lj_table.set(0, 0, {0.f}, cutoff);
+  coalesce::verlet_list<coalesce::cluster_pairs> pairs_half({.cutoff = cutoff, .skin = skin, .half = true});
+  coalesce::verlet_list<coalesce::cluster_pairs> pairs_full({.cutoff = cutoff, .skin = skin, .half = false});
+  coalesce::device_vector<Atom, atom_layout> e_columns = h, e_half = h, e_full = h, e_sums = h;
+  pairs_half.build(e_half, &Atom::pos, domain);
+  pairs_full.build(e_full, &Atom::pos, domain);
+  coalesce::pair_totals sums_got;
+  auto const engine_ms = interleaved_medians(
+      runs,
+      {[&] {
+         hand_force_cpu(static_cast<int>(n), pos.data(), hand.list.data(), hand.nn.data(), width, length, rc2,
+                        hand_force.data());
+       },
+       [&] {
+         coalesce::compute_pairs<&Atom::pos, &Atom::force>(e_columns, columns.view(e_columns), domain, lj_law{},
+                                                           lj_table);
+       },
+       [&] {
+         coalesce::compute_pairs<&Atom::pos, &Atom::force>(e_half, pairs_half.view(e_half), domain, lj_law{}, lj_table);
+       },
+       [&] {
+         coalesce::compute_pairs<&Atom::pos, &Atom::force>(e_full, pairs_full.view(e_full), domain, lj_law{}, lj_table);
+       },
+       [&] {
+         sums_got = coalesce::compute_pairs<&Atom::pos, &Atom::force>(e_sums, pairs_half.view(e_sums), domain, lj_law{},
+                                                                      lj_table, {.energy = true, .virial = true});
+       }});
+  // Largest difference from the hand-written forces, relative to the largest force component.
+  auto const engine_error = [&](coalesce::device_vector<Atom, atom_layout> const& e) {
+    std::vector<Atom> got(n);
+    e.copy_to(std::span<Atom>(got));
+    double diff = 0, scale = 0;
+    for (std::size_t i = 0; i < n; ++i) {
+      float const a[3] = {got[i].force.x, got[i].force.y, got[i].force.z};
+      float const b[3] = {hand_force[i].x, hand_force[i].y, hand_force[i].z};
+      for (int c = 0; c < 3; ++c) {
+        diff = std::max(diff, static_cast<double>(std::fabs(a[c] - b[c])));
+        scale = std::max(scale, static_cast<double>(std::fabs(b[c])));
+      }
+    }
+    return diff / std::max(1e-30, scale);
+  };
+  double const engine_errors[4] = {engine_error(e_columns), engine_error(e_half), engine_error(e_full),
+                                   engine_error(e_sums)};
+  // Energy against a double sum over the hand-written list (each pair twice there).
+  double energy_ref = 0;
+  for (std::size_t i = 0; i < n; ++i) {
+    for (std::uint32_t k = 0; k < hand.nn[i]; ++k) {
+      vec3 const q = pos[hand.list[i * width + k]];
+      double const dx = min_image(pos[i].x - q.x, length), dy = min_image(pos[i].y - q.y, length),
+                   dz = min_image(pos[i].z - q.z, length);
+      double const r2 = dx * dx + dy * dy + dz * dz;
+      if (r2 < rc2) energy_ref += 0.5 * 4.0 * (std::pow(r2, -6.0) - std::pow(r2, -3.0));
+    }
+  }
+  bool const engine_agrees = *std::max_element(std::begin(engine_errors), std::end(engine_errors)) <= 1e-4 &&
+                             std::fabs(sums_got.energy - energy_ref) <= 1e-5 * std::fabs(energy_ref);
+
   // The same pairs: each row as a set. A pair the two builds disagree on must lie at the reach
   // within float rounding (the hand-written test squares a float reach; the library its own).
   // The three library lists must hold the same rows entry for entry (one build body).
@@ -335,7 +410,21 @@ int main(int argc, char** argv) {
       "view) %.2f ms = %.2f x; largest difference %.2e (forces up to %.2e)%s\n",
       cutoff, force_ms[0], force_ms[1], force_ms[1] / force_ms[0], force_diff, force_scale,
       forces_agree ? "" : "  DIFFERENT");
+  std::printf(
+      "pair engine (compute_pairs, LJ evaluator, forces only unless said), x the hand-written padded loop (%.2f ms "
+      "in this round); relative error = largest |difference| / largest force:\n",
+      engine_ms[0]);
+  std::printf("%-44s %10s %10s %12s\n", "engine", "ms", "x hand", "rel. error");
+  char const* const engine_names[4] = {"padded_columns (generic loop)", "cluster_pairs half (SIMD loop)",
+                                       "cluster_pairs full (SIMD loop)", "cluster_pairs half + energy, virial"};
+  for (int k = 0; k < 4; ++k) {
+    std::printf("%-44s %10.2f %10.2f %12.2e\n", engine_names[k], engine_ms[k + 1], engine_ms[k + 1] / engine_ms[0],
+                engine_errors[k]);
+  }
+  std::printf(
+      "cluster_pairs: %.2f candidate pairs per pair in reach (half), energy %.6e vs %.6e (double over the list)%s\n",
+      1.0 / pairs_half.fill(), sums_got.energy, energy_ref, engine_agrees ? "" : "  DIFFERENT");
   std::printf("lists identical: %s (%zu pairs at the reach within float rounding)\n", wrong == 0 ? "yes" : "NO",
               at_reach);
-  return wrong == 0 && one_sort && forces_agree ? 0 : 1;
+  return wrong == 0 && one_sort && forces_agree && engine_agrees ? 0 : 1;
 }

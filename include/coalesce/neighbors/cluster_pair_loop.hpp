@@ -50,7 +50,7 @@ COALESCE_HOST_DEVICE COALESCE_INLINE bool within_cutoff(Real r2, Table const& ta
 // Thread t of clusters * 32 (whole warps: for_each_index's blocks are multiples of 32 threads and
 // the count is one): the work of lane t % 32 for cluster t / 32. Energy and virial go into the
 // caller's double sums (each pair once over the whole pass). On the host it is never called
-// (compute_pairs takes the generic loop there).
+// (compute_pairs takes cluster_pair_loop_host.hpp's SIMD loop there).
 template <bool Energy, bool Virial, class Real, class View, class Position, class Force, class TypeMember,
           class Evaluator, class Table, class Exclusions, class Sums>
 COALESCE_HOST_DEVICE COALESCE_INLINE void cluster_pair_lane(std::size_t t, verlet_list_ref<cluster_pairs> const& list,

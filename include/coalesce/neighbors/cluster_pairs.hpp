@@ -21,7 +21,8 @@
 //
 // The pair engine (pair_engine.hpp) runs a warp per cluster over this list on the GPU: 8 particles
 // of the cluster against 8 of each listed cluster in two steps of 32 pairs, the reactions summed
-// across the warp before one atomic per particle (Newton's third law on a half list). Any other
+// across the warp before one atomic per particle (Newton's third law on a half list); on the CPU a
+// cluster's 8 particles are the 8 lanes of a SIMD loop (cluster_pair_loop_host.hpp). Any other
 // traversal (for_each_neighbor, count, neighbor: list_traits.hpp) yields a superset: every particle
 // of the listed clusters, in reach or not, so a body keeps its own cutoff test (compute_pairs has
 // one). `entries()` counts the pairs within reach at the build, `candidates()` the pairs a traversal

@@ -43,7 +43,9 @@
 // table's type count) to compute_pairs; without it every particle is type 0 (a table of one type).
 // A half list (the view's half, or pair_options::half for a list of the user's) adds each reaction
 // atomically (coalesce::atomic_add: a force member stored as fixed_point<std::int64_t, F> makes the
-// sums deterministic; float members add in any order).
+// sums deterministic; float members add in any order). A cluster_pairs list in CPU memory runs
+// cluster_pair_loop_host.hpp's SIMD loop instead: per-thread float buffers summed and stored, so a
+// fixed-point member there gets the float sum converted once (its last bits follow the schedule).
 //
 // Bad input throws coalesce::error and writes nothing: a type outside the table (naming the
 // particle), a pair of types the table was not given (naming the pair), a position that is not
@@ -68,6 +70,7 @@
 #include "../memory/stream.hpp"
 #include "../memory/vector.hpp"
 #include "cluster_pair_loop.hpp"
+#include "cluster_pair_loop_host.hpp"
 #include "cluster_pairs.hpp"
 #include "cluster_tile.hpp"
 #include "list_traits.hpp"
@@ -271,8 +274,17 @@ pair_totals run_pairs(vector<T, L, Space>& particles, PositionMember position, F
   }
   vector<pair_sums, soa, Space> sums(1, pair_sums{0, 0}, on);
   auto s = sums.view();
+  // A cluster-pair list in GPU memory: the warp-per-cluster loop (cluster_pair_loop.hpp). One in memory
+  // the CPU reads (host memory; the OpenMP device system): the SIMD loop over clusters
+  // (cluster_pair_loop_host.hpp), which stores every particle's force itself, unless called inside a
+  // parallel region of the caller's. Anywhere else (every other list) the generic loop below, a thread
+  // per row.
+  constexpr bool is_cluster_pairs = std::is_same_v<List, verlet_list_ref<cluster_pairs>>;
+  constexpr bool cluster_loop = is_cluster_pairs && device_is_gpu && kind_of_space<Space> == memory_kind::device;
+  bool host_cluster_loop = false;
+  if constexpr (is_cluster_pairs && !cluster_loop) host_cluster_loop = !in_parallel_region();
   // Half lists add reactions into other rows: every force starts at zero, then atomics.
-  if (half) {
+  if (half && !host_cluster_loop) {
     for_each_index(
         Space{}, n,
         [=] COALESCE_HOST_DEVICE(std::size_t i) {
@@ -330,10 +342,6 @@ pair_totals run_pairs(vector<T, L, Space>& particles, PositionMember position, F
     }
     if constexpr (Energy || Virial) add_row_sums<Energy, Virial>(s, energy, virial, i, rows);
   };
-  // A cluster-pair list in GPU memory: the warp-per-cluster loop (cluster_pair_loop.hpp). Anywhere
-  // else (host memory, every other list) the loop above, a thread per row.
-  constexpr bool cluster_loop = std::is_same_v<List, verlet_list_ref<cluster_pairs>> && device_is_gpu &&
-                                kind_of_space<Space> == memory_kind::device;
   if constexpr (cluster_loop) {
     auto const warps = [=] COALESCE_HOST_DEVICE(std::size_t t) {
       (void)s;  // captured here, not first inside an if constexpr (as in `pass`)
@@ -345,6 +353,14 @@ pair_totals run_pairs(vector<T, L, Space>& particles, PositionMember position, F
                                               periodic, add);
     };
     for_each_index(Space{}, list.clusters * 32, warps, on);
+  } else if (host_cluster_loop) {
+    if constexpr (is_cluster_pairs && !cluster_loop) {
+      constexpr bool threads = kind_of_space<Space> == memory_kind::device;  // OpenMP; coalesce::host: one
+      cluster_pair_sums const t = cluster_pair_loop_host<Energy, Virial, threads, Real>(
+          list, v, position, force, type_member, law, table, exclusions, length, periodic);
+      if constexpr (Energy) s[0][&pair_sums::energy] = t.energy;
+      if constexpr (Virial) s[0][&pair_sums::virial] = t.virial;
+    }
   } else {
     for_each_index(Space{}, rows, pass, on);
   }
