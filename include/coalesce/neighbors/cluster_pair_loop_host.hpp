@@ -11,7 +11,8 @@
 // lanes computes the separation (nearest_image along periodic axes, as the generic loop; an open
 // axis as a periodic one of a length no separation reaches, so the loop has no branch on the axis),
 // r^2, the mask (the type pair's cutoff; inside the diagonal cluster pair j > i on a half list, j !=
-// i on a full one; not excluded) and the evaluator, and selects the force 0 where masked: GCC
+// i on a full one; not excluded) and the evaluator (a masked lane at half its cutoff squared, where
+// every law is finite), and multiplies the force by 0 where masked: GCC
 // vectorizes that loop (simdlen(8): one ymm register of floats with -mavx2, even where the tuning
 // prefers 128-bit vectors, as -march=znver1 does; measured 0.68x -> 0.60x the hand-written loop). A
 // test of each j particle against the cluster's bounding box before the lane loop was slower (0.80x:
@@ -19,9 +20,10 @@
 //
 // Half lists: the reactions go into per-thread force buffers in slot order, summed after the loop and
 // stored (no atomics; which thread summed which cluster follows the dynamic schedule, so float sums
-// may differ in the last bits from run to run). Full lists store each cluster's forces at the end of its row. Either way the force
-// member is written through the particles' view, so any layout and stored type (fixed point
-// included) works as in the generic loop. Energy and virial are per-lane sums, added per cluster
+// may differ in the last bits from run to run). Full lists store each cluster's forces at the end of
+// its row. Either way the force member is written through the particles' view (any layout); a force
+// member stored in another format than float or double (fixed point: deterministic sums) is left to
+// the generic loop by compute_pairs. Energy and virial are per-lane sums, added per cluster
 // into doubles (compiled out when not asked).
 #pragma once
 #include <algorithm>
@@ -97,8 +99,9 @@ cluster_pair_sums cluster_pair_loop_host_run(verlet_list_ref<cluster_pairs> cons
   std::unique_ptr<Real[]> const buffers(Half ? new Real[static_cast<std::size_t>(threads) * 3 * slots] : nullptr);
   Real const one_type_cut = cutoff2_in<Real>(table, 0, 0);
   param const one_type_param = table.param(0, 0);
-  alignas(64) Real one_type_cut_lanes[W], no_shift[W];
-  for (std::uint32_t l = 0; l < W; ++l) one_type_cut_lanes[l] = one_type_cut, no_shift[l] = Real(0);
+  alignas(64) Real one_type_cut_lanes[W], one_type_safe_lanes[W];
+  for (std::uint32_t l = 0; l < W; ++l)
+    one_type_cut_lanes[l] = one_type_cut, one_type_safe_lanes[l] = Real(0.5) * one_type_cut;
   double const share = Half ? 1.0 : 0.5;
   double energy_total = 0, virial_total = 0;
 
@@ -146,15 +149,18 @@ cluster_pair_sums cluster_pair_loop_host_run(verlet_list_ref<cluster_pairs> cons
           }
           cut = lane_cut;
         }
-        Real const* shift = no_shift;
-        alignas(64) Real lane_shift[W];
+        // Where a lane is masked the law is evaluated at half its type pair's cutoff squared instead
+        // of r2: a law is finite inside its cutoff, not necessarily at r2 = 0 (itself), at the
+        // cutoff or beyond it (1 / (rc^2 - r^2) and the like); 0 x inf would be NaN.
+        Real const* safe = one_type_safe_lanes;
+        alignas(64) Real lane_safe[W];
+        if constexpr (typed) {
+          for (std::uint32_t l = 0; l < W; ++l) lane_safe[l] = Real(0.5) * lane_cut[l];
+          safe = lane_safe;
+        }
         if (diagonal) {
-          for (std::uint32_t l = 0; l < W; ++l) {
-            lane_shift[l] = l == k ? cut[l] : Real(0);  // r2 = 0 with itself: evaluated at the cutoff instead
-            lane_cut[l] = (Half ? k > l : k != l) ? cut[l] : Real(-1);
-          }
+          for (std::uint32_t l = 0; l < W; ++l) lane_cut[l] = (Half ? k > l : k != l) ? cut[l] : Real(-1);
           cut = lane_cut;
-          shift = lane_shift;
         }
         if constexpr (excludes_pairs<Exclusions>) {
           if (pj >= lowest && pj <= highest) {
@@ -176,8 +182,9 @@ cluster_pair_sums cluster_pair_loop_host_run(verlet_list_ref<cluster_pairs> cons
           // The law for every lane, its value used in every lane (times 0 or 1): had the force been
           // selected after the law, GCC would move the law into the selected branch, and with
           // -ftrapping-math (the default) a division there is not if-converted: no vector loop.
-          Real const in = r2 < cut[l] ? Real(1) : Real(0);
-          pair_value<Real> const p = law(r2 + shift[l], typed ? lane_param[l] : one_type_param);
+          bool const within = r2 < cut[l];
+          Real const in = within ? Real(1) : Real(0);
+          pair_value<Real> const p = law(within ? r2 : safe[l], typed ? lane_param[l] : one_type_param);
           Real const f = p.force_over_r * in;
           fx[l] += f * d0;
           fy[l] += f * d1;

@@ -43,9 +43,10 @@
 // table's type count) to compute_pairs; without it every particle is type 0 (a table of one type).
 // A half list (the view's half, or pair_options::half for a list of the user's) adds each reaction
 // atomically (coalesce::atomic_add: a force member stored as fixed_point<std::int64_t, F> makes the
-// sums deterministic; float members add in any order). A cluster_pairs list in CPU memory runs
-// cluster_pair_loop_host.hpp's SIMD loop instead: per-thread float buffers summed and stored, so a
-// fixed-point member there gets the float sum converted once (its last bits follow the schedule).
+// sums deterministic; float members add in any order). A cluster_pairs list in CPU memory with a
+// float or double force member runs cluster_pair_loop_host.hpp's SIMD loop instead (per-thread float
+// buffers summed and stored); a force member stored in another format (fixed point: the deterministic
+// sums) takes the generic loop there, whose atomics keep that promise.
 //
 // Bad input throws coalesce::error and writes nothing: a type outside the table (naming the
 // particle), a pair of types the table was not given (naming the pair), a position that is not
@@ -281,8 +282,13 @@ pair_totals run_pairs(vector<T, L, Space>& particles, PositionMember position, F
   // per row.
   constexpr bool is_cluster_pairs = std::is_same_v<List, verlet_list_ref<cluster_pairs>>;
   constexpr bool cluster_loop = is_cluster_pairs && device_is_gpu && kind_of_space<Space> == memory_kind::device;
+  // The SIMD loop stores float sums whose last bits follow its schedule: only for a force member of
+  // plain float or double leaves (a fixed-point member's sums are deterministic through atomics).
+  using force_leaf = decltype(v[0][force.pointer][0]);
+  constexpr bool plain_force =
+      std::is_lvalue_reference_v<force_leaf> && std::is_floating_point_v<std::remove_reference_t<force_leaf>>;
   bool host_cluster_loop = false;
-  if constexpr (is_cluster_pairs && !cluster_loop) host_cluster_loop = !in_parallel_region();
+  if constexpr (is_cluster_pairs && !cluster_loop && plain_force) host_cluster_loop = !in_parallel_region();
   // Half lists add reactions into other rows: every force starts at zero, then atomics.
   if (half && !host_cluster_loop) {
     for_each_index(
