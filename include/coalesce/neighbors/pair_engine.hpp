@@ -51,6 +51,7 @@
 // Bad input throws coalesce::error and writes nothing: a type outside the table (naming the
 // particle), a pair of types the table was not given (naming the pair), a position that is not
 // finite, a list whose rows do not match the particles, exclusions built for another particle count.
+// A float evaluator given double positions does not compile (its message says what to write).
 //
 // Streams (the one rule of coalesce/memory/stream.hpp): compute_pairs runs on `on` and returns when
 // the forces and the sums are complete.
@@ -239,6 +240,13 @@ pair_totals run_pairs(vector<T, L, Space>& particles, PositionMember position, F
     periodic[a] = domain.periodic(a);
   }
   auto v = particles.view();
+  // A float evaluator computes the separation of two positions in float: two double coordinates
+  // would lose their digits there, where the pair law needs them (a large box, minus each other).
+  using position_leaf = std::remove_cvref_t<decltype(v[0][position.pointer][0])>;
+  static_assert(!(std::is_same_v<position_leaf, double> && std::is_same_v<Real, float>),
+                "coalesce::compute_pairs: the evaluator computes in float (its operator() takes float r2 and returns "
+                "pair_value<float>) but the positions are double; write the evaluator in double (pair_value<double> "
+                "operator()(double r2, param_type const&)) or store the positions as float");
   std::size_t const types = table.types();
   // Checks first, nothing written: a count of bad particles, then (only then) the first one named.
   {
