@@ -37,14 +37,10 @@ __device__ COALESCE_INLINE Real warp_sum_lanes(Real value, unsigned first_mask, 
 #endif
 
 // r2 below the type pair's cutoff, decided as double(r2) < cutoff2 (the generic loop's test) without
-// converting r2 when the loop is in float.
+// converting r2 when the loop is in float (cutoff2_in, pair_law.hpp).
 template <class Real, class Table>
 COALESCE_HOST_DEVICE COALESCE_INLINE bool within_cutoff(Real r2, Table const& table, std::size_t a, std::size_t b) {
-  if constexpr (std::is_same_v<Real, float>) {
-    return r2 < table.cutoff2_float(a, b);
-  } else {
-    return static_cast<double>(r2) < table.cutoff2(a, b);
-  }
+  return r2 < cutoff2_in<Real>(table, a, b);
 }
 
 // Thread t of clusters * 32 (whole warps: for_each_index's blocks are multiples of 32 threads and

@@ -60,16 +60,6 @@ inline bool in_parallel_region() {
 #endif
 }
 
-// The cutoff squared of the type pair in the loop's type (float: the smallest float above it, so the
-// test is the generic loop's).
-template <class Real, class Table> Real cutoff2_in(Table const& table, std::size_t a, std::size_t b) {
-  if constexpr (std::is_same_v<Real, float>) {
-    return table.cutoff2_float(a, b);
-  } else {
-    return static_cast<Real>(table.cutoff2(a, b));
-  }
-}
-
 template <bool Energy, bool Virial, bool Half, bool Threads, class Real, class View, class Position, class Force,
           class TypeMember, class Evaluator, class Table, class Exclusions>
 cluster_pair_sums cluster_pair_loop_host_run(verlet_list_ref<cluster_pairs> const& list, View const& v,

@@ -45,6 +45,18 @@ template <class Real, class Ref> COALESCE_HOST_DEVICE COALESCE_INLINE Real coord
   return static_cast<Real>(position[d]);
 }
 
+// The cutoff squared of the type pair (a, b) in the loop's type: as a float the smallest float at
+// least the double (pair_table::cutoff2_float), so that r2 < it holds exactly when double(r2) <
+// cutoff2 and a float loop compares without converting. Both pair loops test against it.
+template <class Real, class Table>
+COALESCE_HOST_DEVICE COALESCE_INLINE Real cutoff2_in(Table const& table, std::size_t a, std::size_t b) {
+  if constexpr (std::is_same_v<Real, float>) {
+    return table.cutoff2_float(a, b);
+  } else {
+    return static_cast<Real>(table.cutoff2(a, b));
+  }
+}
+
 struct no_type_member {};
 
 // A member pointer as the engine's kernels capture it: nvcc writes the types an extended lambda
