@@ -1,0 +1,78 @@
+// coalesce::compute_pairs in GPU memory: a force member stored as 64-bit fixed point gives
+// bit-identical forces run to run; bad input throws and writes nothing.
+#include <cstdint>
+#include <random>
+#include <span>
+#include <type_traits>
+#include <vector>
+
+#include <doctest/doctest.h>
+
+#include <coalesce/coalesce.hpp>
+
+#include "pair_engine_common.hpp"
+
+using namespace pair_engine_gpu_test;
+
+TEST_CASE_TEMPLATE("compute_pairs in GPU memory: a fixed-point force member sums bit for bit alike run to run", Format,
+                   coalesce::padded_columns, coalesce::cluster_pairs) {
+  using summed =
+      coalesce::stored_as<coalesce::soa, coalesce::store<&Atom::force, coalesce::fixed_point<std::int64_t, 32>>>;
+  int const side = 10;
+  coalesce::box const b{.lo = {0, 0, 0}, .hi = {side * 1.1, side * 1.1, side * 1.1}};
+  auto const atoms = lattice(side, 1.1f, 8);
+  std::vector<Atom> first;
+  for (int run_index = 0; run_index < 3; ++run_index) {
+    coalesce::device_vector<Atom, summed> v(atoms);
+    coalesce::verlet_list<Format> list({.cutoff = 2.5, .skin = 0.3, .half = true});
+    list.build(v, &Atom::pos, b);
+    (void)coalesce::compute_pairs(v, &Atom::pos, &Atom::force, &Atom::type, list.view(v), b, lennard_jones{},
+                                  two_types());
+    std::vector<Atom> out(atoms.size());
+    v.copy_to(std::span<Atom>(out));
+    if (run_index == 0) {
+      first = out;
+      continue;
+    }
+    bool same = true;
+    for (std::size_t i = 0; i < out.size(); ++i) {
+      same = same && out[i].force.x == first[i].force.x && out[i].force.y == first[i].force.y &&
+             out[i].force.z == first[i].force.z;
+    }
+    CHECK(same);
+  }
+}
+
+TEST_CASE(
+    "compute_pairs in GPU memory refuses a type outside the table, exclusions of another count, and writes nothing") {
+  auto atoms = lattice(6, 1.1f, 2);
+  atoms[40].type = 5;
+  coalesce::box const b{.lo = {0, 0, 0}, .hi = {6.6, 6.6, 6.6}};
+  coalesce::device_vector<Atom> v(atoms);
+  coalesce::verlet_list<coalesce::csr> list({.cutoff = 2.5, .skin = 0.3});
+  list.build(v, &Atom::pos, b);
+  CHECK_THROWS_WITH_AS(
+      coalesce::compute_pairs(v, &Atom::pos, &Atom::force, &Atom::type, list.view(v), b, lennard_jones{}, two_types()),
+      doctest::Contains("particle 40 has type 5"), coalesce::error);
+  // exclusions built for another particle count
+  atoms[40].type = 1;
+  coalesce::device_vector<Atom> good(atoms);
+  coalesce::pair_exclusions<> const fewer(atoms.size() - 1, std::vector<std::uint32_t>{0, 1});
+  CHECK_THROWS_WITH_AS((coalesce::compute_pairs<&Atom::pos, &Atom::force, &Atom::type>(
+                           good, list.view(), b, lennard_jones{}, two_types(), fewer)),
+                       doctest::Contains("the exclusions were built for 215 particles"), coalesce::error);
+  CHECK_THROWS_WITH_AS(coalesce::pair_exclusions<>(atoms.size(), std::vector<std::uint32_t>{3, 216}),
+                       doctest::Contains("pair 0 (3, 216) names particle 216"), coalesce::error);
+  {
+    std::vector<Atom> left(atoms.size());
+    good.copy_to(std::span<Atom>(left));
+    bool none_written = true;
+    for (auto const& a : left) none_written = none_written && a.force.x == 7 && a.force.y == 7 && a.force.z == 7;
+    CHECK(none_written);
+  }
+  std::vector<Atom> out(atoms.size());
+  v.copy_to(std::span<Atom>(out));
+  bool untouched = true;
+  for (auto const& a : out) untouched = untouched && a.force.x == 7 && a.force.y == 7 && a.force.z == 7;
+  CHECK(untouched);
+}
