@@ -176,7 +176,7 @@ TEST_CASE("a plan keeps its stream and policy through release(); loops and copie
   coalesce::stream const s{};
   coalesce::reorder_plan plan(s, coalesce::check_policy::off);
   plan.release();
-  CHECK(plan.get_stream() == s);
+  CHECK(plan.stream() == s);
   CHECK(plan.checks() == coalesce::check_policy::off);
   plan.set_stream(coalesce::stream{});
   plan.set_checks(coalesce::check_policy::before_writing);
@@ -327,7 +327,7 @@ TEST_CASE_TEMPLATE("every call that runs work takes the default stream by name, 
   CHECK(same_bytes(fill_out[n], Particle{}));
 
   coalesce::reorder_plan by_name(named), left_out;
-  CHECK(by_name.get_stream() == left_out.get_stream());
+  CHECK(by_name.stream() == left_out.stream());
   coalesce::vector<Particle, coalesce::soa, S> a{std::span<Particle const>(records)}, b = a;
   coalesce::sort_by_key(a, coalesce::hilbert_keys(a, &Particle::pos, box10, by_name), by_name);
   coalesce::sort_by_key(b, coalesce::hilbert_keys(b, &Particle::pos, box10, left_out), left_out);

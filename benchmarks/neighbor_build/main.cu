@@ -339,7 +339,7 @@ int main(int argc, char** argv) {
     result r;
     r.name = name;
     r.build_ms = median_ms(runs, [&] { list.build(d, &Atom::pos, domain); });
-    auto const nl = list.view();
+    auto const nl = list.view(d);
     r.force_ms = median_ms(runs, [&] { library_force(nl, v, length, rc2); });
     r.bytes = static_cast<double>(list.bytes());
     r.fill = list.fill();
@@ -551,7 +551,7 @@ int main(int argc, char** argv) {
   coalesce::verlet_list<coalesce::padded_columns> half_list({.cutoff = cutoff, .skin = skin, .half = true});
   half_list.build(d, &Atom::pos, domain);
   coalesce::device_vector<Atom, fixed_force_layout> fixed_d(atoms);
-  auto const half_nl = half_list.view();
+  auto const half_nl = half_list.view(d);
   auto const fixed_v = fixed_d.view();
   using fixed_accumulator = coalesce::fixed_sum<vec3, fixed_format>;
   double const half_float_ms = median_ms(runs, [&] { library_half_force<float_sum>(half_nl, v, length, rc2); });
@@ -591,7 +591,7 @@ int main(int argc, char** argv) {
   });
   double const cell_build_ms = median_ms(runs, [&] { cell_list.build(by_cell, &Atom::pos, domain); });
   auto const cell_view = by_cell.view();
-  double const cell_force_ms = median_ms(runs, [&] { library_force(cell_list.view(), cell_view, length, rc2); });
+  double const cell_force_ms = median_ms(runs, [&] { library_force(cell_list.view(by_cell), cell_view, length, rc2); });
   bool const one_sort = cell_list.cell_sorts() == 0 && cell_list.entries() == columns.entries();
   if (!one_sort) std::printf("DIFFERENT: the list sorted particles in its cell order, or holds other pairs\n");
   ok = ok && one_sort;

@@ -128,7 +128,8 @@ void build_lists(rank_state& s, coalesce::box const& sub, coalesce::stream on) {
     domain.hi[a] += around;
   }
   std::size_t const owned = s.owned;
-  s.list.build(s.particles, &Particle::pos, domain, coalesce::list_rows{owned}, on);  // ghosts: neighbours, no rows
+  s.list.build(s.particles, &Particle::pos, domain, coalesce::list_rows{.owned = owned},
+               on);  // ghosts: neighbours, no rows
   s.reads_ghost.resize(owned, on);
   s.force.resize(owned, on);
   auto const nl = s.list.view(s.particles);
@@ -144,7 +145,7 @@ void build_lists(rank_state& s, coalesce::box const& sub, coalesce::stream on) {
 // queued on `on`.
 void compute_forces(rank_state& s, bool ghost_rows, coalesce::stream on) {
   auto const v = s.particles.const_view();
-  auto const nl = s.list.view();
+  auto const nl = s.list.view(s.particles);  // throws if the particles were reordered since the build
   std::uint8_t const* reads_ghost = s.reads_ghost.data();
   vec3* force = s.force.data();
   coalesce::for_each_index(coalesce::device{on}, s.owned, [=] COALESCE_HOST_DEVICE(std::size_t i) {

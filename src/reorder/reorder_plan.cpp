@@ -72,7 +72,7 @@ void reorder_plan::release() {
   state_ = std::move(fresh);
 }
 
-coalesce::stream reorder_plan::get_stream() const {
+coalesce::stream reorder_plan::stream() const {
 #if COALESCE_WITH_CUDA
   return coalesce::stream(static_cast<CUstream_st*>(state_ ? state_->stream : nullptr));
 #else

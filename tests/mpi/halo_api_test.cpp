@@ -232,6 +232,19 @@ template <class L> void check_export_halo() {
   auto const again = cm::plan_halo(c, fresh, std::span<std::uint32_t const>(ids), std::span<int const>(ranks),
                                    {.owned = plan.owned()});
   CHECK(again.planned_size() == fresh.size());
+  // The same lists as int ids, the options given in any order: the same ghosts.
+  {
+    std::vector<int> const int_ids(ids.begin(), ids.end());
+    test_vector<Particle, L> by_int(records);
+    auto const as_int = cm::plan_halo(c, by_int, std::span<int const>(int_ids), std::span<int const>(ranks),
+                                      cm::halo_options{}.with_axes({true, true, true}).with_owned(records.size()));
+    CHECK(as_int.ghosts() == plan.ghosts());
+    CHECK(as_int.send_counts() == plan.send_counts());
+    cm::forward(as_int, by_int);
+    auto const got = records_of(by_int);
+    REQUIRE(got.size() == planned.size());
+    CHECK(records_differing(got, 0, planned) == 0);
+  }
   cm::forward(again, fresh);
   CHECK(fresh.size() == again.owned() + again.ghosts());
   auto const replanned = records_of(fresh);
@@ -272,6 +285,12 @@ TEST_CASE("bad export lists stop every rank with the same error before anything 
   CHECK_THROWS_WITH_AS(cm::plan_halo(c, particles, std::span<std::uint32_t const>(), std::span<int const>(),
                                      {.owned = records.size() + 1}),
                        doctest::Contains("halo_options::owned is"), coalesce::error);
+  // Ids held as int (as Cabana's Halo takes them): a negative one is the same agreed error.
+  std::vector<int> const int_ids{0, last ? -3 : 1}, to_first{0, 0};
+  std::string const negative = "rank " + std::to_string(size - 1) + ", element 1: export index -3, negative";
+  CHECK_THROWS_WITH_AS(cm::build_halo(c, particles, std::span<int const>(int_ids), std::span<int const>(to_first)),
+                       doctest::Contains(negative.c_str()), coalesce::error);
+  CHECK(particles.size() == records.size());
   // After all that the communicator still works: an empty halo.
   auto const empty = cm::build_halo(c, particles, std::span<std::uint32_t const>(), std::span<int const>());
   CHECK(empty.ghosts() == 0);

@@ -2,7 +2,8 @@
 // Cabana's Halo(comm, n, export_ids, export_ranks) is (included by coalesce/mpi.hpp).
 //
 //   coalesce::mpi::communicator const c(MPI_COMM_WORLD);
-//   // element export_ids[k] of this rank becomes a ghost on rank export_ranks[k] (host memory lists)
+//   // element export_ids[k] of this rank becomes a ghost on rank export_ranks[k] (host memory lists;
+//   // ids as std::uint32_t or int)
 //   auto halo = coalesce::mpi::build_halo(c, particles, export_ids, export_ranks);  // ghosts appended
 //   coalesce::mpi::forward(halo, particles, &Particle::pos);  // each step, as for geometric halos
 //   coalesce::mpi::reverse(halo, particles, &Particle::force);
@@ -24,6 +25,7 @@
 #include <cstdint>
 #include <span>
 #include <string>
+#include <type_traits>
 #include <vector>
 
 #include "halo.hpp"
@@ -38,8 +40,9 @@ struct grouped_exports {
   long long bad = -1;
   std::string why;
 };
-inline grouped_exports group_exports(std::span<std::uint32_t const> ids, std::span<int const> ranks, int size,
-                                     mpi::halo_options const& options, std::size_t particles) {
+// Id: std::uint32_t, or int as Cabana's Halo and many MPI codes hold them (a negative one is bad input).
+template <class Id> grouped_exports group_exports(std::span<Id const> ids, std::span<int const> ranks, int size,
+                                                  mpi::halo_options const& options, std::size_t particles) {
   grouped_exports out;
   out.counts.assign(static_cast<std::size_t>(size), 0);
   std::size_t const owned = options.owned_of(particles);
@@ -60,7 +63,14 @@ inline grouped_exports group_exports(std::span<std::uint32_t const> ids, std::sp
       out.why = "export rank " + std::to_string(ranks[k]) + ", outside [0, " + std::to_string(size) + ")";
       return out;
     }
-    if (ids[k] >= owned) {
+    if constexpr (std::is_signed_v<Id>) {
+      if (ids[k] < 0) {
+        out.bad = static_cast<long long>(k);
+        out.why = "export index " + std::to_string(ids[k]) + ", negative";
+        return out;
+      }
+    }
+    if (static_cast<std::size_t>(ids[k]) >= owned) {
       out.bad = static_cast<long long>(k);
       out.why =
           "export index " + std::to_string(ids[k]) + ", not below the " + std::to_string(owned) + " owned particles";
@@ -71,7 +81,9 @@ inline grouped_exports group_exports(std::span<std::uint32_t const> ids, std::sp
   std::vector<std::size_t> next(out.counts.size(), 0);
   for (std::size_t r = 1; r < next.size(); ++r) next[r] = next[r - 1] + out.counts[r - 1];
   out.indices.resize(ids.size());
-  for (std::size_t k = 0; k < ids.size(); ++k) out.indices[next[static_cast<std::size_t>(ranks[k])]++] = ids[k];
+  for (std::size_t k = 0; k < ids.size(); ++k) {
+    out.indices[next[static_cast<std::size_t>(ranks[k])]++] = static_cast<std::uint32_t>(ids[k]);
+  }
   // An element twice in one destination's group would be summed twice at once by reverse().
   std::vector<int> last_group(owned, -1);
   for (std::size_t r = 0, k = 0; r < out.counts.size(); ++r) {
@@ -89,17 +101,11 @@ inline grouped_exports group_exports(std::span<std::uint32_t const> ids, std::sp
   return out;
 }
 
-}  // namespace coalesce::detail
-
-namespace coalesce::mpi {
-
-// The plan of a halo from export lists: element export_ids[k] (below the owned count) to rank
-// export_ranks[k]. Only counts travel (one all-to-all); the particles are untouched, and
-// forward(halo, particles) appends the ghosts' records. The particles' first options.owned
-// elements (default: all) are owned. Collective.
-template <class T, class L, class S>
-halo_plan plan_halo(communicator const& c, vector<T, L, S> const& particles, std::span<std::uint32_t const> export_ids,
-                    std::span<int const> export_ranks, halo_options const& options = {}) {
+// The plan of plan_halo from export lists, for either id type.
+template <class Id, class T, class L, class S>
+mpi::halo_plan plan_export_halo(mpi::communicator const& c, vector<T, L, S> const& particles,
+                                std::span<Id const> export_ids, std::span<int const> export_ranks,
+                                mpi::halo_options const& options) {
   constexpr auto kind = coalesce::detail::kind_of_space<S>;
   std::size_t const owned = options.owned_of(particles.size());
   auto grouped = detail::group_exports(export_ids, export_ranks, c.size(), options, particles.size());
@@ -116,16 +122,42 @@ halo_plan plan_halo(communicator const& c, vector<T, L, S> const& particles, std
                                  grouped.indices.size() * sizeof(std::uint32_t), c.stream().handle());
     if constexpr (detail::on_gpu<S>) coalesce::synchronize(c.stream());
   }
-  halo_plan h = detail::halo_access::start(c, kind, owned, particles.size());
+  mpi::halo_plan h = detail::halo_access::start(c, kind, owned, particles.size());
   detail::halo_access::set_exports(h, std::move(grouped.counts), std::move(received), std::move(exports));
   detail::halo_access::set_ghosts(h, ghosts);
   return h;
+}
+}  // namespace coalesce::detail
+
+namespace coalesce::mpi {
+
+// The plan of a halo from export lists: element export_ids[k] (below the owned count) to rank
+// export_ranks[k]. Only counts travel (one all-to-all); the particles are untouched, and
+// forward(halo, particles) appends the ghosts' records. The particles' first options.owned
+// elements (default: all) are owned. Collective.
+template <class T, class L, class S>
+halo_plan plan_halo(communicator const& c, vector<T, L, S> const& particles, std::span<std::uint32_t const> export_ids,
+                    std::span<int const> export_ranks, halo_options const& options = {}) {
+  return detail::plan_export_halo(c, particles, export_ids, export_ranks, options);
+}
+// Export ids held as int (Cabana's Halo takes them so): a negative one is bad input, as above.
+template <class T, class L, class S>
+halo_plan plan_halo(communicator const& c, vector<T, L, S> const& particles, std::span<int const> export_ids,
+                    std::span<int const> export_ranks, halo_options const& options = {}) {
+  return detail::plan_export_halo(c, particles, export_ids, export_ranks, options);
 }
 
 // plan_halo, then the ghosts' whole records appended to the particles (a previous halo's ghosts,
 // past options.owned, replaced). Collective.
 template <class T, class L, class S>
 halo_plan build_halo(communicator const& c, vector<T, L, S>& particles, std::span<std::uint32_t const> export_ids,
+                     std::span<int const> export_ranks, halo_options const& options = {}) {
+  halo_plan h = plan_halo(c, particles, export_ids, export_ranks, options);
+  forward(h, particles);
+  return h;
+}
+template <class T, class L, class S>
+halo_plan build_halo(communicator const& c, vector<T, L, S>& particles, std::span<int const> export_ids,
                      std::span<int const> export_ranks, halo_options const& options = {}) {
   halo_plan h = plan_halo(c, particles, export_ids, export_ranks, options);
   forward(h, particles);

@@ -85,6 +85,18 @@ struct halo_options {
     if (owned == every_element || owned <= size) return "";
     return "halo_options::owned is " + std::to_string(owned) + " for " + std::to_string(size) + " particles";
   }
+  // In any order, where designated initializers need the members' order (axes, then owned):
+  //   coalesce::mpi::halo_options{}.with_owned(n).with_axes({true, true, false})
+  halo_options with_owned(std::size_t n) const {
+    halo_options out = *this;
+    out.owned = n;
+    return out;
+  }
+  halo_options with_axes(std::array<bool, 3> a) const {
+    halo_options out = *this;
+    out.axes = a;
+    return out;
+  }
 };
 
 class halo_plan {
@@ -100,7 +112,7 @@ class halo_plan {
   void set_transport(mpi::transport t) { transport_ = t; }
   MPI_Comm comm() const { return comm_; }
   // Where the plan's send lists live: the memory of the particles it was built for.
-  coalesce::detail::memory_kind memory() const { return kind_; }
+  bool in_gpu_memory() const { return kind_ == coalesce::detail::memory_kind::device; }
 
   // A geometric halo: two stages per axis (build_halo and plan_halo on a decomposition).
   struct stage {
@@ -155,6 +167,7 @@ namespace coalesce::detail {
 
 // The plan's fields, for the functions that build plans (templates over the particles' type).
 struct halo_access {
+  static memory_kind memory(mpi::halo_plan const& h) { return h.kind_; }
   static mpi::halo_plan start(mpi::communicator const& c, memory_kind kind, std::size_t owned,
                               std::size_t planned_size) {
     mpi::halo_plan h;
@@ -188,10 +201,10 @@ struct halo_access {
 // std::vector for a halo of GPU particles) would be packed through GPU indices on the host.
 template <class Array> void check_halo_memory(mpi::halo_plan const& h, char const* what) {
   constexpr memory_kind kind = memory_of_array<Array>;
-  if (!coalesce::detail::same_memory(kind, h.memory())) {
+  if (!coalesce::detail::same_memory(kind, halo_access::memory(h))) {
     throw_error(
         std::string(what) + ": an array in " + (kind == memory_kind::host ? "host" : "GPU") +
-        " memory for a halo built on " + (h.memory() == memory_kind::host ? "host" : "GPU") +
+        " memory for a halo built on " + (h.in_gpu_memory() ? "GPU" : "host") +
         " memory; give it an array in the particles' memory (a device_array or device_vector for GPU particles)");
   }
 }
@@ -456,7 +469,7 @@ class coordinate_stage_store {
 // behind them as they arrive): along each axis in `axes`, x then y then z, both directions at once.
 template <class Store>
 void stage_axes(mpi::halo_plan& h, mpi::decomposition const& d, Store& store, double cutoff, std::array<bool, 3> axes) {
-  memory_kind const kind = h.memory();
+  memory_kind const kind = halo_access::memory(h);
   box const sub = d.subdomain();
   void* const stream = d.stream().handle();
   for (unsigned a = 0; a < d.dims(); ++a) {

@@ -124,13 +124,14 @@ inline verlet_list_ref<cluster_pairs> pair_list_ref(list_memory const& m, list_g
 }
 
 // The traversal's rows with the list's arrays copied to the host first (a GPU list).
-inline std::vector<std::vector<std::uint32_t>> pair_list_host_rows(list_memory const& m, list_geometry const& g) {
+inline std::vector<std::vector<std::uint32_t>> pair_list_host_rows(list_memory const& m, list_geometry const& g,
+                                                                   void* stream) {
   std::vector<std::vector<std::uint32_t>> rows(m.particles);
   if (m.particles == 0) return rows;
-  std::vector<std::uint32_t> const offsets = words_on_host(m, m.offsets, m.clusters + 1);
-  std::vector<std::uint32_t> const entries = words_on_host(m, m.indices, offsets.back());
-  std::vector<std::uint32_t> const slots = words_on_host(m, m.slots, m.clusters * cluster_pairs::cluster_size);
-  std::vector<std::uint32_t> const slot_of = words_on_host(m, m.slot_of, m.particles);
+  std::vector<std::uint32_t> const offsets = words_on_host(m, m.offsets, m.clusters + 1, stream);
+  std::vector<std::uint32_t> const entries = words_on_host(m, m.indices, offsets.back(), stream);
+  std::vector<std::uint32_t> const slots = words_on_host(m, m.slots, m.clusters * cluster_pairs::cluster_size, stream);
+  std::vector<std::uint32_t> const slot_of = words_on_host(m, m.slot_of, m.particles, stream);
   verlet_list_ref<cluster_pairs> r = pair_list_ref(m, g);
   r.row_offsets = offsets.data();
   r.entries = entries.data();
@@ -175,8 +176,8 @@ template <> struct detail::list_format_ops<cluster_pairs> {
   static verlet_list_ref<cluster_pairs> view(list_memory const& m, list_geometry const& g) {
     return pair_list_ref(m, g);
   }
-  static std::vector<std::vector<std::uint32_t>> host_rows(list_memory const& m, list_geometry const& g) {
-    return pair_list_host_rows(m, g);
+  static std::vector<std::vector<std::uint32_t>> host_rows(list_memory const& m, list_geometry const& g, void* stream) {
+    return pair_list_host_rows(m, g, stream);
   }
   // Entries and row offsets, and the slots a traversal reads particles through.
   static std::size_t bytes(list_memory const& m) {

@@ -5,7 +5,7 @@
 //   coalesce::box const domain{.lo = {0, 0, 0}, .hi = {L, L, L}, .edges = coalesce::boundary::periodic};
 //   coalesce::verlet_list<coalesce::clusters> list({.cutoff = 2.5, .skin = 0.3});
 //   list.build(d, &Particle::pos, domain);                   // a few bytes per particle
-//   auto nl = list.view();
+//   auto nl = list.view(d);
 //   auto v = d.view();
 //   coalesce::for_each_index(coalesce::device{}, v.size(), [=] COALESCE_HOST_DEVICE(std::size_t i) {
 //     coalesce::for_each_neighbor(nl, i, [&](std::uint32_t j) { v[i][&Particle::mass] += 0 * j; });
@@ -211,9 +211,9 @@ template <> struct detail::list_format_ops<clusters> {
   }
   static verlet_list_ref<clusters> view(list_memory const& m, list_geometry const& g) { return cluster_ref(m, g); }
   // Its traversal, run where the list lives (the library's).
-  static std::vector<std::vector<std::uint32_t>> host_rows(list_memory const& m, list_geometry const& g) {
+  static std::vector<std::vector<std::uint32_t>> host_rows(list_memory const& m, list_geometry const& g, void* stream) {
     std::vector<std::uint32_t> offsets, indices;
-    cluster_rows(m, g, offsets, indices, nullptr);
+    cluster_rows(m, g, offsets, indices, stream);
     std::vector<std::vector<std::uint32_t>> rows(m.particles);
     for (std::size_t i = 0; i < rows.size(); ++i) {
       rows[i].assign(indices.begin() + offsets[i], indices.begin() + offsets[i + 1]);

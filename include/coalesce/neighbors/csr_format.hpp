@@ -59,12 +59,12 @@ template <> struct detail::list_format_ops<csr> {
     return r;
   }
   // The entries the offsets hold (after a refill cut at the capacity, fewer than entries()).
-  static std::vector<std::vector<std::uint32_t>> host_rows(list_memory const& m, list_geometry const&) {
+  static std::vector<std::vector<std::uint32_t>> host_rows(list_memory const& m, list_geometry const&, void* stream) {
     std::size_t const n = m.particles;
     std::vector<std::vector<std::uint32_t>> rows(n);
     if (n == 0) return rows;
-    std::vector<std::uint32_t> const offsets = words_on_host(m, m.offsets, n + 1);
-    std::vector<std::uint32_t> const indices = words_on_host(m, m.indices, offsets[n]);
+    std::vector<std::uint32_t> const offsets = words_on_host(m, m.offsets, n + 1, stream);
+    std::vector<std::uint32_t> const indices = words_on_host(m, m.indices, offsets[n], stream);
     for (std::size_t i = 0; i < n; ++i) rows[i].assign(indices.begin() + offsets[i], indices.begin() + offsets[i + 1]);
     return rows;
   }

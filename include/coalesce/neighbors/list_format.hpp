@@ -5,7 +5,7 @@
 //   build(memory, positions, n, rows, geometry, stream)    the type-erased build (list_ops.hpp)
 //   refill(memory, positions, n, rows, geometry, stream)   the same for CUDA graphs
 //   view(memory, geometry)                    the handle kernels take (verlet_list_ref<Format>)
-//   host_rows(memory, geometry)               every row, on the host
+//   host_rows(memory, geometry, stream)       every row, on the host (after the work on stream)
 //   bytes(memory), fill(memory)               what a traversal of every row reads; slots used
 //   check_refills(memory, status)             what a GPU refill found against the memory it had:
 //                                             true when rows were cut (and a message in `why`)

@@ -118,9 +118,11 @@ struct list_memory {
 };
 
 // The first `count` 32-bit words of a list buffer, copied to the host (verlet_list::rows_on_host).
-inline std::vector<std::uint32_t> words_on_host(list_memory const& m, buffer const& b, std::size_t count) {
+// Queued on `stream` after the work there, which it waits for.
+inline std::vector<std::uint32_t> words_on_host(list_memory const& m, buffer const& b, std::size_t count,
+                                                void* stream) {
   std::vector<std::uint32_t> out(count);
-  if (count > 0) copy_bytes(memory_kind::host, out.data(), m.kind, b.data(), count * sizeof(std::uint32_t));
+  if (count > 0) copy_bytes(memory_kind::host, out.data(), m.kind, b.data(), count * sizeof(std::uint32_t), stream);
   return out;
 }
 

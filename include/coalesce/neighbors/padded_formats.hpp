@@ -75,12 +75,12 @@ template <class Format> struct padded_format_ops {
     r.half = g.half;
     return r;
   }
-  static std::vector<std::vector<std::uint32_t>> host_rows(list_memory const& m, list_geometry const&) {
+  static std::vector<std::vector<std::uint32_t>> host_rows(list_memory const& m, list_geometry const&, void* stream) {
     std::size_t const n = m.particles;
     std::vector<std::vector<std::uint32_t>> rows(n);
     if (n == 0) return rows;
-    std::vector<std::uint32_t> const indices = words_on_host(m, m.indices, n * m.width);
-    std::vector<std::uint32_t> const counts = words_on_host(m, m.counts, n);
+    std::vector<std::uint32_t> const indices = words_on_host(m, m.indices, n * m.width, stream);
+    std::vector<std::uint32_t> const counts = words_on_host(m, m.counts, n, stream);
     padded_list_ref<Format::order> const r{indices.data(), counts.data(), n, m.width};
     for (std::size_t i = 0; i < n; ++i) {
       rows[i].resize(counts[i]);

@@ -5,7 +5,7 @@
 //   coalesce::box const domain{.lo = {0, 0, 0}, .hi = {L, L, L}, .edges = coalesce::boundary::periodic};  // per axis: {...}
 //   coalesce::verlet_list<coalesce::padded_columns> list({.cutoff = 2.5, .skin = 0.3});
 //   list.build(d, &Particle::pos, domain);                               // cells, sort, rows
-//   auto nl = list.view();                                               // by value into kernels
+//   auto nl = list.view(d);     // by value into kernels; throws if d was reordered since the build
 //   auto v = d.view();
 //   coalesce::for_each_index(coalesce::device{}, v.size(), [=] COALESCE_HOST_DEVICE (std::size_t i) {
 //     coalesce::for_each_neighbor(nl, i, [&](std::uint32_t j) { v[i][&Particle::mass] += 0 * j; });
@@ -32,7 +32,7 @@
 // (as_neighbor_list()): remap, the analysis and the advisor read them as they read a list of the user's.
 //
 // Rows for the first particles only (a rank's own, with its ghosts behind them as neighbours):
-//   list.build(d, &Particle::pos, domain, coalesce::list_rows{owned});   // size() == owned
+//   list.build(d, &Particle::pos, domain, coalesce::list_rows{.owned = owned});   // size() == owned
 //
 // What is in a row: every particle j != i closer than cutoff + skin (the reach), with the
 // minimum image along periodic axes; a half list (.half = true) keeps each pair once, in the row
@@ -84,12 +84,12 @@ struct list_params {
   bool half = false;
 };
 
-// Which particles get a row: the first `count` (default: every one). The others are candidate
+// Which particles get a row: the first `owned` (default: every one). The others are candidate
 // neighbours only: a rank's ghosts, which are neighbours of its own particles and need no row of
-// their own. The traversal's size() is then `count`.
+// their own. The traversal's size() is then `owned`. The same spelling as halo_options::owned.
 struct list_rows {
   static constexpr std::size_t every_particle = static_cast<std::size_t>(-1);
-  std::size_t count = every_particle;
+  std::size_t owned = every_particle;
 };
 
 // The handle kernels take by value (verlet_list::view()): count(i) neighbours of particle i,
@@ -122,7 +122,7 @@ template <class Format, class Space = device> class verlet_list {
                                                     stream on = default_stream) {
     build(particles, position, domain, periodic, list_rows{}, on);
   }
-  // Rows for the first rows.count particles only (padded and csr formats); every particle is
+  // Rows for the first rows.owned particles only (padded and csr formats); every particle is
   // still a candidate neighbour.
   template <class T, class L, class Pos> void build(vector<T, L, Space> const& particles, Pos const& position,
                                                     box const& domain, list_rows rows, stream on = default_stream) {
@@ -157,9 +157,9 @@ template <class Format, class Space = device> class verlet_list {
     auto* const keys = static_cast<std::uint32_t*>(detail::keys_for_writing(plan, kind, sizeof(std::uint32_t), n));
     key_array<std::uint32_t, Space> out;
     if constexpr (requires { &ops::cell_keys; }) {  // a format with a grid of its own
-      out.cells = ops::cell_keys(memory_, columns, n, g, keys, out.grid, plan.get_stream().handle());
+      out.cells = ops::cell_keys(memory_, columns, n, g, keys, out.grid, plan.stream().handle());
     } else {
-      out.cells = detail::list_cell_keys(memory_, columns, n, g, keys, out.grid, plan.get_stream().handle());
+      out.cells = detail::list_cell_keys(memory_, columns, n, g, keys, out.grid, plan.stream().handle());
     }
     out.data = keys;
     out.size = n;
@@ -195,7 +195,7 @@ template <class Format, class Space = device> class verlet_list {
     detail::list_geometry const g{domain.lo,      domain.hi,    periodic,    columns.dims,
                                   params_.cutoff, params_.skin, params_.half};
     std::size_t const n = particles.size();
-    std::size_t const row_count = rows.count == list_rows::every_particle ? n : rows.count;
+    std::size_t const row_count = rows.owned == list_rows::every_particle ? n : rows.owned;
     bool const same_box =
         g.lo == geometry_.lo && g.hi == geometry_.hi && g.periodic == geometry_.periodic && g.dims == geometry_.dims;
     if (!built_ || n != memory_.built_over || row_count != memory_.particles || !same_box) {
@@ -273,10 +273,10 @@ template <class Format, class Space = device> class verlet_list {
     detail::list_geometry const g{domain.lo,      domain.hi,    periodic,    columns.dims,
                                   params_.cutoff, params_.skin, params_.half};
     std::size_t const n = particles.size();
-    std::size_t const row_count = rows.count == list_rows::every_particle ? n : rows.count;
+    std::size_t const row_count = rows.owned == list_rows::every_particle ? n : rows.owned;
     if (row_count > n) {
       detail::throw_error("verlet_list::build: rows for the first " + std::to_string(row_count) + " particles of " +
-                          std::to_string(n) + "; list_rows::count is at most the particle count");
+                          std::to_string(n) + "; list_rows::owned is at most the particle count");
     }
     ops::build(memory_, columns, n, row_count, g, on.handle());
     geometry_ = g;  // after the build: a refused build leaves the list and its geometry as they were
@@ -333,8 +333,11 @@ template <class Format, class Space = device> class verlet_list {
     return out;
   }
 
-  // Every row, copied to the host (checks, output, a host-side traversal of a GPU list).
-  std::vector<std::vector<std::uint32_t>> rows_on_host() const { return ops::host_rows(memory_, geometry_); }
+  // Every row, copied to the host (checks, output, a host-side traversal of a GPU list) after the
+  // work queued on `on`.
+  std::vector<std::vector<std::uint32_t>> rows_on_host(stream on = default_stream) const {
+    return ops::host_rows(memory_, geometry_, on.handle());
+  }
 
   std::size_t size() const { return memory_.particles; }         // rows (list_rows; by default every particle)
   std::size_t built_over() const { return memory_.built_over; }  // particles, rows or not

@@ -337,7 +337,7 @@ key_array<Key, S> cell_keys_of(layout_storage<T, L> const& storage, std::size_t 
 template <class S, class T, class L>
 void check_view_call(S const& space, view<T, L> const& v, reorder_plan const& plan, char const* call) {
   if constexpr (std::is_same_v<S, device>) {
-    if (space.stream != default_stream && space.stream != plan.get_stream()) {
+    if (space.stream != default_stream && space.stream != plan.stream()) {
       throw_error(std::string(call) +
                   ": the space names a stream other than the plan's; the plan's stream runs the work, so "
                   "give the stream to the plan (reorder_plan(s) or plan.set_stream(s)) and pass coalesce::device{}");

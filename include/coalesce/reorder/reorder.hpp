@@ -136,7 +136,7 @@ template <class T, class L, class S> void permute_one(reorder_plan& plan, direct
   auto const columns = columns_to_permute(layout_storage<T, L>::over(target.data(), v.capacity()), v.storage());
   permute_columns(plan, kind, columns.columns.data(), columns.count, v.size(), order_in(plan, kind, d));
   v.adopt_buffer(target);
-  target.free_on(plan.get_stream().handle());  // the vector's old storage: read by the gathers just queued
+  target.free_on(plan.stream().handle());  // the vector's old storage: read by the gathers just queued
 }
 
 // A view over memory the caller owns: every column permuted into plan scratch laid out by the
@@ -148,7 +148,7 @@ template <class T, class L> void permute_view(reorder_plan& plan, direction d, m
   buffer& target = scratch(plan, kind, storage_t::bytes(map));
   storage_t sorted = storage_t::over(target.data(), map);
   detail::set_frame(sorted, v.storage().frame);  // the same box: column_copies back are byte copies
-  void* const stream = plan.get_stream().handle();
+  void* const stream = plan.stream().handle();
   zero_gaps(sorted, kind, stream);
   auto const columns = columns_to_permute(sorted, v.storage());
   permute_columns(plan, kind, columns.columns.data(), columns.count, v.size(), order_in(plan, kind, d));

@@ -71,7 +71,7 @@ class deferred_call {
 class reorder_plan {
  public:
   reorder_plan();
-  explicit reorder_plan(stream on, check_policy checks = check_policy::before_writing);
+  explicit reorder_plan(coalesce::stream on, check_policy checks = check_policy::before_writing);
   ~reorder_plan();
   reorder_plan(reorder_plan&&) noexcept;
   reorder_plan& operator=(reorder_plan&&) noexcept;
@@ -96,8 +96,13 @@ class reorder_plan {
   void release();
 
   // The stream the plan's work goes to, and the check policy; both can change between calls.
-  coalesce::stream get_stream() const;
+  coalesce::stream stream() const;
   void set_stream(coalesce::stream on);
+  [[deprecated(
+      "coalesce: reorder_plan::get_stream() is now stream(), as on halo_plan and communicator")]] coalesce::stream
+  get_stream() const {
+    return stream();
+  }
   check_policy checks() const;
   void set_checks(check_policy checks);
   // Waits for the plan's stream and reports what deferred checks found since the last report
