@@ -1,5 +1,5 @@
 // Internal to libcoalesce: moving one element of many columns, the inner step of the copy
-// (memory_cuda.cu) and permutation (reorder_cuda.cu) kernels.
+// (column_copy_cuda.cu, record_tile_cuda.cu) and permutation (reorder_cuda.cu) kernels.
 #pragma once
 #include <cstddef>
 
