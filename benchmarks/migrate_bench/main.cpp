@@ -20,9 +20,10 @@
 // sums over the ids) and that no particle was lost or duplicated over the ranks.
 //
 // Where the library's time goes is measured from outside it: this program defines MPI_Allgather,
-// MPI_Alltoall and MPI_Waitall (MPI's profiling interface, forwarding to PMPI_*) and stamps the
-// clock around them during a library call, which splits a migration into grouping, agreement on
-// errors, packing and in-place moves, the count exchange, the messages, and the arrivals.
+// MPI_Alltoall, MPI_Isend, MPI_Irecv and MPI_Waitall (MPI's profiling interface, forwarding to
+// PMPI_*) and stamps the clock around them during a library call, which splits a migration into
+// grouping, the count exchange (which carries the agreement on errors), packing and in-place
+// moves, the messages, and the arrivals.
 #include <mpi.h>
 
 #include <algorithm>
@@ -63,21 +64,32 @@ using phase_times = std::array<double, phase_count>;
 
 namespace probe {
 bool armed = false;
-bool seen_allgather = false, seen_alltoall = false;
-steady::time_point allgather_begin, allgather_end, alltoall_begin, alltoall_end, waitall_end;
+bool seen_allgather = false, seen_alltoall = false, seen_message = false;
+steady::time_point allgather_begin, allgather_end, alltoall_begin, alltoall_end, message_begin, waitall_end;
 
 void arm() {
   armed = true;
-  seen_allgather = seen_alltoall = false;
+  seen_allgather = seen_alltoall = seen_message = false;
 }
-// migrate's host path: the grouping, Allgather (agree_on_errors), packing and the in-place moves,
-// Alltoall (counts), Isend/Irecv and Waitall (messages), then the resize and unpacking.
+// migrate's host path: the grouping, Alltoall (the counts, carrying the agreement on errors),
+// packing and the in-place moves, Isend/Irecv and Waitall (messages), then the resize and
+// unpacking. (Before issue 51's fixes: the grouping, Allgather (agree_on_errors), packing and
+// moves, Alltoall (counts), the messages, the arrivals.)
 phase_times disarm(steady::time_point start, steady::time_point end) {
   armed = false;
-  if (!seen_allgather || !seen_alltoall) return {};
+  if (!seen_alltoall) return {};
+  if (!seen_allgather) {
+    auto const messages = seen_message ? message_begin : waitall_end;
+    return {ms_between(start, alltoall_begin),  0.0,
+            ms_between(alltoall_end, messages), ms_between(alltoall_begin, alltoall_end),
+            ms_between(messages, waitall_end),  ms_between(waitall_end, end)};
+  }
   return {ms_between(start, allgather_begin),        ms_between(allgather_begin, allgather_end),
           ms_between(allgather_end, alltoall_begin), ms_between(alltoall_begin, alltoall_end),
           ms_between(alltoall_end, waitall_end),     ms_between(waitall_end, end)};
+}
+void message() {
+  if (armed && !seen_message) message_begin = steady::now(), seen_message = true;
 }
 }  // namespace probe
 
@@ -100,6 +112,16 @@ extern "C" int MPI_Alltoall(void const* send, int send_count, MPI_Datatype send_
   int const status = PMPI_Alltoall(send, send_count, send_type, received, received_count, received_type, comm);
   if (first) probe::alltoall_end = steady::now(), probe::seen_alltoall = true;
   return status;
+}
+extern "C" int MPI_Isend(void const* data, int count, MPI_Datatype type, int to, int tag, MPI_Comm comm,
+                         MPI_Request* request) {
+  probe::message();
+  return PMPI_Isend(data, count, type, to, tag, comm, request);
+}
+extern "C" int MPI_Irecv(void* data, int count, MPI_Datatype type, int from, int tag, MPI_Comm comm,
+                         MPI_Request* request) {
+  probe::message();
+  return PMPI_Irecv(data, count, type, from, tag, comm, request);
 }
 extern "C" int MPI_Waitall(int count, MPI_Request requests[], MPI_Status statuses[]) {
   int const status = PMPI_Waitall(count, requests, statuses);

@@ -345,6 +345,67 @@ void check_element_size(unsigned long long theirs, std::size_t ours, char const*
 }
 }  // namespace
 
+std::vector<std::size_t> exchange_counts_agreeing(MPI_Comm comm, std::vector<std::size_t> const& send_counts,
+                                                  std::size_t element_bytes, long long local_bad,
+                                                  std::string const& local_value, char const* what) {
+  int size = 0;
+  MPI_Comm_size(comm, &size);
+  auto const ranks = static_cast<std::size_t>(size);
+  // Per rank: the count, the element size, and whether this rank has bad input (every rank tells
+  // every rank, so all learn alike whether anybody has).
+  std::vector<unsigned long long> out(3 * ranks), in(3 * ranks);
+  for (std::size_t r = 0; r < ranks; ++r) {
+    out[3 * r] = local_bad >= 0 ? 0 : send_counts[r];
+    out[3 * r + 1] = element_bytes;
+    out[3 * r + 2] = local_bad >= 0 ? 1 : 0;
+  }
+  check_mpi(MPI_Alltoall(out.data(), 3, MPI_UNSIGNED_LONG_LONG, in.data(), 3, MPI_UNSIGNED_LONG_LONG, comm),
+            "MPI_Alltoall");
+  bool anybody_bad = false;
+  for (std::size_t r = 0; r < ranks; ++r) anybody_bad = anybody_bad || in[3 * r + 2] != 0;
+  // Every rank takes this branch or none: the full agreement (which rank, which element, in words)
+  // then throws the same error everywhere.
+  if (anybody_bad) agree_on_errors(comm, local_bad, local_value, what);
+  std::vector<std::size_t> received(ranks, 0);
+  for (std::size_t r = 0; r < ranks; ++r) {
+    received[r] = in[3 * r];
+    if (in[3 * r] > 0) check_element_size(in[3 * r + 1], element_bytes, what);
+  }
+  return received;
+}
+
+void pack_and_close_up(message_columns const& m, std::size_t n, std::uint32_t const* leavers, std::size_t leaving,
+                       int const* destination, int self, std::vector<std::size_t> const& send_counts, bool keep_order,
+                       std::byte* send, message_buffers& buffers) {
+  if (leaving == 0) return;
+  int const ranks = static_cast<int>(send_counts.size());
+  int destinations = 0;
+  for (std::size_t c : send_counts) destinations += c > 0;
+  std::vector<coalesce::detail::column_copy> moves;
+  std::size_t offset = 0;
+  for (std::size_t c = 0; c < m.columns.size(); ++c) {
+    // One destination (its message first in `send`): the close-up packs too; several: packed below.
+    moves.push_back(
+        {coalesce::column_ref{destinations == 1 ? send + offset : nullptr, m.widths[c]}, m.columns[c], m.widths[c]});
+    offset += round_up(leaving * m.widths[c]);
+  }
+  if (destinations > 1) {
+    if (buffers.grouped.size() < leaving) buffers.grouped.resize(leaving + leaving / 4);
+    coalesce::detail::group_leavers(destination, leavers, leaving, self, ranks, send_counts.data(),
+                                    buffers.grouped.data());
+    std::size_t first = 0;
+    offset = 0;
+    for (std::size_t r = 0; r < send_counts.size(); ++r) {
+      pack(m, send_counts[r], index_map{buffers.grouped.data() + first, 0}, send + offset, nullptr);
+      offset += m.bytes(send_counts[r]);
+      first += send_counts[r];
+    }
+  }
+  if (buffers.holes.size() < leaving) buffers.holes.resize(leaving + leaving / 4);
+  coalesce::detail::pack_and_close_up(moves.data(), moves.size(), n, leavers, leaving, keep_order,
+                                      buffers.holes.data());
+}
+
 std::byte const* exchange(MPI_Comm comm, memory_kind kind, mpi::transport how, void* stream, message_columns const& m,
                           std::byte const* send, std::vector<std::size_t> const& send_counts,
                           std::vector<std::size_t>& received_counts, message_buffers& buffers,

@@ -85,11 +85,13 @@ struct reorder_state {
   std::size_t allocations = 0;
 
   // At least `bytes` bytes of `kind` in b (reallocated, contents dropped, only when too small
-  // or of the other kind).
+  // or of the other kind). A buffer that grows gets an eighth more than asked: counts that
+  // wander step to step (a migration's, a halo's) would otherwise reallocate at every new high.
   void* ensure(buffer& b, memory_kind k, std::size_t bytes) {
     if (b.kind() != k || b.size() < bytes || (b.data() == nullptr && bytes > 0)) {
+      std::size_t const room = b.kind() == k && b.size() > 0 ? bytes + bytes / 8 : bytes;
       b = buffer();  // free first: the peak is one buffer, not two
-      b = buffer(k, bytes);
+      b = buffer(k, room);
       ++allocations;
     }
     return b.data();

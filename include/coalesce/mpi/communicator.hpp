@@ -77,7 +77,13 @@ struct message_buffers {
   // one copy of the particles) and the destination ranks.
   reorder_plan grouping{coalesce::default_stream, check_policy::off};
   coalesce::detail::buffer destinations;
-  std::vector<std::uint32_t> holes;  // an unordered migration's leavers' slots (host memory)
+  // A migration on host memory: the leavers (ascending; room for all the particles), the same
+  // grouped by destination when they go to several ranks, and the stayers that fill the holes.
+  std::vector<std::uint32_t> leavers, grouped, holes;
+  std::uint32_t* leavers_at_least(std::size_t n) {
+    if (leavers.size() < n) leavers.resize(n + n / 4);  // headroom: the counts wander step to step
+    return leavers.data();
+  }
   // plan_halo's coordinates of the owned particles and the ghosts so far, one buffer per axis
   // (grown by doubling, kept: a steady loop of plans allocates and page-faults nothing).
   std::array<coalesce::detail::buffer, 3> coordinates;
@@ -94,6 +100,7 @@ struct message_buffers {
     send_stage.clear();
     received_stage.clear();
     grouping.release();
+    for (auto* v : {&leavers, &grouped, &holes}) std::vector<std::uint32_t>().swap(*v);
   }
   // A geometric halo's selection of the elements near a face, before they are copied into the
   // plan's own list of the size selected (so a plan holds its lists, not a buffer per stage as

@@ -150,6 +150,20 @@ std::byte const* exchange(MPI_Comm comm, memory_kind kind, mpi::transport how, v
                           std::vector<std::size_t> const* expected = nullptr);
 // Every rank's counts[r] for rank r, exchanged (MPI_Alltoall): what each rank has for this one.
 std::vector<std::size_t> exchange_counts(MPI_Comm comm, std::vector<std::size_t> const& counts);
+// A migration's counts and its agreement on bad input in one MPI_Alltoall: send_counts[r] to rank
+// r and the element size; returns what each rank sends this one (then pass them to exchange() as
+// `expected`). When any rank has bad input (local_bad, local_value: as agree_on_errors) every
+// rank throws the same error, as agree_on_errors does, and nothing has moved.
+std::vector<std::size_t> exchange_counts_agreeing(MPI_Comm comm, std::vector<std::size_t> const& send_counts,
+                                                  std::size_t element_bytes, long long local_bad,
+                                                  std::string const& local_value, char const* what);
+// The host path of a migration, in place: the `leaving` leavers (ascending, find_leavers) packed
+// into `send` by destination (send_counts, message by message in rank order) and the stayers
+// closed up in order (keep_order) or the holes below the kept count filled from the tail
+// (detail::pack_and_close_up), one pass over the columns when all leavers go to one rank.
+void pack_and_close_up(message_columns const& m, std::size_t n, std::uint32_t const* leavers, std::size_t leaving,
+                       int const* destination, int self, std::vector<std::size_t> const& send_counts, bool keep_order,
+                       std::byte* send, message_buffers& buffers);
 // One message of count[k] elements to to[k] and one from from[k] (MPI_PROC_NULL: none), for k
 // = 0 and 1 at once, counts first (messages 0 and 1 back to back in `send` and in the result,
 // distinct tags, so to[0] == to[1] is fine); returns the received messages in memory of `kind`
@@ -320,82 +334,74 @@ mpi::migration_report migrate_to(bool keep_order, mpi::communicator const& d, ve
   constexpr memory_kind kind = coalesce::detail::kind_of_space<S>;
   std::size_t const n = particles.size();
   void* const stream = d.stream().handle();
-  // Every element grouped by destination through one sort (stayers first, then by rank).
-  reorder_plan& plan = d.buffers().grouping;  // kept: its scratch is reused call after call
-  plan.set_stream(d.stream());
+  std::size_t const self = static_cast<std::size_t>(d.rank());
+  message_buffers& buffers = d.buffers();
+  // Host memory: one pass finds the leavers (their indices, ascending) and counts them per rank;
+  // nothing is permuted, the leavers are packed from where they are and the stayers close up in
+  // place below. GPU memory: every element grouped by destination through one sort (stayers
+  // first, then by rank), then one fused permutation of every column.
+  constexpr bool permute = on_gpu<S>;
+  reorder_plan& plan = buffers.grouping;  // kept: its scratch is reused call after call
   std::size_t first_bad = coalesce::detail::no_element;
   int bad_destination = 0;
-  std::vector<std::size_t> count;
+  std::vector<std::size_t> count(static_cast<std::size_t>(d.size()), 0);
+  std::uint32_t* leavers = nullptr;
   if (size_error.empty()) {
-    count = coalesce::detail::group_by_destination(plan, kind, destination, n, d.rank(), d.size(), first_bad,
-                                                   bad_destination);
+    if constexpr (permute) {
+      plan.set_stream(d.stream());
+      count = coalesce::detail::group_by_destination(plan, kind, destination, n, d.rank(), d.size(), first_bad,
+                                                     bad_destination);
+    } else {
+      leavers = buffers.leavers_at_least(n);
+      coalesce::detail::find_leavers(destination, n, d.rank(), d.size(), leavers, count.data(), first_bad,
+                                     bad_destination);
+    }
   }
   long long bad = size_error.empty() ? -1 : whole_call;
   if (first_bad != coalesce::detail::no_element) {
     bad = static_cast<long long>(first_bad);
     size_error = describe(first_bad, bad_destination);
   }
-  agree_on_errors(d.comm(), bad, size_error, "migrate");
+  // The counts travel with the agreement on bad input (one collective): every rank throws alike
+  // before anything moved, or every rank knows what arrives.
+  message_columns columns = columns_of("migrate", particles, arrays...);
+  std::vector<std::size_t> send_counts(static_cast<std::size_t>(d.size()), 0);
+  if (bad < 0) {
+    send_counts = count;
+    send_counts[self] = 0;
+  }
+  std::vector<std::size_t> const arriving =
+      exchange_counts_agreeing(d.comm(), send_counts, columns.element_bytes(), bad, size_error, "migrate");
 
   mpi::migration_report report;
-  report.kept = count[static_cast<std::size_t>(d.rank())];
+  report.kept = count[self];
   report.sent = n - report.kept;
-  // GPU memory: one fused permutation of every column (and of the extra arrays), then the leavers
-  // are contiguous. Host memory: no permutation; the leavers are packed from where they are and
-  // the stayers compacted in place below (about half the bytes a permutation through scratch moves).
-  constexpr bool permute = on_gpu<S>;
-  std::uint32_t const* order = nullptr;  // the grouping's order (host memory): stayers, then leavers by rank
-  if (report.sent > 0) {
-    if constexpr (permute) {
-      coalesce::apply(plan, particles, arrays...);
-    } else {
-      order = coalesce::detail::permutation_in(plan, kind);
-    }
-  }
-  // One message per destination: each column's leavers, segment after segment.
-  message_columns const columns = columns_of("migrate", particles, arrays...);
-  std::vector<std::size_t> send_counts = count;
-  send_counts[static_cast<std::size_t>(d.rank())] = 0;
   std::size_t total_send = 0;
   for (std::size_t c : send_counts) total_send += columns.bytes(c);
-  std::byte* const send = d.buffers().send_at_least(kind, total_send, stream);
-  {
-    std::size_t first = report.kept, offset = 0;
-    for (std::size_t r = 0; r < count.size(); ++r) {
-      if (static_cast<int>(r) == d.rank()) continue;
-      pack(columns, count[r], order != nullptr ? index_map{order + first, 0} : index_map{nullptr, first}, send + offset,
-           stream);
-      offset += columns.bytes(count[r]);
-      first += count[r];
-    }
-  }
-  if (order != nullptr) {
-    std::vector<coalesce::detail::column_copy> in_place;
-    for (std::size_t c = 0; c < columns.columns.size(); ++c)
-      in_place.push_back({columns.columns[c], columns.columns[c], columns.widths[c]});
-    if (keep_order) {
-      // Stayers to the front, in order, column by column: element k from element order[k] >= k, so
-      // an ascending pass never reads a slot it has already overwritten.
-      coalesce::detail::move_columns_indexed(kind, in_place.data(), in_place.size(), report.kept, index_map{order, 0},
-                                             index_map{nullptr, 0}, stream);
-    } else {
-      // Holes filled from the tail: the leavers' slots below `kept` take the stayers found at or
-      // past it, and nothing else moves (about the leavers' share of the elements, not all).
-      std::uint32_t const* const tail = std::lower_bound(order, order + report.kept, report.kept);
-      std::size_t const moves = static_cast<std::size_t>(order + report.kept - tail);
-      std::vector<std::uint32_t>& holes = d.buffers().holes;  // ascending, as the stayers that fill them
-      holes.clear();
-      int const me = d.rank();
-      for (std::size_t i = 0; i < report.kept && holes.size() < moves; ++i) {
-        if (destination[i] != me) holes.push_back(static_cast<std::uint32_t>(i));
+  std::byte* const send = buffers.send_at_least(kind, total_send, stream);
+  if constexpr (permute) {
+    // The leavers contiguous after the permutation: one message per destination, each column's
+    // leavers segment after segment.
+    if (report.sent > 0) {
+      coalesce::apply(plan, particles, arrays...);
+      columns = columns_of("migrate", particles, arrays...);  // the permuted columns may be new storage
+      std::size_t first = report.kept, offset = 0;
+      for (std::size_t r = 0; r < count.size(); ++r) {
+        if (r == self) continue;
+        pack(columns, count[r], index_map{nullptr, first}, send + offset, stream);
+        offset += columns.bytes(count[r]);
+        first += count[r];
       }
-      coalesce::detail::move_columns_indexed(kind, in_place.data(), in_place.size(), moves, index_map{tail, 0},
-                                             index_map{holes.data(), 0}, stream);
     }
+  } else {
+    // The stayers close up in order (each moves down by the leavers before it), or unordered the
+    // leavers' slots below `kept` take the stayers at or past it (about the leavers' share of the
+    // elements moves, not all); the leavers packed in the same pass.
+    pack_and_close_up(columns, n, leavers, report.sent, destination, d.rank(), send_counts, keep_order, send, buffers);
   }
   std::vector<std::size_t> arrived;
   std::byte const* received =
-      exchange(d.comm(), kind, d.transport(), stream, columns, send, send_counts, arrived, d.buffers());
+      exchange(d.comm(), kind, d.transport(), stream, columns, send, send_counts, arrived, buffers, &arriving);
 
   // Keep the stayers, append the arrivals by source rank: no holes.
   for (std::size_t c : arrived) report.received += c;

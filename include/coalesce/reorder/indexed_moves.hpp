@@ -188,4 +188,26 @@ inline constexpr std::size_t no_element = static_cast<std::size_t>(-1);
 std::vector<std::size_t> group_by_destination(reorder_plan& plan, memory_kind kind, int const* dest, std::size_t n,
                                               int self, int ranks, std::size_t& first_bad, int& bad_value);
 
+// The host path of a migration (host memory only; GPU memory groups through the plan above and
+// permutes). One pass over dest[0, n), as a hand-written code's counting pass: leavers[0, m) the
+// elements whose destination is not `self`, ascending (room for n), counts[r] how many go to rank
+// r (`ranks` entries; counts[self]: those that stay). Returns m. A destination outside [0, ranks)
+// sets first_bad to the lowest such element and bad_value to its destination (then counts and
+// leavers mean nothing); first_bad is no_element otherwise.
+std::size_t find_leavers(int const* dest, std::size_t n, int self, int ranks, std::uint32_t* leavers,
+                         std::size_t* counts, std::size_t& first_bad, int& bad_value);
+// leavers[0, m) (ascending) grouped by destination rank ascending, each group in its order, into
+// grouped[0, m) (a counting sort of the leavers only; counts as find_leavers left them).
+void group_leavers(int const* dest, std::uint32_t const* leavers, std::size_t m, int self, int ranks,
+                   std::size_t const* counts, std::uint32_t* grouped);
+// Host memory, in place, in one pass over the columns (all columns of a stretch of elements
+// before the next stretch, so blocked columns read each line once): the leavers (ascending, m of
+// the n elements) packed into the contiguous columns .dst (element k from leaver k; a null .dst
+// base: not packed), and the columns .src (the particles' own) closed up. keep_order: the stayers
+// move to the front in their order (each by the number of leavers before it). Otherwise the
+// leavers' slots below n - m take the stayers at or past n - m, the lowest slot the lowest such
+// stayer, and no other element moves. fillers: scratch for m indices.
+void pack_and_close_up(column_copy const* columns, std::size_t count, std::size_t n, std::uint32_t const* leavers,
+                       std::size_t m, bool keep_order, std::uint32_t* fillers);
+
 }  // namespace coalesce::detail
