@@ -10,13 +10,15 @@
 //
 // migrate() moves every element whose position (or given destination rank) belongs to another
 // rank: the ranks exchange counts, each rank sends one message per destination holding all the
-// leavers' fields (records packed by one fused permutation of every column, extra arrays after
-// them), receivers append what arrives, and nothing is left as a hole. The order afterwards is
+// leavers' fields (extra arrays after them; on host memory packed from where they are in the pass
+// that closes up the stayers, on GPU memory after one fused permutation of every column),
+// receivers append what arrives, and nothing is left as a hole. The order afterwards is
 // deterministic: the elements that stayed, in their order, then the arrivals by source rank
 // ascending, each in its sender's order. Extra arrays (std::vector<U> or coalesce::vector, one
 // element per particle) follow their particles. A code that sorts its particles next does not
 // need that order: migrate(coalesce::mpi::unordered, d, particles, ...) fills the leavers' slots
-// from the tail on host memory (the stayers past the last kept slot move, nothing else).
+// from the tail on host memory (the stayers past the last kept slot move, nothing else; the
+// lowest such slot takes the lowest such stayer).
 //
 // Bad input is agreed on collectively before any data moves: a destination outside the
 // communicator, or a position that is not finite (or outside the box along an open axis) on any rank makes
