@@ -226,6 +226,65 @@ void close_up_column(column_copy const& col, Width width, close_up_job const& jo
   });
 }
 
+// Blocked columns (aosoa<W>, W a power of two) all of one width inside the same blocks: the
+// moves element by element, every column of an element together (offsets from the first column),
+// so that the loop over a run of stayers runs (and mispredicts its exit) once per run, not once
+// per run and column, and each element's address is computed once.
+template <std::size_t W> struct same_blocks {
+  std::byte* base = nullptr;
+  std::size_t block_stride = 0;
+  unsigned shift = 0;
+  std::size_t mask = 0;
+  std::byte* address(std::size_t i) const { return base + (i >> shift) * block_stride + (i & mask) * W; }
+};
+template <std::size_t W, bool Pack, bool KeepOrder>
+void close_up_blocked(same_blocks<W> const blocks, std::ptrdiff_t const* offsets, std::byte* const* messages,
+                      std::size_t count, close_up_job const job) {
+  std::uint32_t const* const leavers = job.leavers;
+  std::uint32_t const* const fillers = job.fillers;
+  auto const move = [=](std::byte* to, std::byte const* from) {
+    for (std::size_t c = 0; c < count; ++c) std::memcpy(to + offsets[c], from + offsets[c], W);
+  };
+  for (std::size_t k = 0; k < job.m; ++k) {
+    std::size_t const i = leavers[k];
+    std::byte* const leaver = blocks.address(i);
+    if constexpr (Pack) {
+      for (std::size_t c = 0; c < count; ++c) std::memcpy(messages[c] + k * W, leaver + offsets[c], W);
+    }
+    if constexpr (KeepOrder) {
+      std::size_t const end = k + 1 < job.m ? leavers[k + 1] : job.n;
+      for (std::size_t j = i + 1, to = i - k; j < end; ++j, ++to) move(blocks.address(to), blocks.address(j));
+    } else {
+      if (k < job.holes) move(leaver, blocks.address(fillers[k]));
+    }
+  }
+}
+// The columns as same_blocks when they are (each .src blocked as the first, its element stride its
+// width, W; the messages contiguous or none); false otherwise.
+template <std::size_t W> bool close_up_in_blocks(column_copy const* columns, std::size_t count, close_up_job const& job,
+                                                 bool pack, bool keep_order) {
+  column_ref const& first = columns[0].src;
+  if (first.block_shift >= 63 || count > 64) return false;
+  std::ptrdiff_t offsets[64];
+  std::byte* messages[64];
+  for (std::size_t c = 0; c < count; ++c) {
+    column_ref const& s = columns[c].src;
+    if (columns[c].width != W || s.block_shift != first.block_shift || s.block_stride != first.block_stride ||
+        s.stride != W || (pack && columns[c].dst.stride != W)) {
+      return false;
+    }
+    offsets[c] = s.base - first.base;
+    messages[c] = columns[c].dst.base;
+  }
+  same_blocks<W> const blocks{first.base, first.block_stride, first.block_shift,
+                              (std::size_t{1} << first.block_shift) - 1};
+  if (pack && keep_order) close_up_blocked<W, true, true>(blocks, offsets, messages, count, job);
+  if (pack && !keep_order) close_up_blocked<W, true, false>(blocks, offsets, messages, count, job);
+  if (!pack && keep_order) close_up_blocked<W, false, true>(blocks, offsets, messages, count, job);
+  if (!pack && !keep_order) close_up_blocked<W, false, false>(blocks, offsets, messages, count, job);
+  return true;
+}
+
 template <bool Pack, bool KeepOrder>
 void close_up_one_column(column_copy const& col, close_up_job const& job, std::size_t k0, std::size_t k1) {
   auto const with = [&](auto width) { close_up_column<Pack, KeepOrder>(col, width, job, k0, k1); };
@@ -327,6 +386,10 @@ void pack_and_close_up(column_copy const* columns, std::size_t count, std::size_
     }
   }
   bool const pack = columns[0].dst.base != nullptr;
+  if (close_up_in_blocks<4>(columns, count, job, pack, keep_order) ||
+      close_up_in_blocks<8>(columns, count, job, pack, keep_order)) {
+    return;
+  }
   // Stretches of about `span` elements, every column's moves of a stretch before the next: on
   // blocked columns (aosoa) a column's elements lie one line per block, so a column after column
   // pass over all elements touches each line in a stride the prefetchers do not follow (the
