@@ -27,6 +27,7 @@
 // into doubles (compiled out when not asked).
 #pragma once
 #include <algorithm>
+#include <cmath>
 #include <cstddef>
 #include <cstdint>
 #include <memory>
@@ -81,6 +82,13 @@ cluster_pair_sums cluster_pair_loop_host_run(verlet_list_ref<cluster_pairs> cons
   Real* const sy = sx + slots;
   Real* const sz = sy + slots;
   std::unique_ptr<std::uint32_t[]> const slot_type(typed ? new std::uint32_t[slots] : nullptr);
+  // Each cluster's bounding box as centre and half extent per axis (x, y, z blocks of `clusters`).
+  std::unique_ptr<Real[]> const boxes(new Real[6 * clusters]);
+  Real* const centre = boxes.get();
+  Real* const extent = centre + 3 * clusters;
+  // A pair of clusters takes one image shift when the shift of their centres is every pair's nearest
+  // image: |centre separation| + both half extents below half the length, with room for rounding.
+  Real const one_shift_limit[3] = {Real(0.499) * len[0], Real(0.499) * len[1], Real(0.499) * len[2]};
   int threads = 1;
 #if defined(_OPENMP)
   if constexpr (Threads) threads = omp_get_max_threads();
@@ -120,13 +128,24 @@ cluster_pair_sums cluster_pair_loop_host_run(verlet_list_ref<cluster_pairs> cons
     for (std::uint32_t e = list.row_offsets[c]; e < end; ++e) {
       std::uint32_t const jc = list.entries[e];
       bool const diagonal = jc == c;
+      // One image shift for the whole pair of clusters where it is each pair's nearest image (every
+      // pair of a large box): the lane loop then subtracts, instead of choosing an image per pair
+      // and axis. Near half a box length (small periodic boxes) the lanes choose per pair as before.
+      Real shift[3];
+      bool one_shift = true;
+      for (int a = 0; a < 3; ++a) {
+        Real const dc = centre[a * clusters + c] - centre[a * clusters + jc];
+        shift[a] = len[a] * std::rint(dc / len[a]);
+        one_shift = one_shift &&
+                    std::abs(dc - shift[a]) + extent[a * clusters + c] + extent[a * clusters + jc] < one_shift_limit[a];
+      }
       alignas(64) Real jx[W], jy[W], jz[W];
       for (std::uint32_t k = 0; k < W; ++k) {
         std::uint32_t const s = jc * W + k;
         std::uint32_t const pj = list.slots[s];
         jx[k] = jy[k] = jz[k] = Real(0);
         if (pj == cluster_pairs::empty_slot) continue;
-        Real const xj = sx[s], yj = sy[s], zj = sz[s];
+
         // The lanes' cutoffs squared; a lane that must not pair with j (itself or an earlier slot inside
         // the diagonal cluster pair, an excluded pair) gets -1, so the loop's one test is r2 < cut.
         [[maybe_unused]] param lane_param[W];
@@ -161,31 +180,46 @@ cluster_pair_sums cluster_pair_loop_host_run(verlet_list_ref<cluster_pairs> cons
         // The reactions per lane, summed after the loop (an omp simd reduction of them kept GCC 12 from
         // vectorizing the loop inside the OpenMP region).
         [[maybe_unused]] alignas(64) Real gx[W], gy[W], gz[W];
+        // PerPairImage: each lane's nearest image of j; else j shifted by the clusters' one shift.
+        auto const lanes = [&](auto per_pair_image, Real xj, Real yj, Real zj) {
 #if defined(_OPENMP)
 #pragma omp simd simdlen(8)
 #endif
-        for (std::uint32_t l = 0; l < W; ++l) {
-          Real const d0 = xi[l] - nearest_image(xi[l], xj, true, len[0]);
-          Real const d1 = yi[l] - nearest_image(yi[l], yj, true, len[1]);
-          Real const d2 = zi[l] - nearest_image(zi[l], zj, true, len[2]);
-          Real const r2 = d0 * d0 + d1 * d1 + d2 * d2;
-          // The law for every lane, its value used in every lane (times 0 or 1): had the force been
-          // selected after the law, GCC would move the law into the selected branch, and with
-          // -ftrapping-math (the default) a division there is not if-converted: no vector loop.
-          bool const within = r2 < cut[l];
-          Real const in = within ? Real(1) : Real(0);
-          pair_value<Real> const p = law(within ? r2 : safe[l], typed ? lane_param[l] : one_type_param);
-          Real const f = p.force_over_r * in;
-          fx[l] += f * d0;
-          fy[l] += f * d1;
-          fz[l] += f * d2;
-          if constexpr (Half) {
-            gx[l] = f * d0;
-            gy[l] = f * d1;
-            gz[l] = f * d2;
+          for (std::uint32_t l = 0; l < W; ++l) {
+            Real d0, d1, d2;
+            if constexpr (decltype(per_pair_image)::value) {
+              d0 = xi[l] - nearest_image(xi[l], xj, true, len[0]);
+              d1 = yi[l] - nearest_image(yi[l], yj, true, len[1]);
+              d2 = zi[l] - nearest_image(zi[l], zj, true, len[2]);
+            } else {
+              d0 = xi[l] - xj;
+              d1 = yi[l] - yj;
+              d2 = zi[l] - zj;
+            }
+            Real const r2 = d0 * d0 + d1 * d1 + d2 * d2;
+            // The law for every lane, its value used in every lane (times 0 or 1): had the force been
+            // selected after the law, GCC would move the law into the selected branch, and with
+            // -ftrapping-math (the default) a division there is not if-converted: no vector loop.
+            bool const within = r2 < cut[l];
+            Real const in = within ? Real(1) : Real(0);
+            pair_value<Real> const p = law(within ? r2 : safe[l], typed ? lane_param[l] : one_type_param);
+            Real const f = p.force_over_r * in;
+            fx[l] += f * d0;
+            fy[l] += f * d1;
+            fz[l] += f * d2;
+            if constexpr (Half) {
+              gx[l] = f * d0;
+              gy[l] = f * d1;
+              gz[l] = f * d2;
+            }
+            if constexpr (Energy) el[l] += p.energy * in;
+            if constexpr (Virial) wl[l] += f * r2;
           }
-          if constexpr (Energy) el[l] += p.energy * in;
-          if constexpr (Virial) wl[l] += f * r2;
+        };
+        if (one_shift) {
+          lanes(std::false_type{}, sx[s] + shift[0], sy[s] + shift[1], sz[s] + shift[2]);
+        } else {
+          lanes(std::true_type{}, sx[s], sy[s], sz[s]);
         }
         if constexpr (Half) {
           Real rx = 0, ry = 0, rz = 0;
@@ -249,6 +283,22 @@ cluster_pair_sums cluster_pair_loop_host_run(verlet_list_ref<cluster_pairs> cons
       sy[s] = coordinate<Real>(x, 1);
       sz[s] = coordinate<Real>(x, 2);
       if constexpr (typed) slot_type[s] = static_cast<std::uint32_t>(type_of(v[p], type_member));
+    }
+#if defined(_OPENMP)
+#pragma omp for schedule(static, 64)
+#endif
+    for (std::size_t c = 0; c < clusters; ++c) {  // every cluster holds a particle: its first slot's
+      Real lo[3] = {far, far, far}, hi[3] = {-far, -far, -far};
+      for (std::uint32_t l = 0; l < W; ++l) {
+        std::size_t const at = c * W + l;
+        if (list.slots[at] == cluster_pairs::empty_slot) continue;
+        Real const x[3] = {sx[at], sy[at], sz[at]};
+        for (int a = 0; a < 3; ++a) lo[a] = std::min(lo[a], x[a]), hi[a] = std::max(hi[a], x[a]);
+      }
+      for (int a = 0; a < 3; ++a) {
+        centre[a * clusters + c] = Real(0.5) * (lo[a] + hi[a]);
+        extent[a * clusters + c] = Real(0.5) * (hi[a] - lo[a]);
+      }
     }
     double energy = 0, virial = 0;
 #if defined(_OPENMP)
