@@ -174,30 +174,46 @@ template <bool Count, class Real> COALESCE_HOST_DEVICE inline bool exact_pairs(p
 // emit(j) for every cluster j kept in cluster i's row: j's bounding box within reach of i's and
 // some pair of particles within reach (a half list: j >= i). Returns the count; Count: the pairs
 // within reach and tested into `counts` too (the counting pass; the filling pass skips them).
+// The cells within reach of a cluster's bounding box: the columns (axes 1 and 2, raw indices that
+// wrap along periodic axes) and the slices along a column, as at most two ranges of [0, slices),
+// ascending (an empty second range: {1, 0}).
+struct row_reach {
+  int first[3], last[3];
+  int ranges[2][2];
+};
+template <class Real>
+COALESCE_HOST_DEVICE inline row_reach reach_of(cell_grid<Real> const& g, pair_box<Real> const& bi) {
+  Real const reach = sqrt(g.reach2);
+  row_reach r;
+  bool const part_of_axis0 = reach_range(g, 0, bi.lo[0], bi.hi[0], reach, r.first[0], r.last[0]);
+  reach_range(g, 1, bi.lo[1], bi.hi[1], reach, r.first[1], r.last[1]);
+  reach_range(g, 2, bi.lo[2], bi.hi[2], reach, r.first[2], r.last[2]);
+  r.ranges[0][0] = r.first[0], r.ranges[0][1] = r.last[0];
+  r.ranges[1][0] = 1, r.ranges[1][1] = 0;
+  if (part_of_axis0 && g.periodic[0]) {
+    int const s = g.cells[0];
+    if (r.first[0] < 0) {
+      r.ranges[0][0] = 0, r.ranges[0][1] = r.last[0];
+      r.ranges[1][0] = r.first[0] + s, r.ranges[1][1] = s - 1;
+    } else if (r.last[0] >= s) {
+      r.ranges[0][0] = 0, r.ranges[0][1] = r.last[0] - s;
+      r.ranges[1][0] = r.first[0], r.ranges[1][1] = s - 1;
+    }
+  }
+  return r;
+}
+
 template <bool Count, class Real, class Emit>
 COALESCE_HOST_DEVICE inline std::uint32_t search_row(pair_build_view<Real> const& v, std::uint32_t i,
                                                      pair_search_counts& counts, Emit&& emit) {
   cell_grid<Real> const& g = v.grid;
   pair_box<Real> const bi = v.boxes[i];
-  Real const reach = sqrt(g.reach2);
   Real const limit = g.reach2 * Real(1.00001);  // bounding boxes: rounding never drops a pair
   auto const slices = static_cast<std::uint32_t>(g.cells[0]);
-  int first[3], last[3];
-  bool const part_of_axis0 = reach_range(g, 0, bi.lo[0], bi.hi[0], reach, first[0], last[0]);
-  reach_range(g, 1, bi.lo[1], bi.hi[1], reach, first[1], last[1]);
-  reach_range(g, 2, bi.lo[2], bi.hi[2], reach, first[2], last[2]);
-  // The slices in reach along a column, as at most two ranges of [0, slices), ascending.
-  int ranges[2][2] = {{first[0], last[0]}, {1, 0}};
-  if (part_of_axis0 && g.periodic[0]) {
-    int const s = static_cast<int>(slices);
-    if (first[0] < 0) {
-      ranges[0][0] = 0, ranges[0][1] = last[0];
-      ranges[1][0] = first[0] + s, ranges[1][1] = s - 1;
-    } else if (last[0] >= s) {
-      ranges[0][0] = 0, ranges[0][1] = last[0] - s;
-      ranges[1][0] = first[0], ranges[1][1] = s - 1;
-    }
-  }
+  row_reach const reach = reach_of(g, bi);
+  int const(&first)[3] = reach.first;
+  int const(&last)[3] = reach.last;
+  int const(&ranges)[2][2] = reach.ranges;
   std::uint32_t kept = 0;
   for (int r2 = first[2]; r2 <= last[2]; ++r2) {
     int const c2 = ((r2 % g.cells[2]) + g.cells[2]) % g.cells[2];
