@@ -6,8 +6,8 @@ cluster_pair_loop_host_run, in an object compiled with -O3 -mavx2 -mfma (cluster
     python3 tests/large_unit/check_simd.py <object file>
 
 Prints the packed ymm, packed xmm and scalar float instructions it found. The loop evaluates the
-pair law for 8 i particles against one j particle in one ymm register per quantity; a loop the
-compiler left scalar has no ymm arithmetic at all.
+pair law for one i particle against the 8 particles of a j cluster in one ymm register per
+quantity; a loop the compiler left scalar has no ymm arithmetic at all.
 """
 import importlib.util
 import os

@@ -1,22 +1,27 @@
 // coalesce/neighbors/cluster_pair_loop_host.hpp - the pair engine's CPU loop over a cluster-pair list
-// (cluster_pairs.hpp) in host memory: the 8 particles of a cluster as 8 SIMD lanes (one AVX2 register
-// of floats), the user's evaluator called across the lanes. Internal to compute_pairs
-// (pair_engine.hpp), which calls it for a verlet_list<cluster_pairs> whose memory the CPU reads (host
-// memory, or the OpenMP device system of a build without CUDA).
+// (cluster_pairs.hpp) in host memory: the 8 particles of a j cluster as 8 SIMD lanes (one AVX2
+// register of floats), the user's evaluator called across the lanes, once per particle of the i
+// cluster. Internal to compute_pairs (pair_engine.hpp), which calls it for a
+// verlet_list<cluster_pairs> whose memory the CPU reads (host memory, or the OpenMP device system of
+// a build without CUDA).
 //
 // Per call: the positions copied in slot order into three arrays of the evaluator's real type (an
-// empty slot far away: +far on the j side, -far for an i lane, so that no pair with an empty slot
+// empty slot far away: +far on the j side, -far for an i particle, so that no pair with an empty slot
 // comes within any cutoff and the lane loop tests no slot), then OpenMP threads over the i clusters
-// (dynamic: rows differ in length). Per listed cluster and per particle of it, one loop over the 8 i
-// lanes computes the separation (nearest_image along periodic axes, as the generic loop; an open
-// axis as a periodic one of a length no separation reaches, so the loop has no branch on the axis),
-// r^2, the mask (the type pair's cutoff; inside the diagonal cluster pair j > i on a half list, j !=
-// i on a full one; not excluded) and the evaluator (a masked lane at half its cutoff squared, where
-// every law is finite), and multiplies the force by 0 where masked: GCC
-// vectorizes that loop (simdlen(8): one ymm register of floats with -mavx2, even where the tuning
-// prefers 128-bit vectors, as -march=znver1 does; measured 0.68x -> 0.60x the hand-written loop). A
-// test of each j particle against the cluster's bounding box before the lane loop was slower (0.80x:
-// the branch mispredicts) and is not taken.
+// (dynamic: rows differ in length). Per listed j cluster and per particle of the i cluster, one loop
+// over the 8 j lanes computes the separation (nearest_image along periodic axes, as the generic loop;
+// an open axis as a periodic one of a length no separation reaches, so the loop has no branch on the
+// axis), r^2, the mask (the type pair's cutoff; inside the diagonal cluster pair j > i on a half list,
+// j != i on a full one; not excluded) and the evaluator (a masked lane at half its cutoff squared,
+// where every law is finite), and multiplies the force by 0 where masked: GCC vectorizes that loop
+// (simdlen(8): one ymm register of floats with -mavx2, even where the tuning prefers 128-bit vectors,
+// as -march=znver1 does). A test of each j particle against the cluster's bounding box before the
+// lane loop was slower (0.80x: the branch mispredicts) and is not taken.
+//
+// Lanes over j, not over i: j's reactions then add up in its lanes (a vector per j cluster, added to
+// the buffer once per cluster pair) and i's forces in an 8 x 8 block of partial sums per lane, summed
+// once per row; with the lanes over i, each j particle's reaction was a sum across the 8 lanes, three
+// per j particle (0.55x -> 0.48x the hand-written loop on a half list, 131,072 LJ atoms, 2026-12-05).
 //
 // Half lists: the reactions go into per-thread force buffers in slot order, summed after the loop and
 // stored (no atomics; which thread summed which cluster follows the dynamic schedule, so float sums
@@ -105,28 +110,30 @@ cluster_pair_sums cluster_pair_loop_host_run(verlet_list_ref<cluster_pairs> cons
 
   auto const cluster_row = [&](std::size_t c, Real* bx, Real* by, Real* bz, double& energy, double& virial) {
     std::uint32_t const base = static_cast<std::uint32_t>(c) * W;
-    alignas(64) Real xi[W], yi[W], zi[W], fx[W], fy[W], fz[W], el[W], wl[W];
+    alignas(64) Real xi[W], yi[W], zi[W];
+    // i's forces as W x W partial sums (i lane l, j lane k), added up once at the end of the row: the
+    // lane loop runs over the j lanes, so neither i's nor j's forces need a sum across lanes per pair.
+    alignas(64) Real fix[W * W], fiy[W * W], fiz[W * W], el[W], wl[W];
     [[maybe_unused]] std::uint32_t ti[W];
     [[maybe_unused]] exclusion_row excluded[W];
-    [[maybe_unused]] std::uint32_t lowest = 0xffffffffu, highest = 0;  // the span of the lanes' exclusions
+    bool valid_i[W];
     for (std::uint32_t l = 0; l < W; ++l) {
-      bool const valid = list.slots[base + l] != cluster_pairs::empty_slot;
-      xi[l] = valid ? sx[base + l] : -far;
-      yi[l] = valid ? sy[base + l] : -far;
-      zi[l] = valid ? sz[base + l] : -far;
-      fx[l] = fy[l] = fz[l] = el[l] = wl[l] = Real(0);
-      if constexpr (typed) ti[l] = valid ? slot_type[base + l] : 0;
-      if constexpr (excludes_pairs<Exclusions>) {
-        excluded[l] = valid ? exclusions.row(list.slots[base + l]) : exclusion_row{};
-        if (excluded[l].first != excluded[l].last) {
-          lowest = std::min(lowest, *excluded[l].first);
-          highest = std::max(highest, *(excluded[l].last - 1));
-        }
-      }
+      valid_i[l] = list.slots[base + l] != cluster_pairs::empty_slot;
+      xi[l] = valid_i[l] ? sx[base + l] : -far;
+      yi[l] = valid_i[l] ? sy[base + l] : -far;
+      zi[l] = valid_i[l] ? sz[base + l] : -far;
+      el[l] = wl[l] = Real(0);
+      if constexpr (typed) ti[l] = valid_i[l] ? slot_type[base + l] : 0;
+      if constexpr (excludes_pairs<Exclusions>)
+        excluded[l] = valid_i[l] ? exclusions.row(list.slots[base + l]) : exclusion_row{};
     }
+    std::fill(fix, fix + W * W, Real(0));
+    std::fill(fiy, fiy + W * W, Real(0));
+    std::fill(fiz, fiz + W * W, Real(0));
     std::uint32_t const end = list.row_offsets[c + 1];
     for (std::uint32_t e = list.row_offsets[c]; e < end; ++e) {
       std::uint32_t const jc = list.entries[e];
+      std::uint32_t const jbase = jc * W;
       bool const diagonal = jc == c;
       // One image shift for the whole pair of clusters where it is each pair's nearest image (every
       // pair of a large box): the lane loop then subtracts, instead of choosing an image per pair
@@ -139,22 +146,36 @@ cluster_pair_sums cluster_pair_loop_host_run(verlet_list_ref<cluster_pairs> cons
         one_shift = one_shift &&
                     std::abs(dc - shift[a]) + extent[a * clusters + c] + extent[a * clusters + jc] < one_shift_limit[a];
       }
-      alignas(64) Real jx[W], jy[W], jz[W];
+      if (!one_shift) shift[0] = shift[1] = shift[2] = Real(0);
+      // j's cluster in the lanes (an empty slot stays +far: no pair with it comes within a cutoff).
+      alignas(64) Real xj[W], yj[W], zj[W], gx[W], gy[W], gz[W];
       for (std::uint32_t k = 0; k < W; ++k) {
-        std::uint32_t const s = jc * W + k;
-        std::uint32_t const pj = list.slots[s];
-        jx[k] = jy[k] = jz[k] = Real(0);
-        if (pj == cluster_pairs::empty_slot) continue;
-
-        // The lanes' cutoffs squared; a lane that must not pair with j (itself or an earlier slot inside
+        xj[k] = sx[jbase + k] + shift[0];
+        yj[k] = sy[jbase + k] + shift[1];
+        zj[k] = sz[jbase + k] + shift[2];
+        gx[k] = gy[k] = gz[k] = Real(0);
+      }
+      // The span of j's particles, against which each i lane's exclusions are tested first.
+      [[maybe_unused]] std::uint32_t j_lowest = 0xffffffffu, j_highest = 0;
+      if constexpr (excludes_pairs<Exclusions>) {
+        for (std::uint32_t k = 0; k < W; ++k) {
+          std::uint32_t const pj = list.slots[jbase + k];
+          if (pj == cluster_pairs::empty_slot) continue;
+          j_lowest = std::min(j_lowest, pj);
+          j_highest = std::max(j_highest, pj);
+        }
+      }
+      for (std::uint32_t l = 0; l < W; ++l) {
+        if (!valid_i[l]) continue;
+        // The lanes' cutoffs squared; a lane that must not pair with i (itself or an earlier slot inside
         // the diagonal cluster pair, an excluded pair) gets -1, so the loop's one test is r2 < cut.
         [[maybe_unused]] param lane_param[W];
         alignas(64) Real lane_cut[W];
         Real const* cut = one_type_cut_lanes;
         if constexpr (typed) {
-          for (std::uint32_t l = 0; l < W; ++l) {
-            lane_param[l] = table.param(ti[l], slot_type[s]);
-            lane_cut[l] = cutoff2_in<Real>(table, ti[l], slot_type[s]);
+          for (std::uint32_t k = 0; k < W; ++k) {
+            lane_param[k] = table.param(ti[l], slot_type[jbase + k]);
+            lane_cut[k] = cutoff2_in<Real>(table, ti[l], slot_type[jbase + k]);
           }
           cut = lane_cut;
         }
@@ -164,76 +185,78 @@ cluster_pair_sums cluster_pair_loop_host_run(verlet_list_ref<cluster_pairs> cons
         Real const* safe = one_type_safe_lanes;
         alignas(64) Real lane_safe[W];
         if constexpr (typed) {
-          for (std::uint32_t l = 0; l < W; ++l) lane_safe[l] = Real(0.5) * lane_cut[l];
+          for (std::uint32_t k = 0; k < W; ++k) lane_safe[k] = Real(0.5) * lane_cut[k];
           safe = lane_safe;
         }
         if (diagonal) {
-          for (std::uint32_t l = 0; l < W; ++l) lane_cut[l] = (Half ? k > l : k != l) ? cut[l] : Real(-1);
+          for (std::uint32_t k = 0; k < W; ++k) lane_cut[k] = (Half ? k > l : k != l) ? cut[k] : Real(-1);
           cut = lane_cut;
         }
         if constexpr (excludes_pairs<Exclusions>) {
-          if (pj >= lowest && pj <= highest) {
-            for (std::uint32_t l = 0; l < W; ++l) lane_cut[l] = excluded[l].contains(pj) ? Real(-1) : cut[l];
+          exclusion_row const& row = excluded[l];
+          if (row.first != row.last && *row.first <= j_highest && *(row.last - 1) >= j_lowest) {
+            for (std::uint32_t k = 0; k < W; ++k) lane_cut[k] = row.contains(list.slots[jbase + k]) ? Real(-1) : cut[k];
             cut = lane_cut;
           }
         }
-        // The reactions per lane, summed after the loop (an omp simd reduction of them kept GCC 12 from
-        // vectorizing the loop inside the OpenMP region).
-        [[maybe_unused]] alignas(64) Real gx[W], gy[W], gz[W];
-        // PerPairImage: each lane's nearest image of j; else j shifted by the clusters' one shift.
-        auto const lanes = [&](auto per_pair_image, Real xj, Real yj, Real zj) {
+        Real* const fxl = fix + l * W;
+        Real* const fyl = fiy + l * W;
+        Real* const fzl = fiz + l * W;
+        // PerPairImage: each lane's nearest image of i's partner; else j already shifted by the
+        // clusters' one shift.
+        auto const lanes = [&](auto per_pair_image, Real const x, Real const y, Real const z) {
 #if defined(_OPENMP)
 #pragma omp simd simdlen(8)
 #endif
-          for (std::uint32_t l = 0; l < W; ++l) {
+          for (std::uint32_t k = 0; k < W; ++k) {
             Real d0, d1, d2;
             if constexpr (decltype(per_pair_image)::value) {
-              d0 = xi[l] - nearest_image(xi[l], xj, true, len[0]);
-              d1 = yi[l] - nearest_image(yi[l], yj, true, len[1]);
-              d2 = zi[l] - nearest_image(zi[l], zj, true, len[2]);
+              d0 = x - nearest_image(x, xj[k], true, len[0]);
+              d1 = y - nearest_image(y, yj[k], true, len[1]);
+              d2 = z - nearest_image(z, zj[k], true, len[2]);
             } else {
-              d0 = xi[l] - xj;
-              d1 = yi[l] - yj;
-              d2 = zi[l] - zj;
+              d0 = x - xj[k];
+              d1 = y - yj[k];
+              d2 = z - zj[k];
             }
             Real const r2 = d0 * d0 + d1 * d1 + d2 * d2;
             // The law for every lane, its value used in every lane (times 0 or 1): had the force been
             // selected after the law, GCC would move the law into the selected branch, and with
             // -ftrapping-math (the default) a division there is not if-converted: no vector loop.
-            bool const within = r2 < cut[l];
+            bool const within = r2 < cut[k];
             Real const in = within ? Real(1) : Real(0);
-            pair_value<Real> const p = law(within ? r2 : safe[l], typed ? lane_param[l] : one_type_param);
+            pair_value<Real> const p = law(within ? r2 : safe[k], typed ? lane_param[k] : one_type_param);
             Real const f = p.force_over_r * in;
-            fx[l] += f * d0;
-            fy[l] += f * d1;
-            fz[l] += f * d2;
+            fxl[k] += f * d0;
+            fyl[k] += f * d1;
+            fzl[k] += f * d2;
             if constexpr (Half) {
-              gx[l] = f * d0;
-              gy[l] = f * d1;
-              gz[l] = f * d2;
+              gx[k] -= f * d0;
+              gy[k] -= f * d1;
+              gz[k] -= f * d2;
             }
-            if constexpr (Energy) el[l] += p.energy * in;
-            if constexpr (Virial) wl[l] += f * r2;
+            if constexpr (Energy) el[k] += p.energy * in;
+            if constexpr (Virial) wl[k] += f * r2;
           }
         };
         if (one_shift) {
-          lanes(std::false_type{}, sx[s] + shift[0], sy[s] + shift[1], sz[s] + shift[2]);
+          lanes(std::false_type{}, xi[l], yi[l], zi[l]);
         } else {
-          lanes(std::true_type{}, sx[s], sy[s], sz[s]);
-        }
-        if constexpr (Half) {
-          Real rx = 0, ry = 0, rz = 0;
-          for (std::uint32_t l = 0; l < W; ++l) rx += gx[l], ry += gy[l], rz += gz[l];
-          jx[k] = -rx, jy[k] = -ry, jz[k] = -rz;
+          lanes(std::true_type{}, xi[l], yi[l], zi[l]);
         }
       }
       if constexpr (Half) {
         for (std::uint32_t k = 0; k < W; ++k) {
-          bx[jc * W + k] += jx[k];
-          by[jc * W + k] += jy[k];
-          bz[jc * W + k] += jz[k];
+          bx[jbase + k] += gx[k];
+          by[jbase + k] += gy[k];
+          bz[jbase + k] += gz[k];
         }
       }
+    }
+    Real fx[W], fy[W], fz[W];
+    for (std::uint32_t l = 0; l < W; ++l) {
+      fx[l] = fy[l] = fz[l] = Real(0);
+      for (std::uint32_t k = 0; k < W; ++k) fx[l] += fix[l * W + k], fy[l] += fiy[l * W + k], fz[l] += fiz[l * W + k];
     }
     if constexpr (Half) {
       for (std::uint32_t l = 0; l < W; ++l) {
