@@ -173,7 +173,9 @@ list_pass_result fill_rows(list_memory& m, std::size_t n, cell_grid<Real> const&
 #endif
   for (std::ptrdiff_t s = 0; s < n_signed; ++s) {
     auto const i = static_cast<std::uint32_t>(s);
-    std::uint32_t const c = binned.row(i, [&](std::uint32_t j, std::uint32_t k) {
+    // The emit takes its pointers by value: captured by reference they were reloaded from the
+    // OpenMP region's shared block at every neighbour.
+    std::uint32_t const c = binned.row(i, [i, n, width, indices, offsets](std::uint32_t j, std::uint32_t k) {
       if constexpr (CountOnly) {
         return;
       } else if constexpr (Format == list_format::csr) {

@@ -78,14 +78,17 @@ template <class Real, class Emit> COALESCE_HOST_DEVICE inline std::uint32_t visi
     cell = cell < 0 ? cell + g.cells[a] : cell - g.cells[a];
     return true;
   };
-  // Candidates [begin, end) of the cell order, shifted by one periodic image.
+  // Candidates [begin, end) of the cell order, shifted by one periodic image. The grid's reach and
+  // half flag as locals: read through `g` they were loaded again at every candidate on the host.
+  Real const reach2 = g.reach2;
+  bool const half = g.half;
   auto const scan = [&](std::uint32_t begin, std::uint32_t end, Real sx, Real sy, Real sz) {
     for (std::uint32_t k = begin; k < end; ++k) {
       std::uint32_t const j = sorted_ids[k];
-      if (j == i || (g.half && j < i)) continue;
+      if (j == i || (half && j < i)) continue;
       point4<Real> const q = cell_points[k];
       Real const ex = xi.x - (q.x + sx), ey = xi.y - (q.y + sy), ez = xi.z - (q.z + sz);
-      if (distance2(ex, ey, ez) < g.reach2) emit(j, count++);
+      if (distance2(ex, ey, ez) < reach2) emit(j, count++);
     }
   };
   // The three cells along x are consecutive in the cell order unless one lies past an edge: then
