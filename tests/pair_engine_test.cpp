@@ -12,6 +12,7 @@
 #include <limits>
 #include <random>
 #include <set>
+#include <type_traits>
 #include <utility>
 #include <vector>
 
@@ -23,6 +24,10 @@
 using coalesce_test::Particle;
 using coalesce_test::vec3;
 using namespace coalesce_test::neighbor_cases;
+
+// compute_pairs over device memory runs a device loop: where the device is a GPU (a CUDA build)
+// that needs nvcc, and tests/gpu covers it; this file then runs those cases in host memory.
+using engine_space = std::conditional_t<coalesce::device_is_gpu, coalesce::host, coalesce::device>;
 
 namespace {
 
@@ -386,9 +391,9 @@ TEST_CASE(
   std::vector<std::uint32_t> const bonds = bonded_chains(p, 7.f, 4);
   reference const expected = brute_force_forces(all_type_zero, b, one, as_pair_set(bonds));
   CHECK(expected.excluded_in_reach > 50);
-  coalesce::pair_exclusions<coalesce::device> const chains(p.size(), bonds);
-  coalesce::device_vector<Particle> v(p);
-  coalesce::verlet_list<coalesce::csr> list({.cutoff = 2.5, .skin = 0.3, .half = true});
+  coalesce::pair_exclusions<engine_space> const chains(p.size(), bonds);
+  coalesce::vector<Particle, coalesce::soa, engine_space> v(p);
+  coalesce::verlet_list<coalesce::csr, engine_space> list({.cutoff = 2.5, .skin = 0.3, .half = true});
   list.build(v, &Particle::pos, b);
   for (bool const template_members : {false, true}) {
     CAPTURE(template_members);
@@ -407,6 +412,7 @@ TEST_CASE(
   }
 }
 
+#if !COALESCE_WITH_CUDA  // the device system on the CPU (OpenMP); with CUDA, tests/gpu covers device memory
 // The CPU's cluster-pair loop (cluster_pair_loop_host.hpp) with OpenMP threads: per-thread force
 // buffers on a half list, two types, exclusions; called inside a parallel region of the caller's it
 // takes the generic loop (a region of its own there would run every cluster on every thread; the sums
@@ -449,6 +455,7 @@ TEST_CASE("compute_pairs over cluster_pairs in the device system's memory: threa
     CHECK(worst <= 1e-5 * largest_force(expected) + 1e-4);
   }
 }
+#endif
 
 TEST_CASE("pair_exclusions refuses a pair out of range or of one particle; compute_pairs refuses another count") {
   using flat = std::vector<std::uint32_t>;
@@ -500,8 +507,8 @@ TEST_CASE("compute_pairs over cluster_pairs: a law finite only inside its cutoff
   coalesce::pair_table<finite_inside_only::param_type> table(1);
   table.set(0, 0, {.rc2 = 2.5f * 2.5f * 1.001f}, 2.5);  // the law's own edge just past the table's cutoff
   auto const forces = [&]<class Format>(bool half) {
-    coalesce::device_vector<Particle> v(p);
-    coalesce::verlet_list<Format> list({.cutoff = 2.5, .skin = 0.3, .half = half});
+    coalesce::vector<Particle, coalesce::soa, engine_space> v(p);
+    coalesce::verlet_list<Format, engine_space> list({.cutoff = 2.5, .skin = 0.3, .half = half});
     list.build(v, &Particle::pos, b);
     coalesce::compute_pairs<&Particle::pos, &Particle::vel>(v, list.view(v), b, finite_inside_only{}, table);
     std::vector<Particle> got(p.size());
