@@ -41,9 +41,9 @@ if wants bench; then
   nb=build-gpu/benchmarks/neighbor_build/neighbor_build
   $nb > "$out/bench_4m.txt" 2>&1 || status=1
   $nb --n 1048576 > "$out/bench_1m.txt" 2>&1 || status=1
-  grep -E -A4 "^pair engine" "$out/bench_4m.txt"
+  grep -E -A6 "^pair engine" "$out/bench_4m.txt"
   grep -E "^hand-written|^library padded_columns|FAILED|DIFFERENT|lists identical" "$out/bench_4m.txt"
-  grep -E -A4 "^pair engine" "$out/bench_1m.txt"
+  grep -E -A6 "^pair engine" "$out/bench_1m.txt"
   md=build-gpu/examples/lj_md/lj_md
   for format in cluster_pairs padded_columns; do  # 1,048,576 atoms (64^3 fcc cells), 1000 steps
     $md --cells 64 --steps 1000 --thermo 250 --format $format > "$out/md_$format.txt" 2>&1 || status=1

@@ -1,11 +1,14 @@
 // The pair engine's rows of neighbor_build (main.cu): coalesce::compute_pairs with a Lennard-Jones
 // evaluator over padded_columns (full list, the naive format) and over cluster_pairs (half and full,
-// particles sorted by the list's own keys first), each timed as the library's user runs it (checks,
+// particles sorted by the list's own keys first; the half list also through a hand-written
+// cluster-pair kernel, hand_cluster_pairs.cuh, the engine loop's baseline), each timed as the library's user runs it (checks,
 // zeroing, the loop, one wait), its forces held against a double-precision sum over a host cell
 // list for a sample of particles. main.cu prints them beside the hand-written pipeline of the same
 // run: build (sort + list) and force ratios, the step at a rebuild every 10 steps, bytes of list.
 #pragma once
 #include <coalesce/coalesce.hpp>
+
+#include "hand_cluster_pairs.cuh"
 
 #include <array>
 #include <cmath>
@@ -139,6 +142,21 @@ std::vector<row> run_engine_rows(coalesce::device_vector<Atom, Layout>& d, coale
   double const sort_ms =
       median_ms([&] { coalesce::sort_by_key(d, half.cell_keys(d, &Atom::pos, domain, plan), plan); });
   measure(half, "engine cluster_pairs (half)", sort_ms);
+  {  // the same list through a hand-written kernel for this one law (hand_cluster_pairs.cuh)
+    row r = rows.back();
+    r.name = "hand-written cluster-pair kernel (half)";
+    r.sums_ms = 0;  // forces only
+    auto const view = half.view(d);
+    float4* xq = nullptr;
+    float* slot_forces = nullptr;
+    cudaMalloc(&xq, view.clusters * 8 * sizeof(float4));
+    cudaMalloc(&slot_forces, view.clusters * 8 * sizeof(float4));
+    r.force_ms = median_ms([&] { hand_cluster_pair_step(d, view, xq, slot_forces, length, cutoff * cutoff); });
+    r.error = error_now();
+    cudaFree(xq);
+    cudaFree(slot_forces);
+    rows.push_back(r);
+  }
   measure(full, "engine cluster_pairs (full)", sort_ms);
   return rows;
 }

@@ -5,6 +5,7 @@
 #include <cstdint>
 #include <cstring>
 #include <iterator>
+#include <mutex>
 #include <string>
 #include <utility>
 #include <vector>
@@ -78,6 +79,54 @@ void* allocate_on_stream(memory_kind kind, std::size_t bytes, void* stream, stre
   how.ordered = true;
   how.in_capture = stream_is_capturing(stream);
   return p;
+}
+
+// coalesce's scratch pool of the current device, made on first use: its release threshold keeps
+// every freed byte for the next allocation (the default pool's threshold, 0, hands memory back to
+// the driver at each synchronization, and changing it would change the user's program).
+static cudaMemPool_t scratch_pool() {
+  constexpr int most_devices = 64;
+  static std::mutex made;
+  static cudaMemPool_t pools[most_devices] = {};
+  int device = 0;
+  if (cudaGetDevice(&device) != cudaSuccess || device < 0 || device >= most_devices) {
+    cudaGetLastError();
+    return nullptr;
+  }
+  std::lock_guard<std::mutex> lock(made);
+  if (pools[device] == nullptr) {
+    cudaMemPoolProps props{};
+    props.allocType = cudaMemAllocationTypePinned;
+    props.location.type = cudaMemLocationTypeDevice;
+    props.location.id = device;
+    cudaMemPool_t pool = nullptr;
+    if (cudaMemPoolCreate(&pool, &props) != cudaSuccess) {
+      cudaGetLastError();
+      return nullptr;
+    }
+    std::uint64_t keep_everything = ~std::uint64_t{0};
+    cudaMemPoolSetAttribute(pool, cudaMemPoolAttrReleaseThreshold, &keep_everything);
+    pools[device] = pool;
+  }
+  return pools[device];
+}
+
+void* allocate_scratch(memory_kind kind, std::size_t bytes, void* stream, stream_allocation& how) {
+  how = {};
+  if (kind == memory_kind::host || !pools_supported()) return allocate(kind, bytes);
+  cudaMemPool_t const pool = scratch_pool();
+  if (pool == nullptr) return allocate(kind, bytes);
+  void* p = nullptr;
+  cudaError_t const status = cudaMallocFromPoolAsync(&p, bytes, pool, static_cast<cudaStream_t>(stream));
+  if (status != cudaSuccess) allocation_failed(status, bytes);
+  how.ordered = true;
+  how.scratch = true;
+  how.in_capture = stream_is_capturing(stream);
+  return p;
+}
+
+void deallocate_scratch(void* p, void* stream) noexcept {
+  if (cudaFreeAsync(p, static_cast<cudaStream_t>(stream)) != cudaSuccess) cudaGetLastError();
 }
 
 void deallocate_on_stream(void* p, void* stream) noexcept {

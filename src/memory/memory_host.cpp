@@ -99,6 +99,10 @@ void* allocate_on_stream(memory_kind, std::size_t bytes, void*, stream_allocatio
   return host_allocate(bytes);
 }
 void deallocate_on_stream(void* p, void*) noexcept { host_deallocate(p); }
+void* allocate_scratch(memory_kind kind, std::size_t bytes, void* stream, stream_allocation& how) {
+  return allocate_on_stream(kind, bytes, stream, how);
+}
+void deallocate_scratch(void* p, void*) noexcept { host_deallocate(p); }
 bool stream_is_capturing(void*) { return false; }
 void copy_bytes(memory_kind, void* dst, memory_kind, void const* src, std::size_t bytes, void*) {
   if (bytes > 0) std::memcpy(dst, src, bytes);

@@ -1,7 +1,7 @@
-// The cluster-pair format's build in GPU memory: one thread per column, slot, cluster and row (the
-// bodies of pair_list_kernels.hpp), CUB's scan between the counting and the filling pass; the
-// counting pass keeps each row's entries in scratch (m.candidate_ids, m.pair_room per row) so the
-// filling pass copies them, searching again only for rows longer than that. Read-backs: the columns'
+// The cluster-pair format's build in GPU memory: one thread per column, slot and cluster (the bodies
+// of pair_list_kernels.hpp), a warp per row's search, CUB's scan between the counting and the
+// filling pass; the counting pass keeps each row's entries in scratch (m.candidate_ids, m.pair_room
+// per row) so the filling pass copies them, searching again only for rows longer than that. Read-backs: the columns'
 // cluster counts (to size the slots) and the row totals (to size the entries).
 #include <algorithm>
 #include <cstdint>
@@ -39,41 +39,154 @@ template <class Real> __global__ void boxes_kernel(pair_build_view<Real> v, std:
   if (c < clusters) fill_box(v, c);
 }
 
+// ---- The search a warp per cluster: the candidates of cluster i spread over the lanes.
+//
+// A thread per cluster walked i's columns in reach one after another, each a few candidate
+// clusters: long, divergent loops (9 ms at 4M LJ particles on the H200). Here a warp takes i: each
+// lane takes one column in reach (32 at a time) and finds its candidate clusters (at most two
+// ranges of slices: a periodic axis wraps), the lanes' counts are scanned, and the warp walks the
+// flattened candidates 32 at a time: lane l tests the bounding boxes and the exact 8 x 8 pairs of
+// candidate t + l, a ballot keeps the order. The candidates come in the thread-per-cluster order
+// (columns r2-major, slices ascending), so the row is the same list, entry for entry.
+constexpr unsigned warps_per_block = threads / 32;
+
+struct column_ranges {  // a lane's column: up to two runs of candidate clusters, [begin, begin + count)
+  std::uint32_t begin[2];
+  std::uint32_t count[2];
+};
+
+template <class Real> __device__ column_ranges column_candidates(pair_build_view<Real> const& v, std::uint32_t i,
+                                                                 int r2, int r1, int const (&ranges)[2][2]) {
+  cell_grid<Real> const& g = v.grid;
+  column_ranges out{{0, 0}, {0, 0}};
+  auto const slices = static_cast<std::uint32_t>(g.cells[0]);
+  int const c2 = ((r2 % g.cells[2]) + g.cells[2]) % g.cells[2];
+  int const c1 = ((r1 % g.cells[1]) + g.cells[1]) % g.cells[1];
+  auto const column = static_cast<std::uint32_t>(c2 * g.cells[1] + c1);
+  std::uint32_t column_first = 0;
+  if (column_particles(v.cell_start, v.cell_end, slices, column, column_first) == 0) return out;
+  std::size_t const base = static_cast<std::size_t>(column) * slices;
+  std::uint32_t const cluster0 = v.column_clusters[column];
+  std::uint32_t done = cluster0;
+  for (int r = 0; r < 2; ++r) {
+    if (ranges[r][0] > ranges[r][1]) continue;
+    std::uint32_t const p0 = v.cell_start[base + static_cast<std::size_t>(ranges[r][0])];
+    std::uint32_t const p1 = v.cell_end[base + static_cast<std::size_t>(ranges[r][1])];
+    if (p0 >= p1) continue;
+    std::uint32_t j = cluster0 + (p0 - column_first) / pair_cluster;
+    std::uint32_t const j_end = cluster0 + (p1 - column_first + pair_cluster - 1) / pair_cluster;
+    j = j < done ? done : j;
+    if (g.half && j < i) j = i < j_end ? i : j_end;  // a half list keeps j >= i
+    if (j < j_end) out.begin[r] = j, out.count[r] = j_end - j;
+    done = j_end > done ? j_end : done;
+  }
+  return out;
+}
+
+// Lane `lane` of the warp searching cluster i: emit(e, j) from the lane that keeps the e-th entry.
+// Returns the row's count (every lane).
+template <bool Count, class Real, class Emit>
+__device__ std::uint32_t search_row_warp(pair_build_view<Real> const& v, std::uint32_t i, std::uint32_t lane,
+                                         pair_search_counts& counts, column_ranges* shared_ranges,
+                                         std::uint32_t* shared_ends, Emit&& emit) {
+  cell_grid<Real> const& g = v.grid;
+  pair_box<Real> const bi = v.boxes[i];
+  Real const limit = g.reach2 * Real(1.00001);  // bounding boxes: rounding never drops a pair
+  row_reach const reach = reach_of(g, bi);
+  int const(&first)[3] = reach.first;
+  int const(&last)[3] = reach.last;
+  int const(&ranges)[2][2] = reach.ranges;
+  int const across1 = last[1] - first[1] + 1;
+  int const columns = (last[2] - first[2] + 1) * across1;
+  std::uint32_t kept = 0;
+  for (int chunk = 0; chunk < columns; chunk += 32) {
+    int const q = chunk + static_cast<int>(lane);
+    column_ranges mine{{0, 0}, {0, 0}};
+    if (q < columns) mine = column_candidates(v, i, first[2] + q / across1, first[1] + q % across1, ranges);
+    std::uint32_t end = mine.count[0] + mine.count[1];  // inclusive scan of the lanes' candidate counts
+    for (unsigned step = 1; step < 32; step <<= 1) {
+      std::uint32_t const below = __shfl_up_sync(0xffffffffu, end, step);
+      if (lane >= step) end += below;
+    }
+    shared_ranges[lane] = mine;
+    shared_ends[lane] = end;
+    __syncwarp();
+    std::uint32_t const total = __shfl_sync(0xffffffffu, end, 31);
+    for (std::uint32_t t0 = 0; t0 < total; t0 += 32) {
+      std::uint32_t const t = t0 + lane;
+      bool keep = false;
+      std::uint32_t j = 0;
+      if (t < total) {
+        std::uint32_t owner = 0;  // the first lane whose end passes t
+        for (std::uint32_t half = 16; half > 0; half >>= 1) {
+          if (shared_ends[owner + half - 1] <= t) owner += half;
+        }
+        column_ranges const& r = shared_ranges[owner];
+        std::uint32_t const k = t - (shared_ends[owner] - r.count[0] - r.count[1]);
+        j = k < r.count[0] ? r.begin[0] + k : r.begin[1] + (k - r.count[0]);
+        pair_box<Real> const bj = v.boxes[j];
+        Real const ex = interval_gap(g, 0, bi.lo[0], bi.hi[0], bj.lo[0], bj.hi[0]);
+        Real const ey = interval_gap(g, 1, bi.lo[1], bi.hi[1], bj.lo[1], bj.hi[1]);
+        Real const ez = interval_gap(g, 2, bi.lo[2], bi.hi[2], bj.lo[2], bj.hi[2]);
+        keep = ex * ex + ey * ey + ez * ez < limit && exact_pairs<Count>(v, i, j, counts);
+      }
+      unsigned const kept_lanes = __ballot_sync(0xffffffffu, keep);
+      if (keep) emit(kept + static_cast<std::uint32_t>(__popc(kept_lanes & ((1u << lane) - 1u))), j);
+      kept += static_cast<std::uint32_t>(__popc(kept_lanes));
+    }
+    __syncwarp();  // the shared ranges are read before the next chunk writes them
+  }
+  return kept;
+}
+
 // totals: [0] entries (64-bit), [1] widest row, [2] pairs within reach, [3] pairs tested. A row's
 // first `room` entries go to scratch[c * room ...]: the filling pass copies them instead of searching
 // again (a row longer than that is searched again there).
-template <class Real> __global__ void count_kernel(pair_build_view<Real> v, std::size_t clusters, std::uint32_t* counts,
-                                                   unsigned long long* totals, std::uint32_t* scratch,
-                                                   std::uint32_t room) {
-  std::size_t const c = static_cast<std::size_t>(blockIdx.x) * blockDim.x + threadIdx.x;
-  if (c >= clusters) return;
+template <class Real> __global__ void count_kernel_warp(pair_build_view<Real> v, std::size_t clusters,
+                                                        std::uint32_t* counts, unsigned long long* totals,
+                                                        std::uint32_t* scratch, std::uint32_t room) {
+  __shared__ column_ranges ranges[warps_per_block][32];
+  __shared__ std::uint32_t ends[warps_per_block][32];
+  std::size_t const c = (static_cast<std::size_t>(blockIdx.x) * blockDim.x + threadIdx.x) / 32;
+  if (c >= clusters) return;  // whole warps
+  std::uint32_t const lane = threadIdx.x % 32, warp = threadIdx.x / 32;
   pair_search_counts pairs;
   std::uint32_t* row = scratch + c * room;
-  std::uint32_t const k =
-      search_row<true>(v, static_cast<std::uint32_t>(c), pairs, [&](std::uint32_t e, std::uint32_t j) {
-        if (e < room) row[e] = j;
-      });
+  std::uint32_t const k = search_row_warp<true>(v, static_cast<std::uint32_t>(c), lane, pairs, ranges[warp], ends[warp],
+                                                [&](std::uint32_t e, std::uint32_t j) {
+                                                  if (e < room) row[e] = j;
+                                                });
+  unsigned long long within = pairs.within, tested = pairs.tested;
+  for (unsigned step = 16; step > 0; step >>= 1) {
+    within += __shfl_xor_sync(0xffffffffu, within, step);
+    tested += __shfl_xor_sync(0xffffffffu, tested, step);
+  }
+  if (lane != 0) return;
   counts[c] = k;
   atomicAdd(totals + 0, static_cast<unsigned long long>(k));
   atomicMax(totals + 1, static_cast<unsigned long long>(k));
-  atomicAdd(totals + 2, static_cast<unsigned long long>(pairs.within));
-  atomicAdd(totals + 3, static_cast<unsigned long long>(pairs.tested));
+  atomicAdd(totals + 2, within);
+  atomicAdd(totals + 3, tested);
 }
 
-template <class Real> __global__ void fill_kernel(pair_build_view<Real> v, std::size_t clusters,
-                                                  std::uint32_t const* counts, std::uint32_t const* offsets,
-                                                  std::uint32_t const* scratch, std::uint32_t room,
-                                                  std::uint32_t* entries) {
-  std::size_t const c = static_cast<std::size_t>(blockIdx.x) * blockDim.x + threadIdx.x;
-  if (c >= clusters) return;
+template <class Real> __global__ void fill_kernel_warp(pair_build_view<Real> v, std::size_t clusters,
+                                                       std::uint32_t const* counts, std::uint32_t const* offsets,
+                                                       std::uint32_t const* scratch, std::uint32_t room,
+                                                       std::uint32_t* entries) {
+  __shared__ column_ranges ranges[warps_per_block][32];
+  __shared__ std::uint32_t ends[warps_per_block][32];
+  std::size_t const c = (static_cast<std::size_t>(blockIdx.x) * blockDim.x + threadIdx.x) / 32;
+  if (c >= clusters) return;  // whole warps
+  std::uint32_t const lane = threadIdx.x % 32, warp = threadIdx.x / 32;
   std::uint32_t* row = entries + offsets[c];
   std::uint32_t const count = counts[c];
   if (count <= room) {
-    for (std::uint32_t e = 0; e < count; ++e) row[e] = scratch[c * room + e];
+    for (std::uint32_t e = lane; e < count; e += 32) row[e] = scratch[c * room + e];
     return;
   }
   pair_search_counts unused;
-  search_row<false>(v, static_cast<std::uint32_t>(c), unused, [&](std::uint32_t k, std::uint32_t j) { row[k] = j; });
+  search_row_warp<false>(v, static_cast<std::uint32_t>(c), lane, unused, ranges[warp], ends[warp],
+                         [&](std::uint32_t e, std::uint32_t j) { row[e] = j; });
 }
 
 // Entries per row the counting pass keeps: the last build's widest row and a quarter (rows grow as
@@ -118,8 +231,8 @@ pair_row_totals count_rows(list_memory& m, pair_build_view<Real> const& v, std::
   std::uint32_t const room = scratch_room(m, v.grid.half);
   ensure_bytes(m, m.candidate_ids, clusters * room * sizeof(std::uint32_t));
   m.pair_room = room;  // the room fill_rows reads the scratch at
-  count_kernel<Real>
-      <<<blocks(clusters), threads, 0, s>>>(v, clusters, counts, totals, as<std::uint32_t>(m.candidate_ids), room);
+  count_kernel_warp<Real>
+      <<<blocks(clusters * 32), threads, 0, s>>>(v, clusters, counts, totals, as<std::uint32_t>(m.candidate_ids), room);
   COALESCE_CUDA_TRY(cudaGetLastError());
   COALESCE_CUDA_TRY(cudaMemsetAsync(counts + clusters, 0, sizeof(std::uint32_t), s));
   auto* offsets = as<std::uint32_t>(m.offsets);
@@ -143,7 +256,7 @@ pair_row_totals count_rows(list_memory& m, pair_build_view<Real> const& v, std::
 template <class Real>
 void fill_rows(list_memory& m, pair_build_view<Real> const& v, std::size_t clusters, void* stream) {
   cudaStream_t const s = as_stream(stream);
-  fill_kernel<Real><<<blocks(clusters), threads, 0, s>>>(
+  fill_kernel_warp<Real><<<blocks(clusters * 32), threads, 0, s>>>(
       v, clusters, as<std::uint32_t const>(m.cluster_counts), as<std::uint32_t const>(m.offsets),
       as<std::uint32_t const>(m.candidate_ids), static_cast<std::uint32_t>(m.pair_room), as<std::uint32_t>(m.indices));
   COALESCE_CUDA_TRY(cudaGetLastError());

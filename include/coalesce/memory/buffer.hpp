@@ -50,11 +50,21 @@ void deallocate(memory_kind kind, void* p) noexcept;
 struct stream_allocation {
   bool ordered = false;     // cudaMallocAsync: free with deallocate_on_stream
   bool in_capture = false;  // allocated while a graph capture on the stream was under way
+  bool scratch = false;     // allocate_scratch's pool: free with deallocate_scratch
 };
 void* allocate_on_stream(memory_kind kind, std::size_t bytes, void* stream, stream_allocation& how);
 // Frees stream-ordered memory after the work queued on `stream` (cudaFreeAsync); a null stream
 // waits for the whole device first, as cudaFree does.
 void deallocate_on_stream(void* p, void* stream) noexcept;
+// Temporary GPU memory for one call's work queued on `stream` (null: the default stream), from a
+// memory pool of coalesce's own that keeps what is freed (release threshold: everything), so a call
+// made every time step gets its scratch without the driver (no cudaMalloc, no device-wide wait at
+// cudaFree). Freed after the work on `stream`. Host memory, or a device without memory pools, gets
+// allocate() (`how` says which it was). The user's own pools are not touched.
+void* allocate_scratch(memory_kind kind, std::size_t bytes, void* stream, stream_allocation& how);
+// After the work on `stream` only (no device-wide wait, also on the default stream: the scratch
+// was used there).
+void deallocate_scratch(void* p, void* stream) noexcept;
 // True while a CUDA graph capture is under way on `stream` (never without CUDA).
 bool stream_is_capturing(void* stream);
 // `stream` is a coalesce::stream's handle (null: the default stream). Copies queue on it and
@@ -147,6 +157,12 @@ class buffer {
   buffer(memory_kind kind, std::size_t bytes, void* stream) : kind_(kind), bytes_(bytes), free_stream_(stream) {
     if (bytes > 0) data_ = static_cast<std::byte*>(allocate_on_stream(kind, bytes, stream, how_));
   }
+  // Scratch memory for work on `stream` (allocate_scratch): freed after that work.
+  struct scratch_tag {};
+  buffer(memory_kind kind, std::size_t bytes, void* stream, scratch_tag)
+      : kind_(kind), bytes_(bytes), free_stream_(stream) {
+    if (bytes > 0) data_ = static_cast<std::byte*>(allocate_scratch(kind, bytes, stream, how_));
+  }
   buffer(buffer&& other) noexcept { swap(other); }
   buffer& operator=(buffer&& other) noexcept {
     buffer(std::move(other)).swap(*this);
@@ -156,7 +172,9 @@ class buffer {
   buffer& operator=(buffer const&) = delete;
   ~buffer() {
     if (data_ == nullptr) return;
-    if (how_.ordered) {
+    if (how_.scratch) {
+      deallocate_scratch(data_, free_stream_);
+    } else if (how_.ordered) {
       deallocate_on_stream(data_, free_stream_);
     } else {
       deallocate(kind_, data_);

@@ -10,11 +10,15 @@
 // particle of c sums its 4 lanes (two shuffles): stored (full list: the row is all of its pairs)
 // or added (half list).
 //
-// The arithmetic per pair is the generic loop's (pair_engine.hpp): the separation under the
-// nearest image, r^2, the type pair's cutoff compared in double, the evaluator in its real type.
+// The particles are read from a copy in slot order (staged_particle, below). The arithmetic per pair
+// is the generic loop's (pair_engine.hpp): the separation under the nearest image, r^2, the type
+// pair's cutoff, the evaluator in its real type. Forces go to sums in slot order (plain float or
+// double force members; stored after the loop) or into the force member itself (a member stored as
+// fixed point: its integer atomics keep the sums alike run to run).
 // With exclusions (pair_exclusions.hpp), a pair in reach is then looked up in the short row of the
 // lane's own particle, read once per lane; without them the test is compiled out.
 #pragma once
+#include <cmath>
 #include <cstddef>
 #include <cstdint>
 #include <type_traits>
@@ -43,65 +47,112 @@ COALESCE_HOST_DEVICE COALESCE_INLINE bool within_cutoff(Real r2, Table const& ta
   return r2 < cutoff2_in<Real>(table, a, b);
 }
 
-// Thread t of clusters * 32 (whole warps: for_each_index's blocks are multiples of 32 threads and
-// the count is one): the work of lane t % 32 for cluster t / 32. Energy and virial go into the
-// caller's double sums (each pair once over the whole pass). On the host it is never called
-// (compute_pairs takes cluster_pair_loop_host.hpp's SIMD loop there).
-template <bool Energy, bool Virial, class Real, class View, class Position, class Force, class TypeMember,
-          class Evaluator, class Table, class Exclusions, class Sums>
-COALESCE_HOST_DEVICE COALESCE_INLINE void cluster_pair_lane(std::size_t t, verlet_list_ref<cluster_pairs> const& list,
-                                                            View const& v, Position position, Force force,
-                                                            TypeMember type_member, Evaluator const& law,
-                                                            Table const& table, Exclusions const& exclusions,
-                                                            double const (&length)[3], bool const (&periodic)[3],
-                                                            Sums sums) {
+// The particles staged in slot order: before the loop one pass copies each slot's position and type
+// into one vector of 16 bytes (float; 32 for double), so a listed cluster's 8 particles are one
+// coalesced 128-byte read and a j particle one vector load (read through the slot's particle index
+// and the particles' own layout, a j particle was 5 scattered loads). The nearest image is
+// d - L rint(d / L), branch-free (1 / L = 0 along an open axis).
+template <class Real> struct alignas(4 * sizeof(Real)) staged_particle {
+  Real x, y, z;
+  std::int32_t type;  // -1: an empty slot
+};
+
+template <class Real> COALESCE_HOST_DEVICE COALESCE_INLINE Real wrapped(Real d, Real length, Real inverse) {
+#if defined(__CUDA_ARCH__)
+  if constexpr (std::is_same_v<Real, float>) {
+    return d - length * rintf(d * inverse);
+  } else {
+    return d - length * rint(d * inverse);
+  }
+#else
+  return d - length * std::rint(d * inverse);
+#endif
+}
+
+// Where the loop's forces go: forces.add(slot, f0, f1, f2) a reaction or (half list) a row's sum,
+// from any warp; forces.store(slot, f0, f1, f2) a full list's row sum, from its one lane.
+// slot_sums: 4 Reals per slot in slot order (float atomics; stored into the particles by a pass
+// after the loop; zeroed first on a half list).
+template <class Real> struct slot_sums {
+  Real* sums;
+  COALESCE_HOST_DEVICE COALESCE_INLINE void add(std::uint32_t slot, Real f0, Real f1, Real f2) const {
+    atomic_add_scalar(sums + 4 * slot + 0, f0);
+    atomic_add_scalar(sums + 4 * slot + 1, f1);
+    atomic_add_scalar(sums + 4 * slot + 2, f2);
+  }
+  COALESCE_HOST_DEVICE COALESCE_INLINE void store(std::uint32_t slot, Real f0, Real f1, Real f2) const {
+    sums[4 * slot + 0] = f0;
+    sums[4 * slot + 1] = f1;
+    sums[4 * slot + 2] = f2;
+  }
+};
+// The particles' force member itself, through its proxy: a member stored in another format (64-bit
+// fixed point: atomics of integers, sums alike run to run) is added into as it is stored.
+template <class View, class Force> struct member_sums {
+  View v;
+  Force force;
+  std::uint32_t const* slots;
+  template <class Real>
+  COALESCE_HOST_DEVICE COALESCE_INLINE void add(std::uint32_t slot, Real f0, Real f1, Real f2) const {
+    std::uint32_t const p = slots[slot];
+    atomic_add(v[p][force.pointer][0], f0);
+    atomic_add(v[p][force.pointer][1], f1);
+    atomic_add(v[p][force.pointer][2], f2);
+  }
+  template <class Real>
+  COALESCE_HOST_DEVICE COALESCE_INLINE void store(std::uint32_t slot, Real f0, Real f1, Real f2) const {
+    std::uint32_t const p = slots[slot];
+    v[p][force.pointer][0] = f0;
+    v[p][force.pointer][1] = f1;
+    v[p][force.pointer][2] = f2;
+  }
+};
+
+// The work of lane t % 32 for cluster t / 32 (whole warps: for_each_index's blocks are multiples of
+// 32 threads and the count is one) over the staged particles. Energy and virial go into the
+// caller's double sums (each pair once over the whole pass).
+template <bool Energy, bool Virial, class Real, class Evaluator, class Table, class Exclusions, class Forces,
+          class Sums>
+COALESCE_HOST_DEVICE COALESCE_INLINE void staged_cluster_pair_lane(
+    std::size_t t, verlet_list_ref<cluster_pairs> const& list, staged_particle<Real> const* staged,
+    Forces const& forces, Evaluator const& law, Table const& table, Exclusions const& exclusions, Real const (&len)[3],
+    Real const (&inverse)[3], Sums sums) {
 #if defined(__CUDA_ARCH__)
   constexpr std::uint32_t size = cluster_pairs::cluster_size;
   auto const c = static_cast<std::uint32_t>(t / 32);
   auto const lane = static_cast<std::uint32_t>(t % 32);
   std::uint32_t const ii = lane % size, jg = lane / size;  // i particle; j particles jg and jg + 4
   std::uint32_t const own = c * size + ii;
-  std::uint32_t const pi = list.slots[own];
-  bool const has_i = pi != cluster_pairs::empty_slot;
-  Real x0 = 0, x1 = 0, x2 = 0;
-  std::size_t ti = 0;
-  decltype(exclusions.row(0)) excluded{};  // pi's partners, read once per lane (no_exclusions: nothing)
-  if (has_i) {
-    auto const xi = v[pi][position.pointer];
-    x0 = coordinate<Real>(xi, 0), x1 = coordinate<Real>(xi, 1), x2 = coordinate<Real>(xi, 2);
-    ti = type_of(v[pi], type_member);
-    excluded = exclusions.row(pi);
+  staged_particle<Real> const si = staged[own];
+  bool const has_i = si.type >= 0;
+  std::size_t const ti = has_i ? static_cast<std::size_t>(si.type) : 0;
+  decltype(exclusions.row(0)) excluded{};  // i's partners, read once per lane (no_exclusions: nothing)
+  if constexpr (excludes_pairs<Exclusions>) {
+    if (has_i) excluded = exclusions.row(list.slots[own]);
   }
-  // The box lengths and the cutoff in the loop's type, converted once: a conversion per pair costs
-  // more than the pair's arithmetic.
-  Real const len[3] = {static_cast<Real>(length[0]), static_cast<Real>(length[1]), static_cast<Real>(length[2])};
   Real f0 = 0, f1 = 0, f2 = 0;
   double energy = 0, virial = 0;
-  double const share = list.half ? 1.0 : 0.5;  // each pair once over the pass
+  bool const half = list.half;
+  double const share = half ? 1.0 : 0.5;  // each pair once over the pass
   std::uint32_t const end = list.row_offsets[c + 1];
   for (std::uint32_t e = list.row_offsets[c]; e < end; ++e) {
     std::uint32_t const jc = list.entries[e];
     Real r0[2] = {0, 0}, r1[2] = {0, 0}, r2r[2] = {0, 0};  // reactions on the two j particles
-    std::uint32_t pj[2];
     bool hit = false;
 #pragma unroll
     for (int h = 0; h < 2; ++h) {
-      std::uint32_t const jj = jg + 4 * static_cast<std::uint32_t>(h);
-      std::uint32_t const slot = jc * size + jj;
-      pj[h] = list.slots[slot];
-      bool const pair =
-          has_i && pj[h] != cluster_pairs::empty_slot && (jc != c || (list.half ? slot > own : slot != own));
+      std::uint32_t const slot = jc * size + jg + 4 * static_cast<std::uint32_t>(h);
+      staged_particle<Real> const sj = staged[slot];
+      bool const pair = has_i && sj.type >= 0 && (jc != c || (half ? slot > own : slot != own));
       if (!pair) continue;
-      auto const xj = v[pj[h]][position.pointer];
-      Real const d0 = x0 - nearest_image(x0, coordinate<Real>(xj, 0), periodic[0], len[0]);
-      Real const d1 = x1 - nearest_image(x1, coordinate<Real>(xj, 1), periodic[1], len[1]);
-      Real const d2 = x2 - nearest_image(x2, coordinate<Real>(xj, 2), periodic[2], len[2]);
+      Real const d0 = wrapped(si.x - sj.x, len[0], inverse[0]);
+      Real const d1 = wrapped(si.y - sj.y, len[1], inverse[1]);
+      Real const d2 = wrapped(si.z - sj.z, len[2], inverse[2]);
       Real const rr = d0 * d0 + d1 * d1 + d2 * d2;
-      std::size_t const tj = type_of(v[pj[h]], type_member);
+      auto const tj = static_cast<std::size_t>(sj.type);
       if (!within_cutoff(rr, table, ti, tj)) continue;
-      // pi's row holds pj whichever of the two rows lists the pair (the exclusions are symmetric).
       if constexpr (excludes_pairs<Exclusions>) {
-        if (excluded.contains(pj[h])) continue;
+        if (excluded.contains(list.slots[slot])) continue;
       }
       pair_value<Real> const p = law(rr, table.param(ti, tj));
       f0 += p.force_over_r * d0;
@@ -114,16 +165,14 @@ COALESCE_HOST_DEVICE COALESCE_INLINE void cluster_pair_lane(std::size_t t, verle
       if constexpr (Energy) energy += share * static_cast<double>(p.energy);
       if constexpr (Virial) virial += share * static_cast<double>(p.force_over_r) * static_cast<double>(rr);
     }
-    if (!list.half || !__any_sync(0xffffffffu, hit)) continue;
+    if (!half || !__any_sync(0xffffffffu, hit)) continue;
 #pragma unroll
     for (int h = 0; h < 2; ++h) {
       Real const s0 = warp_sum_lanes(r0[h], 1u, 4u);
       Real const s1 = warp_sum_lanes(r1[h], 1u, 4u);
       Real const s2 = warp_sum_lanes(r2r[h], 1u, 4u);
-      if (ii == 0 && pj[h] != cluster_pairs::empty_slot && (s0 != Real(0) || s1 != Real(0) || s2 != Real(0))) {
-        atomic_add(v[pj[h]][force.pointer][0], s0);
-        atomic_add(v[pj[h]][force.pointer][1], s1);
-        atomic_add(v[pj[h]][force.pointer][2], s2);
+      if (ii == 0 && (s0 != Real(0) || s1 != Real(0) || s2 != Real(0))) {
+        forces.add(jc * size + jg + 4 * static_cast<std::uint32_t>(h), s0, s1, s2);
       }
     }
   }
@@ -131,14 +180,10 @@ COALESCE_HOST_DEVICE COALESCE_INLINE void cluster_pair_lane(std::size_t t, verle
   f1 = warp_sum_lanes(f1, 8u, 16u);
   f2 = warp_sum_lanes(f2, 8u, 16u);
   if (jg == 0 && has_i) {
-    if (list.half) {
-      atomic_add(v[pi][force.pointer][0], f0);
-      atomic_add(v[pi][force.pointer][1], f1);
-      atomic_add(v[pi][force.pointer][2], f2);
+    if (half) {
+      forces.add(own, f0, f1, f2);
     } else {
-      v[pi][force.pointer][0] = f0;
-      v[pi][force.pointer][1] = f1;
-      v[pi][force.pointer][2] = f2;
+      forces.store(own, f0, f1, f2);
     }
   }
   if constexpr (Energy || Virial) {
@@ -147,8 +192,8 @@ COALESCE_HOST_DEVICE COALESCE_INLINE void cluster_pair_lane(std::size_t t, verle
     if (lane == 0) sums(energy, virial);
   }
 #else
-  (void)t, (void)list, (void)v, (void)position, (void)force, (void)type_member, (void)law, (void)table,
-      (void)exclusions, (void)length, (void)periodic, (void)sums;
+  (void)t, (void)list, (void)staged, (void)forces, (void)law, (void)table, (void)exclusions, (void)len, (void)inverse,
+      (void)sums;
 #endif
 }
 

@@ -197,10 +197,8 @@ COALESCE_HOST_DEVICE COALESCE_INLINE void add_row_sums(Sums const& s, double ene
                                                        std::size_t rows) {
 #if defined(__CUDA_ARCH__)
   if (i - i % 32 + 32 <= rows) {
-    for (unsigned step = 16; step >= 1; step /= 2) {
-      if constexpr (Energy) energy += __shfl_xor_sync(0xffffffffu, energy, step);
-      if constexpr (Virial) virial += __shfl_xor_sync(0xffffffffu, virial, step);
-    }
+    if constexpr (Energy) energy = warp_sum_lanes(energy, 1u, 16u);
+    if constexpr (Virial) virial = warp_sum_lanes(virial, 1u, 16u);
     if (i % 32 != 0) return;
   }
 #else
@@ -208,6 +206,86 @@ COALESCE_HOST_DEVICE COALESCE_INLINE void add_row_sums(Sums const& s, double ene
 #endif
   if constexpr (Energy) atomic_add(s[0][&pair_sums::energy], energy);
   if constexpr (Virial) atomic_add(s[0][&pair_sums::virial], virial);
+}
+
+// The warp-per-cluster loop over the staged particles, forces into `forces` (cluster_pair_loop.hpp).
+template <bool Energy, bool Virial, class Real, class Forces, class Evaluator, class Table, class Exclusions,
+          class Sums>
+void launch_staged_loop(verlet_list_ref<cluster_pairs> const& list, staged_particle<Real> const* staged,
+                        Forces const& forces, Evaluator const& law, Table const& table, Exclusions const& exclusions,
+                        Real const (&len)[3], Real const (&inverse)[3], Sums const& s, stream on) {
+  Real const length[3] = {len[0], len[1], len[2]}, inverse_length[3] = {inverse[0], inverse[1], inverse[2]};
+  auto const warps = [=] COALESCE_HOST_DEVICE(std::size_t t) {
+    (void)s;  // captured here, not first inside an if constexpr (nvcc's rule for extended lambdas)
+    auto const add = [&](double energy, double virial) {
+      if constexpr (Energy) atomic_add(s[0][&pair_sums::energy], energy);
+      if constexpr (Virial) atomic_add(s[0][&pair_sums::virial], virial);
+    };
+    staged_cluster_pair_lane<Energy, Virial, Real>(t, list, staged, forces, law, table, exclusions, length,
+                                                   inverse_length, add);
+  };
+  for_each_index(device{}, list.clusters * 32, warps, on);
+}
+
+// compute_pairs over a cluster-pair list in GPU memory, the particles staged in slot order
+// (cluster_pair_loop.hpp): stage positions and types, the warp-per-cluster loop, the forces. A force
+// member of plain float or double leaves: summed in slot order (zeroed with the staging on a half
+// list) and stored into every particle by a last pass; any other (fixed point): added into the
+// member itself (the caller zeroed it on a half list). The staging memory (16 or 32 bytes per slot,
+// as much again for the sums) is scratch from coalesce's pool (buffer.hpp: no driver call per step).
+template <bool Energy, bool Virial, bool PlainForce, class Real, class View, class PositionMember, class ForceMember,
+          class TypeMember, class Evaluator, class Table, class Exclusions, class Sums>
+void run_staged_cluster_pairs(View const& v, PositionMember position, ForceMember force, TypeMember type_member,
+                              verlet_list_ref<cluster_pairs> const& list, Evaluator const& law, Table const& table,
+                              Exclusions const& exclusions, double const (&length)[3], bool const (&periodic)[3],
+                              bool half, Sums const& s, stream on) {
+  std::size_t const slot_count = list.clusters * cluster_pairs::cluster_size;
+  if (slot_count == 0) return;
+  buffer staged_memory(memory_kind::device, slot_count * sizeof(staged_particle<Real>), on.handle(),
+                       buffer::scratch_tag{});
+  buffer force_memory(memory_kind::device, PlainForce ? slot_count * 4 * sizeof(Real) : 0, on.handle(),
+                      buffer::scratch_tag{});
+  auto* const staged = reinterpret_cast<staged_particle<Real>*>(staged_memory.data());
+  Real* const slot_forces = reinterpret_cast<Real*>(force_memory.data());
+  bool const zero_sums = PlainForce && half;
+  for_each_index(
+      device{}, slot_count,
+      [=] COALESCE_HOST_DEVICE(std::size_t k) {
+        std::uint32_t const p = list.slots[k];
+        staged_particle<Real> out{Real(0), Real(0), Real(0), -1};
+        if (p != cluster_pairs::empty_slot) {
+          auto const x = v[p][position.pointer];
+          out.x = coordinate<Real>(x, 0);
+          out.y = coordinate<Real>(x, 1);
+          out.z = coordinate<Real>(x, 2);
+          out.type = static_cast<std::int32_t>(type_of(v[p], type_member));
+        }
+        staged[k] = out;
+        if (zero_sums) {
+          for (int d = 0; d < 4; ++d) slot_forces[4 * k + d] = Real(0);
+        }
+      },
+      on);
+  Real len[3], inverse[3];
+  for (int a = 0; a < 3; ++a) {
+    len[a] = static_cast<Real>(length[a]);
+    inverse[a] = periodic[a] ? static_cast<Real>(1.0 / length[a]) : Real(0);
+  }
+  if constexpr (PlainForce) {
+    launch_staged_loop<Energy, Virial, Real>(list, staged, slot_sums<Real>{slot_forces}, law, table, exclusions, len,
+                                             inverse, s, on);
+    for_each_index(
+        device{}, slot_count,
+        [=] COALESCE_HOST_DEVICE(std::size_t k) {
+          std::uint32_t const p = list.slots[k];
+          if (p == cluster_pairs::empty_slot) return;
+          for (int d = 0; d < 3; ++d) v[p][force.pointer][d] = slot_forces[4 * k + d];
+        },
+        on);
+  } else {
+    launch_staged_loop<Energy, Virial, Real>(list, staged, member_sums<View, ForceMember>{v, force, list.slots}, law,
+                                             table, exclusions, len, inverse, s, on);
+  }
 }
 
 // The whole pass: checks, zeroing (half lists), the pair loop, the sums.
@@ -297,8 +375,10 @@ pair_totals run_pairs(vector<T, L, Space>& particles, PositionMember position, F
       std::is_lvalue_reference_v<force_leaf> && std::is_floating_point_v<std::remove_reference_t<force_leaf>>;
   bool host_cluster_loop = false;
   if constexpr (is_cluster_pairs && !cluster_loop && plain_force) host_cluster_loop = !in_parallel_region();
+  // The GPU loop (cluster_pair_loop.hpp) sums plain forces in slot order and stores them at the end.
+  constexpr bool sums_in_slots = cluster_loop && plain_force;
   // Half lists add reactions into other rows: every force starts at zero, then atomics.
-  if (half && !host_cluster_loop) {
+  if (half && !host_cluster_loop && !sums_in_slots) {
     for_each_index(
         Space{}, n,
         [=] COALESCE_HOST_DEVICE(std::size_t i) {
@@ -357,16 +437,8 @@ pair_totals run_pairs(vector<T, L, Space>& particles, PositionMember position, F
     if constexpr (Energy || Virial) add_row_sums<Energy, Virial>(s, energy, virial, i, rows);
   };
   if constexpr (cluster_loop) {
-    auto const warps = [=] COALESCE_HOST_DEVICE(std::size_t t) {
-      (void)s;  // captured here, not first inside an if constexpr (as in `pass`)
-      auto const add = [&](double energy, double virial) {
-        if constexpr (Energy) atomic_add(s[0][&pair_sums::energy], energy);
-        if constexpr (Virial) atomic_add(s[0][&pair_sums::virial], virial);
-      };
-      cluster_pair_lane<Energy, Virial, Real>(t, list, v, position, force, type_member, law, table, exclusions, length,
-                                              periodic, add);
-    };
-    for_each_index(Space{}, list.clusters * 32, warps, on);
+    run_staged_cluster_pairs<Energy, Virial, plain_force, Real>(v, position, force, type_member, list, law, table,
+                                                                exclusions, length, periodic, half, s, on);
   } else if (host_cluster_loop) {
     if constexpr (is_cluster_pairs && !cluster_loop) {
       constexpr bool threads = kind_of_space<Space> == memory_kind::device;  // OpenMP; coalesce::host: one

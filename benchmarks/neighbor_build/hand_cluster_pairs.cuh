@@ -1,0 +1,108 @@
+// A hand-written cluster-pair LJ force pass over the library's half cluster_pairs list, in the style
+// of GROMACS's nbnxm GPU kernel: what a competent CUDA programmer writes for one pair law with the
+// list in hand, the baseline of the engine's cluster-pair loop in the same run (engine_rows.cuh).
+// Per step, as GROMACS does: positions into cluster order as float4 (w: 1 for a particle, 0 for an
+// empty slot), the kernel (a warp per cluster, lane l: i particle l % 8 against j particles l / 8
+// and l / 8 + 4 of each listed cluster, one cutoff, reactions summed by shuffles and added once
+// per j particle, the i sums by shuffles), then the forces back into the particles.
+#pragma once
+#include <coalesce/coalesce.hpp>
+
+#include <cstdint>
+
+namespace bench_engine {
+
+__global__ void hand_cluster_pair_force(std::uint32_t clusters, std::uint32_t const* row_offsets,
+                                        std::uint32_t const* entries, float4 const* xq, float* slot_forces,
+                                        float3 length, float3 inverse, float rc2) {
+  std::uint32_t const c = (blockIdx.x * blockDim.x + threadIdx.x) / 32;
+  if (c >= clusters) return;  // whole warps: the block is a multiple of 32 threads
+  std::uint32_t const lane = threadIdx.x % 32, ii = lane % 8, jg = lane / 8, own = c * 8 + ii;
+  float4 const xi = xq[own];
+  bool const has_i = xi.w != 0.f;
+  float fx = 0.f, fy = 0.f, fz = 0.f;
+  std::uint32_t const end = row_offsets[c + 1];
+  for (std::uint32_t e = row_offsets[c]; e < end; ++e) {
+    std::uint32_t const jc = entries[e];
+    float rx[2], ry[2], rz[2];
+    bool hit = false;
+#pragma unroll
+    for (int h = 0; h < 2; ++h) {
+      std::uint32_t const slot = jc * 8 + jg + 4 * h;
+      float4 const xj = xq[slot];
+      float dx = xi.x - xj.x, dy = xi.y - xj.y, dz = xi.z - xj.z;
+      dx -= length.x * rintf(dx * inverse.x);
+      dy -= length.y * rintf(dy * inverse.y);
+      dz -= length.z * rintf(dz * inverse.z);
+      float const r2 = dx * dx + dy * dy + dz * dz;
+      bool const pair = has_i && xj.w != 0.f && (jc != c || slot > own) && r2 < rc2;
+      float const r2i = __fdividef(1.f, r2), s6 = r2i * r2i * r2i;
+      float const fr = pair ? 24.f * s6 * (2.f * s6 - 1.f) * r2i : 0.f;
+      fx += fr * dx, fy += fr * dy, fz += fr * dz;
+      rx[h] = -fr * dx, ry[h] = -fr * dy, rz[h] = -fr * dz;
+      hit = hit || pair;
+    }
+    if (!__any_sync(0xffffffffu, hit)) continue;
+#pragma unroll
+    for (int h = 0; h < 2; ++h) {
+      for (unsigned step = 1; step <= 4; step <<= 1) {
+        rx[h] += __shfl_xor_sync(0xffffffffu, rx[h], step);
+        ry[h] += __shfl_xor_sync(0xffffffffu, ry[h], step);
+        rz[h] += __shfl_xor_sync(0xffffffffu, rz[h], step);
+      }
+      if (ii == 0 && (rx[h] != 0.f || ry[h] != 0.f || rz[h] != 0.f)) {
+        float* const target = slot_forces + 4 * (jc * 8 + jg + 4 * h);
+        atomicAdd(target + 0, rx[h]);
+        atomicAdd(target + 1, ry[h]);
+        atomicAdd(target + 2, rz[h]);
+      }
+    }
+  }
+  for (unsigned step = 8; step <= 16; step <<= 1) {
+    fx += __shfl_xor_sync(0xffffffffu, fx, step);
+    fy += __shfl_xor_sync(0xffffffffu, fy, step);
+    fz += __shfl_xor_sync(0xffffffffu, fz, step);
+  }
+  if (jg == 0 && has_i) {
+    atomicAdd(slot_forces + 4 * own + 0, fx);
+    atomicAdd(slot_forces + 4 * own + 1, fy);
+    atomicAdd(slot_forces + 4 * own + 2, fz);
+  }
+}
+
+// Positions into cluster order, the force pass, forces back: one step's force work. The list is a
+// half list; xq and slot_forces hold 16 bytes per slot (the caller's, allocated once).
+template <class Atom, class Layout>
+void hand_cluster_pair_step(coalesce::device_vector<Atom, Layout>& d,
+                            coalesce::verlet_list_ref<coalesce::cluster_pairs> const& list, float4* xq,
+                            float* slot_forces, float length, float rc2) {
+  auto v = d.view();
+  std::size_t const slots = list.clusters * 8;
+  std::uint32_t const* slot_particle = list.slots;
+  coalesce::for_each_index(coalesce::device{}, slots, [=] COALESCE_HOST_DEVICE(std::size_t k) {
+    std::uint32_t const p = slot_particle[k];
+    float4 x{0.f, 0.f, 0.f, 0.f};
+    if (p != coalesce::cluster_pairs::empty_slot) {
+      x = float4{v[p][&Atom::pos][&decltype(Atom::pos)::x], v[p][&Atom::pos][&decltype(Atom::pos)::y],
+                 v[p][&Atom::pos][&decltype(Atom::pos)::z], 1.f};
+    }
+    xq[k] = x;
+    reinterpret_cast<float4*>(slot_forces)[k] = float4{0.f, 0.f, 0.f, 0.f};
+  });
+  float const inv = 1.f / length;
+  unsigned const block = 256, blocks = static_cast<unsigned>((list.clusters * 32 + block - 1) / block);
+  hand_cluster_pair_force<<<blocks, block>>>(static_cast<std::uint32_t>(list.clusters), list.row_offsets, list.entries,
+                                             xq, slot_forces, float3{length, length, length}, float3{inv, inv, inv},
+                                             rc2);
+  coalesce::for_each_index(coalesce::device{}, slots, [=] COALESCE_HOST_DEVICE(std::size_t k) {
+    std::uint32_t const p = slot_particle[k];
+    if (p == coalesce::cluster_pairs::empty_slot) return;
+    float4 const f = reinterpret_cast<float4 const*>(slot_forces)[k];
+    v[p][&Atom::force][&decltype(Atom::force)::x] = f.x;
+    v[p][&Atom::force][&decltype(Atom::force)::y] = f.y;
+    v[p][&Atom::force][&decltype(Atom::force)::z] = f.z;
+  });
+  cudaDeviceSynchronize();
+}
+
+}  // namespace bench_engine
