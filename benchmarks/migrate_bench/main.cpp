@@ -1,7 +1,7 @@
 // migrate_bench: coalesce::mpi's migration and halo on host memory, in the steady state of a
 // time-stepping code, against the hand-written SoA code a competent MPI programmer writes and
 // against the raw MPI exchange of the same bytes (the floor), all in the same process.
-//   OMP_NUM_THREADS=1 mpiexec -n 2 migrate_bench [--n-per-rank N] [--steps S] [--warmup W] [--leaving F]
+//   OMP_NUM_THREADS=1 mpiexec -n 2 migrate_bench [--n-per-rank N] [--steps S] [--warmup W] [--leaving F] [--only migrate|halo]
 //
 // Each rank starts with N particles (32 bytes: position, velocity, mass, id) in its slab of a
 // clamped box split along x. Every step, each particle leaves for the next rank (a ring) with
@@ -699,6 +699,7 @@ struct options {
   std::size_t n = 1u << 20;
   int steps = 20, warmup = 5;
   double leaving = 0.1;
+  std::string only;  // "migrate" or "halo": those rows only (profiling one side)
 };
 
 options parse(int argc, char** argv) {
@@ -713,6 +714,8 @@ options parse(int argc, char** argv) {
       o.warmup = std::stoi(argv[i + 1]);
     } else if (a == "--leaving") {
       o.leaving = std::stod(argv[i + 1]);
+    } else if (a == "--only") {
+      o.only = argv[i + 1];
     }
   }
   return o;
@@ -922,9 +925,9 @@ int main(int argc, char** argv) {
 
     std::vector<row> rows;
     std::vector<std::pair<std::string, phase_times>> phases;
-    migration_rows(d, records, o, rows, phases);
+    if (o.only != "halo") migration_rows(d, records, o, rows, phases);
     std::size_t ghosts = 0;
-    halo_rows(d, records, o, cutoff, rows, ghosts);
+    if (o.only != "migrate") halo_rows(d, records, o, cutoff, rows, ghosts);
     if (rank == 0) {
       std::printf(
           "migrate_bench: %d ranks, %zu particles per rank at the start (32 B), %.0f%% leaving per step to the next "

@@ -274,12 +274,18 @@ void message_columns::add(memory_kind k, coalesce::column_ref c, std::size_t wid
 }
 
 void pack(message_columns const& m, std::size_t count, index_map from, std::byte* message, void* stream) {
+  pack_part(m, count, 0, count, from, message, stream);
+}
+
+void pack_part(message_columns const& m, std::size_t total, std::size_t first, std::size_t count, index_map from,
+               std::byte* message, void* stream) {
   if (count == 0) return;
   std::vector<coalesce::detail::column_copy> copies;
   std::size_t offset = 0;
   for (std::size_t c = 0; c < m.columns.size(); ++c) {
-    copies.push_back({coalesce::column_ref{message + offset, m.widths[c]}, m.columns[c], m.widths[c]});
-    offset += round_up(count * m.widths[c]);
+    copies.push_back(
+        {coalesce::column_ref{message + offset + first * m.widths[c], m.widths[c]}, m.columns[c], m.widths[c]});
+    offset += round_up(total * m.widths[c]);
   }
   coalesce::detail::move_columns_indexed(m.kind, copies.data(), copies.size(), count, from, index_map{nullptr, 0},
                                          stream);

@@ -164,6 +164,114 @@ void add_one_column(column_sum const& col, std::size_t n, index_map src, index_m
   }
 }
 
+// A gather of every column at once (a halo's or a migration's pack: element from.at(k) of each
+// column into element k of its message column), for columns of one width W whose sources share
+// one shape (all unblocked, or all blocked alike: aosoa) and whose destinations are unblocked.
+// Per element the source address is worked out once and every column read from it, and the
+// elements `ahead` are asked for early: the owners lie anywhere, so column by column each pass
+// waited on its own misses (the pack of aosoa<16> records was 57% of a forward at 1.95x the
+// hand-written SoA code).
+template <std::size_t W> void gather_columns_together(column_copy const* columns, std::size_t count, std::size_t n,
+                                                      std::uint32_t const* index, std::size_t first) {
+  constexpr std::size_t max_columns = 32;
+  std::size_t source_offset[max_columns];
+  std::byte* destination[max_columns];
+  column_ref const shape = columns[0].src;
+  for (std::size_t c = 0; c < count; ++c) {
+    source_offset[c] = static_cast<std::size_t>(columns[c].src.base - shape.base);
+    destination[c] = columns[c].dst.base + first * columns[c].dst.stride;
+  }
+  constexpr std::size_t ahead = 8;
+  with_address(shape, [&](auto source_address) {
+    auto const from = source_address;  // a local copy, as in move_column
+    for (std::size_t k = 0; k < n; ++k) {
+      if (k + ahead < n) {
+        std::byte const* const later = from(index[k + ahead]);
+        for (std::size_t c = 0; c < count; ++c) __builtin_prefetch(later + source_offset[c], 0);
+      }
+      std::byte const* const at = from(index[k]);
+      for (std::size_t c = 0; c < count; ++c) std::memcpy(destination[c] + k * W, at + source_offset[c], W);
+    }
+  });
+}
+
+// gather_columns_together where it applies; false elsewhere (the caller moves column by column).
+bool gather_together(column_copy const* columns, std::size_t count, std::size_t n, index_map src, index_map dst) {
+  if (src.index == nullptr || dst.index != nullptr || count < 2 || count > 32) return false;
+  std::size_t const width = columns[0].width;
+  if (width != 4 && width != 8) return false;
+  column_ref const& shape = columns[0].src;
+  for (std::size_t c = 0; c < count; ++c) {
+    column_ref const& s = columns[c].src;
+    column_ref const& d = columns[c].dst;
+    bool const same_shape = s.stride == shape.stride && s.block_shift == shape.block_shift &&
+                            s.block_stride == shape.block_stride && s.block == shape.block;
+    if (columns[c].width != width || !same_shape || d.block_shift != 63 || d.stride != width) return false;
+  }
+  if (width == 4) {
+    gather_columns_together<4>(columns, count, n, src.index, dst.first);
+  } else {
+    gather_columns_together<8>(columns, count, n, src.index, dst.first);
+  }
+  return true;
+}
+
+// The sums of C unblocked columns of one type E in one pass: per element one index read, and every
+// column's add at once (a reverse of a vec3: on soa the three owners' lines are fetched together,
+// not in three passes over the indices; 1.4x the hand-written AoS loop column by column).
+template <class E, std::size_t C>
+void add_columns_together(column_sum const* columns, std::size_t n, index_map src, index_map dst) {
+  std::byte* to[C];
+  std::byte const* from[C];
+  std::size_t to_stride[C], from_stride[C];
+  for (std::size_t c = 0; c < C; ++c) {
+    to[c] = columns[c].dst.base;
+    to_stride[c] = columns[c].dst.stride;
+    from[c] = columns[c].src.base;
+    from_stride[c] = columns[c].src.stride;
+  }
+  with_index(src, [&](auto source_element) {
+    with_index(dst, [&](auto destination_element) {
+      auto const to_element = destination_element;  // local copies, as in move_column
+      auto const from_element = source_element;
+      // The owners lie anywhere: their lines are asked for `ahead` elements early, so that many
+      // misses are in flight instead of the few the loop's own window holds.
+      constexpr std::size_t ahead = 16;
+      std::size_t const prefetched = n > ahead ? n - ahead : 0;
+      for (std::size_t k = 0; k < n; ++k) {
+        if (k < prefetched) {
+          std::size_t const later = to_element(k + ahead);
+          for (std::size_t c = 0; c < C; ++c) __builtin_prefetch(to[c] + later * to_stride[c], 1);
+        }
+        std::size_t const i = to_element(k), j = from_element(k);
+        for (std::size_t c = 0; c < C; ++c) add_one<E>(to[c] + i * to_stride[c], from[c] + j * from_stride[c]);
+      }
+    });
+  });
+}
+
+// Two to four unblocked float or double columns of one type (a force, a vec3): summed together.
+// False for anything else (the caller sums column by column).
+bool add_together(column_sum const* columns, std::size_t count, std::size_t n, index_map src, index_map dst) {
+  if (count < 2 || count > 4) return false;
+  scalar_type const type = columns[0].type;
+  if (type != scalar_type::f32 && type != scalar_type::f64) return false;
+  for (std::size_t c = 0; c < count; ++c) {
+    if (columns[c].type != type || columns[c].dst.block_shift != 63 || columns[c].src.block_shift != 63) return false;
+  }
+  auto const with = [&]<class E>() {
+    if (count == 2) add_columns_together<E, 2>(columns, n, src, dst);
+    if (count == 3) add_columns_together<E, 3>(columns, n, src, dst);
+    if (count == 4) add_columns_together<E, 4>(columns, n, src, dst);
+  };
+  if (type == scalar_type::f32) {
+    with.template operator()<float>();
+  } else {
+    with.template operator()<double>();
+  }
+  return true;
+}
+
 // What the in-place moves of a migration (pack_and_close_up) know besides the column.
 struct close_up_job {
   std::size_t n = 0;                       // elements before the migration
@@ -308,6 +416,26 @@ void close_up_one_column(column_copy const& col, close_up_job const& job, std::s
   }
 }
 
+// The indices i in [first, n) whose read(i) is below `threshold` (or at least it), ascending.
+// No branch per element: every index is written and the next overwrites it unless it was chosen
+// (out has room for n - first), so a face's few percent cost no mispredicted branches.
+template <class Read> std::size_t select_indices(std::size_t first, std::size_t n, bool below, double threshold,
+                                                 std::uint32_t* out, Read read) {
+  std::size_t count = 0;
+  if (below) {
+    for (std::size_t i = first; i < n; ++i) {
+      out[count] = static_cast<std::uint32_t>(i);
+      count += read(i) < threshold;
+    }
+  } else {
+    for (std::size_t i = first; i < n; ++i) {
+      out[count] = static_cast<std::uint32_t>(i);
+      count += read(i) >= threshold;
+    }
+  }
+  return count;
+}
+
 }  // namespace
 
 void move_columns_indexed(memory_kind kind, column_copy const* columns, std::size_t count, std::size_t n, index_map src,
@@ -317,6 +445,7 @@ void move_columns_indexed(memory_kind kind, column_copy const* columns, std::siz
   if (on_gpu(kind)) return cuda_moves::move_columns_indexed(columns, count, n, src, dst, stream);
 #endif
   (void)kind, (void)stream;
+  if (gather_together(columns, count, n, src, dst)) return;
   for_chunks(n, src, dst, [&](std::size_t n, index_map src, index_map dst) {
     for (std::size_t c = 0; c < count; ++c) move_one_column(columns[c], n, src, dst);
   });
@@ -420,6 +549,7 @@ void add_columns_indexed(memory_kind kind, column_sum const* columns, std::size_
   if (on_gpu(kind)) return cuda_moves::add_columns_indexed(columns, count, n, src, dst, stream);
 #endif
   (void)kind, (void)stream;
+  if (add_together(columns, count, n, src, dst)) return;
   for_chunks(n, src, dst, [&](std::size_t n, index_map src, index_map dst) {
     for (std::size_t c = 0; c < count; ++c) add_one_column(columns[c], n, src, dst);
   });
@@ -437,19 +567,29 @@ void shift_column(memory_kind kind, position_columns const& position, unsigned a
   }
 }
 
-std::size_t select_near_face(memory_kind kind, position_columns const& position, unsigned axis, std::size_t n,
-                             bool below, double threshold, std::uint32_t* out, void* stream) {
-  if (n == 0) return 0;
+std::size_t select_near_face(memory_kind kind, position_columns const& position, unsigned axis, std::size_t first,
+                             std::size_t n, bool below, double threshold, std::uint32_t* out, void* stream) {
+  if (n <= first) return 0;
 #if COALESCE_WITH_CUDA
-  if (on_gpu(kind)) return cuda_moves::select_near_face(position, axis, n, below, threshold, out, stream);
+  if (on_gpu(kind)) return cuda_moves::select_near_face(position, axis, first, n, below, threshold, out, stream);
 #endif
   (void)kind, (void)stream;
-  std::size_t count = 0;
-  for (std::size_t i = 0; i < n; ++i) {
-    double const x = coordinate_of(position, axis, i);
-    if (below ? x < threshold : x >= threshold) out[count++] = static_cast<std::uint32_t>(i);
+  column_ref const& c = position.axis[axis];
+  // Plain float or double coordinates in an unblocked column (soa, aos, a split's column): read by
+  // stride, the common case. Anything else (blocked, fixed point, box_fixed) through coordinate_of.
+  if (!stored_position(position) && c.block_shift == 63) {
+    std::byte const* const base = c.base;
+    std::size_t const stride = c.stride;
+    if (position.width == 4) {
+      return select_indices(first, n, below, threshold, out, [=](std::size_t i) {
+        return static_cast<double>(*reinterpret_cast<float const*>(base + i * stride));
+      });
+    }
+    return select_indices(first, n, below, threshold, out,
+                          [=](std::size_t i) { return *reinterpret_cast<double const*>(base + i * stride); });
   }
-  return count;
+  return select_indices(first, n, below, threshold, out,
+                        [&](std::size_t i) { return coordinate_of(position, axis, i); });
 }
 
 void owners_of(memory_kind kind, position_columns const& position, std::size_t n, owner_grid const& grid, int* out,

@@ -131,24 +131,24 @@ void shift_column(position_columns const& position, unsigned axis, std::size_t f
   });
 }
 
-std::size_t select_near_face(position_columns const& position, unsigned axis, std::size_t n, bool below,
-                             double threshold, std::uint32_t* out, void* stream) {
+std::size_t select_near_face(position_columns const& position, unsigned axis, std::size_t first, std::size_t n,
+                             bool below, double threshold, std::uint32_t* out, void* stream) {
   auto const s = static_cast<cudaStream_t>(stream);
   auto const near = [=] __device__(std::uint32_t i) {
     double const x = coordinate_of(position, axis, i);
     return below ? x < threshold : x >= threshold;
   };
-  thrust::counting_iterator<std::uint32_t> const first(0);
+  thrust::counting_iterator<std::uint32_t> const indices(static_cast<std::uint32_t>(first));
   std::size_t temp_bytes = 0;
-  COALESCE_CUDA_TRY(cub::DeviceSelect::If(nullptr, temp_bytes, first, out, static_cast<std::uint32_t*>(nullptr),
-                                          static_cast<std::int64_t>(n), near, s));
+  COALESCE_CUDA_TRY(cub::DeviceSelect::If(nullptr, temp_bytes, indices, out, static_cast<std::uint32_t*>(nullptr),
+                                          static_cast<std::int64_t>(n - first), near, s));
   // The count and the temporary storage in one allocation (a halo is built every K steps); the
   // storage starts 256 bytes in, aligned as CUB wants.
   constexpr std::size_t count_room = 256;
   buffer temp(memory_kind::device, count_room + temp_bytes, stream);  // stream-ordered: its free waits for nothing else
   auto* count = reinterpret_cast<std::uint32_t*>(temp.data());
-  COALESCE_CUDA_TRY(cub::DeviceSelect::If(temp.data() + count_room, temp_bytes, first, out, count,
-                                          static_cast<std::int64_t>(n), near, s));
+  COALESCE_CUDA_TRY(cub::DeviceSelect::If(temp.data() + count_room, temp_bytes, indices, out, count,
+                                          static_cast<std::int64_t>(n - first), near, s));
   std::uint32_t selected = 0;
   COALESCE_CUDA_TRY(cudaMemcpyAsync(&selected, count, sizeof selected, cudaMemcpyDeviceToHost, s));
   COALESCE_CUDA_TRY(cudaStreamSynchronize(s));

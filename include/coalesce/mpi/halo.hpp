@@ -295,20 +295,28 @@ struct axis_messages {
   std::array<std::byte const*, 2> at{};
   std::array<std::size_t, 2> count{};
 };
-inline axis_messages exchange_axis(mpi::halo_plan const& h, message_columns const& m, std::array<std::size_t, 2> count,
-                                   std::array<index_map, 2> from, std::array<int, 2> to, std::array<int, 2> source,
+// pack_message(k, n, at) writes message k's n elements at `at` (laid out as m's).
+template <class PackMessage>
+axis_messages exchange_axis_packed(mpi::halo_plan const& h, message_columns const& m, std::array<std::size_t, 2> count,
+                                   PackMessage&& pack_message, std::array<int, 2> to, std::array<int, 2> source,
                                    std::array<std::size_t, 2> const* expected = nullptr) {
   memory_kind const kind = m.kind_set ? m.kind : memory_kind::host;
   std::array<std::size_t, 2> sending{};
   for (int k = 0; k < 2; ++k) sending[k] = to[k] == MPI_PROC_NULL ? 0 : count[k];
   std::byte* send = h.buffers().send_at_least(kind, m.bytes(sending[0]) + m.bytes(sending[1]), h.stream().handle());
-  pack(m, sending[0], from[0], send, h.stream().handle());
-  pack(m, sending[1], from[1], send + m.bytes(sending[0]), h.stream().handle());
+  pack_message(0, sending[0], send);
+  pack_message(1, sending[1], send + m.bytes(sending[0]));
   axis_messages out;
   std::byte const* got = sendrecv_pair(h.comm(), kind, h.transport(), h.stream().handle(), m, send, sending, to, source,
                                        expected, out.count, h.buffers());
   out.at = {got, got + m.bytes(out.count[0])};
   return out;
+}
+inline axis_messages exchange_axis(mpi::halo_plan const& h, message_columns const& m, std::array<std::size_t, 2> count,
+                                   std::array<index_map, 2> from, std::array<int, 2> to, std::array<int, 2> source,
+                                   std::array<std::size_t, 2> const* expected = nullptr) {
+  auto const pack_message = [&](int k, std::size_t n, std::byte* at) { pack(m, n, from[k], at, h.stream().handle()); };
+  return exchange_axis_packed(h, m, count, pack_message, to, source, expected);
 }
 
 // forward() and reverse() return with the values in place: the last stage's unpacks (and
@@ -413,55 +421,90 @@ template <class T, class L, class S, class Pos> struct particle_stage_store {
   position_columns positions() const { return position_columns_of(particles.storage(), position); }
   message_columns message() const { return columns_of("build_halo", particles); }
   void grow(coalesce::stream s, std::size_t kept, std::size_t total) { resize_in_order(s, kept, total, particles); }
+  // The candidates [0, n) near a face, for message k; then that message's elements packed.
+  std::size_t select(int, unsigned axis, std::size_t n, bool below, double threshold, std::uint32_t* out,
+                     void* stream) const {
+    return select_near_face(kind_of_space<S>, positions(), axis, 0, n, below, threshold, out, stream);
+  }
+  void pack_selected(int, message_columns const& m, std::size_t n, std::uint32_t const* sent, std::byte* at,
+                     void* stream) const {
+    pack(m, n, index_map{sent, 0}, at, stream);
+  }
 };
 class coordinate_stage_store {
  public:
-  // The first `n` elements' coordinates of `from` (a particle vector's position columns), in
-  // `storage` (a communicator's buffers, kept between plans).
+  // The particles' first `n` elements are the candidates of the first stage, read where the
+  // particles hold them (`from`, their position columns: nothing is copied); the ghosts'
+  // coordinates go to `storage` (a communicator's buffers, kept between plans) at their own
+  // indices, n and up, so one index names an element in either. The buffers' first n elements are
+  // never written (host memory: pages never touched).
   coordinate_stage_store(memory_kind kind, position_columns const& from, std::size_t n, std::array<buffer, 3>& storage,
                          void* stream)
-      : kind_(kind), dims_(from.dims), width_(from.width), format_(from), coordinates_(storage) {
-    // The staged coordinates keep their stored format (fixed point, box_fixed: the words themselves).
-    reserve(n + n / 4, 0, stream);  // room for ghosts of a quarter of the particles before a regrowth
-    std::array<column_copy, 3> copies{};
-    for (unsigned a = 0; a < dims_; ++a) copies[a] = {column(a), from.axis[a], width_};
-    move_columns_indexed(kind_, copies.data(), dims_, n, index_map{nullptr, 0}, index_map{nullptr, 0}, stream);
-    size_ = n;
+      : kind_(kind),
+        dims_(from.dims),
+        width_(from.width),
+        owned_(from),
+        owned_count_(n),
+        size_(n),
+        coordinates_(storage) {
+    reserve(n + n / 4, n, stream);  // room for ghosts of a quarter of the particles before a regrowth
   }
   std::size_t size() const { return size_; }
+  // The ghosts' coordinates (elements owned_count and up; the particles' stored format).
   position_columns positions() const {
-    position_columns out = format_;
+    position_columns out = owned_;
     for (unsigned a = 0; a < dims_; ++a) out.axis[a] = column(a);
     return out;
   }
-  message_columns message() const {
-    message_columns m;
-    for (unsigned a = 0; a < dims_; ++a) m.add(kind_, column(a), width_, -1, "plan_halo");
-    return m;
-  }
+  message_columns message() const { return message_of(positions()); }
   void grow(coalesce::stream s, std::size_t kept, std::size_t total) {
     reserve(total, kept, s.handle());
     size_ = total;
   }
+  // Candidates [0, n): the particles' own below owned_count, then earlier stages' ghosts; the
+  // selection is ascending, so message k's first owned_part_[k] elements are particles'.
+  std::size_t select(int k, unsigned axis, std::size_t n, bool below, double threshold, std::uint32_t* out,
+                     void* stream) {
+    std::size_t const owned = std::min(n, owned_count_);
+    owned_part_[k] = select_near_face(kind_, owned_, axis, 0, owned, below, threshold, out, stream);
+    std::size_t const ghosts =
+        select_near_face(kind_, positions(), axis, owned, n, below, threshold, out + owned_part_[k], stream);
+    return owned_part_[k] + ghosts;
+  }
+  void pack_selected(int k, message_columns const& m, std::size_t n, std::uint32_t const* sent, std::byte* at,
+                     void* stream) const {
+    std::size_t const first = std::min(owned_part_[k], n);
+    pack_part(message_of(owned_), n, 0, first, index_map{sent, 0}, at, stream);
+    pack_part(m, n, first, n - first, index_map{sent + first, 0}, at, stream);
+  }
 
  private:
+  message_columns message_of(position_columns const& c) const {
+    message_columns m;
+    for (unsigned a = 0; a < dims_; ++a) m.add(kind_, c.axis[a], width_, -1, "plan_halo");
+    return m;
+  }
   column_ref column(unsigned a) const { return column_ref{coordinates_[a].data(), width_}; }
-  // At least `capacity` elements per axis, the first `kept` kept; a buffer of another memory or
-  // too small is replaced by one twice the size asked for.
+  // At least `capacity` elements per axis, the ghosts below `kept` kept; a buffer of another memory
+  // or too small is replaced by one twice the size asked for.
   void reserve(std::size_t capacity, std::size_t kept, void* stream) {
     std::size_t const bytes = std::max<std::size_t>(capacity, 1) * width_;
     for (unsigned a = 0; a < dims_; ++a) {
       buffer& b = coordinates_[a];
       if (b.kind() == kind_ && b.size() >= bytes) continue;
       buffer grown(kind_, 2 * bytes);
-      if (kept > 0) copy_bytes(kind_, grown.data(), kind_, b.data(), kept * width_, stream);
+      if (kept > owned_count_) {
+        copy_bytes(kind_, grown.data() + owned_count_ * width_, kind_, b.data() + owned_count_ * width_,
+                   (kept - owned_count_) * width_, stream);
+      }
       b = std::move(grown);
     }
   }
   memory_kind kind_;
   unsigned dims_, width_;
-  position_columns format_;  // the particles' columns: their stored format (the axes are replaced)
-  std::size_t size_ = 0;
+  position_columns owned_;  // the particles' position columns
+  std::size_t owned_count_, size_;
+  std::array<std::size_t, 2> owned_part_{};
   std::array<buffer, 3>& coordinates_;
 };
 
@@ -480,7 +523,6 @@ void stage_axes(mpi::halo_plan& h, mpi::decomposition const& d, Store& store, do
     // and the other axes' ghosts, never this axis's own ghosts (those would go back where they came from).
     std::size_t const candidates = store.size();
     std::array<mpi::halo_plan::stage, 2> st;
-    auto const columns = store.positions();
     for (int k = 0; k < 2; ++k) {
       int const direction = k == 0 ? -1 : +1;
       st[k].axis = a;
@@ -492,8 +534,8 @@ void stage_axes(mpi::halo_plan& h, mpi::decomposition const& d, Store& store, do
       if (st[k].to != MPI_PROC_NULL && candidates > 0) {
         bool const below = direction < 0;
         std::uint32_t* const picked = h.buffers().selection_at_least(kind, candidates, stream);
-        st[k].sent_count = select_near_face(kind, columns, a, candidates, below,
-                                            below ? sub.lo[a] + cutoff : sub.hi[a] - cutoff, picked, stream);
+        st[k].sent_count =
+            store.select(k, a, candidates, below, below ? sub.lo[a] + cutoff : sub.hi[a] - cutoff, picked, stream);
         st[k].sent = buffer(kind, std::max<std::size_t>(st[k].sent_count, 1) * sizeof(std::uint32_t));
         copy_bytes(kind, st[k].sent.data(), kind, picked, st[k].sent_count * sizeof(std::uint32_t), stream);
       } else {
@@ -501,9 +543,11 @@ void stage_axes(mpi::halo_plan& h, mpi::decomposition const& d, Store& store, do
       }
     }
     message_columns const records = store.message();
-    auto const got = exchange_axis(h, records, {st[0].sent_count, st[1].sent_count},
-                                   {index_map{st[0].sent_indices(), 0}, index_map{st[1].sent_indices(), 0}},
-                                   {st[0].to, st[1].to}, {st[0].from, st[1].from});
+    auto const pack_message = [&](int k, std::size_t n, std::byte* at) {
+      store.pack_selected(k, records, n, st[k].sent_indices(), at, stream);
+    };
+    auto const got = exchange_axis_packed(h, records, {st[0].sent_count, st[1].sent_count}, pack_message,
+                                          {st[0].to, st[1].to}, {st[0].from, st[1].from});
     st[0].first_ghost = store.size();
     st[0].received = got.count[0];
     st[1].first_ghost = st[0].first_ghost + st[0].received;

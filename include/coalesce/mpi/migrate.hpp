@@ -137,6 +137,10 @@ struct message_columns {
 // Elements from.at(k), k < count, of every column into a message; a message into elements to.at(k);
 // a message added into elements to.at(k) (distinct), column types permitting. Queued on `stream`.
 void pack(message_columns const& m, std::size_t count, index_map from, std::byte* message, void* stream);
+// Part of a message of `total` elements: its elements [first, first + count) from from.at(k), k <
+// count (a message gathered from two sources, each packing its part).
+void pack_part(message_columns const& m, std::size_t total, std::size_t first, std::size_t count, index_map from,
+               std::byte* message, void* stream);
 void unpack(message_columns const& m, std::size_t count, std::byte const* message, index_map to, void* stream);
 void unpack_sum(message_columns const& m, std::size_t count, std::byte const* message, index_map to, void* stream);
 

@@ -55,11 +55,11 @@ void add_columns_indexed(memory_kind kind, column_sum const* columns, std::size_
 void shift_column(memory_kind kind, position_columns const& position, unsigned axis, std::size_t first, std::size_t n,
                   double shift, void* stream);
 
-// The indices i in [0, n), ascending, whose coordinate `axis` (any position format) is below
-// `threshold` (below = true) or at least `threshold` (below = false), written to out (room for n
-// in memory of `kind`). Returns how many (waits for the count).
-std::size_t select_near_face(memory_kind kind, position_columns const& position, unsigned axis, std::size_t n,
-                             bool below, double threshold, std::uint32_t* out, void* stream);
+// The indices i in [first, n), ascending, whose coordinate `axis` (any position format) is below
+// `threshold` (below = true) or at least `threshold` (below = false), written to out (room for
+// n - first in memory of `kind`). Returns how many (waits for the count).
+std::size_t select_near_face(memory_kind kind, position_columns const& position, unsigned axis, std::size_t first,
+                             std::size_t n, bool below, double threshold, std::uint32_t* out, void* stream);
 
 // A regular grid of ranks over a box, numbered row-major (the numbering of MPI_Cart_create
 // without reordering): the rank owning a position, -1 when it is not finite or outside the box
