@@ -106,4 +106,28 @@ inline std::vector<coalesce_test::Particle> clustered_particles(std::size_t n, f
   return out;
 }
 
+// Particles no closer than 0.85 (a liquid's spacing: no pair deep in the repulsive wall), types
+// 0 and 1 alternating.
+inline std::vector<coalesce_test::Particle> liquid(std::size_t n, float length, unsigned seed) {
+  std::vector<coalesce_test::Particle> out;
+  auto candidates = random_particles(20 * n, 0.f, length, seed);
+  for (auto const& c : candidates) {
+    bool far = true;
+    for (auto const& q : out) {
+      float d2 = 0;
+      for (float d : {c.pos.x - q.pos.x, c.pos.y - q.pos.y, c.pos.z - q.pos.z}) {
+        d -= length * std::round(d / length);
+        d2 += d * d;
+      }
+      far = far && d2 > 0.85f * 0.85f;
+    }
+    if (!far) continue;
+    out.push_back(c);
+    out.back().id = static_cast<std::uint32_t>(out.size() % 2);
+    out.back().vel = {7, 7, 7};  // the force member: overwritten
+    if (out.size() == n) break;
+  }
+  return out;
+}
+
 }  // namespace coalesce_test::neighbor_cases

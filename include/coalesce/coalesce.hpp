@@ -36,5 +36,6 @@
 #include "core/stored_as.hpp"
 #include "memory/vector.hpp"
 #include "neighbors/pair_engine.hpp"
+#include "neighbors/many_body.hpp"
 #include "neighbors/verlet_list.hpp"
 #include "core/view.hpp"

@@ -1,0 +1,335 @@
+// coalesce/neighbors/many_body.hpp - potentials of two pair passes through the pair engine: the
+// embedded-atom method (EAM) and its kin (Finnis-Sinclair), where a particle's energy depends on a
+// density summed over its neighbours. The user writes the law (three functions, as LAMMPS's
+// pair_eam or HOOMD-blue's EAM have them); the engine runs the passes over any list, layout and
+// precision, host or GPU memory.
+//
+//   // Finnis-Sinclair-like, one type: rho_j(r) = (rc - r)^2, F(rho) = -sqrt(rho), phi(r) = (rc - r)^4.
+//   struct sutton {
+//     float rc = 2.5f;
+//     COALESCE_HOST_DEVICE float cutoff() const { return rc; }
+//     // The density particle j (type tj) adds at particle i (type ti) at distance^2 r2.
+//     COALESCE_HOST_DEVICE float density(float r2, std::size_t, std::size_t) const {
+//       float const s = rc - std::sqrt(r2);
+//       return s * s;
+//     }
+//     // The embedding energy F(rho) of a particle of type t and its derivative dF/drho.
+//     COALESCE_HOST_DEVICE coalesce::embedding_value<float> embed(float rho, std::size_t) const {
+//       float const root = std::sqrt(rho);
+//       return {-root, root > 0 ? -0.5f / root : 0.f};
+//     }
+//     // The pair's force / r and pair energy from the pair potential phi and the densities'
+//     // derivatives: -(phi'(r) + dF_i rho_j'(r) + dF_j rho_i'(r)) / r, and phi(r).
+//     COALESCE_HOST_DEVICE coalesce::pair_value<float> pair(float r2, std::size_t, std::size_t, float dF_i,
+//                                                           float dF_j) const {
+//       float const r = std::sqrt(r2), s = rc - r;
+//       float const dphi = -4.f * s * s * s, drho = -2.f * s;
+//       return {-(dphi + (dF_i + dF_j) * drho) / r, s * s * s * s};
+//     }
+//   };
+//   coalesce::box const domain{.lo = {0, 0, 0}, .hi = {10, 10, 10}, .edges = coalesce::boundary::periodic};
+//   coalesce::verlet_list<coalesce::padded_columns, coalesce::host> near({.cutoff = 2.5, .skin = 0.3});
+//   near.build(h, &Particle::pos, domain);
+//   coalesce::pair_totals const sums =
+//       coalesce::compute_many_body<&Particle::pos, &Particle::vel>(h, near.view(h), domain, sutton{}, {.energy = true});
+//
+// The passes: (1) each particle's density, rho_i = sum over j in reach of density(r2, t_i, t_j)
+// (a half list adds density(r2, t_j, t_i) into j too); (2) each particle's embedding, F(rho_i) into
+// the energy and dF_i kept; (3) the forces, pair(r2, t_i, t_j, dF_i, dF_j) per pair in reach, as
+// compute_pairs applies a pair law (pair_engine.hpp: the force member overwritten, Newton's third
+// law on a half list). "In reach": r2 below cutoff()^2, the separation the minimum image along
+// periodic axes. Energy (sum of F(rho_i) and of phi per pair) and virial (sum over pairs of r . F)
+// in double, only when asked. The densities and derivatives live in scratch of the particles'
+// memory for the call (a vector of two reals per particle); every particle must be a row of the
+// list (a list built over all of them): a halo's ghosts need their owners' dF, which one call on
+// one rank cannot know.
+//
+// Bad input throws coalesce::error and writes nothing: a list with fewer rows than particles, a
+// cutoff that is not positive and finite, a type member value the law refuses (the law's own
+// checks), a position that is not finite.
+#pragma once
+#include <cmath>
+#include <cstddef>
+#include <cstdint>
+#include <string>
+#include <type_traits>
+
+#include "../core/atomic.hpp"
+#include "../core/box.hpp"
+#include "../core/config.hpp"
+#include "../core/error.hpp"
+#include "../memory/for_each.hpp"
+#include "../memory/stream.hpp"
+#include "../memory/vector.hpp"
+#include "cluster_tile.hpp"
+#include "list_traits.hpp"
+#include "pair_engine.hpp"
+#include "pair_law.hpp"
+
+namespace coalesce {
+
+// An embedding function's value F(rho) and derivative dF/drho.
+template <class Real> struct embedding_value {
+  Real value = 0;
+  Real derivative = 0;
+};
+
+// The law of a many-body (EAM-style) potential: cutoff(), density(r2, ti, tj), embed(rho, t) and
+// pair(r2, ti, tj, dF_i, dF_j), callable in kernels (COALESCE_HOST_DEVICE). The real type of
+// density() is the arithmetic of all three passes.
+template <class E>
+concept many_body_law = requires(E const& e, float r2, std::size_t t) {
+  {e.cutoff()};
+  {e.density(r2, t, t)};
+  {e.embed(e.density(r2, t, t), t).derivative};
+  {e.pair(r2, t, t, e.density(r2, t, t), e.density(r2, t, t)).force_over_r};
+};
+template <class E> using many_body_real_t =
+    std::remove_cvref_t<decltype(std::declval<E const&>().density(0.0f, std::size_t{}, std::size_t{}))>;
+
+namespace detail {
+
+// Per particle between the passes: its density, then dF/drho.
+template <class Real> struct embedding_scratch {
+  Real density;
+  Real derivative;
+};
+
+// For every neighbour j of row i within reach: visit(j, d, r2) with d = x_i - x_j (minimum image).
+template <class Real, class List, class View, class PositionMember, class Visit>
+COALESCE_HOST_DEVICE COALESCE_INLINE void for_each_in_reach(List const& list, View const& v, PositionMember position,
+                                                            std::size_t i, Real const (&len)[3],
+                                                            bool const (&periodic)[3], Real reach2, Visit&& visit) {
+  auto const xi = v[i][position.pointer];
+  Real const x0 = coordinate<Real>(xi, 0), x1 = coordinate<Real>(xi, 1), x2 = coordinate<Real>(xi, 2);
+  for_each_neighbor(list, i, [&](std::uint32_t j) {
+    auto const xj = v[j][position.pointer];
+    Real const d[3] = {x0 - nearest_image(x0, coordinate<Real>(xj, 0), periodic[0], len[0]),
+                       x1 - nearest_image(x1, coordinate<Real>(xj, 1), periodic[1], len[1]),
+                       x2 - nearest_image(x2, coordinate<Real>(xj, 2), periodic[2], len[2])};
+    Real const r2 = d[0] * d[0] + d[1] * d[1] + d[2] * d[2];
+    if (r2 < reach2) visit(j, d, r2);
+  });
+}
+
+template <bool Energy, bool Virial, class Law, class T, class L, class Space, class PositionMember, class ForceMember,
+          class TypeMember, class List>
+pair_totals run_many_body(vector<T, L, Space>& particles, PositionMember position, ForceMember force,
+                          TypeMember type_member, List const& list, box const& domain, Law const& law, bool half,
+                          stream on) {
+  using Real = many_body_real_t<Law>;
+  constexpr char const* caller = "compute_many_body";
+  std::size_t const n = particles.size();
+  std::size_t const rows = list_traits<List>::size(list);
+  if (rows != n) {
+    throw_error(std::string(caller) + ": the list has " + std::to_string(rows) + " rows for " + std::to_string(n) +
+                " particles; every particle's density is needed, so build the list over all of them (a halo's "
+                "ghosts need their owners' embedding derivatives: not one call's work)");
+  }
+  double const cutoff = static_cast<double>(law.cutoff());
+  if (!(cutoff > 0) || !std::isfinite(cutoff)) {
+    throw_error(std::string(caller) + ": the law's cutoff() is " + std::to_string(cutoff) +
+                "; it must be positive and finite");
+  }
+  auto v = particles.view();
+  using position_leaf = std::remove_cvref_t<decltype(v[0][position.pointer][0])>;
+  static_assert(!(std::is_same_v<position_leaf, double> && std::is_same_v<Real, float>),
+                "coalesce::compute_many_body: the law computes in float (its density() returns float) but the "
+                "positions are double; write the law in double or store the positions as float");
+  // Checks first, nothing written: a position that is not finite.
+  {
+    vector<bad_count, soa, Space> bad(1, bad_count{0}, on);
+    auto b = bad.view();
+    for_each_index(
+        Space{}, n,
+        [=] COALESCE_HOST_DEVICE(std::size_t i) {
+          auto const x = v[i][position.pointer];
+          bool ok = true;
+          for (int d = 0; d < 3; ++d) ok = ok && std::isfinite(static_cast<double>(coordinate<Real>(x, d)));
+          if (!ok) atomic_add(b[0][&bad_count::count], std::uint64_t{1});
+        },
+        on);
+    bad_count const found = host_vector<bad_count, soa>(bad, on).view()[0];
+    if (found.count != 0) {
+      host_vector<T, L> const copy(particles);
+      auto const w = copy.view();
+      for (std::size_t i = 0; i < n; ++i) {
+        for (int d = 0; d < 3; ++d) {
+          if (!std::isfinite(static_cast<double>(coordinate<Real>(w[i][position.pointer], d)))) {
+            throw_error(std::string(caller) + ": particle " + std::to_string(i) +
+                        " has a position that is not finite; nothing was written");
+          }
+        }
+      }
+    }
+  }
+  Real len[3];
+  bool periodic[3];
+  for (int a = 0; a < 3; ++a) {
+    len[a] = static_cast<Real>(domain.hi[a] - domain.lo[a]);
+    periodic[a] = domain.periodic(a);
+  }
+  // The reach squared in the loop's type: as a float the smallest float at least the double (as
+  // pair_table::cutoff2_float), so that float and double loops keep the same pairs.
+  Real reach2 = static_cast<Real>(cutoff * cutoff);
+  if (static_cast<double>(reach2) < cutoff * cutoff) {
+    reach2 = std::nextafter(reach2, std::numeric_limits<Real>::infinity());
+  }
+  vector<embedding_scratch<Real>, soa, Space> scratch(n, embedding_scratch<Real>{Real(0), Real(0)}, on);
+  auto e = scratch.view();
+  vector<pair_sums, soa, Space> sums(1, pair_sums{0, 0}, on);
+  auto s = sums.view();
+  // (1) Densities.
+  for_each_index(
+      Space{}, rows,
+      [=] COALESCE_HOST_DEVICE(std::size_t i) {
+        std::size_t const ti = type_of(v[i], type_member);
+        Real rho = 0;
+        for_each_in_reach<Real>(list, v, position, i, len, periodic, reach2,
+                                [&](std::uint32_t j, Real const(&)[3], Real r2) {
+                                  std::size_t const tj = type_of(v[j], type_member);
+                                  rho += law.density(r2, ti, tj);
+                                  if (half)
+                                    atomic_add(e[j][&embedding_scratch<Real>::density], law.density(r2, tj, ti));
+                                });
+        if (half) {
+          atomic_add(e[i][&embedding_scratch<Real>::density], rho);
+        } else {
+          e[i][&embedding_scratch<Real>::density] = rho;
+        }
+      },
+      on);
+  // (2) Embedding: dF kept, F into the energy.
+  for_each_index(
+      Space{}, n,
+      [=] COALESCE_HOST_DEVICE(std::size_t i) {
+        (void)s, (void)n;  // captured here, not first inside an if constexpr (nvcc's rule for extended lambdas)
+        embedding_value<Real> const f = law.embed(e[i][&embedding_scratch<Real>::density], type_of(v[i], type_member));
+        e[i][&embedding_scratch<Real>::derivative] = f.derivative;
+        if constexpr (Energy) add_row_sums<true, false>(s, static_cast<double>(f.value), 0.0, i, n);
+      },
+      on);
+  // (3) Forces (a half list: reactions into j, every force zeroed first).
+  if (half) {
+    for_each_index(
+        Space{}, n,
+        [=] COALESCE_HOST_DEVICE(std::size_t i) {
+          for (int d = 0; d < 3; ++d) v[i][force.pointer][d] = 0;
+        },
+        on);
+  }
+  for_each_index(
+      Space{}, rows,
+      [=] COALESCE_HOST_DEVICE(std::size_t i) {
+        (void)s, (void)rows;  // (as above)
+        std::size_t const ti = type_of(v[i], type_member);
+        Real const dFi = e[i][&embedding_scratch<Real>::derivative];
+        Real f0 = 0, f1 = 0, f2 = 0;
+        double energy = 0, virial = 0;
+        for_each_in_reach<Real>(
+            list, v, position, i, len, periodic, reach2, [&](std::uint32_t j, Real const(&d)[3], Real r2) {
+              std::size_t const tj = type_of(v[j], type_member);
+              pair_value<Real> const p = law.pair(r2, ti, tj, dFi, e[j][&embedding_scratch<Real>::derivative]);
+              f0 += p.force_over_r * d[0];
+              f1 += p.force_over_r * d[1];
+              f2 += p.force_over_r * d[2];
+              if (half) {
+                atomic_add(v[j][force.pointer][0], -p.force_over_r * d[0]);
+                atomic_add(v[j][force.pointer][1], -p.force_over_r * d[1]);
+                atomic_add(v[j][force.pointer][2], -p.force_over_r * d[2]);
+              }
+              double const share = half ? 1.0 : 0.5;
+              if constexpr (Energy) energy += share * static_cast<double>(p.energy);
+              if constexpr (Virial) {
+                virial += share * static_cast<double>(p.force_over_r) * static_cast<double>(r2);
+              }
+            });
+        if (half) {
+          atomic_add(v[i][force.pointer][0], f0);
+          atomic_add(v[i][force.pointer][1], f1);
+          atomic_add(v[i][force.pointer][2], f2);
+        } else {
+          v[i][force.pointer][0] = f0;
+          v[i][force.pointer][1] = f1;
+          v[i][force.pointer][2] = f2;
+        }
+        if constexpr (Energy || Virial) add_row_sums<Energy, Virial>(s, energy, virial, i, rows);
+      },
+      on);
+  pair_totals out;
+  if constexpr (Energy || Virial) {
+    pair_sums const total = host_vector<pair_sums, soa>(sums, on).view()[0];  // waits for `on`
+    out.energy = Energy ? total.energy : 0.0;
+    out.virial = Virial ? total.virial : 0.0;
+  } else {
+    synchronize(on);
+  }
+  return out;
+}
+
+template <class Law, class T, class L, class Space, class PositionMember, class ForceMember, class TypeMember,
+          class List>
+pair_totals dispatch_many_body(vector<T, L, Space>& particles, PositionMember position, ForceMember force,
+                               TypeMember type_member, List const& list, box const& domain, Law const& law,
+                               pair_options options, stream on) {
+  bool const half = list_is_half(list, options.half, "compute_many_body");
+  auto run = [&]<bool E, bool W>() {
+    return run_many_body<E, W>(particles, position, force, type_member, list, domain, law, half, on);
+  };
+  if (options.energy && options.virial) return run.template operator()<true, true>();
+  if (options.energy) return run.template operator()<true, false>();
+  if (options.virial) return run.template operator()<false, true>();
+  return run.template operator()<false, false>();
+}
+
+}  // namespace detail
+
+// The many-body law over every pair of `list`, every particle of type 0. Forces into `force`
+// (overwritten), positions from `position`.
+template <class Law, class T, class L, class Space, class Pos, class Force, class List>
+requires many_body_law<Law> && neighbor_list_view<List> pair_totals
+compute_many_body(vector<T, L, Space>& particles, Pos T::*position, Force T::*force, List const& list,
+                  box const& domain, Law const& law, pair_options options = {}, stream on = default_stream) {
+  return detail::dispatch_many_body(particles, detail::member_handle<Pos, T>{position},
+                                    detail::member_handle<Force, T>{force}, detail::no_type_member{}, list, domain, law,
+                                    options, on);
+}
+
+// The same with each particle's type read from the member `type` (passed to the law as is).
+template <class Law, class T, class L, class Space, class Pos, class Force, class Type, class List>
+requires many_body_law<Law> && neighbor_list_view<List> && std::is_integral_v<Type> pair_totals
+compute_many_body(vector<T, L, Space>& particles, Pos T::*position, Force T::*force, Type T::*type, List const& list,
+                  box const& domain, Law const& law, pair_options options = {}, stream on = default_stream) {
+  return detail::dispatch_many_body(particles, detail::member_handle<Pos, T>{position},
+                                    detail::member_handle<Force, T>{force}, detail::member_handle<Type, T>{type}, list,
+                                    domain, law, options, on);
+}
+
+// The members as template arguments (the faster form, as for compute_pairs).
+template <auto Position, auto Force, class Law, class T, class L, class Space, class List>
+requires many_body_law<Law> && neighbor_list_view<List> pair_totals compute_many_body(vector<T, L, Space>& particles,
+                                                                                      List const& list,
+                                                                                      box const& domain, Law const& law,
+                                                                                      pair_options options = {},
+                                                                                      stream on = default_stream) {
+  static_assert(detail::is_member_of<T>(Position) && detail::is_member_of<T>(Force),
+                "coalesce::compute_many_body<Position, Force>: both are pointers to members of the particles' type");
+  return detail::dispatch_many_body(particles, detail::constant_member<Position>{}, detail::constant_member<Force>{},
+                                    detail::no_type_member{}, list, domain, law, options, on);
+}
+
+template <auto Position, auto Force, auto Type, class Law, class T, class L, class Space, class List>
+requires many_body_law<Law> && neighbor_list_view<List> pair_totals compute_many_body(vector<T, L, Space>& particles,
+                                                                                      List const& list,
+                                                                                      box const& domain, Law const& law,
+                                                                                      pair_options options = {},
+                                                                                      stream on = default_stream) {
+  static_assert(detail::is_member_of<T>(Position) && detail::is_member_of<T>(Force) && detail::is_member_of<T>(Type),
+                "coalesce::compute_many_body<Position, Force, Type>: all three are pointers to members of the "
+                "particles' type");
+  static_assert(detail::is_integral_member(Type), "coalesce::compute_many_body: the type member is an integer");
+  return detail::dispatch_many_body(particles, detail::constant_member<Position>{}, detail::constant_member<Force>{},
+                                    detail::constant_member<Type>{}, list, domain, law, options, on);
+}
+
+}  // namespace coalesce

@@ -1,0 +1,81 @@
+// coalesce::compute_many_body in GPU memory: the host's forces, energy and virial (the host's
+// passes are checked against O(N^2) in tests/many_body_test.cpp) for an EAM-style law of two
+// types, a row format and cluster_pairs, full and half lists.
+#include <cmath>
+#include <span>
+#include <tuple>
+#include <vector>
+
+#include <doctest/doctest.h>
+
+#include <coalesce/coalesce.hpp>
+
+#include "pair_engine_common.hpp"
+
+namespace pair_engine_gpu_test {
+
+// rho from a neighbour of type b: A_b (rc - r)^2; F_t(rho) = -B_t sqrt(rho); phi = C_ab (rc - r)^4.
+struct two_type_eam {
+  float rc = 2.4f;
+  float a[2] = {1.0f, 0.6f};
+  float b[2] = {1.0f, 1.7f};
+  float c[2][2] = {{0.05f, 0.08f}, {0.08f, 0.03f}};
+  COALESCE_HOST_DEVICE float cutoff() const { return rc; }
+  COALESCE_HOST_DEVICE float density(float r2, std::size_t, std::size_t tj) const {
+    float const s = rc - std::sqrt(r2);
+    return a[tj] * s * s;
+  }
+  COALESCE_HOST_DEVICE coalesce::embedding_value<float> embed(float rho, std::size_t t) const {
+    float const root = std::sqrt(rho);
+    return {-b[t] * root, root > 0.f ? -b[t] / (2.f * root) : 0.f};
+  }
+  COALESCE_HOST_DEVICE coalesce::pair_value<float> pair(float r2, std::size_t ti, std::size_t tj, float dfi,
+                                                        float dfj) const {
+    float const r = std::sqrt(r2), s = rc - r;
+    float const psi = -4.f * c[ti][tj] * s * s * s + dfi * (-2.f * a[tj] * s) + dfj * (-2.f * a[ti] * s);
+    return {-psi / r, c[ti][tj] * s * s * s * s};
+  }
+};
+
+template <class Format, class Space>
+std::tuple<std::vector<Atom>, coalesce::pair_totals> run_many_body(std::vector<Atom> const& atoms,
+                                                                   coalesce::box const& b, bool half) {
+  coalesce::vector<Atom, coalesce::soa, Space> v(atoms);
+  coalesce::verlet_list<Format, Space> list({.cutoff = 2.4, .skin = 0.3, .half = half});
+  list.build(v, &Atom::pos, b);
+  auto const totals = coalesce::compute_many_body<&Atom::pos, &Atom::force, &Atom::type>(
+      v, list.view(v), b, two_type_eam{}, {.energy = true, .virial = true});
+  std::vector<Atom> out(atoms.size());
+  v.copy_to(std::span<Atom>(out));
+  return {out, totals};
+}
+
+}  // namespace pair_engine_gpu_test
+
+using namespace pair_engine_gpu_test;
+
+TEST_CASE_TEMPLATE("compute_many_body in GPU memory gives the host's forces and sums, full and half", Format,
+                   coalesce::padded_columns, coalesce::cluster_pairs) {
+  int const side = 12;
+  float const spacing = 1.1f;
+  coalesce::box const b{.lo = {0, 0, 0}, .hi = {side * spacing, side * spacing, side * spacing}};
+  auto const atoms = lattice(side, spacing, 3);
+  for (bool const half : {false, true}) {
+    CAPTURE(half);
+    auto const [host, host_totals] = run_many_body<Format, coalesce::host>(atoms, b, half);
+    auto const [device, device_totals] = run_many_body<Format, coalesce::device>(atoms, b, half);
+    double largest = 0, worst = 0;
+    for (std::size_t i = 0; i < atoms.size(); ++i) {
+      float const h[3] = {host[i].force.x, host[i].force.y, host[i].force.z};
+      float const g[3] = {device[i].force.x, device[i].force.y, device[i].force.z};
+      for (int a = 0; a < 3; ++a) {
+        largest = std::max(largest, static_cast<double>(std::abs(h[a])));
+        worst = std::max(worst, static_cast<double>(std::abs(h[a] - g[a])));
+      }
+    }
+    CHECK(largest > 0.01);
+    CHECK(worst <= 1e-5 * largest + 1e-5);
+    CHECK(device_totals.energy == doctest::Approx(host_totals.energy).epsilon(1e-6));
+    CHECK(device_totals.virial == doctest::Approx(host_totals.virial).epsilon(1e-6));
+  }
+}
