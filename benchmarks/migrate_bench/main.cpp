@@ -14,7 +14,8 @@
 //
 // Rows: migrate with F leaving (soa, aosoa<16>, order kept and unordered; split, order kept),
 // migrate with nobody leaving, halo forward of whole records (soa, aosoa<16>), reverse of a vec3
-// per ghost, and the halo plans. Each row has the raw MPI exchange of the bytes it moves (Isend /
+// per ghost (into an array, into the particles' velocity member on soa and aosoa<16>), and the halo
+// plans. Each row has the raw MPI exchange of the bytes it moves (Isend /
 // Irecv of buffers that size, nothing packed; with nothing to move, the count exchange) as its
 // floor. Every step checks that every side holds the same particles on each rank (count and two
 // sums over the ids) and that no particle was lost or duplicated over the ranks.
@@ -831,14 +832,18 @@ void halo_rows(coalesce::mpi::decomposition const& d, std::vector<Particle> cons
   hand.set_reverse_floor(reverse_floor, sizeof(vec3));
   check_halos(halo.ghosts() == hand.ghosts(), "the ghost counts");
 
-  std::array<std::vector<double>, 7> t;  // forward: lib, aosoa, hand, floor; reverse: lib, hand, floor
-  std::vector<std::function<void()>> calls = {[&] { coalesce::mpi::forward(halo, particles); },
-                                              [&] { coalesce::mpi::forward(blocked_halo, blocked_particles); },
-                                              [&] { hand.forward(hand_particles); },
-                                              [&] { forward_floor.run(); },
-                                              [&] { coalesce::mpi::reverse(halo, forces); },
-                                              [&] { hand.reverse(hand_forces); },
-                                              [&] { reverse_floor.run(); }};
+  // forward: lib, aosoa, hand, floor; reverse: lib, hand, floor, into a member: soa, aosoa
+  std::array<std::vector<double>, 9> t;
+  std::vector<std::function<void()>> calls = {
+      [&] { coalesce::mpi::forward(halo, particles); },
+      [&] { coalesce::mpi::forward(blocked_halo, blocked_particles); },
+      [&] { hand.forward(hand_particles); },
+      [&] { forward_floor.run(); },
+      [&] { coalesce::mpi::reverse(halo, forces); },
+      [&] { hand.reverse(hand_forces); },
+      [&] { reverse_floor.run(); },
+      [&] { coalesce::mpi::reverse(halo, particles, &Particle::vel); },
+      [&] { coalesce::mpi::reverse(blocked_halo, blocked_particles, &Particle::vel); }};
   for (int s = 0; s < o.warmup + o.steps; ++s) {
     for (std::size_t j = 0; j < calls.size(); ++j) {
       std::size_t const k = (j + static_cast<std::size_t>(s)) % calls.size();
@@ -861,11 +866,13 @@ void halo_rows(coalesce::mpi::decomposition const& d, std::vector<Particle> cons
   for (std::size_t i = 0; i < hand.owned(); ++i) hand_force += hand_forces[i].x;
   check_halos(lib_force == hand_force, "the owners' reverse sums");
 
-  std::array<double, 7> m{};
+  std::array<double, 9> m{};
   for (std::size_t k = 0; k < t.size(); ++k) m[k] = slowest_rank(median(t[k]));
   rows.push_back({"halo forward (whole records), soa", m[0], m[2], m[3], "hand: buffers reused, no counts"});
   rows.push_back({"halo forward (whole records), aosoa<16>", m[1], m[2], m[3], "against the SoA hand-written code"});
   rows.push_back({"halo reverse (a vec3 per ghost)", m[4], m[5], m[6], "added into the owner's vec3"});
+  rows.push_back({"halo reverse into a member, soa", m[7], m[5], m[6], "reverse(halo, particles, &Particle::vel)"});
+  rows.push_back({"halo reverse into a member, aosoa<16>", m[8], m[5], m[6], "against the hand-written vec3 array"});
 
   // Plans: the library's geometric plan over particles that hold the ghosts (options.owned),
   // build_halo again, and a plan from the hand-written side's export lists; the hand-written face

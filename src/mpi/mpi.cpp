@@ -524,6 +524,7 @@ std::byte const* sendrecv_pair(MPI_Comm comm, memory_kind kind, mpi::transport h
     out_bytes[k] = m.bytes(out[k][0]);
     in_bytes[k] = m.bytes(in[k][0]);
   }
+  if (m.columns.empty()) return nullptr;  // counts only (a plan's last axis with neighbours): no data round
   std::byte const* message = outgoing(kind, how, stream, send, out_bytes[0] + out_bytes[1], buffers);
   std::byte* into = incoming(kind, how, stream, in_bytes[0] + in_bytes[1], buffers);
   for (int k = 0; k < 2; ++k) {

@@ -164,49 +164,83 @@ void add_one_column(column_sum const& col, std::size_t n, index_map src, index_m
   }
 }
 
-// A gather of every column at once (a halo's or a migration's pack: element from.at(k) of each
-// column into element k of its message column), for columns of one width W whose sources share
-// one shape (all unblocked, or all blocked alike: aosoa) and whose destinations are unblocked.
-// Per element the source address is worked out once and every column read from it, and the
-// elements `ahead` are asked for early: the owners lie anywhere, so column by column each pass
-// waited on its own misses (the pack of aosoa<16> records was 57% of a forward at 1.95x the
-// hand-written SoA code).
+// The byte offset of element i from a column's base, for every column of one shape (stride and
+// blocking alike: the leaves of a soa record's columns, or of one aosoa): worked out once per
+// element and added to each column's own base.
+template <class F> void with_offset(column_ref const& shape, F&& f) {
+  if (shape.block_shift == 63) {
+    f([stride = shape.stride](std::size_t i) { return i * stride; });
+  } else if (shape.block_shift < 63) {
+    f([stride = shape.stride, block_stride = shape.block_stride, shift = shape.block_shift,
+       mask = (std::size_t{1} << shape.block_shift) - 1](std::size_t i) {
+      return (i >> shift) * block_stride + (i & mask) * stride;
+    });
+  } else {
+    f([stride = shape.stride, block_stride = shape.block_stride, block = shape.block](std::size_t i) {
+      return (i / block) * block_stride + (i % block) * stride;
+    });
+  }
+}
+bool same_shape(column_ref const& a, column_ref const& b) {
+  return a.stride == b.stride && a.block_shift == b.block_shift && a.block_stride == b.block_stride &&
+         a.block == b.block;
+}
+
+// A gather of every column at once (a halo's or a migration's pack: element index[k] of each
+// column into element first + k of its message column), for columns of one width W whose sources
+// share one shape (all unblocked, or all blocked alike: aosoa) and whose destinations are
+// contiguous. Per element the source offset is worked out once and every column read at it, and
+// the elements `ahead` are asked for early: the owners lie anywhere, so column by column each
+// pass waited on its own misses (the pack of aosoa<16> records was 57% of a forward at 1.95x
+// the hand-written SoA code).
 template <std::size_t W> void gather_columns_together(column_copy const* columns, std::size_t count, std::size_t n,
                                                       std::uint32_t const* index, std::size_t first) {
   constexpr std::size_t max_columns = 32;
-  std::size_t source_offset[max_columns];
+  std::byte const* source[max_columns];
   std::byte* destination[max_columns];
-  column_ref const shape = columns[0].src;
   for (std::size_t c = 0; c < count; ++c) {
-    source_offset[c] = static_cast<std::size_t>(columns[c].src.base - shape.base);
-    destination[c] = columns[c].dst.base + first * columns[c].dst.stride;
+    source[c] = columns[c].src.base;
+    destination[c] = columns[c].dst.base + first * W;
   }
   constexpr std::size_t ahead = 8;
-  with_address(shape, [&](auto source_address) {
-    auto const from = source_address;  // a local copy, as in move_column
+  with_offset(columns[0].src, [&](auto offset_of) {
+    auto const offset = offset_of;  // a local copy, as in move_column
     for (std::size_t k = 0; k < n; ++k) {
       if (k + ahead < n) {
-        std::byte const* const later = from(index[k + ahead]);
-        for (std::size_t c = 0; c < count; ++c) __builtin_prefetch(later + source_offset[c], 0);
+        std::size_t const later = offset(index[k + ahead]);
+        for (std::size_t c = 0; c < count; ++c) __builtin_prefetch(source[c] + later, 0);
       }
-      std::byte const* const at = from(index[k]);
-      for (std::size_t c = 0; c < count; ++c) std::memcpy(destination[c] + k * W, at + source_offset[c], W);
+      std::size_t const at = offset(index[k]);
+      for (std::size_t c = 0; c < count; ++c) std::memcpy(destination[c] + k * W, source[c] + at, W);
     }
   });
 }
+
+// A range of elements [from, from + n) into [to, to + n) of a column whose elements are packed
+// (stride = width) on both sides: a memcpy per run, a run ending where either side's block ends
+// (aosoa<W>: W elements of a leaf lie together, then the next leaf's). A pack of a halo's ghosts
+// or an unpack of arrivals: element by element through the block arithmetic on aosoa<16>, the
+// pack of a reverse into a member took 14% of the call.
+void move_range_in_runs(column_copy const& c, std::size_t n, std::size_t from, std::size_t to) {
+  std::size_t const src_block = c.src.block_elements(), dst_block = c.dst.block_elements();  // 0: unblocked
+  for (std::size_t k = 0; k < n;) {
+    std::size_t run = n - k;
+    if (src_block != 0) run = std::min(run, src_block - (from + k) % src_block);
+    if (dst_block != 0) run = std::min(run, dst_block - (to + k) % dst_block);
+    std::memcpy(c.dst.address(to + k), c.src.address(from + k), run * c.width);
+    k += run;
+  }
+}
+bool packed_both_sides(column_copy const& c) { return c.src.stride == c.width && c.dst.stride == c.width; }
 
 // gather_columns_together where it applies; false elsewhere (the caller moves column by column).
 bool gather_together(column_copy const* columns, std::size_t count, std::size_t n, index_map src, index_map dst) {
   if (src.index == nullptr || dst.index != nullptr || count < 2 || count > 32) return false;
   std::size_t const width = columns[0].width;
   if (width != 4 && width != 8) return false;
-  column_ref const& shape = columns[0].src;
   for (std::size_t c = 0; c < count; ++c) {
-    column_ref const& s = columns[c].src;
     column_ref const& d = columns[c].dst;
-    bool const same_shape = s.stride == shape.stride && s.block_shift == shape.block_shift &&
-                            s.block_stride == shape.block_stride && s.block == shape.block;
-    if (columns[c].width != width || !same_shape || d.block_shift != 63 || d.stride != width) return false;
+    if (columns[c].width != width || !same_shape(columns[c].src, columns[0].src) || !d.contiguous(width)) return false;
   }
   if (width == 4) {
     gather_columns_together<4>(columns, count, n, src.index, dst.first);
@@ -216,53 +250,50 @@ bool gather_together(column_copy const* columns, std::size_t count, std::size_t 
   return true;
 }
 
-// The sums of C unblocked columns of one type E in one pass: per element one index read, and every
-// column's add at once (a reverse of a vec3: on soa the three owners' lines are fetched together,
-// not in three passes over the indices; 1.4x the hand-written AoS loop column by column).
+// The sums of C columns of one type E in one pass (a reverse: a message's contiguous columns
+// added into owners whose columns share one shape): per element one index read and one offset,
+// every column's add at once, and the owners `ahead` asked for early. A vec3 on soa fetches its
+// three owners' lines together instead of in three passes over the indices (1.9x the
+// hand-written AoS loop column by column, 1.4-1.6x together).
 template <class E, std::size_t C>
-void add_columns_together(column_sum const* columns, std::size_t n, index_map src, index_map dst) {
+void add_columns_together(column_sum const* columns, std::size_t n, std::uint32_t const* index, std::size_t first) {
   std::byte* to[C];
   std::byte const* from[C];
-  std::size_t to_stride[C], from_stride[C];
   for (std::size_t c = 0; c < C; ++c) {
     to[c] = columns[c].dst.base;
-    to_stride[c] = columns[c].dst.stride;
-    from[c] = columns[c].src.base;
-    from_stride[c] = columns[c].src.stride;
+    from[c] = columns[c].src.base + first * sizeof(E);
   }
-  with_index(src, [&](auto source_element) {
-    with_index(dst, [&](auto destination_element) {
-      auto const to_element = destination_element;  // local copies, as in move_column
-      auto const from_element = source_element;
-      // The owners lie anywhere: their lines are asked for `ahead` elements early, so that many
-      // misses are in flight instead of the few the loop's own window holds.
-      constexpr std::size_t ahead = 16;
-      std::size_t const prefetched = n > ahead ? n - ahead : 0;
-      for (std::size_t k = 0; k < n; ++k) {
-        if (k < prefetched) {
-          std::size_t const later = to_element(k + ahead);
-          for (std::size_t c = 0; c < C; ++c) __builtin_prefetch(to[c] + later * to_stride[c], 1);
-        }
-        std::size_t const i = to_element(k), j = from_element(k);
-        for (std::size_t c = 0; c < C; ++c) add_one<E>(to[c] + i * to_stride[c], from[c] + j * from_stride[c]);
+  constexpr std::size_t ahead = 16;
+  with_offset(columns[0].dst, [&](auto offset_of) {
+    auto const offset = offset_of;  // a local copy, as in move_column
+    for (std::size_t k = 0; k < n; ++k) {
+      if (k + ahead < n) {
+        std::size_t const later = offset(index[k + ahead]);
+        for (std::size_t c = 0; c < C; ++c) __builtin_prefetch(to[c] + later, 1);
       }
-    });
+      std::size_t const at = offset(index[k]);
+      for (std::size_t c = 0; c < C; ++c) add_one<E>(to[c] + at, from[c] + k * sizeof(E));
+    }
   });
 }
 
-// Two to four unblocked float or double columns of one type (a force, a vec3): summed together.
-// False for anything else (the caller sums column by column).
+// Two to four float or double columns of one type (a force, a vec3) from contiguous message
+// columns into owners of one shape: summed together. False for anything else (the caller sums
+// column by column).
 bool add_together(column_sum const* columns, std::size_t count, std::size_t n, index_map src, index_map dst) {
-  if (count < 2 || count > 4) return false;
+  if (count < 2 || count > 4 || src.index != nullptr || dst.index == nullptr) return false;
   scalar_type const type = columns[0].type;
   if (type != scalar_type::f32 && type != scalar_type::f64) return false;
+  std::size_t const width = type == scalar_type::f32 ? 4 : 8;
   for (std::size_t c = 0; c < count; ++c) {
-    if (columns[c].type != type || columns[c].dst.block_shift != 63 || columns[c].src.block_shift != 63) return false;
+    if (columns[c].type != type || !same_shape(columns[c].dst, columns[0].dst) || !columns[c].src.contiguous(width)) {
+      return false;
+    }
   }
   auto const with = [&]<class E>() {
-    if (count == 2) add_columns_together<E, 2>(columns, n, src, dst);
-    if (count == 3) add_columns_together<E, 3>(columns, n, src, dst);
-    if (count == 4) add_columns_together<E, 4>(columns, n, src, dst);
+    if (count == 2) add_columns_together<E, 2>(columns, n, dst.index, src.first);
+    if (count == 3) add_columns_together<E, 3>(columns, n, dst.index, src.first);
+    if (count == 4) add_columns_together<E, 4>(columns, n, dst.index, src.first);
   };
   if (type == scalar_type::f32) {
     with.template operator()<float>();
@@ -416,24 +447,26 @@ void close_up_one_column(column_copy const& col, close_up_job const& job, std::s
   }
 }
 
-// The indices i in [first, n) whose read(i) is below `threshold` (or at least it), ascending.
-// No branch per element: every index is written and the next overwrites it unless it was chosen
-// (out has room for n - first), so a face's few percent cost no mispredicted branches.
-template <class Read> std::size_t select_indices(std::size_t first, std::size_t n, bool below, double threshold,
-                                                 std::uint32_t* out, Read read) {
-  std::size_t count = 0;
-  if (below) {
-    for (std::size_t i = first; i < n; ++i) {
-      out[count] = static_cast<std::uint32_t>(i);
-      count += read(i) < threshold;
-    }
-  } else {
-    for (std::size_t i = first; i < n; ++i) {
-      out[count] = static_cast<std::uint32_t>(i);
-      count += read(i) >= threshold;
-    }
+// The indices i in [first, n) near either face (read(i) below faces[0]'s threshold, at least
+// faces[1]'s), ascending, in one pass. No branch per element: every index is written to both
+// lists and the next overwrites it unless it was chosen (each list has room for n - first), so a
+// face's few percent cost no mispredicted branches; a face not wanted keeps its count at zero.
+template <class Read> void select_indices(std::size_t first, std::size_t n, face_selection (&faces)[2], Read read) {
+  std::uint32_t dummy[2];
+  bool const below_wanted = faces[0].wanted, above_wanted = faces[1].wanted;
+  std::uint32_t* const below = below_wanted ? faces[0].out : dummy;
+  std::uint32_t* const above = above_wanted ? faces[1].out : dummy + 1;
+  double const low = faces[0].threshold, high = faces[1].threshold;
+  std::size_t b = 0, a = 0;
+  for (std::size_t i = first; i < n; ++i) {
+    double const x = read(i);
+    below[b] = static_cast<std::uint32_t>(i);
+    above[a] = static_cast<std::uint32_t>(i);
+    b += below_wanted & (x < low);
+    a += above_wanted & (x >= high);
   }
-  return count;
+  faces[0].count = b;
+  faces[1].count = a;
 }
 
 }  // namespace
@@ -446,6 +479,14 @@ void move_columns_indexed(memory_kind kind, column_copy const* columns, std::siz
 #endif
   (void)kind, (void)stream;
   if (gather_together(columns, count, n, src, dst)) return;
+  if (src.index == nullptr && dst.index == nullptr) {  // ranges: packed columns in runs, the rest as before
+    bool all_packed = true;
+    for (std::size_t c = 0; c < count; ++c) all_packed = all_packed && packed_both_sides(columns[c]);
+    if (all_packed) {
+      for (std::size_t c = 0; c < count; ++c) move_range_in_runs(columns[c], n, src.first, dst.first);
+      return;
+    }
+  }
   for_chunks(n, src, dst, [&](std::size_t n, index_map src, index_map dst) {
     for (std::size_t c = 0; c < count; ++c) move_one_column(columns[c], n, src, dst);
   });
@@ -567,11 +608,20 @@ void shift_column(memory_kind kind, position_columns const& position, unsigned a
   }
 }
 
-std::size_t select_near_face(memory_kind kind, position_columns const& position, unsigned axis, std::size_t first,
-                             std::size_t n, bool below, double threshold, std::uint32_t* out, void* stream) {
-  if (n <= first) return 0;
+void select_near_faces(memory_kind kind, position_columns const& position, unsigned axis, std::size_t first,
+                       std::size_t n, face_selection (&faces)[2], void* stream) {
+  faces[0].count = faces[1].count = 0;
+  if (n <= first || !(faces[0].wanted || faces[1].wanted)) return;
 #if COALESCE_WITH_CUDA
-  if (on_gpu(kind)) return cuda_moves::select_near_face(position, axis, first, n, below, threshold, out, stream);
+  if (on_gpu(kind)) {
+    for (int k = 0; k < 2; ++k) {
+      if (faces[k].wanted) {
+        faces[k].count =
+            cuda_moves::select_near_face(position, axis, first, n, k == 0, faces[k].threshold, faces[k].out, stream);
+      }
+    }
+    return;
+  }
 #endif
   (void)kind, (void)stream;
   column_ref const& c = position.axis[axis];
@@ -581,15 +631,14 @@ std::size_t select_near_face(memory_kind kind, position_columns const& position,
     std::byte const* const base = c.base;
     std::size_t const stride = c.stride;
     if (position.width == 4) {
-      return select_indices(first, n, below, threshold, out, [=](std::size_t i) {
+      return select_indices(first, n, faces, [=](std::size_t i) {
         return static_cast<double>(*reinterpret_cast<float const*>(base + i * stride));
       });
     }
-    return select_indices(first, n, below, threshold, out,
+    return select_indices(first, n, faces,
                           [=](std::size_t i) { return *reinterpret_cast<double const*>(base + i * stride); });
   }
-  return select_indices(first, n, below, threshold, out,
-                        [&](std::size_t i) { return coordinate_of(position, axis, i); });
+  select_indices(first, n, faces, [&](std::size_t i) { return coordinate_of(position, axis, i); });
 }
 
 void owners_of(memory_kind kind, position_columns const& position, std::size_t n, owner_grid const& grid, int* out,

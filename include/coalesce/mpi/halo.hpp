@@ -415,16 +415,16 @@ inline void check_halo_input(mpi::decomposition const& d, double cutoff, mpi::ha
 // travel, the particles are untouched). Both give the stages the same candidates in the same
 // order, so a plan and a build find the same ghosts.
 template <class T, class L, class S, class Pos> struct particle_stage_store {
+  static constexpr bool plan_only = false;  // the ghosts' records are the point: they always travel
   vector<T, L, S>& particles;
   Pos const& position;
   std::size_t size() const { return particles.size(); }
   position_columns positions() const { return position_columns_of(particles.storage(), position); }
   message_columns message() const { return columns_of("build_halo", particles); }
   void grow(coalesce::stream s, std::size_t kept, std::size_t total) { resize_in_order(s, kept, total, particles); }
-  // The candidates [0, n) near a face, for message k; then that message's elements packed.
-  std::size_t select(int, unsigned axis, std::size_t n, bool below, double threshold, std::uint32_t* out,
-                     void* stream) const {
-    return select_near_face(kind_of_space<S>, positions(), axis, 0, n, below, threshold, out, stream);
+  // The candidates [0, n) near each face (message k: faces[k]); then a message's elements packed.
+  void select(unsigned axis, std::size_t n, face_selection (&faces)[2], void* stream) const {
+    select_near_faces(kind_of_space<S>, positions(), axis, 0, n, faces, stream);
   }
   void pack_selected(int, message_columns const& m, std::size_t n, std::uint32_t const* sent, std::byte* at,
                      void* stream) const {
@@ -433,6 +433,7 @@ template <class T, class L, class S, class Pos> struct particle_stage_store {
 };
 class coordinate_stage_store {
  public:
+  static constexpr bool plan_only = true;  // only the stages' counts and lists are kept
   // The particles' first `n` elements are the candidates of the first stage, read where the
   // particles hold them (`from`, their position columns: nothing is copied); the ghosts'
   // coordinates go to `storage` (a communicator's buffers, kept between plans) at their own
@@ -463,13 +464,15 @@ class coordinate_stage_store {
   }
   // Candidates [0, n): the particles' own below owned_count, then earlier stages' ghosts; the
   // selection is ascending, so message k's first owned_part_[k] elements are particles'.
-  std::size_t select(int k, unsigned axis, std::size_t n, bool below, double threshold, std::uint32_t* out,
-                     void* stream) {
-    std::size_t const owned = std::min(n, owned_count_);
-    owned_part_[k] = select_near_face(kind_, owned_, axis, 0, owned, below, threshold, out, stream);
-    std::size_t const ghosts =
-        select_near_face(kind_, positions(), axis, owned, n, below, threshold, out + owned_part_[k], stream);
-    return owned_part_[k] + ghosts;
+  void select(unsigned axis, std::size_t n, face_selection (&faces)[2], void* stream) {
+    select_near_faces(kind_, owned_, axis, 0, std::min(n, owned_count_), faces, stream);
+    face_selection ghosts[2] = {faces[0], faces[1]};
+    for (int k = 0; k < 2; ++k) {
+      owned_part_[k] = faces[k].count;
+      if (ghosts[k].wanted) ghosts[k].out += faces[k].count;
+    }
+    select_near_faces(kind_, positions(), axis, owned_count_, n, ghosts, stream);
+    for (int k = 0; k < 2; ++k) faces[k].count += ghosts[k].count;
   }
   void pack_selected(int k, message_columns const& m, std::size_t n, std::uint32_t const* sent, std::byte* at,
                      void* stream) const {
@@ -529,22 +532,36 @@ void stage_axes(mpi::halo_plan& h, mpi::decomposition const& d, Store& store, do
       st[k].direction = direction;
       st[k].to = d.neighbor(a, direction);
       st[k].from = d.neighbor(a, -direction);
-      // Candidates: every element so far (owned and earlier axes' ghosts) near the face, selected
-      // into the buffers' scratch, then kept in a list of the size selected.
-      if (st[k].to != MPI_PROC_NULL && candidates > 0) {
-        bool const below = direction < 0;
-        std::uint32_t* const picked = h.buffers().selection_at_least(kind, candidates, stream);
-        st[k].sent_count =
-            store.select(k, a, candidates, below, below ? sub.lo[a] + cutoff : sub.hi[a] - cutoff, picked, stream);
-        st[k].sent = buffer(kind, std::max<std::size_t>(st[k].sent_count, 1) * sizeof(std::uint32_t));
-        copy_bytes(kind, st[k].sent.data(), kind, picked, st[k].sent_count * sizeof(std::uint32_t), stream);
-      } else {
-        st[k].sent = buffer(kind, sizeof(std::uint32_t));
+    }
+    // Candidates: every element so far (owned and earlier axes' ghosts) near either face, selected
+    // in one pass into the buffers' scratch (room for all candidates per face), then kept in lists
+    // of the sizes selected.
+    face_selection faces[2] = {{st[0].to != MPI_PROC_NULL && candidates > 0, sub.lo[a] + cutoff},
+                               {st[1].to != MPI_PROC_NULL && candidates > 0, sub.hi[a] - cutoff}};
+    if (faces[0].wanted || faces[1].wanted) {
+      std::uint32_t* const picked = h.buffers().selection_at_least(kind, 2 * candidates, stream);
+      faces[0].out = picked;
+      faces[1].out = picked + candidates;
+      store.select(a, candidates, faces, stream);
+    }
+    for (int k = 0; k < 2; ++k) {
+      st[k].sent_count = faces[k].wanted ? faces[k].count : 0;
+      st[k].sent = buffer(kind, std::max<std::size_t>(st[k].sent_count, 1) * sizeof(std::uint32_t));
+      if (st[k].sent_count > 0) {
+        copy_bytes(kind, st[k].sent.data(), kind, faces[k].out, st[k].sent_count * sizeof(std::uint32_t), stream);
       }
     }
-    message_columns const records = store.message();
+    // A plan's last axis with neighbours anywhere sends counts only: the ghosts' coordinates are
+    // candidates of later axes, and there are none (a slab decomposition: one message of counts).
+    // Every rank agrees: ranks per axis and periodicity are the decomposition's, not a rank's.
+    bool later_neighbours = false;
+    for (unsigned b = a + 1; b < d.dims(); ++b) {
+      later_neighbours = later_neighbours || (axes[b] && (d.ranks_per_axis()[b] > 1 || d.periodic(b)));
+    }
+    bool const counts_only = Store::plan_only && !later_neighbours;
+    message_columns const records = counts_only ? message_columns{} : store.message();
     auto const pack_message = [&](int k, std::size_t n, std::byte* at) {
-      store.pack_selected(k, records, n, st[k].sent_indices(), at, stream);
+      if (!counts_only) store.pack_selected(k, records, n, st[k].sent_indices(), at, stream);
     };
     auto const got = exchange_axis_packed(h, records, {st[0].sent_count, st[1].sent_count}, pack_message,
                                           {st[0].to, st[1].to}, {st[0].from, st[1].from});
@@ -557,7 +574,7 @@ void stage_axes(mpi::halo_plan& h, mpi::decomposition const& d, Store& store, do
     auto const after = store.positions();
     int const coord = d.coords()[a], last = d.ranks_per_axis()[a] - 1;
     for (int k = 0; k < 2; ++k) {
-      unpack(into, st[k].received, got.at[k], index_map{nullptr, st[k].first_ghost}, stream);
+      if (!counts_only) unpack(into, st[k].received, got.at[k], index_map{nullptr, st[k].first_ghost}, stream);
       // What crossed the global boundary on its way here is a periodic image, one box length away:
       // the sender sits at the edge it sent across.
       int const direction = st[k].direction;
@@ -565,7 +582,7 @@ void stage_axes(mpi::halo_plan& h, mpi::decomposition const& d, Store& store, do
       st[k].received_shift = periodic && direction < 0 && from_coord == 0      ? length
                              : periodic && direction > 0 && from_coord == last ? -length
                                                                                : 0.0;
-      if (st[k].received > 0) {
+      if (st[k].received > 0 && !counts_only) {
         shift_column(kind, after, a, st[k].first_ghost, st[k].received, st[k].received_shift, stream);
       }
       halo_access::stages(h).push_back(std::move(st[k]));

@@ -174,7 +174,7 @@ void pack_and_close_up(message_columns const& m, std::size_t n, std::uint32_t co
 // = 0 and 1 at once, counts first (messages 0 and 1 back to back in `send` and in the result,
 // distinct tags, so to[0] == to[1] is fine); returns the received messages in memory of `kind`
 // and their element counts. `expected` (a plan's replay): the counts to receive are known, so no
-// counts travel; a message of another size is an error.
+// counts travel; a message of another size is an error. An `m` of no columns: the counts only.
 std::byte const* sendrecv_pair(MPI_Comm comm, memory_kind kind, mpi::transport how, void* stream,
                                message_columns const& m, std::byte const* send, std::array<std::size_t, 2> count,
                                std::array<int, 2> to, std::array<int, 2> from,

@@ -55,11 +55,19 @@ void add_columns_indexed(memory_kind kind, column_sum const* columns, std::size_
 void shift_column(memory_kind kind, position_columns const& position, unsigned axis, std::size_t first, std::size_t n,
                   double shift, void* stream);
 
+// A face of a subdomain to select near: below (coordinates under `threshold`) or above (at least
+// it); the indices go to `out` (room for the candidates, memory of the selection's kind).
+struct face_selection {
+  bool wanted = false;
+  double threshold = 0;
+  std::uint32_t* out = nullptr;
+  std::size_t count = 0;  // set by select_near_faces
+};
 // The indices i in [first, n), ascending, whose coordinate `axis` (any position format) is below
-// `threshold` (below = true) or at least `threshold` (below = false), written to out (room for
-// n - first in memory of `kind`). Returns how many (waits for the count).
-std::size_t select_near_face(memory_kind kind, position_columns const& position, unsigned axis, std::size_t first,
-                             std::size_t n, bool below, double threshold, std::uint32_t* out, void* stream);
+// faces[0].threshold, and those at least faces[1].threshold, each face where wanted: in one pass
+// over the coordinates on the host. Sets each face's count (waits for the counts).
+void select_near_faces(memory_kind kind, position_columns const& position, unsigned axis, std::size_t first,
+                       std::size_t n, face_selection (&faces)[2], void* stream);
 
 // A regular grid of ranks over a box, numbered row-major (the numbering of MPI_Cart_create
 // without reordering): the rank owning a position, -1 when it is not finite or outside the box
