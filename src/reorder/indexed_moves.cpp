@@ -5,6 +5,7 @@
 #include <coalesce/core/error.hpp>
 
 #include <algorithm>
+#include <array>
 #include <cmath>
 #include <cstring>
 #include <string>
@@ -368,7 +369,9 @@ void close_up_column(column_copy const& col, Width width, close_up_job const& jo
 // Blocked columns (aosoa<W>, W a power of two) all of one width inside the same blocks: the
 // moves element by element, every column of an element together (offsets from the first column),
 // so that the loop over a run of stayers runs (and mispredicts its exit) once per run, not once
-// per run and column, and each element's address is computed once.
+// per run and column, and each element's address is computed once. For the usual column counts
+// the count is a compile-time constant: the element's moves unrolled, the offsets in registers
+// (aosoa<16> order kept: 1.28-1.29x the SoA hand-written step with a run-time count, 1.18-1.19x).
 template <std::size_t W> struct same_blocks {
   std::byte* base = nullptr;
   std::size_t block_stride = 0;
@@ -376,19 +379,24 @@ template <std::size_t W> struct same_blocks {
   std::size_t mask = 0;
   std::byte* address(std::size_t i) const { return base + (i >> shift) * block_stride + (i & mask) * W; }
 };
-template <std::size_t W, bool Pack, bool KeepOrder>
-void close_up_blocked(same_blocks<W> const blocks, std::ptrdiff_t const* offsets, std::byte* const* messages,
+// C: the number of columns when known at compile time (the element's moves unrolled, its offsets
+// in registers), 0 when not.
+template <std::size_t W, bool Pack, bool KeepOrder, std::size_t C>
+void close_up_blocked(same_blocks<W> const blocks, std::ptrdiff_t const* column_offsets, std::byte* const* messages,
                       std::size_t count, close_up_job const job) {
+  std::size_t const columns = C == 0 ? count : C;
+  std::array<std::ptrdiff_t, C == 0 ? 64 : C> offsets{};
+  for (std::size_t c = 0; c < columns; ++c) offsets[c] = column_offsets[c];
   std::uint32_t const* const leavers = job.leavers;
   std::uint32_t const* const fillers = job.fillers;
-  auto const move = [=](std::byte* to, std::byte const* from) {
-    for (std::size_t c = 0; c < count; ++c) std::memcpy(to + offsets[c], from + offsets[c], W);
+  auto const move = [&](std::byte* to, std::byte const* from) {
+    for (std::size_t c = 0; c < columns; ++c) std::memcpy(to + offsets[c], from + offsets[c], W);
   };
   for (std::size_t k = 0; k < job.m; ++k) {
     std::size_t const i = leavers[k];
     std::byte* const leaver = blocks.address(i);
     if constexpr (Pack) {
-      for (std::size_t c = 0; c < count; ++c) std::memcpy(messages[c] + k * W, leaver + offsets[c], W);
+      for (std::size_t c = 0; c < columns; ++c) std::memcpy(messages[c] + k * W, leaver + offsets[c], W);
     }
     if constexpr (KeepOrder) {
       std::size_t const end = k + 1 < job.m ? leavers[k + 1] : job.n;
@@ -396,6 +404,37 @@ void close_up_blocked(same_blocks<W> const blocks, std::ptrdiff_t const* offsets
     } else {
       if (k < job.holes) move(leaver, blocks.address(fillers[k]));
     }
+  }
+}
+template <std::size_t W, bool Pack, bool KeepOrder>
+void close_up_blocked_columns(same_blocks<W> const blocks, std::ptrdiff_t const* offsets, std::byte* const* messages,
+                              std::size_t count, close_up_job const& job) {
+  auto const fixed = [&]<std::size_t C>() {
+    close_up_blocked<W, Pack, KeepOrder, C>(blocks, offsets, messages, count, job);
+  };
+  switch (count) {  // the element sizes of common records (leaves of 4 or 8 bytes)
+    case 2:
+      return fixed.template operator()<2>();
+    case 3:
+      return fixed.template operator()<3>();
+    case 4:
+      return fixed.template operator()<4>();
+    case 5:
+      return fixed.template operator()<5>();
+    case 6:
+      return fixed.template operator()<6>();
+    case 7:
+      return fixed.template operator()<7>();
+    case 8:
+      return fixed.template operator()<8>();
+    case 10:
+      return fixed.template operator()<10>();
+    case 12:
+      return fixed.template operator()<12>();
+    case 16:
+      return fixed.template operator()<16>();
+    default:
+      return fixed.template operator()<0>();
   }
 }
 // The columns as same_blocks when they are (each .src blocked as the first, its element stride its
@@ -417,10 +456,10 @@ template <std::size_t W> bool close_up_in_blocks(column_copy const* columns, std
   }
   same_blocks<W> const blocks{first.base, first.block_stride, first.block_shift,
                               (std::size_t{1} << first.block_shift) - 1};
-  if (pack && keep_order) close_up_blocked<W, true, true>(blocks, offsets, messages, count, job);
-  if (pack && !keep_order) close_up_blocked<W, true, false>(blocks, offsets, messages, count, job);
-  if (!pack && keep_order) close_up_blocked<W, false, true>(blocks, offsets, messages, count, job);
-  if (!pack && !keep_order) close_up_blocked<W, false, false>(blocks, offsets, messages, count, job);
+  if (pack && keep_order) close_up_blocked_columns<W, true, true>(blocks, offsets, messages, count, job);
+  if (pack && !keep_order) close_up_blocked_columns<W, true, false>(blocks, offsets, messages, count, job);
+  if (!pack && keep_order) close_up_blocked_columns<W, false, true>(blocks, offsets, messages, count, job);
+  if (!pack && !keep_order) close_up_blocked_columns<W, false, false>(blocks, offsets, messages, count, job);
   return true;
 }
 
