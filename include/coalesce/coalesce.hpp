@@ -37,5 +37,6 @@
 #include "memory/vector.hpp"
 #include "neighbors/pair_engine.hpp"
 #include "neighbors/many_body.hpp"
+#include "neighbors/eam_tables.hpp"
 #include "neighbors/verlet_list.hpp"
 #include "core/view.hpp"
