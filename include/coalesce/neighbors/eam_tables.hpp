@@ -107,8 +107,11 @@ template <class Real> struct eam_law {
     auto const z = r_phi[a * (a + 1) / 2 + b].at(r);
     Real const phi = z.value * inverse;
     Real const dphi = z.derivative * inverse - phi * inverse;
-    // d rho_j / dr at i (j's element) times dF_i, d rho_i / dr at j times dF_j
-    Real const psi = dfi * density_of[tj].at(r).derivative + dfj * density_of[ti].at(r).derivative + dphi;
+    // d rho_j / dr at i (j's element) times dF_i, d rho_i / dr at j times dF_j: one table read for
+    // two particles of one element (a pure metal: every pair)
+    Real const slope_j = density_of[tj].at(r).derivative;
+    Real const slope_i = ti == tj ? slope_j : density_of[ti].at(r).derivative;
+    Real const psi = dfi * slope_j + dfj * slope_i + dphi;
     return {-psi * inverse, phi};
   }
 };
