@@ -182,6 +182,39 @@ TEST_CASE("compute_many_body with a two-element setfl law: every format, full an
   }
 }
 
+TEST_CASE("eam_tables: a particle of a type past the file's elements is refused, nothing written") {
+  coalesce::eam_tables<float, coalesce::host> const tables(coalesce::read_setfl(write_setfl().string()));
+  CHECK(tables.law().types() == 2);
+  auto p = liquid(100, 6.f, 4);
+  p[17].id = 2;
+  coalesce::box const box{.lo = {0, 0, 0}, .hi = {6, 6, 6}};
+  coalesce::host_vector<Particle> v(p);
+  coalesce::verlet_list<coalesce::padded_rows, coalesce::host> list({.cutoff = cutoff, .skin = 0.3});
+  list.build(v, &Particle::pos, box);
+  CHECK_THROWS_WITH_AS(
+      (coalesce::compute_many_body<&Particle::pos, &Particle::vel, &Particle::id>(v, list.view(v), box, tables.law())),
+      doctest::Contains("particle 17 has type 2, outside the law's 2 types"), coalesce::error);
+  std::vector<Particle> after(p.size());
+  v.copy_to(std::span<Particle>(after));
+  CHECK(after[0].vel.x == 7.f);
+}
+
+TEST_CASE("read_funcfl reads a header line without a lattice name, as LAMMPS does") {
+  auto const path = temporary("coalesce_test_bare.eam");
+  {
+    std::ofstream out(path);
+    out.precision(17);
+    out << "no lattice below\n29 63.55\n"
+        << rho_points << " " << rho_step << " " << r_points << " " << r_step << " " << cutoff << "\n";
+    write_values(out, rho_points, rho_step, [](double rho) { return embedding_of(0, rho); });
+    write_values(out, r_points, r_step, [](double r) { return 0.1 * (cutoff - r); });
+    write_values(out, r_points, r_step, [](double r) { return density_of(0, r); });
+  }
+  coalesce::eam_file const f = coalesce::read_funcfl(path.string());
+  CHECK(f.masses == std::vector<double>{63.55});
+  CHECK(f.density[0][3] == doctest::Approx(density_of(0, 3 * r_step)).epsilon(1e-15));
+}
+
 TEST_CASE("read_setfl and read_funcfl refuse a missing file, a short table and a bad grid, saying which") {
   CHECK_THROWS_WITH_AS(coalesce::read_setfl("/nonexistent/coalesce.eam.alloy"),
                        doctest::Contains("/nonexistent/coalesce.eam.alloy cannot be read"), coalesce::error);

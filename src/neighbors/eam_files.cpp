@@ -24,6 +24,21 @@ class eam_reader {
     all << in.rdbuf();
     text_ = all.str();
   }
+  // The next line that holds anything, from its first word (blank lines and the rest of a line of
+  // numbers skipped).
+  std::string next_line() {
+    while (at_ < text_.size() && std::isspace(static_cast<unsigned char>(text_[at_]))) ++at_;
+    return line();
+  }
+  // A line's leading numbers (Z, mass, ...: the rest, a lattice name or nothing, is not read).
+  std::vector<double> leading_numbers(std::string const& text, std::size_t count, char const* what) {
+    std::istringstream in(text);
+    std::vector<double> out(count);
+    for (double& x : out) {
+      if (!(in >> x)) fail(std::string("has '") + text + "' where " + what + " should be");
+    }
+    return out;
+  }
   std::string line() {
     if (at_ >= text_.size()) fail("ends inside its header");
     std::size_t const end = text_.find('\n', at_);
@@ -95,10 +110,8 @@ eam_file read_setfl(std::string const& path) {
   r.grid(f);
   std::size_t const n = f.elements.size();
   for (std::size_t e = 0; e < n; ++e) {
-    (void)r.number("an element's atomic number");
-    f.masses.push_back(r.number("an element's mass"));
-    (void)r.number("an element's lattice constant");
-    (void)r.word("an element's lattice");
+    // atomic number, mass (LAMMPS reads these two; a lattice constant and name may follow)
+    f.masses.push_back(r.leading_numbers(r.next_line(), 2, "an element's atomic number and mass")[1]);
     f.embedding.push_back(r.numbers(f.rho_points, "an embedding energy F(rho)"));
     f.density.push_back(r.numbers(f.r_points, "a density rho(r)"));
   }
@@ -111,10 +124,7 @@ eam_file read_funcfl(std::string const& path) {
   (void)r.line();  // comment
   eam_file f;
   f.elements.push_back("");
-  (void)r.number("the atomic number");
-  f.masses.push_back(r.number("the mass"));
-  (void)r.number("the lattice constant");
-  (void)r.word("the lattice");
+  f.masses.push_back(r.leading_numbers(r.line(), 2, "the atomic number and mass")[1]);
   r.grid(f);
   f.embedding.push_back(r.numbers(f.rho_points, "an embedding energy F(rho)"));
   std::vector<double> charge = r.numbers(f.r_points, "an effective charge Z(r)");

@@ -1,7 +1,9 @@
 // coalesce/neighbors/eam_tables.hpp - EAM potentials from the tabulated files users of LAMMPS,
 // CoMD and DYNAMO have (setfl: several elements; funcfl: one), as a law for compute_many_body
-// (many_body.hpp), interpolated as LAMMPS's pair_style eam does (its cubic splines), so that energies
-// agree with LAMMPS's to the interpolation's last bits, on host and GPU.
+// (many_body.hpp), interpolated as LAMMPS's pair_style eam does (its cubic splines), on host and GPU.
+// A setfl file's tables are splined as LAMMPS splines them; a funcfl file's, LAMMPS first puts on a
+// grid of one point fewer (PairEAM::file2array), so within two steps of a table's end (rho near its
+// largest, r near the cutoff) the values here differ from LAMMPS's in their last digits.
 //
 //   coalesce::eam_file const cu = coalesce::read_funcfl("Cu_u3.eam");        // or read_setfl("CuAg.eam.alloy")
 //   coalesce::eam_tables<float, coalesce::host> const tables(cu);             // splines in host memory
@@ -11,7 +13,8 @@
 //   coalesce::pair_totals const sums = coalesce::compute_many_body<&Particle::pos, &Particle::vel>(
 //       h, near.view(h), domain, tables.law(), {.energy = true});
 //
-// A particle's type is its element's place in the file (0 for a funcfl file). Units are the file's
+// A particle's type is its element's place in the file (0 for a funcfl file); compute_many_body
+// refuses a type past the file's elements. Units are the file's
 // (metal: eV, Angstrom). funcfl's effective charges Z(r) become r phi(r) = 27.2 * 0.529 * Z_i(r)
 // Z_j(r) (Hartree and Bohr, as LAMMPS); a setfl file gives r phi(r) per pair of elements.
 // LAMMPS's one refinement not taken: an embedding read past the table's last density is the last
@@ -94,6 +97,7 @@ template <class Real> struct eam_law {
   detail::eam_table_view<Real> r_phi[max_elements * (max_elements + 1) / 2];
 
   COALESCE_HOST_DEVICE Real cutoff() const { return reach; }
+  std::size_t types() const { return elements; }  // compute_many_body checks every particle's type
   COALESCE_HOST_DEVICE Real density(Real r2, std::size_t, std::size_t tj) const {
     return density_of[tj].at(std::sqrt(r2)).value;
   }

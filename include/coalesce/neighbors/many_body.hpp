@@ -44,9 +44,12 @@
 // list (a list built over all of them): a halo's ghosts need their owners' dF, which one call on
 // one rank cannot know.
 //
+// Particle types: a law that has `types()` (eam_law: its elements) takes types below it; every
+// particle's type is checked against it first. A law without it reads any type it is given.
+//
 // Bad input throws coalesce::error and writes nothing: a list with fewer rows than particles, a
-// cutoff that is not positive and finite, a type member value the law refuses (the law's own
-// checks), a position that is not finite.
+// cutoff that is not positive and finite, a type at or past the law's types() (naming the
+// particle), a position that is not finite.
 #pragma once
 #include <cmath>
 #include <cstddef>
@@ -84,6 +87,16 @@ concept many_body_law = requires(E const& e, float r2, std::size_t t) {
   {e.embed(e.density(r2, t, t), t).derivative};
   {e.pair(r2, t, t, e.density(r2, t, t), e.density(r2, t, t)).force_over_r};
 };
+namespace detail {
+// The law's type count where it says one (types()), else no limit.
+template <class Law> std::size_t law_types(Law const& law) {
+  if constexpr (requires { law.types(); }) {
+    return static_cast<std::size_t>(law.types());
+  } else {
+    return static_cast<std::size_t>(-1);
+  }
+}
+}  // namespace detail
 template <class E> using many_body_real_t =
     std::remove_cvref_t<decltype(std::declval<E const&>().density(0.0f, std::size_t{}, std::size_t{}))>;
 
@@ -136,7 +149,8 @@ pair_totals run_many_body(vector<T, L, Space>& particles, PositionMember positio
   static_assert(!(std::is_same_v<position_leaf, double> && std::is_same_v<Real, float>),
                 "coalesce::compute_many_body: the law computes in float (its density() returns float) but the "
                 "positions are double; write the law in double or store the positions as float");
-  // Checks first, nothing written: a position that is not finite.
+  // Checks first, nothing written: a type outside the law's, a position that is not finite.
+  std::size_t const types = law_types(law);
   {
     vector<bad_count, soa, Space> bad(1, bad_count{0}, on);
     auto b = bad.view();
@@ -144,7 +158,7 @@ pair_totals run_many_body(vector<T, L, Space>& particles, PositionMember positio
         Space{}, n,
         [=] COALESCE_HOST_DEVICE(std::size_t i) {
           auto const x = v[i][position.pointer];
-          bool ok = true;
+          bool ok = type_of(v[i], type_member) < types;
           for (int d = 0; d < 3; ++d) ok = ok && std::isfinite(static_cast<double>(coordinate<Real>(x, d)));
           if (!ok) atomic_add(b[0][&bad_count::count], std::uint64_t{1});
         },
@@ -154,6 +168,10 @@ pair_totals run_many_body(vector<T, L, Space>& particles, PositionMember positio
       host_vector<T, L> const copy(particles);
       auto const w = copy.view();
       for (std::size_t i = 0; i < n; ++i) {
+        if (std::size_t const t = type_of(w[i], type_member); t >= types) {
+          throw_error(std::string(caller) + ": particle " + std::to_string(i) + " has type " + std::to_string(t) +
+                      ", outside the law's " + std::to_string(types) + " types; nothing was written");
+        }
         for (int d = 0; d < 3; ++d) {
           if (!std::isfinite(static_cast<double>(coordinate<Real>(w[i][position.pointer], d)))) {
             throw_error(std::string(caller) + ": particle " + std::to_string(i) +
