@@ -429,20 +429,23 @@ int main(int argc, char** argv) {
          sums_got = coalesce::compute_pairs<&Atom::pos, &Atom::force>(e_sums, pairs_half.view(e_sums), domain, lj_law{},
                                                                       lj_table, {.energy = true, .virial = true});
        }});
-  // Largest difference from the hand-written forces, relative to the largest force component.
-  auto const engine_error = [&](coalesce::device_vector<Atom, atom_layout> const& e) {
+  // Largest difference from a hand-written run's forces, relative to their largest component.
+  auto const relative_error = [&](coalesce::device_vector<Atom, atom_layout> const& e, std::vector<vec3> const& hand) {
     std::vector<Atom> got(n);
     e.copy_to(std::span<Atom>(got));
     double diff = 0, scale = 0;
     for (std::size_t i = 0; i < n; ++i) {
       float const a[3] = {got[i].force.x, got[i].force.y, got[i].force.z};
-      float const b[3] = {hand_force[i].x, hand_force[i].y, hand_force[i].z};
+      float const b[3] = {hand[i].x, hand[i].y, hand[i].z};
       for (int c = 0; c < 3; ++c) {
         diff = std::max(diff, static_cast<double>(std::fabs(a[c] - b[c])));
         scale = std::max(scale, static_cast<double>(std::fabs(b[c])));
       }
     }
     return diff / std::max(1e-30, scale);
+  };
+  auto const engine_error = [&](coalesce::device_vector<Atom, atom_layout> const& e) {
+    return relative_error(e, hand_force);
   };
   double const engine_errors[4] = {engine_error(e_columns), engine_error(e_half), engine_error(e_full),
                                    engine_error(e_sums)};
@@ -484,18 +487,7 @@ int main(int argc, char** argv) {
        },
        [&] { coalesce::compute_many_body<&Atom::pos, &Atom::force>(m_rows, rows.view(m_rows), domain, eam.law()); }});
   auto const eam_error = [&](coalesce::device_vector<Atom, atom_layout> const& e) {
-    std::vector<Atom> got(n);
-    e.copy_to(std::span<Atom>(got));
-    double diff = 0, scale = 0;
-    for (std::size_t i = 0; i < n; ++i) {
-      float const a[3] = {got[i].force.x, got[i].force.y, got[i].force.z};
-      float const b[3] = {hand_eam_force[i].x, hand_eam_force[i].y, hand_eam_force[i].z};
-      for (int c = 0; c < 3; ++c) {
-        diff = std::max(diff, static_cast<double>(std::fabs(a[c] - b[c])));
-        scale = std::max(scale, static_cast<double>(std::fabs(b[c])));
-      }
-    }
-    return diff / std::max(1e-30, scale);
+    return relative_error(e, hand_eam_force);
   };
   double const eam_errors[3] = {eam_error(m_columns), eam_error(m_pairs), eam_error(m_rows)};
   bool const eam_agrees = *std::max_element(std::begin(eam_errors), std::end(eam_errors)) <= 1e-4;

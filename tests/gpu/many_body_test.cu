@@ -2,9 +2,11 @@
 // passes are checked against O(N^2) in tests/many_body_test.cpp) for an EAM-style law of two
 // types, a row format and cluster_pairs, full and half lists; the same law from eam_tables in GPU
 // memory.
+#include <algorithm>
 #include <cmath>
 #include <span>
 #include <tuple>
+#include <utility>
 #include <vector>
 
 #include <doctest/doctest.h>
@@ -38,17 +40,31 @@ struct two_type_eam {
   }
 };
 
-template <class Format, class Space>
+template <class Format, class Space, class Law>
 std::tuple<std::vector<Atom>, coalesce::pair_totals> run_many_body(std::vector<Atom> const& atoms,
-                                                                   coalesce::box const& b, bool half) {
+                                                                   coalesce::box const& b, bool half, Law const& law) {
   coalesce::vector<Atom, coalesce::soa, Space> v(atoms);
   coalesce::verlet_list<Format, Space> list({.cutoff = 2.4, .skin = 0.3, .half = half});
   list.build(v, &Atom::pos, b);
   auto const totals = coalesce::compute_many_body<&Atom::pos, &Atom::force, &Atom::type>(
-      v, list.view(v), b, two_type_eam{}, {.energy = true, .virial = true});
+      v, list.view(v), b, law, {.energy = true, .virial = true});
   std::vector<Atom> out(atoms.size());
   v.copy_to(std::span<Atom>(out));
   return {out, totals};
+}
+
+// The largest force component of the host's run and the largest difference of the device's from it.
+inline std::pair<double, double> largest_and_worst(std::vector<Atom> const& host, std::vector<Atom> const& device) {
+  double largest = 0, worst = 0;
+  for (std::size_t i = 0; i < host.size(); ++i) {
+    float const h[3] = {host[i].force.x, host[i].force.y, host[i].force.z};
+    float const g[3] = {device[i].force.x, device[i].force.y, device[i].force.z};
+    for (int a = 0; a < 3; ++a) {
+      largest = std::max(largest, static_cast<double>(std::abs(h[a])));
+      worst = std::max(worst, static_cast<double>(std::abs(h[a] - g[a])));
+    }
+  }
+  return {largest, worst};
 }
 
 }  // namespace pair_engine_gpu_test
@@ -63,17 +79,9 @@ TEST_CASE_TEMPLATE("compute_many_body in GPU memory gives the host's forces and 
   auto const atoms = lattice(side, spacing, 3);
   for (bool const half : {false, true}) {
     CAPTURE(half);
-    auto const [host, host_totals] = run_many_body<Format, coalesce::host>(atoms, b, half);
-    auto const [device, device_totals] = run_many_body<Format, coalesce::device>(atoms, b, half);
-    double largest = 0, worst = 0;
-    for (std::size_t i = 0; i < atoms.size(); ++i) {
-      float const h[3] = {host[i].force.x, host[i].force.y, host[i].force.z};
-      float const g[3] = {device[i].force.x, device[i].force.y, device[i].force.z};
-      for (int a = 0; a < 3; ++a) {
-        largest = std::max(largest, static_cast<double>(std::abs(h[a])));
-        worst = std::max(worst, static_cast<double>(std::abs(h[a] - g[a])));
-      }
-    }
+    auto const [host, host_totals] = run_many_body<Format, coalesce::host>(atoms, b, half, two_type_eam{});
+    auto const [device, device_totals] = run_many_body<Format, coalesce::device>(atoms, b, half, two_type_eam{});
+    auto const [largest, worst] = largest_and_worst(host, device);
     CHECK(largest > 0.01);
     CHECK(worst <= 1e-5 * largest + 1e-5);
     CHECK(device_totals.energy == doctest::Approx(host_totals.energy).epsilon(1e-6));
@@ -125,27 +133,11 @@ TEST_CASE("eam_tables in GPU memory: compute_many_body gives the host tables' fo
   coalesce::eam_file const file = two_element_tables();
   coalesce::eam_tables<float, coalesce::host> const on_host(file);
   coalesce::eam_tables<float, coalesce::device> const on_device(file);
-  auto const run = [&]<class Space>(auto const& law) {
-    coalesce::vector<Atom, coalesce::soa, Space> v(atoms);
-    coalesce::verlet_list<coalesce::cluster_pairs, Space> list({.cutoff = 2.4, .skin = 0.3, .half = true});
-    list.build(v, &Atom::pos, b);
-    auto const totals =
-        coalesce::compute_many_body<&Atom::pos, &Atom::force, &Atom::type>(v, list.view(v), b, law, {.energy = true});
-    std::vector<Atom> out(atoms.size());
-    v.copy_to(std::span<Atom>(out));
-    return std::make_tuple(out, totals);
-  };
-  auto const [host, host_totals] = run.operator()<coalesce::host>(on_host.law());
-  auto const [device, device_totals] = run.operator()<coalesce::device>(on_device.law());
-  double largest = 0, worst = 0;
-  for (std::size_t i = 0; i < atoms.size(); ++i) {
-    float const h[3] = {host[i].force.x, host[i].force.y, host[i].force.z};
-    float const g[3] = {device[i].force.x, device[i].force.y, device[i].force.z};
-    for (int a = 0; a < 3; ++a) {
-      largest = std::max(largest, static_cast<double>(std::abs(h[a])));
-      worst = std::max(worst, static_cast<double>(std::abs(h[a] - g[a])));
-    }
-  }
+  auto const [host, host_totals] =
+      run_many_body<coalesce::cluster_pairs, coalesce::host>(atoms, b, true, on_host.law());
+  auto const [device, device_totals] =
+      run_many_body<coalesce::cluster_pairs, coalesce::device>(atoms, b, true, on_device.law());
+  auto const [largest, worst] = largest_and_worst(host, device);
   CHECK(largest > 0.01);
   CHECK(worst <= 1e-5 * largest + 1e-5);
   CHECK(device_totals.energy == doctest::Approx(host_totals.energy).epsilon(1e-6));

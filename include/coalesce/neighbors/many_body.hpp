@@ -150,37 +150,7 @@ pair_totals run_many_body(vector<T, L, Space>& particles, PositionMember positio
                 "coalesce::compute_many_body: the law computes in float (its density() returns float) but the "
                 "positions are double; write the law in double or store the positions as float");
   // Checks first, nothing written: a type outside the law's, a position that is not finite.
-  std::size_t const types = law_types(law);
-  {
-    vector<bad_count, soa, Space> bad(1, bad_count{0}, on);
-    auto b = bad.view();
-    for_each_index(
-        Space{}, n,
-        [=] COALESCE_HOST_DEVICE(std::size_t i) {
-          auto const x = v[i][position.pointer];
-          bool ok = type_of(v[i], type_member) < types;
-          for (int d = 0; d < 3; ++d) ok = ok && std::isfinite(static_cast<double>(coordinate<Real>(x, d)));
-          if (!ok) atomic_add(b[0][&bad_count::count], std::uint64_t{1});
-        },
-        on);
-    bad_count const found = host_vector<bad_count, soa>(bad, on).view()[0];
-    if (found.count != 0) {
-      host_vector<T, L> const copy(particles);
-      auto const w = copy.view();
-      for (std::size_t i = 0; i < n; ++i) {
-        if (std::size_t const t = type_of(w[i], type_member); t >= types) {
-          throw_error(std::string(caller) + ": particle " + std::to_string(i) + " has type " + std::to_string(t) +
-                      ", outside the law's " + std::to_string(types) + " types; nothing was written");
-        }
-        for (int d = 0; d < 3; ++d) {
-          if (!std::isfinite(static_cast<double>(coordinate<Real>(w[i][position.pointer], d)))) {
-            throw_error(std::string(caller) + ": particle " + std::to_string(i) +
-                        " has a position that is not finite; nothing was written");
-          }
-        }
-      }
-    }
-  }
+  check_pair_input<Real>(particles, position, type_member, law_types(law), "the law's", caller, on);
   Real len[3];
   bool periodic[3];
   for (int a = 0; a < 3; ++a) {
@@ -262,27 +232,11 @@ pair_totals run_many_body(vector<T, L, Space>& particles, PositionMember positio
                 virial += share * static_cast<double>(p.force_over_r) * static_cast<double>(r2);
               }
             });
-        if (half) {
-          atomic_add(v[i][force.pointer][0], f0);
-          atomic_add(v[i][force.pointer][1], f1);
-          atomic_add(v[i][force.pointer][2], f2);
-        } else {
-          v[i][force.pointer][0] = f0;
-          v[i][force.pointer][1] = f1;
-          v[i][force.pointer][2] = f2;
-        }
+        finish_row_force(v, force, i, f0, f1, f2, half);
         if constexpr (Energy || Virial) add_row_sums<Energy, Virial>(s, energy, virial, i, rows);
       },
       on);
-  pair_totals out;
-  if constexpr (Energy || Virial) {
-    pair_sums const total = host_vector<pair_sums, soa>(sums, on).view()[0];  // waits for `on`
-    out.energy = Energy ? total.energy : 0.0;
-    out.virial = Virial ? total.virial : 0.0;
-  } else {
-    synchronize(on);
-  }
-  return out;
+  return read_pair_totals<Energy, Virial>(sums, on);
 }
 
 template <class Law, class T, class L, class Space, class PositionMember, class ForceMember, class TypeMember,

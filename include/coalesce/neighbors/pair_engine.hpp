@@ -208,6 +208,75 @@ COALESCE_HOST_DEVICE COALESCE_INLINE void add_row_sums(Sums const& s, double ene
   if constexpr (Virial) atomic_add(s[0][&pair_sums::virial], virial);
 }
 
+// The checks of a pass, before anything is written: every particle's type below `types` and its
+// position finite; a count of bad particles first, then (only then) the first one named, its type
+// said to lie outside `types_of` ("the pair table's", "the law's"). compute_pairs and
+// compute_many_body share them.
+template <class Real, class T, class L, class Space, class PositionMember, class TypeMember>
+void check_pair_input(vector<T, L, Space>& particles, PositionMember position, TypeMember type_member,
+                      std::size_t types, char const* types_of, char const* caller, stream on) {
+  std::size_t const n = particles.size();
+  auto const v = particles.view();
+  vector<bad_count, soa, Space> bad(1, bad_count{0}, on);
+  auto b = bad.view();
+  for_each_index(
+      Space{}, n,
+      [=] COALESCE_HOST_DEVICE(std::size_t i) {
+        auto const x = v[i][position.pointer];
+        bool ok = type_of(v[i], type_member) < types;
+        for (int d = 0; d < 3; ++d) ok = ok && std::isfinite(static_cast<double>(coordinate<Real>(x, d)));
+        if (!ok) atomic_add(b[0][&bad_count::count], std::uint64_t{1});
+      },
+      on);
+  bad_count const found = host_vector<bad_count, soa>(bad, on).view()[0];
+  if (found.count == 0) return;
+  host_vector<T, L> const copy(particles);
+  auto const w = copy.view();
+  for (std::size_t i = 0; i < n; ++i) {
+    std::size_t const t = type_of(w[i], type_member);
+    if (t >= types) {
+      throw_error(std::string(caller) + ": particle " + std::to_string(i) + " has type " + std::to_string(t) +
+                  ", outside " + types_of + " " + std::to_string(types) + " types; nothing was written");
+    }
+    auto const x = w[i][position.pointer];
+    for (int d = 0; d < 3; ++d) {
+      if (!std::isfinite(static_cast<double>(coordinate<Real>(x, d)))) {
+        throw_error(std::string(caller) + ": particle " + std::to_string(i) +
+                    " has a position that is not finite; nothing was written");
+      }
+    }
+  }
+}
+
+// Row i's summed force into its member: added (a half list: reactions from other rows arrive
+// too) or stored (a full list: the row holds every pair of i).
+template <class View, class ForceMember, class Real>
+COALESCE_HOST_DEVICE COALESCE_INLINE void finish_row_force(View const& v, ForceMember force, std::size_t i, Real f0,
+                                                           Real f1, Real f2, bool half) {
+  if (half) {
+    atomic_add(v[i][force.pointer][0], f0);
+    atomic_add(v[i][force.pointer][1], f1);
+    atomic_add(v[i][force.pointer][2], f2);
+  } else {
+    v[i][force.pointer][0] = f0;
+    v[i][force.pointer][1] = f1;
+    v[i][force.pointer][2] = f2;
+  }
+}
+
+// A pass's totals from its sums in the particles' memory (waits for `on` either way).
+template <bool Energy, bool Virial, class Sums> pair_totals read_pair_totals(Sums& sums, stream on) {
+  pair_totals out;
+  if constexpr (Energy || Virial) {
+    pair_sums const total = host_vector<pair_sums, soa>(sums, on).view()[0];  // waits for `on`
+    out.energy = Energy ? total.energy : 0.0;
+    out.virial = Virial ? total.virial : 0.0;
+  } else {
+    synchronize(on);
+  }
+  return out;
+}
+
 // The warp-per-cluster loop over the staged particles, forces into `forces` (cluster_pair_loop.hpp).
 template <bool Energy, bool Virial, class Real, class Forces, class Evaluator, class Table, class Exclusions,
           class Sums>
@@ -325,40 +394,8 @@ pair_totals run_pairs(vector<T, L, Space>& particles, PositionMember position, F
                 "coalesce::compute_pairs: the evaluator computes in float (its operator() takes float r2 and returns "
                 "pair_value<float>) but the positions are double; write the evaluator in double (pair_value<double> "
                 "operator()(double r2, param_type const&)) or store the positions as float");
-  std::size_t const types = table.types();
-  // Checks first, nothing written: a count of bad particles, then (only then) the first one named.
-  {
-    vector<bad_count, soa, Space> bad(1, bad_count{0}, on);
-    auto b = bad.view();
-    for_each_index(
-        Space{}, n,
-        [=] COALESCE_HOST_DEVICE(std::size_t i) {
-          auto const x = v[i][position.pointer];
-          bool ok = type_of(v[i], type_member) < types;
-          for (int d = 0; d < 3; ++d) ok = ok && std::isfinite(static_cast<double>(coordinate<Real>(x, d)));
-          if (!ok) atomic_add(b[0][&bad_count::count], std::uint64_t{1});
-        },
-        on);
-    bad_count const found = host_vector<bad_count, soa>(bad, on).view()[0];
-    if (found.count != 0) {
-      host_vector<T, L> const copy(particles);
-      auto const w = copy.view();
-      for (std::size_t i = 0; i < n; ++i) {
-        std::size_t const t = type_of(w[i], type_member);
-        if (t >= types) {
-          throw_error(std::string(caller) + ": particle " + std::to_string(i) + " has type " + std::to_string(t) +
-                      ", outside the pair table's " + std::to_string(types) + " types; nothing was written");
-        }
-        auto const x = w[i][position.pointer];
-        for (int d = 0; d < 3; ++d) {
-          if (!std::isfinite(static_cast<double>(coordinate<Real>(x, d)))) {
-            throw_error(std::string(caller) + ": particle " + std::to_string(i) +
-                        " has a position that is not finite; nothing was written");
-          }
-        }
-      }
-    }
-  }
+  // Checks first, nothing written.
+  check_pair_input<Real>(particles, position, type_member, table.types(), "the pair table's", caller, on);
   vector<pair_sums, soa, Space> sums(1, pair_sums{0, 0}, on);
   auto s = sums.view();
   // A cluster-pair list in GPU memory: the warp-per-cluster loop (cluster_pair_loop.hpp). One in memory
@@ -425,15 +462,7 @@ pair_totals run_pairs(vector<T, L, Space>& particles, PositionMember position, F
       if constexpr (Energy) energy += share * static_cast<double>(p.energy);
       if constexpr (Virial) virial += share * static_cast<double>(p.force_over_r) * static_cast<double>(r2);
     });
-    if (half) {
-      atomic_add(v[i][force.pointer][0], f0);
-      atomic_add(v[i][force.pointer][1], f1);
-      atomic_add(v[i][force.pointer][2], f2);
-    } else {
-      v[i][force.pointer][0] = f0;
-      v[i][force.pointer][1] = f1;
-      v[i][force.pointer][2] = f2;
-    }
+    finish_row_force(v, force, i, f0, f1, f2, half);
     if constexpr (Energy || Virial) add_row_sums<Energy, Virial>(s, energy, virial, i, rows);
   };
   if constexpr (cluster_loop) {
@@ -459,15 +488,7 @@ pair_totals run_pairs(vector<T, L, Space>& particles, PositionMember position, F
         },
         on);
   }
-  pair_totals out;
-  if constexpr (Energy || Virial) {
-    pair_sums const total = host_vector<pair_sums, soa>(sums, on).view()[0];  // waits for `on`
-    out.energy = Energy ? total.energy : 0.0;
-    out.virial = Virial ? total.virial : 0.0;
-  } else {
-    synchronize(on);
-  }
-  return out;
+  return read_pair_totals<Energy, Virial>(sums, on);
 }
 
 template <class Evaluator, class T, class L, class Space, class PositionMember, class ForceMember, class TypeMember,
