@@ -32,6 +32,7 @@
 #include "../core/config.hpp"
 #include "../memory/array.hpp"
 #include "../memory/space.hpp"
+#include "../memory/stream.hpp"
 #include "many_body.hpp"
 
 namespace coalesce {
@@ -123,7 +124,8 @@ template <class Real> struct eam_law {
 // The splines of an eam_file in Space's memory, in the law's precision.
 template <class Real, class Space = device> class eam_tables {
  public:
-  explicit eam_tables(eam_file const& file);
+  // The splines uploaded on `on` (returns when they are in place, as coalesce::array's upload).
+  explicit eam_tables(eam_file const& file, stream on = default_stream);
   eam_tables(eam_tables const&) = delete;  // the law points into this object's memory
   eam_tables& operator=(eam_tables const&) = delete;
   eam_tables(eam_tables&&) noexcept = default;
@@ -136,7 +138,7 @@ template <class Real, class Space = device> class eam_tables {
   eam_law<Real> law_{};
 };
 
-template <class Real, class Space> eam_tables<Real, Space>::eam_tables(eam_file const& file) {
+template <class Real, class Space> eam_tables<Real, Space>::eam_tables(eam_file const& file, stream on) {
   std::size_t const n = file.elements.size();
   if (n == 0 || n > eam_law<Real>::max_elements) {
     detail::throw_error("eam_tables: " + std::to_string(n) + " elements; 1 to " +
@@ -146,7 +148,7 @@ template <class Real, class Space> eam_tables<Real, Space>::eam_tables(eam_file 
   law_.elements = n;
   auto const table = [&](std::vector<double> const& f, double step) {
     std::vector<double> const spline = detail::eam_spline(f, step);
-    tables_.emplace_back(std::vector<Real>(spline.begin(), spline.end()));
+    tables_.emplace_back(std::vector<Real>(spline.begin(), spline.end()), on);
     return detail::eam_table_view<Real>{tables_.back().data(), f.size(), static_cast<Real>(1.0 / step)};
   };
   tables_.reserve(2 * n + n * (n + 1) / 2);
