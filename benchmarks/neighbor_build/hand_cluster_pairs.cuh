@@ -3,8 +3,9 @@
 // list in hand, the baseline of the engine's cluster-pair loop in the same run (engine_rows.cuh).
 // Per step, as GROMACS does: positions into cluster order as float4 (w: 1 for a particle, 0 for an
 // empty slot), the kernel (a warp per cluster, lane l: i particle l % 8 against j particles l / 8
-// and l / 8 + 4 of each listed cluster, one cutoff, reactions summed by shuffles and added once
-// per j particle, the i sums by shuffles), then the forces back into the particles.
+// and l / 8 + 4 of each listed cluster, one cutoff, the reactions reduced and scattered by shuffles
+// and added by one atomic per component, the i sums by shuffles), then the forces back into the
+// particles.
 #pragma once
 #include <coalesce/coalesce.hpp>
 
@@ -43,20 +44,21 @@ __global__ void hand_cluster_pair_force(std::uint32_t clusters, std::uint32_t co
       hit = hit || pair;
     }
     if (!__any_sync(0xffffffffu, hit)) continue;
+    // The 6 reaction components over the 8 lanes ii of this j pair, reduced and scattered as
+    // GROMACS's reduce_force_j_warp_shfl does for 3: keep one of each two values and send the
+    // other (3, then 2, then 1 shuffles), then 6 lanes add one component each (one atomic).
+    float const v[6] = {rx[0], ry[0], rz[0], rx[1], ry[1], rz[1]};
+    bool const b0 = ii & 1u, b1 = ii & 2u, b2 = ii & 4u;
+    float w[3];
 #pragma unroll
-    for (int h = 0; h < 2; ++h) {
-      for (unsigned step = 1; step <= 4; step <<= 1) {
-        rx[h] += __shfl_xor_sync(0xffffffffu, rx[h], step);
-        ry[h] += __shfl_xor_sync(0xffffffffu, ry[h], step);
-        rz[h] += __shfl_xor_sync(0xffffffffu, rz[h], step);
-      }
-      if (ii == 0 && (rx[h] != 0.f || ry[h] != 0.f || rz[h] != 0.f)) {
-        float* const target = slot_forces + 4 * (jc * 8 + jg + 4 * h);
-        atomicAdd(target + 0, rx[h]);
-        atomicAdd(target + 1, ry[h]);
-        atomicAdd(target + 2, rz[h]);
-      }
+    for (int k = 0; k < 3; ++k) {
+      w[k] = (b0 ? v[2 * k + 1] : v[2 * k]) + __shfl_xor_sync(0xffffffffu, b0 ? v[2 * k] : v[2 * k + 1], 1);
     }
+    float const u0 = (b1 ? w[1] : w[0]) + __shfl_xor_sync(0xffffffffu, b1 ? w[0] : w[1], 2);
+    float const u1 = w[2] + __shfl_xor_sync(0xffffffffu, w[2], 2);
+    float const sum = (b2 ? u1 : u0) + __shfl_xor_sync(0xffffffffu, b2 ? u0 : u1, 4);
+    std::uint32_t const which = b2 ? 4u + (ii & 1u) : (ii & 3u);  // v[which] summed over the 8 lanes
+    if (!(b2 && b1) && sum != 0.f) atomicAdd(slot_forces + 4 * (jc * 8 + jg + 4 * (which / 3)) + which % 3, sum);
   }
   for (unsigned step = 8; step <= 16; step <<= 1) {
     fx += __shfl_xor_sync(0xffffffffu, fx, step);

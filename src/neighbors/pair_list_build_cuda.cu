@@ -45,9 +45,10 @@ template <class Real> __global__ void boxes_kernel(pair_build_view<Real> v, std:
 // clusters: long, divergent loops (9 ms at 4M LJ particles on the H200). Here a warp takes i: each
 // lane takes one column in reach (32 at a time) and finds its candidate clusters (at most two
 // ranges of slices: a periodic axis wraps), the lanes' counts are scanned, and the warp walks the
-// flattened candidates 32 at a time: lane l tests the bounding boxes and the exact 8 x 8 pairs of
-// candidate t + l, a ballot keeps the order. The candidates come in the thread-per-cluster order
-// (columns r2-major, slices ascending), so the row is the same list, entry for entry.
+// flattened candidates 32 at a time: lane l tests the bounding boxes of candidate t + l, and the
+// whole warp then tests the exact 8 x 8 pairs of each candidate whose box passed, in order
+// (exact_pairs_warp). The candidates come in the thread-per-cluster order (columns r2-major, slices
+// ascending), so the row is the same list, entry for entry.
 constexpr unsigned warps_per_block = threads / 32;
 
 struct column_ranges {  // a lane's column: up to two runs of candidate clusters, [begin, begin + count)
@@ -83,8 +84,36 @@ template <class Real> __device__ column_ranges column_candidates(pair_build_view
   return out;
 }
 
-// Lane `lane` of the warp searching cluster i: emit(e, j) from the lane that keeps the e-th entry.
-// Returns the row's count (every lane).
+// Clusters i and j under the exact test, by the whole warp: lane l takes i's particle l % 8 against
+// j's l / 8 and l / 8 + 4 (the force loop's pairing), ballots count. The same pairs and the same
+// arithmetic as exact_pairs (pair_list_kernels.hpp), so the same clusters are kept; one lane testing
+// all 64 pairs of its own candidate left the lanes whose candidates failed the box test idle.
+// Returns the pairs within reach (every lane); `tested`: the pairs the two clusters hold.
+template <class Real> __device__ std::uint32_t exact_pairs_warp(pair_build_view<Real> const& v, std::uint32_t i,
+                                                                std::uint32_t j, std::uint32_t lane,
+                                                                std::uint32_t& tested) {
+  cell_grid<Real> const& g = v.grid;
+  std::uint32_t const p = lane % pair_cluster, q0 = lane / pair_cluster;
+  point4<Real> const a = v.points[static_cast<std::size_t>(i) * pair_cluster + p];
+  std::uint32_t within = 0;
+  tested = 0;
+#pragma unroll
+  for (std::uint32_t h = 0; h < 2; ++h) {
+    std::uint32_t const q = q0 + 4 * h;
+    point4<Real> const b = v.points[static_cast<std::size_t>(j) * pair_cluster + q];
+    bool const valid = a.w != Real(0) && b.w != Real(0) && !(i == j && (g.half ? q <= p : q == p));
+    Real const ex = a.x - nearest_image(a.x, b.x, g.periodic[0], g.length[0]);
+    Real const ey = a.y - nearest_image(a.y, b.y, g.periodic[1], g.length[1]);
+    Real const ez = a.z - nearest_image(a.z, b.z, g.periodic[2], g.length[2]);
+    bool const in_reach = valid && distance2(ex, ey, ez) < g.reach2;
+    within += static_cast<std::uint32_t>(__popc(__ballot_sync(0xffffffffu, in_reach)));
+    tested += static_cast<std::uint32_t>(__popc(__ballot_sync(0xffffffffu, valid)));
+  }
+  return within;
+}
+
+// Lane `lane` of the warp searching cluster i: emit(e, j) from lane 0 for the e-th entry. Returns
+// the row's count (every lane). `counts` (Count) is lane 0's.
 template <bool Count, class Real, class Emit>
 __device__ std::uint32_t search_row_warp(pair_build_view<Real> const& v, std::uint32_t i, std::uint32_t lane,
                                          pair_search_counts& counts, column_ranges* shared_ranges,
@@ -114,7 +143,7 @@ __device__ std::uint32_t search_row_warp(pair_build_view<Real> const& v, std::ui
     std::uint32_t const total = __shfl_sync(0xffffffffu, end, 31);
     for (std::uint32_t t0 = 0; t0 < total; t0 += 32) {
       std::uint32_t const t = t0 + lane;
-      bool keep = false;
+      bool near = false;  // the bounding boxes within reach
       std::uint32_t j = 0;
       if (t < total) {
         std::uint32_t owner = 0;  // the first lane whose end passes t
@@ -128,11 +157,19 @@ __device__ std::uint32_t search_row_warp(pair_build_view<Real> const& v, std::ui
         Real const ex = interval_gap(g, 0, bi.lo[0], bi.hi[0], bj.lo[0], bj.hi[0]);
         Real const ey = interval_gap(g, 1, bi.lo[1], bi.hi[1], bj.lo[1], bj.hi[1]);
         Real const ez = interval_gap(g, 2, bi.lo[2], bi.hi[2], bj.lo[2], bj.hi[2]);
-        keep = ex * ex + ey * ey + ez * ez < limit && exact_pairs<Count>(v, i, j, counts);
+        near = ex * ex + ey * ey + ez * ez < limit;
       }
-      unsigned const kept_lanes = __ballot_sync(0xffffffffu, keep);
-      if (keep) emit(kept + static_cast<std::uint32_t>(__popc(kept_lanes & ((1u << lane) - 1u))), j);
-      kept += static_cast<std::uint32_t>(__popc(kept_lanes));
+      for (unsigned pending = __ballot_sync(0xffffffffu, near); pending != 0; pending &= pending - 1) {
+        std::uint32_t const jj = __shfl_sync(0xffffffffu, j, __ffs(pending) - 1);
+        std::uint32_t tested = 0;
+        std::uint32_t const within = exact_pairs_warp(v, i, jj, lane, tested);
+        if (within == 0) continue;
+        if (lane == 0) {
+          if constexpr (Count) counts.within += within, counts.tested += tested;
+          emit(kept, jj);
+        }
+        ++kept;
+      }
     }
     __syncwarp();  // the shared ranges are read before the next chunk writes them
   }
@@ -156,12 +193,8 @@ template <class Real> __global__ void count_kernel_warp(pair_build_view<Real> v,
                                                 [&](std::uint32_t e, std::uint32_t j) {
                                                   if (e < room) row[e] = j;
                                                 });
-  unsigned long long within = pairs.within, tested = pairs.tested;
-  for (unsigned step = 16; step > 0; step >>= 1) {
-    within += __shfl_xor_sync(0xffffffffu, within, step);
-    tested += __shfl_xor_sync(0xffffffffu, tested, step);
-  }
-  if (lane != 0) return;
+  if (lane != 0) return;  // lane 0 holds the row's pair counts
+  unsigned long long const within = pairs.within, tested = pairs.tested;
   counts[c] = k;
   atomicAdd(totals + 0, static_cast<unsigned long long>(k));
   atomicMax(totals + 1, static_cast<unsigned long long>(k));

@@ -4,11 +4,12 @@
 //
 // A warp takes cluster c: lane l holds particle l % 8 of c (its position, type and force sum) and,
 // for each listed cluster, the pairs with its particles l / 8 and l / 8 + 4: 64 pairs in two
-// steps of 32 lanes. On a half list each reaction is summed over the 8 lanes that share a particle
-// of the listed cluster (three shuffles) and added once (one atomic per component); a listed
-// cluster with no pair within its cutoff costs no shuffle and no atomic. After the row, each
-// particle of c sums its 4 lanes (two shuffles): stored (full list: the row is all of its pairs)
-// or added (half list).
+// steps of 32 lanes. On a half list the 8 lanes that share the listed cluster's two particles sum
+// their 6 reaction components by a reduce-scatter (6 shuffles, not 18: each lane ends with one
+// component's sum) and 6 of the 8 add theirs (one atomic instruction for the warp, not six); a
+// listed cluster with no pair within its cutoff costs no shuffle and no atomic. After the row,
+// each particle of c sums its 4 lanes (two shuffles): stored (full list: the row is all of its
+// pairs) or added (half list).
 //
 // The particles are read from a copy in slot order (staged_particle, below). The arithmetic per pair
 // is the generic loop's (pair_engine.hpp): the separation under the nearest image, r^2, the type
@@ -38,7 +39,33 @@ __device__ COALESCE_INLINE Real warp_sum_lanes(Real value, unsigned first_mask, 
   for (unsigned step = first_mask; step <= last_mask; step <<= 1) value += __shfl_xor_sync(0xffffffffu, value, step);
   return value;
 }
+
+// Six values (two particles' reactions, x y z each: v[3 h + d]) summed over the 8 lanes of a group
+// (lane bits 0-2 = ii) and scattered: each lane gets one sum, of value reaction_index(ii). Each step
+// halves what a lane holds: it keeps one of each pair of values and sends the other (3 shuffles,
+// then 2 and 1), against three shuffles for each of the six in a plain butterfly.
+template <class Real> __device__ COALESCE_INLINE Real reduce_scatter_reactions(Real const (&v)[6], unsigned ii) {
+  constexpr unsigned all = 0xffffffffu;
+  bool const b0 = (ii & 1u) != 0, b1 = (ii & 2u) != 0, b2 = (ii & 4u) != 0;
+  Real w[3];  // w[k]: v[2 k + b0] over the lane pair
+#pragma unroll
+  for (int k = 0; k < 3; ++k) {
+    Real const keep = b0 ? v[2 * k + 1] : v[2 * k], send = b0 ? v[2 * k] : v[2 * k + 1];
+    w[k] = keep + __shfl_xor_sync(all, send, 1);
+  }
+  Real const keep1 = b1 ? w[1] : w[0], send1 = b1 ? w[0] : w[1];
+  Real const u0 = keep1 + __shfl_xor_sync(all, send1, 2);  // v[2 b1 + b0] over 4 lanes
+  Real const u1 = w[2] + __shfl_xor_sync(all, w[2], 2);    // v[4 + b0] over 4 lanes
+  Real const keep2 = b2 ? u1 : u0, send2 = b2 ? u0 : u1;
+  return keep2 + __shfl_xor_sync(all, send2, 4);
+}
 #endif
+
+// Which of reduce_scatter_reactions' six sums lane ii of a group holds (v[3 h + d]); lanes 6 and 7
+// (bits 2 and 1 set) hold a copy of lanes 4 and 5's.
+COALESCE_HOST_DEVICE COALESCE_INLINE std::uint32_t reaction_index(std::uint32_t ii) {
+  return (ii & 4u) != 0 ? 4u + (ii & 1u) : (ii & 3u);
+}
 
 // r2 below the type pair's cutoff, decided as double(r2) < cutoff2 (the generic loop's test) without
 // converting r2 when the loop is in float (cutoff2_in, pair_law.hpp).
@@ -51,10 +78,25 @@ COALESCE_HOST_DEVICE COALESCE_INLINE bool within_cutoff(Real r2, Table const& ta
 // into one vector of 16 bytes (float; 32 for double), so a listed cluster's 8 particles are one
 // coalesced 128-byte read and a j particle one vector load (read through the slot's particle index
 // and the particles' own layout, a j particle was 5 scattered loads). The nearest image is
-// d - L rint(d / L), branch-free (1 / L = 0 along an open axis).
+// d - L rint(d / L), branch-free (1 / L = 0 along an open axis). An empty slot is staged at NaN
+// (type 0): every distance to it is NaN and fails the cutoff test, so no pair tests for it.
 template <class Real> struct alignas(4 * sizeof(Real)) staged_particle {
   Real x, y, z;
-  std::int32_t type;  // -1: an empty slot
+  std::int32_t type;
+};
+
+// The table of a single particle type as the loop reads it: the one pair's parameters and cutoff
+// as values, so that the kernel reads them once instead of indexing the table by two types per
+// pair (an index, a multiply and two loads per pair; compute_pairs picks it when types() is 1).
+template <class Param> struct one_type_pair {
+  Param param_value;
+  double cutoff2_value;
+  float cutoff2_float_value;
+  COALESCE_HOST_DEVICE COALESCE_INLINE Param const& param(std::size_t, std::size_t) const { return param_value; }
+  COALESCE_HOST_DEVICE COALESCE_INLINE double cutoff2(std::size_t, std::size_t) const { return cutoff2_value; }
+  COALESCE_HOST_DEVICE COALESCE_INLINE float cutoff2_float(std::size_t, std::size_t) const {
+    return cutoff2_float_value;
+  }
 };
 
 template <class Real> COALESCE_HOST_DEVICE COALESCE_INLINE Real wrapped(Real d, Real length, Real inverse) {
@@ -69,12 +111,16 @@ template <class Real> COALESCE_HOST_DEVICE COALESCE_INLINE Real wrapped(Real d, 
 #endif
 }
 
-// Where the loop's forces go: forces.add(slot, f0, f1, f2) a reaction or (half list) a row's sum,
-// from any warp; forces.store(slot, f0, f1, f2) a full list's row sum, from its one lane.
+// Where the loop's forces go: forces.add_component(slot, d, f) one component of a reaction and
+// forces.add(slot, f0, f1, f2) a half list's row sum, from any warp; forces.store(slot, f0, f1, f2)
+// a full list's row sum, from its one lane.
 // slot_sums: 4 Reals per slot in slot order (float atomics; stored into the particles by a pass
 // after the loop; zeroed first on a half list).
 template <class Real> struct slot_sums {
   Real* sums;
+  COALESCE_HOST_DEVICE COALESCE_INLINE void add_component(std::uint32_t slot, std::uint32_t d, Real f) const {
+    atomic_add_scalar(sums + 4 * slot + d, f);
+  }
   COALESCE_HOST_DEVICE COALESCE_INLINE void add(std::uint32_t slot, Real f0, Real f1, Real f2) const {
     atomic_add_scalar(sums + 4 * slot + 0, f0);
     atomic_add_scalar(sums + 4 * slot + 1, f1);
@@ -92,6 +138,10 @@ template <class View, class Force> struct member_sums {
   View v;
   Force force;
   std::uint32_t const* slots;
+  template <class Real>
+  COALESCE_HOST_DEVICE COALESCE_INLINE void add_component(std::uint32_t slot, std::uint32_t d, Real f) const {
+    atomic_add(v[slots[slot]][force.pointer][d], f);
+  }
   template <class Real>
   COALESCE_HOST_DEVICE COALESCE_INLINE void add(std::uint32_t slot, Real f0, Real f1, Real f2) const {
     std::uint32_t const p = slots[slot];
@@ -123,34 +173,41 @@ COALESCE_HOST_DEVICE COALESCE_INLINE void staged_cluster_pair_lane(
   auto const lane = static_cast<std::uint32_t>(t % 32);
   std::uint32_t const ii = lane % size, jg = lane / size;  // i particle; j particles jg and jg + 4
   std::uint32_t const own = c * size + ii;
-  staged_particle<Real> const si = staged[own];
-  bool const has_i = si.type >= 0;
-  std::size_t const ti = has_i ? static_cast<std::size_t>(si.type) : 0;
+  staged_particle<Real> const si = staged[own];  // an empty slot: NaN, so none of its pairs is within a cutoff
+  auto const ti = static_cast<std::size_t>(si.type);
+  bool const has_i = list.slots[own] != cluster_pairs::empty_slot;
   decltype(exclusions.row(0)) excluded{};  // i's partners, read once per lane (no_exclusions: nothing)
   if constexpr (excludes_pairs<Exclusions>) {
     if (has_i) excluded = exclusions.row(list.slots[own]);
   }
+  // The reaction sum this lane adds for each listed cluster (reduce_scatter_reactions).
+  std::uint32_t const reaction = reaction_index(ii);
+  std::uint32_t const reaction_slot = jg + 4 * (reaction / 3), reaction_axis = reaction % 3;
+  bool const adds_reaction = (ii & 6u) != 6u;
   Real f0 = 0, f1 = 0, f2 = 0;
   double energy = 0, virial = 0;
   bool const half = list.half;
   double const share = half ? 1.0 : 0.5;  // each pair once over the pass
   std::uint32_t const end = list.row_offsets[c + 1];
-  for (std::uint32_t e = list.row_offsets[c]; e < end; ++e) {
-    std::uint32_t const jc = list.entries[e];
-    Real r0[2] = {0, 0}, r1[2] = {0, 0}, r2r[2] = {0, 0};  // reactions on the two j particles
+  std::uint32_t e = list.row_offsets[c];
+  std::uint32_t next = e < end ? list.entries[e] : 0;  // the next entry, read an iteration ahead
+  for (; e < end; ++e) {
+    std::uint32_t const jc = next;
+    if (e + 1 < end) next = list.entries[e + 1];
+    bool const own_cluster = jc == c;    // the same for the whole warp
+    Real react[6] = {0, 0, 0, 0, 0, 0};  // reactions on the two j particles, v[3 h + d]
     bool hit = false;
 #pragma unroll
     for (int h = 0; h < 2; ++h) {
       std::uint32_t const slot = jc * size + jg + 4 * static_cast<std::uint32_t>(h);
       staged_particle<Real> const sj = staged[slot];
-      bool const pair = has_i && sj.type >= 0 && (jc != c || (half ? slot > own : slot != own));
-      if (!pair) continue;
+      if (own_cluster && (half ? slot <= own : slot == own)) continue;
       Real const d0 = wrapped(si.x - sj.x, len[0], inverse[0]);
       Real const d1 = wrapped(si.y - sj.y, len[1], inverse[1]);
       Real const d2 = wrapped(si.z - sj.z, len[2], inverse[2]);
       Real const rr = d0 * d0 + d1 * d1 + d2 * d2;
       auto const tj = static_cast<std::size_t>(sj.type);
-      if (!within_cutoff(rr, table, ti, tj)) continue;
+      if (!within_cutoff(rr, table, ti, tj)) continue;  // NaN (an empty slot): not within
       if constexpr (excludes_pairs<Exclusions>) {
         if (excluded.contains(list.slots[slot])) continue;
       }
@@ -158,23 +215,16 @@ COALESCE_HOST_DEVICE COALESCE_INLINE void staged_cluster_pair_lane(
       f0 += p.force_over_r * d0;
       f1 += p.force_over_r * d1;
       f2 += p.force_over_r * d2;
-      r0[h] = -p.force_over_r * d0;
-      r1[h] = -p.force_over_r * d1;
-      r2r[h] = -p.force_over_r * d2;
+      react[3 * h + 0] = -p.force_over_r * d0;
+      react[3 * h + 1] = -p.force_over_r * d1;
+      react[3 * h + 2] = -p.force_over_r * d2;
       hit = true;
       if constexpr (Energy) energy += share * static_cast<double>(p.energy);
       if constexpr (Virial) virial += share * static_cast<double>(p.force_over_r) * static_cast<double>(rr);
     }
     if (!half || !__any_sync(0xffffffffu, hit)) continue;
-#pragma unroll
-    for (int h = 0; h < 2; ++h) {
-      Real const s0 = warp_sum_lanes(r0[h], 1u, 4u);
-      Real const s1 = warp_sum_lanes(r1[h], 1u, 4u);
-      Real const s2 = warp_sum_lanes(r2r[h], 1u, 4u);
-      if (ii == 0 && (s0 != Real(0) || s1 != Real(0) || s2 != Real(0))) {
-        forces.add(jc * size + jg + 4 * static_cast<std::uint32_t>(h), s0, s1, s2);
-      }
-    }
+    Real const sum = reduce_scatter_reactions(react, ii);
+    if (adds_reaction && sum != Real(0)) forces.add_component(jc * size + reaction_slot, reaction_axis, sum);
   }
   f0 = warp_sum_lanes(f0, 8u, 16u);
   f1 = warp_sum_lanes(f1, 8u, 16u);

@@ -212,6 +212,26 @@ COALESCE_HOST_DEVICE COALESCE_INLINE void add_row_sums(Sums const& s, double ene
 // position finite; a count of bad particles first, then (only then) the first one named, its type
 // said to lie outside `types_of` ("the pair table's", "the law's"). compute_pairs and
 // compute_many_body share them.
+//
+// The counting pass is a named functor, not an extended lambda: its instantiation does not depend on
+// the list or the law, so a program's .cu files that call compute_pairs and compute_many_body on the
+// same particles all instantiate the same kernel, and nvcc's __host__ __device__ lambdas in one
+// function instantiated by several translation units crashed the host at the launch (the GPU test
+// binary, H100, 2026-12-05; one translation unit alone ran).
+template <class Real, class View, class PositionMember, class TypeMember, class Bad> struct count_bad_input {
+  View v;
+  PositionMember position;
+  TypeMember type_member;
+  std::size_t types;
+  Bad b;
+  COALESCE_HOST_DEVICE void operator()(std::size_t i) const {
+    auto const x = v[i][position.pointer];
+    bool ok = type_of(v[i], type_member) < types;
+    for (int d = 0; d < 3; ++d) ok = ok && std::isfinite(static_cast<double>(coordinate<Real>(x, d)));
+    if (!ok) atomic_add(b[0][&bad_count::count], std::uint64_t{1});
+  }
+};
+
 template <class Real, class T, class L, class Space, class PositionMember, class TypeMember>
 void check_pair_input(vector<T, L, Space>& particles, PositionMember position, TypeMember type_member,
                       std::size_t types, char const* types_of, char const* caller, stream on) {
@@ -219,15 +239,8 @@ void check_pair_input(vector<T, L, Space>& particles, PositionMember position, T
   auto const v = particles.view();
   vector<bad_count, soa, Space> bad(1, bad_count{0}, on);
   auto b = bad.view();
-  for_each_index(
-      Space{}, n,
-      [=] COALESCE_HOST_DEVICE(std::size_t i) {
-        auto const x = v[i][position.pointer];
-        bool ok = type_of(v[i], type_member) < types;
-        for (int d = 0; d < 3; ++d) ok = ok && std::isfinite(static_cast<double>(coordinate<Real>(x, d)));
-        if (!ok) atomic_add(b[0][&bad_count::count], std::uint64_t{1});
-      },
-      on);
+  using counter = count_bad_input<Real, decltype(v), PositionMember, TypeMember, decltype(b)>;
+  for_each_index(Space{}, n, counter{v, position, type_member, types, b}, on);
   bad_count const found = host_vector<bad_count, soa>(bad, on).view()[0];
   if (found.count == 0) return;
   host_vector<T, L> const copy(particles);
@@ -277,12 +290,13 @@ template <bool Energy, bool Virial, class Sums> pair_totals read_pair_totals(Sum
   return out;
 }
 
-// The warp-per-cluster loop over the staged particles, forces into `forces` (cluster_pair_loop.hpp).
-template <bool Energy, bool Virial, class Real, class Forces, class Evaluator, class Table, class Exclusions,
+// The warp-per-cluster loop over the staged particles, forces into `forces` (cluster_pair_loop.hpp),
+// the type pairs' parameters read from `pairs` (the table, or its one pair: one_type_pair).
+template <bool Energy, bool Virial, class Real, class Forces, class Evaluator, class Pairs, class Exclusions,
           class Sums>
-void launch_staged_loop(verlet_list_ref<cluster_pairs> const& list, staged_particle<Real> const* staged,
-                        Forces const& forces, Evaluator const& law, Table const& table, Exclusions const& exclusions,
-                        Real const (&len)[3], Real const (&inverse)[3], Sums const& s, stream on) {
+void launch_staged_warps(verlet_list_ref<cluster_pairs> const& list, staged_particle<Real> const* staged,
+                         Forces const& forces, Evaluator const& law, Pairs const& pairs, Exclusions const& exclusions,
+                         Real const (&len)[3], Real const (&inverse)[3], Sums const& s, stream on) {
   Real const length[3] = {len[0], len[1], len[2]}, inverse_length[3] = {inverse[0], inverse[1], inverse[2]};
   auto const warps = [=] COALESCE_HOST_DEVICE(std::size_t t) {
     (void)s;  // captured here, not first inside an if constexpr (nvcc's rule for extended lambdas)
@@ -290,10 +304,25 @@ void launch_staged_loop(verlet_list_ref<cluster_pairs> const& list, staged_parti
       if constexpr (Energy) atomic_add(s[0][&pair_sums::energy], energy);
       if constexpr (Virial) atomic_add(s[0][&pair_sums::virial], virial);
     };
-    staged_cluster_pair_lane<Energy, Virial, Real>(t, list, staged, forces, law, table, exclusions, length,
+    staged_cluster_pair_lane<Energy, Virial, Real>(t, list, staged, forces, law, pairs, exclusions, length,
                                                    inverse_length, add);
   };
   for_each_index(device{}, list.clusters * 32, warps, on);
+}
+
+// A table of one type goes in as its one pair (its parameters then stay in registers).
+template <bool Energy, bool Virial, class Real, class Forces, class Evaluator, class Table, class Exclusions,
+          class Sums>
+void launch_staged_loop(verlet_list_ref<cluster_pairs> const& list, staged_particle<Real> const* staged,
+                        Forces const& forces, Evaluator const& law, Table const& table, Exclusions const& exclusions,
+                        Real const (&len)[3], Real const (&inverse)[3], Sums const& s, stream on) {
+  if (table.types() == 1) {
+    using param = std::remove_cvref_t<decltype(table.param(0, 0))>;
+    one_type_pair<param> const pair{table.param(0, 0), table.cutoff2(0, 0), table.cutoff2_float(0, 0)};
+    launch_staged_warps<Energy, Virial, Real>(list, staged, forces, law, pair, exclusions, len, inverse, s, on);
+  } else {
+    launch_staged_warps<Energy, Virial, Real>(list, staged, forces, law, table, exclusions, len, inverse, s, on);
+  }
 }
 
 // compute_pairs over a cluster-pair list in GPU memory, the particles staged in slot order
@@ -321,7 +350,8 @@ void run_staged_cluster_pairs(View const& v, PositionMember position, ForceMembe
       device{}, slot_count,
       [=] COALESCE_HOST_DEVICE(std::size_t k) {
         std::uint32_t const p = list.slots[k];
-        staged_particle<Real> out{Real(0), Real(0), Real(0), -1};
+        Real const nan = std::numeric_limits<Real>::quiet_NaN();
+        staged_particle<Real> out{nan, nan, nan, 0};  // an empty slot: no distance to it passes a cutoff
         if (p != cluster_pairs::empty_slot) {
           auto const x = v[p][position.pointer];
           out.x = coordinate<Real>(x, 0);

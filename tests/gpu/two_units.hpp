@@ -1,0 +1,91 @@
+// One user's program in two .cu files that both call compute_pairs and compute_many_body on the same
+// particles, list and laws: every template of the engines is then instantiated alike in both
+// translation units (two_units_a_test.cu, two_units_b_test.cu). A kernel whose instantiation is
+// shared so crashed the host at its launch (an nvcc __host__ __device__ lambda in a function both
+// units instantiate: compute_pairs' input checks, 2026-12-05), while one unit alone ran.
+#pragma once
+#include <cmath>
+#include <cstdint>
+#include <vector>
+
+#include <coalesce/coalesce.hpp>
+
+namespace two_units_test {
+
+struct fvec3 {
+  float x, y, z;
+};
+struct Atom {
+  fvec3 pos;
+  fvec3 force;
+  std::uint32_t type;
+};
+struct lennard_jones {
+  struct param_type {
+    float epsilon, sigma2;
+  };
+  COALESCE_HOST_DEVICE coalesce::pair_value<float> operator()(float r2, param_type const& q) const {
+    float const s2 = q.sigma2 / r2, s6 = s2 * s2 * s2;
+    return {24.f * q.epsilon * s6 * (2.f * s6 - 1.f) / r2, 4.f * q.epsilon * s6 * (s6 - 1.f)};
+  }
+};
+// rho = sum (rc - r)^2, F = -sqrt(rho), phi = 0.05 (rc - r)^4.
+struct soft_embedding {
+  COALESCE_HOST_DEVICE float cutoff() const { return 2.4f; }
+  COALESCE_HOST_DEVICE float density(float r2, std::size_t, std::size_t) const {
+    float const s = 2.4f - std::sqrt(r2);
+    return s * s;
+  }
+  COALESCE_HOST_DEVICE coalesce::embedding_value<float> embed(float rho, std::size_t) const {
+    float const root = std::sqrt(rho);
+    return {-root, root > 0.f ? -0.5f / root : 0.f};
+  }
+  COALESCE_HOST_DEVICE coalesce::pair_value<float> pair(float r2, std::size_t, std::size_t, float dfi,
+                                                        float dfj) const {
+    float const r = std::sqrt(r2), s = 2.4f - r;
+    float const psi = -4.f * 0.05f * s * s * s + (dfi + dfj) * (-2.f * s);
+    return {-psi / r, 0.05f * s * s * s * s};
+  }
+};
+
+struct energies {
+  double pairs = 0;
+  double many_body = 0;
+};
+
+// The same work in either unit: a jittered cubic lattice, a padded list and a cluster-pair list,
+// both engines, energies returned. `static`: each unit has its own copy, as two files of a program
+// have their own functions; only the library's templates are shared between them.
+static energies run_here() {
+  std::vector<Atom> atoms;
+  for (int z = 0; z < 12; ++z)
+    for (int y = 0; y < 12; ++y)
+      for (int x = 0; x < 12; ++x)
+        atoms.push_back(
+            Atom{{x * 1.1f + 0.01f * static_cast<float>(y % 3), y * 1.1f + 0.02f * static_cast<float>(z % 2), z * 1.1f},
+                 {0, 0, 0},
+                 0});
+  coalesce::box const b{.lo = {0, 0, 0}, .hi = {13.2, 13.2, 13.2}};
+  coalesce::vector<Atom, coalesce::soa, coalesce::device> v(atoms);
+  coalesce::pair_table<lennard_jones::param_type> table(1);
+  table.set(0, 0, {1.f, 1.f}, 2.5);
+  energies out;
+  coalesce::verlet_list<coalesce::padded_columns, coalesce::device> rows({.cutoff = 2.5, .skin = 0.3});
+  rows.build(v, &Atom::pos, b);
+  out.pairs = coalesce::compute_pairs<&Atom::pos, &Atom::force, &Atom::type>(v, rows.view(v), b, lennard_jones{}, table,
+                                                                             {.energy = true})
+                  .energy;
+  coalesce::verlet_list<coalesce::cluster_pairs, coalesce::device> clusters({.cutoff = 2.5, .skin = 0.3, .half = true});
+  clusters.build(v, &Atom::pos, b);
+  out.pairs += coalesce::compute_pairs<&Atom::pos, &Atom::force, &Atom::type>(v, clusters.view(v), b, lennard_jones{},
+                                                                              table, {.energy = true})
+                   .energy;
+  out.many_body = coalesce::compute_many_body<&Atom::pos, &Atom::force, &Atom::type>(v, rows.view(v), b,
+                                                                                     soft_embedding{}, {.energy = true})
+                      .energy;
+  return out;
+}
+
+energies run_in_unit_b();  // two_units_b_test.cu
+
+}  // namespace two_units_test
