@@ -3,7 +3,9 @@
 // same coalesce::reference over a computed storage (issue 48, item 4). Each case is one statement:
 // on every view it must leave the records as the same statement on a plain struct does, and
 // counted it must read and write exactly the columns it names, once per thread.
+#include <algorithm>
 #include <array>
+#include <concepts>
 #include <cstddef>
 #include <cstdint>
 #include <string>
@@ -50,6 +52,12 @@ constexpr counts only(std::initializer_list<column> cs) {
   return out;
 }
 constexpr counts every = {1, 1, 1, 1, 1, 1, 1};
+constexpr counts twice(std::initializer_list<column> cs) {
+  counts out{};
+  for (column c : cs) out[c] = 2;
+  return out;
+}
+constexpr counts every_twice = {2, 2, 2, 2, 2, 2, 2};
 
 // What reads (`sink += ...`) leave, so that they are not dead code and their values are compared.
 double sink = 0;
@@ -112,7 +120,7 @@ template <class Layout, class Case> void check_on_view(Case const& c, std::vecto
   check_leaf_operators(v);
   sink = 0;
   for (std::size_t i = 0; i < v.size(); ++i) c.proxy(v, i);
-  INFO(c.name << " on " << ca::layout_name<Layout>());
+  INFO(std::string(c.name) << " on " << ca::layout_name<Layout>());
   CHECK(sink == sunk);
   std::vector<P> out(h.size());
   h.copy_to(out);
@@ -138,7 +146,7 @@ template <class Case> void check_case(Case const& c) {
     check_leaf_operators(w);
     c.proxy(w, i);
   });
-  INFO(c.name << " counted");
+  INFO(std::string(c.name) << " counted");
   REQUIRE(trace.columns.size() == columns);
   std::uint64_t const n = sample.size();
   std::uint64_t accesses = 0;
@@ -149,6 +157,21 @@ template <class Case> void check_case(Case const& c) {
     accesses += n * (c.reads[k] + c.writes[k]);
   }
   CHECK(trace.accesses.size() == accesses);
+
+  // Counted, the statement leaves the counted copy of the sample as it leaves the views (the last
+  // thread reads it back, after every thread's statement).
+  std::vector<P> counted_out;
+  ca::count_accesses<P>(c.name, sample, [&](auto w, std::size_t i) {
+    c.proxy(w, i);
+    if (i + 1 == w.size()) {
+      for (std::size_t k = 0; k < w.size(); ++k) counted_out.push_back(static_cast<P>(w[k]));
+    }
+  });
+  REQUIRE(counted_out.size() == expected.size());
+  for (std::size_t i = 0; i < expected.size(); ++i) {
+    INFO("counted element " << i);
+    CHECK(counted_out[i] == expected[i]);
+  }
 }
 
 template <class... Cases> void check_cases(Cases const&... cs) { (check_case(cs), ...); }
@@ -319,6 +342,191 @@ TEST_CASE("whole records and structured bindings, on every view and counted") {
                         (void)py;
                       },
                       [](P& p, auto&, std::size_t) { sink += p.pos.x * 4.0f + p.pos.z; }, only({x, z}), none});
+}
+
+// `using std::swap; swap(a, b)` on named proxies (structured bindings, `decltype(auto)`) where
+// std::swap's template, taking T&, once beat the proxies' own swap (taking T const&): it swapped
+// through copies of the proxies, in an order that wrote b's value to both (x = 1, y = 2 became 2, 2).
+// A swap of two leaves is two reads and two writes.
+TEST_CASE("using std::swap; swap(a, b) on named proxies swaps the values, on every view and counted") {
+  check_cases(op_case{"decltype(auto) a = mass, b = pos.x; swap(a, b)",
+                      [](auto v, std::size_t i) {
+                        decltype(auto) a = v[i][&P::mass];
+                        decltype(auto) b = v[i][&P::pos][&op_vec::x];
+                        using std::swap;
+                        swap(a, b);
+                      },
+                      [](P& p, auto&, std::size_t) { std::swap(p.mass, p.pos.x); }, only({x, mass}), only({x, mass})},
+              op_case{"auto [pos, m, n, q] = v[i] and v[i - 1]; swap(m, m2); swap(n, n2)",
+                      [](auto v, std::size_t i) {
+                        auto [pa, ma, na, qa] = v[i];
+                        auto [pb, mb, nb, qb] = v[before(i, v.size())];
+                        using std::swap;
+                        swap(ma, mb);
+                        swap(na, nb);
+                      },
+                      [](P& p, auto& all, std::size_t i) {
+                        std::swap(p.mass, all[before(i, all.size())].mass);
+                        std::swap(p.id, all[before(i, all.size())].id);
+                      },
+                      twice({mass, id}), twice({mass, id})},
+              op_case{"auto [pos, ...] = v[i] and v[i - 1]; swap(pos, pos2) (nested structs)",
+                      [](auto v, std::size_t i) {
+                        auto [pa, ma, na, qa] = v[i];
+                        auto [pb, mb, nb, qb] = v[before(i, v.size())];
+                        using std::swap;
+                        swap(pa, pb);
+                      },
+                      [](P& p, auto& all, std::size_t i) { std::swap(p.pos, all[before(i, all.size())].pos); },
+                      twice({x, y, z}), twice({x, y, z})},
+              op_case{"auto [x, y, z] = pos; swap(x, z)",
+                      [](auto v, std::size_t i) {
+                        auto [px, py, pz] = v[i][&P::pos];
+                        using std::swap;
+                        swap(px, pz);
+                      },
+                      [](P& p, auto&, std::size_t) { std::swap(p.pos.x, p.pos.z); }, only({x, z}), only({x, z})},
+              op_case{"decltype(auto) a = v[i], b = v[i - 1]; swap(a, b) (whole records)",
+                      [](auto v, std::size_t i) {
+                        decltype(auto) a = v[i];
+                        decltype(auto) b = v[before(i, v.size())];
+                        using std::swap;
+                        swap(a, b);
+                      },
+                      [](P& p, auto& all, std::size_t i) { std::swap(p, all[before(i, all.size())]); }, every_twice,
+                      every_twice},
+              op_case{"decltype(auto) a = q[0], b = q[1]; swap(a, b) (array elements)",
+                      [](auto v, std::size_t i) {
+                        auto [pos, m, n, q] = v[i];
+                        decltype(auto) a = q[0];
+                        decltype(auto) b = q[1];
+                        using std::swap;
+                        swap(a, b);
+                      },
+                      [](P& p, auto&, std::size_t) { std::swap(p.q[0], p.q[1]); }, only({q0, q1}), only({q0, q1})},
+              op_case{"auto [.., q] = v[i] and v[i - 1]; swap(q, q2) (whole std::array members)",
+                      [](auto v, std::size_t i) {
+                        auto [pa, ma, na, qa] = v[i];
+                        auto [pb, mb, nb, qb] = v[before(i, v.size())];
+                        using std::swap;
+                        swap(qa, qb);
+                      },
+                      [](P& p, auto& all, std::size_t i) { std::swap(p.q, all[before(i, all.size())].q); },
+                      twice({q0, q1}), twice({q0, q1})},
+              op_case{"swap(named id, v[i - 1][&P::id]) (a named proxy and a temporary)",
+                      [](auto v, std::size_t i) {
+                        auto [pa, ma, na, qa] = v[i];
+                        using std::swap;
+                        swap(na, v[before(i, v.size())][&P::id]);
+                        swap(v[before(i, v.size())][&P::mass], ma);
+                      },
+                      [](P& p, auto& all, std::size_t i) {
+                        std::swap(p.id, all[before(i, all.size())].id);
+                        std::swap(all[before(i, all.size())].mass, p.mass);
+                      },
+                      twice({mass, id}), twice({mass, id})},
+              op_case{"std::ranges::swap on named leaves and records",
+                      [](auto v, std::size_t i) {
+                        decltype(auto) a = v[i][&P::pos][&op_vec::y];
+                        decltype(auto) b = v[i][&P::mass];
+                        std::ranges::swap(a, b);
+                        decltype(auto) r = v[i];
+                        decltype(auto) s = v[before(i, v.size())];
+                        std::ranges::swap(r, s);
+                      },
+                      [](P& p, auto& all, std::size_t i) {
+                        std::swap(p.pos.y, p.mass);
+                        std::swap(p, all[before(i, all.size())]);
+                      },
+                      counts{2, 3, 2, 3, 2, 2, 2}, counts{2, 3, 2, 3, 2, 2, 2}});
+}
+
+TEST_CASE("swap on proxies of converted members: the values, between formats too; std::swap on plain leaves") {
+  // The review's case: x = 1, y = 2 stored as half (and as bits<20>) became 2, 2.
+  {
+    coalesce::host_vector<P, stored> h(sample_records());
+    auto const v = h.view();
+    v[0][&P::mass] = 1.0f;
+    v[1][&P::mass] = 2.0f;
+    v[0][&P::id] = 5u;
+    v[1][&P::id] = 9u;
+    auto a = v[0][&P::mass];
+    auto b = v[1][&P::mass];
+    auto m = v[0][&P::id];
+    auto n = v[1][&P::id];
+    static_assert(!std::is_reference_v<decltype(a)> && !std::is_arithmetic_v<decltype(a)>);  // proxies
+    using std::swap;
+    swap(a, b);
+    swap(m, n);
+    CHECK(static_cast<float>(v[0][&P::mass]) == 2.0f);
+    CHECK(static_cast<float>(v[1][&P::mass]) == 1.0f);
+    CHECK(static_cast<std::uint32_t>(v[0][&P::id]) == 9u);
+    CHECK(static_cast<std::uint32_t>(v[1][&P::id]) == 5u);
+  }
+  // Two formats of one type (bfloat16 and half): swapped through the value.
+  {
+    using mixed = coalesce::stored_as<coalesce::aos, coalesce::store<&P::mass, coalesce::bfloat16>,
+                                      coalesce::store<&P::pos, coalesce::half>>;
+    coalesce::host_vector<P, mixed> h(sample_records());
+    auto const v = h.view();
+    auto [pos, m, n, q] = v[3];
+    auto [px, py, pz] = pos;
+    using std::swap;
+    swap(m, py);
+    CHECK(static_cast<float>(v[3][&P::mass]) == sample_records()[3].pos.y);
+    CHECK(static_cast<float>(v[3][&P::pos][&op_vec::y]) == sample_records()[3].mass);
+  }
+  // Plain references still take std::swap (soa: float&).
+  {
+    coalesce::host_vector<P, coalesce::soa> h(sample_records());
+    auto const v = h.view();
+    auto [pos, m, n, q] = v[2];
+    static_assert(std::is_same_v<decltype(m), float&>);
+    using std::swap;
+    swap(m, q[1]);
+    std::swap(n, v[5][&P::id]);
+    std::ranges::swap(m, q[0]);
+    std::vector<P> want = sample_records();
+    std::swap(want[2].mass, want[2].q[1]);
+    std::swap(want[2].id, want[5].id);
+    std::swap(want[2].mass, want[2].q[0]);
+    std::vector<P> out(h.size());
+    h.copy_to(out);
+    CHECK(out == want);
+  }
+}
+
+template <class Layout> void check_sorts() {
+  std::vector<P> records = sample_records();
+  std::reverse(records.begin(), records.end());
+  coalesce::host_vector<P, Layout> h(records);
+  auto const v = h.view();
+  auto const by_id = [](P const& a, P const& b) { return a.id < b.id; };
+  std::iter_swap(v.begin() + 1, v.begin() + 6);
+  std::iter_swap(records.begin() + 1, records.begin() + 6);
+  std::vector<P> out(h.size());
+  h.copy_to(out);
+  CHECK(out == records);
+  std::sort(v.begin(), v.end(), by_id);
+  std::sort(records.begin(), records.end(), by_id);
+  h.copy_to(out);
+  CHECK(out == records);
+  CHECK(out == sample_records());
+  // The same through std::ranges (iter_swap, then sort by a comparison: P has no operator<).
+  std::ranges::iter_swap(v.begin() + 2, v.begin() + 7);
+  std::ranges::iter_swap(records.begin() + 2, records.begin() + 7);
+  h.copy_to(out);
+  CHECK(out == records);
+  std::ranges::sort(v.begin(), v.end(), by_id);
+  h.copy_to(out);
+  CHECK(out == sample_records());
+}
+
+TEST_CASE("std::iter_swap and std::sort (and their std::ranges forms) over a view's iterators move whole records") {
+  check_sorts<coalesce::soa>();
+  check_sorts<coalesce::aos>();
+  check_sorts<coalesce::aosoa<4>>();
+  check_sorts<stored>();
 }
 
 TEST_CASE("counted, an index past a std::array member or a struct's components is an error") {

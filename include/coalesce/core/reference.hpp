@@ -151,6 +151,15 @@ template <class Root, class U, std::size_t F> constexpr bool node_fits() {
   }
 }
 
+// swap_note: every proxy that writes (reference, array_ref and the leaf proxies below) has two
+// hidden-friend swaps that exchange the VALUES its two operands name: one taking `T const&`, for
+// temporaries (swap(v[i][&P::x], v[j][&P::x])), and one taking `T&`, for named proxies (structured
+// bindings, `auto x = v[i][&P::x]`). With the first alone, `using std::swap; swap(x, y)` on named
+// proxies picked std::swap's template (T&, a better match than T const&), which swaps through a
+// copy of the proxy: x = 1, y = 2 became 2, 2. The second is as good a match as std::swap's and
+// not a template, so it is chosen (by std::ranges::swap too, over its deleted swap(T&, T&)).
+// std::iter_swap (std::sort over a view) swaps temporaries and takes the first.
+
 // The operators a plain reference to an arithmetic leaf (C&) takes, for a leaf proxy that reads
 // through `operator C()` and writes through `operator=(C)`: stored_ref (a member stored in another
 // format) and computed_ref (a storage that sees every access, such as the advisor's counting
@@ -228,7 +237,21 @@ template <class E, std::size_t N> class array_ref {
     return *this = static_cast<std::array<value_type, N>>(other);
   }
 
+  // Swaps the values, element by element (detail::swap_note says why a proxy has two swaps).
+  friend COALESCE_HOST_DEVICE void swap(array_ref const& a, array_ref const& b) requires(!std::is_const_v<E>) {
+    swap_values(a, b);
+  }
+  friend COALESCE_HOST_DEVICE void swap(array_ref& a, array_ref& b) requires(!std::is_const_v<E>) { swap_values(a, b); }
+
  private:
+  COALESCE_HOST_DEVICE static void swap_values(array_ref const& a, array_ref const& b) {
+    for (std::size_t j = 0; j < N; ++j) {
+      value_type const held = a[j];
+      a[j] = b[j];
+      b[j] = held;
+    }
+  }
+
   E* first_;
   std::size_t step_;
 };
@@ -271,7 +294,25 @@ template <class C, std::size_t N, bool Const> class stored_array_ref {
     return *this = static_cast<std::array<C, N>>(other);
   }
 
+  // Swaps the values (detail::swap_note says why a proxy has two swaps).
+  friend COALESCE_HOST_DEVICE void swap(stored_array_ref const& a, stored_array_ref const& b) requires(!Const) {
+    swap_values(a, b);
+  }
+  friend COALESCE_HOST_DEVICE void swap(stored_array_ref& a, stored_array_ref& b) requires(!Const) {
+    swap_values(a, b);
+  }
+
  private:
+  COALESCE_HOST_DEVICE static void swap_values(stored_array_ref const& a, stored_array_ref const& b) {
+    if (a.format_ == b.format_ && !detail::is_packed(a.format_)) {  // the stored bytes, element by element
+      for (std::size_t j = 0; j < N; ++j) swap(a[j], b[j]);
+      return;
+    }
+    std::array<C, N> const held = a;
+    a = static_cast<std::array<C, N>>(b);
+    b = held;
+  }
+
   byte* first_;
   std::size_t step_;
   stored_format format_;
@@ -303,7 +344,8 @@ template <class C, bool Const> class stored_ref : public detail::leaf_operators<
       }
       if (!format_.saturates) {
         // The host throws, and the caller may go on: a refused value leaves the member as it was.
-        alignas(8) std::byte staged[8];
+        // (Zeroed: g++ -Og otherwise warns of the packed formats' word read, which this branch never takes.)
+        alignas(8) std::byte staged[8] = {};
         if (detail::encode(staged, value, format_) != detail::encode_status::ok) detail::fail_store(format_);
         memcpy(p_, staged, format_.bytes);
         return *this;
@@ -340,7 +382,14 @@ template <class C, bool Const> class stored_ref : public detail::leaf_operators<
   COALESCE_HOST_DEVICE COALESCE_INLINE byte* address() const { return p_; }
   COALESCE_HOST_DEVICE COALESCE_INLINE stored_format format() const { return format_; }
 
+  // Swaps the values (detail::swap_note says why a proxy has two swaps).
   friend COALESCE_HOST_DEVICE void swap(stored_ref const& a, stored_ref const& b) requires(!Const) {
+    swap_values(a, b);
+  }
+  friend COALESCE_HOST_DEVICE void swap(stored_ref& a, stored_ref& b) requires(!Const) { swap_values(a, b); }
+
+ private:
+  COALESCE_HOST_DEVICE static void swap_values(stored_ref const& a, stored_ref const& b) {
     if (a.format_ == b.format_ && !detail::is_packed(a.format_)) {  // the stored bytes, exactly
       alignas(8) std::byte held[8];
       memcpy(held, a.p_, a.format_.bytes);
@@ -353,7 +402,6 @@ template <class C, bool Const> class stored_ref : public detail::leaf_operators<
     b = tmp;
   }
 
- private:
   byte* p_;
   stored_format format_;
 };
@@ -398,13 +446,17 @@ template <class Storage, class C, bool Const> class computed_ref
   computed_ref const& operator=(computed_ref const& other) const requires(!Const) {
     return *this = static_cast<C>(other);
   }
-  friend void swap(computed_ref const& a, computed_ref const& b) requires(!Const) {
+  // Swaps the values: two reads, then two writes (detail::swap_note says why a proxy has two swaps).
+  friend void swap(computed_ref const& a, computed_ref const& b) requires(!Const) { swap_values(a, b); }
+  friend void swap(computed_ref& a, computed_ref& b) requires(!Const) { swap_values(a, b); }
+
+ private:
+  static void swap_values(computed_ref const& a, computed_ref const& b) {
     C tmp = a;
     a = static_cast<C>(b);
     b = tmp;
   }
 
- private:
   Storage storage_;
   std::size_t index_;
   std::size_t offset_;
@@ -436,7 +488,17 @@ template <class Storage, class E, std::size_t N, bool Const> class computed_arra
     return *this = static_cast<std::array<E, N>>(other);
   }
 
+  // Swaps the values, each array read and written whole (detail::swap_note says why two swaps).
+  friend void swap(computed_array_ref const& a, computed_array_ref const& b) requires(!Const) { swap_values(a, b); }
+  friend void swap(computed_array_ref& a, computed_array_ref& b) requires(!Const) { swap_values(a, b); }
+
  private:
+  static void swap_values(computed_array_ref const& a, computed_array_ref const& b) {
+    std::array<E, N> const held = a;
+    a = static_cast<std::array<E, N>>(b);
+    b = held;
+  }
+
   Storage storage_;
   std::size_t index_;
   std::size_t offset_;
@@ -716,13 +778,17 @@ class reference {
         storage_, index_, dynamic_node{first + static_cast<std::size_t>(d), offset}));
   }
 
-  friend COALESCE_HOST_DEVICE void swap(reference const& a, reference const& b) requires(!Const) {
+  // Swaps the values (detail::swap_note says why a proxy has two swaps).
+  friend COALESCE_HOST_DEVICE void swap(reference const& a, reference const& b) requires(!Const) { swap_values(a, b); }
+  friend COALESCE_HOST_DEVICE void swap(reference& a, reference& b) requires(!Const) { swap_values(a, b); }
+
+ private:
+  COALESCE_HOST_DEVICE static void swap_values(reference const& a, reference const& b) {
     U tmp = a;
     a = static_cast<U>(b);
     b = tmp;
   }
 
- private:
   // True when leaves [first, first + leaves of U) are stored as their own types (so the struct
   // may be loaded and stored as bytes).
   static constexpr bool natural_node(std::size_t first) {
