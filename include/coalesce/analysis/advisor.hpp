@@ -14,11 +14,15 @@
 //   std::cout << ca::describe(a);                                // ranking, reasons, the C++ type
 //
 // Counting: the kernel body runs on the host, once per thread i in [0, threads), over a counting
-// view of a copy of the sample: v[i][&T::m]..., v[i] as a whole record, structured bindings
-// (auto [pos, vel] = v[i]), std::array members (v[i][&T::a][k]) and compound assignments work as
-// on a real view. Every leaf read or written is recorded in program order, with the element it
-// touched: an access to an element other than i is a gather (through an index), and the element
-// indices seen make the prediction measure the gather's locality instead of assuming it.
+// view of a copy of the sample. v[i] is a view's own proxy (coalesce::reference) over a storage
+// that records each access (detail::counting_storage), so every operator a view's element takes
+// works and is counted: v[i][&T::m]..., v[i] as a whole record, structured bindings
+// (auto [pos, vel] = v[i]), std::array members (v[i][&T::a][k]), compound assignments, ++ and --
+// (a read and a write each). Leaves are proxies there where a view hands out plain references (a
+// body that takes a leaf's address or binds it to a float& does not compile there). Every leaf read or
+// written is recorded in program order, with the element it touched: an access to an element
+// other than i is a gather (through an index), and the element indices seen make the prediction
+// measure the gather's locality instead of assuming it.
 //
 // Arrays the body reads beside the view (a neighbour list, its counts) are counted when it reads
 // them through analysis::counted (a template parameter of the body: a raw pointer on the GPU).
@@ -262,102 +266,47 @@ inline counting_state*& current_counting() {
   return state;
 }
 
-// The counted view of element type T: what a kernel body sees as `v` while it is counted.
-template <class T> class counting_view;
+// The storage a counted kernel body's proxies go through: a computed storage (core/reference.hpp),
+// so that v[i] is the real proxy, coalesce::reference, with every operator a view's element takes;
+// only its leaves are proxies where a view's are plain references. Each access it is handed (the
+// bytes of a U at `offset` in element `element`'s record: a leaf, a std::array member or a struct
+// read or written whole) is recorded, then done on the sample's copy.
+struct counting_storage {
+  static constexpr bool computed = true;
+  counting_state* state = nullptr;
 
-// A counted part of element `element`: U at byte `offset` of the record.
-template <class T, class U> class counting_ref {
- public:
-  counting_ref(counting_state* state, std::size_t element, std::size_t offset)
-      : state_(state), element_(element), offset_(offset) {}
-
-  // v[i][&T::m], v[i][&T::pos][&vec3::x]
-  template <class M, class V = U>
-  requires std::is_class_v<V> counting_ref<T, M>
-  operator[](M V::*member) const { return {state_, element_, offset_ + member_offset(member)}; }
-  // v[i][&T::a][k] on a std::array member
-  auto operator[](std::size_t k) const requires is_std_array<U>::value {
-    using E = typename U::value_type;
-    if (k >= std::tuple_size_v<U>) {
-      throw_error("count_accesses: index " + std::to_string(k) + " of a std::array member of " +
-                  std::to_string(std::tuple_size_v<U>) + " elements");
-    }
-    return counting_ref<T, E>{state_, element_, offset_ + k * sizeof(E)};
-  }
-
-  // A read of everything under this part.
-  operator U() const {  // NOLINT(google-explicit-constructor): reads like the real reference
-    state_->record(element_, offset_, sizeof(U), false);
+  template <class U> U read(std::size_t element, std::size_t offset) const {
+    state->record(element, offset, sizeof(U), false);
     U value;
-    std::memcpy(&value, address(), sizeof(U));
+    std::memcpy(&value, address(element, offset), sizeof(U));
     return value;
   }
-  // A write of everything under it.
-  counting_ref const& operator=(U const& value) const {
-    state_->record(element_, offset_, sizeof(U), true);
-    std::memcpy(address(), &value, sizeof(U));
-    return *this;
+  template <class U> void write(std::size_t element, std::size_t offset, U const& value) const {
+    state->record(element, offset, sizeof(U), true);
+    std::memcpy(address(element, offset), &value, sizeof(U));
   }
-  counting_ref const& operator=(counting_ref const& other) const { return *this = static_cast<U>(other); }
-
-  // Compound assignments: a read and a write each, as on a real view's leaf. The integer-only ones
-  // (%=, &=, ..., which a plain reference to an integer takes) too: without them
-  // `w[i][&P::id] |= 1u` compiled on a view and failed inside count_accesses.
-#define COALESCE_DETAIL_COUNTED_COMPOUND(op, which)                          \
-  template <class R>                                                         \
-  requires which<U> counting_ref const& operator op##=(R const& rhs) const { \
-    U value = static_cast<U>(*this);                                         \
-    value op## = rhs;                                                        \
-    return *this = value;                                                    \
-  }
-  COALESCE_DETAIL_COUNTED_COMPOUND(+, std::is_arithmetic_v)
-  COALESCE_DETAIL_COUNTED_COMPOUND(-, std::is_arithmetic_v)
-  COALESCE_DETAIL_COUNTED_COMPOUND(*, std::is_arithmetic_v)
-  COALESCE_DETAIL_COUNTED_COMPOUND(/, std::is_arithmetic_v)
-  COALESCE_DETAIL_COUNTED_COMPOUND(%, std::is_integral_v)
-  COALESCE_DETAIL_COUNTED_COMPOUND(&, std::is_integral_v)
-  COALESCE_DETAIL_COUNTED_COMPOUND(|, std::is_integral_v)
-  COALESCE_DETAIL_COUNTED_COMPOUND(^, std::is_integral_v)
-  COALESCE_DETAIL_COUNTED_COMPOUND(<<, std::is_integral_v)
-  COALESCE_DETAIL_COUNTED_COMPOUND(>>, std::is_integral_v)
-#undef COALESCE_DETAIL_COUNTED_COMPOUND
-  counting_ref const& operator++() const requires std::is_arithmetic_v<U> &&(!std::is_same_v<U, bool>) {
-    return *this += 1;
-  }
-  counting_ref const& operator--() const requires std::is_arithmetic_v<U> &&(!std::is_same_v<U, bool>) {
-    return *this -= 1;
-  }
-  U operator++(int) const requires std::is_arithmetic_v<U> &&(!std::is_same_v<U, bool>) {
-    U const before = static_cast<U>(*this);
-    *this = static_cast<U>(before + 1);
-    return before;
-  }
-  U operator--(int) const requires std::is_arithmetic_v<U> &&(!std::is_same_v<U, bool>) {
-    U const before = static_cast<U>(*this);
-    *this = static_cast<U>(before - 1);
-    return before;
-  }
-
-  // Structured bindings: auto [pos, vel] = v[i];
-  template <std::size_t K> auto get() const {
-    using info = reflect::members<U>;
-    return counting_ref<T, typename info::template type<K>>{state_, element_, offset_ + info::offsets[K]};
+  void check_subscript(std::size_t k, std::size_t extent, bool array) const {
+    if (k >= extent) {
+      throw_error("count_accesses: index " + std::to_string(k) + " of " +
+                  (array ? "a std::array member of " : "a struct member of ") + std::to_string(extent) + " elements");
+    }
   }
 
  private:
-  std::byte* address() const { return state_->data + element_ * state_->record_bytes + offset_; }
-  counting_state* state_;
-  std::size_t element_;
-  std::size_t offset_;
+  std::byte* address(std::size_t element, std::size_t offset) const {
+    return state->data + element * state->record_bytes + offset;
+  }
 };
 
+// The counted view of element type T: what a kernel body sees as `v` while it is counted.
 template <class T> class counting_view {
  public:
+  using reference = coalesce::reference<T, aos, T, static_node<0, 0>, false, counting_storage>;
   explicit counting_view(counting_state* state) : state_(state) {}
   std::size_t size() const { return state_->elements; }
-  counting_ref<T, T> operator[](std::size_t element) const {
+  reference operator[](std::size_t element) const {
     if (element >= state_->elements) state_->out_of_range(element);
-    return {state_, element, 0};
+    return reference(counting_storage{state_}, element);
   }
 
  private:
@@ -462,12 +411,6 @@ template <class T> std::vector<std::size_t> member_of_each_leaf() {
 std::string member_list(std::vector<std::size_t> const& members, std::vector<std::string> const& names);
 
 }  // namespace coalesce::detail
-
-template <class T, class U> struct std::tuple_size<coalesce::detail::counting_ref<T, U>>
-    : std::integral_constant<std::size_t, coalesce::reflect::members<U>::count> {};
-template <std::size_t K, class T, class U> struct std::tuple_element<K, coalesce::detail::counting_ref<T, U>> {
-  using type = decltype(std::declval<coalesce::detail::counting_ref<T, U>>().template get<K>());
-};
 
 namespace coalesce::analysis {
 

@@ -13,6 +13,7 @@
 // valid for as long as the storage does, even after the view it came from is gone. Assigning a
 // proxy writes through it; it never rebinds. Take `Particle p = v[i]` (not `auto`) for a copy.
 #pragma once
+#include <array>
 #include <cstddef>
 #include <cstring>
 #include <tuple>
@@ -149,6 +150,64 @@ template <class Root, class U, std::size_t F> constexpr bool node_fits() {
     return true;
   }
 }
+
+// swap_note: every proxy that writes (reference, array_ref and the leaf proxies below) has two
+// hidden-friend swaps that exchange the VALUES its two operands name: one taking `T const&`, for
+// temporaries (swap(v[i][&P::x], v[j][&P::x])), and one taking `T&`, for named proxies (structured
+// bindings, `auto x = v[i][&P::x]`). With the first alone, `using std::swap; swap(x, y)` on named
+// proxies picked std::swap's template (T&, a better match than T const&), which swaps through a
+// copy of the proxy: x = 1, y = 2 became 2, 2. The second is as good a match as std::swap's and
+// not a template, so it is chosen (by std::ranges::swap too, over its deleted swap(T&, T&)).
+// std::iter_swap (std::sort over a view) swaps temporaries and takes the first.
+
+// The operators a plain reference to an arithmetic leaf (C&) takes, for a leaf proxy that reads
+// through `operator C()` and writes through `operator=(C)`: stored_ref (a member stored in another
+// format) and computed_ref (a storage that sees every access, such as the advisor's counting
+// storage, analysis/advisor.hpp). One set for every leaf proxy, so that a kernel body that compiles
+// on one view compiles on all, and counts as it runs: each is a read, then a write, computed as
+// on C& (in the operands' common type, then converted to C).
+template <class Derived, class C, bool Const> class leaf_operators {
+  static constexpr bool steps = std::is_arithmetic_v<C> && !std::is_same_v<C, bool>;  // ++ and -- (not on bool)
+
+ public:
+#define COALESCE_DETAIL_LEAF_COMPOUND(op, which)                                                      \
+  template <class R> COALESCE_HOST_DEVICE COALESCE_INLINE Derived const& operator op##=(R const& rhs) \
+      const requires(!Const && which<C>) {                                                            \
+    C value = static_cast<C>(self());                                                                 \
+    value op## = rhs;                                                                                 \
+    return self() = value;                                                                            \
+  }
+  COALESCE_DETAIL_LEAF_COMPOUND(+, std::is_arithmetic_v)
+  COALESCE_DETAIL_LEAF_COMPOUND(-, std::is_arithmetic_v)
+  COALESCE_DETAIL_LEAF_COMPOUND(*, std::is_arithmetic_v)
+  COALESCE_DETAIL_LEAF_COMPOUND(/, std::is_arithmetic_v)
+  COALESCE_DETAIL_LEAF_COMPOUND(%, std::is_integral_v)
+  COALESCE_DETAIL_LEAF_COMPOUND(&, std::is_integral_v)
+  COALESCE_DETAIL_LEAF_COMPOUND(|, std::is_integral_v)
+  COALESCE_DETAIL_LEAF_COMPOUND(^, std::is_integral_v)
+  COALESCE_DETAIL_LEAF_COMPOUND(<<, std::is_integral_v)
+  COALESCE_DETAIL_LEAF_COMPOUND(>>, std::is_integral_v)
+#undef COALESCE_DETAIL_LEAF_COMPOUND
+  COALESCE_HOST_DEVICE COALESCE_INLINE Derived const& operator++() const requires(!Const && steps) {
+    return self() += 1;
+  }
+  COALESCE_HOST_DEVICE COALESCE_INLINE Derived const& operator--() const requires(!Const && steps) {
+    return self() -= 1;
+  }
+  COALESCE_HOST_DEVICE COALESCE_INLINE C operator++(int) const requires(!Const && steps) {
+    C const before = static_cast<C>(self());
+    self() = static_cast<C>(before + 1);
+    return before;
+  }
+  COALESCE_HOST_DEVICE COALESCE_INLINE C operator--(int) const requires(!Const && steps) {
+    C const before = static_cast<C>(self());
+    self() = static_cast<C>(before - 1);
+    return before;
+  }
+
+ private:
+  COALESCE_HOST_DEVICE COALESCE_INLINE Derived const& self() const { return static_cast<Derived const&>(*this); }
+};
 }  // namespace detail
 
 // Sub-columns of a std::array<E, N> leaf for one element: a[j] is a reference into sub-column j.
@@ -178,7 +237,21 @@ template <class E, std::size_t N> class array_ref {
     return *this = static_cast<std::array<value_type, N>>(other);
   }
 
+  // Swaps the values, element by element (detail::swap_note says why a proxy has two swaps).
+  friend COALESCE_HOST_DEVICE void swap(array_ref const& a, array_ref const& b) requires(!std::is_const_v<E>) {
+    swap_values(a, b);
+  }
+  friend COALESCE_HOST_DEVICE void swap(array_ref& a, array_ref& b) requires(!std::is_const_v<E>) { swap_values(a, b); }
+
  private:
+  COALESCE_HOST_DEVICE static void swap_values(array_ref const& a, array_ref const& b) {
+    for (std::size_t j = 0; j < N; ++j) {
+      value_type const held = a[j];
+      a[j] = b[j];
+      b[j] = held;
+    }
+  }
+
   E* first_;
   std::size_t step_;
 };
@@ -221,7 +294,25 @@ template <class C, std::size_t N, bool Const> class stored_array_ref {
     return *this = static_cast<std::array<C, N>>(other);
   }
 
+  // Swaps the values (detail::swap_note says why a proxy has two swaps).
+  friend COALESCE_HOST_DEVICE void swap(stored_array_ref const& a, stored_array_ref const& b) requires(!Const) {
+    swap_values(a, b);
+  }
+  friend COALESCE_HOST_DEVICE void swap(stored_array_ref& a, stored_array_ref& b) requires(!Const) {
+    swap_values(a, b);
+  }
+
  private:
+  COALESCE_HOST_DEVICE static void swap_values(stored_array_ref const& a, stored_array_ref const& b) {
+    if (a.format_ == b.format_ && !detail::is_packed(a.format_)) {  // the stored bytes, element by element
+      for (std::size_t j = 0; j < N; ++j) swap(a[j], b[j]);
+      return;
+    }
+    std::array<C, N> const held = a;
+    a = static_cast<std::array<C, N>>(b);
+    b = held;
+  }
+
   byte* first_;
   std::size_t step_;
   stored_format format_;
@@ -229,8 +320,9 @@ template <class C, std::size_t N, bool Const> class stored_array_ref {
 
 // A leaf stored in another format than its type C (core/stored_as.hpp): reads convert to C, writes
 // convert from C (round to nearest even; a value the format cannot hold is an error, or saturates
-// where the member's format says so). Compound assignment reads, computes in C and writes back.
-template <class C, bool Const> class stored_ref {
+// where the member's format says so). Compound assignment, ++ and -- read, compute as on C& and write
+// back (detail::leaf_operators).
+template <class C, bool Const> class stored_ref : public detail::leaf_operators<stored_ref<C, Const>, C, Const> {
  public:
   using value_type = C;
   using byte = detail::maybe_const<Const, std::byte>;
@@ -252,7 +344,8 @@ template <class C, bool Const> class stored_ref {
       }
       if (!format_.saturates) {
         // The host throws, and the caller may go on: a refused value leaves the member as it was.
-        alignas(8) std::byte staged[8];
+        // (Zeroed: g++ -Og otherwise warns of the packed formats' word read, which this branch never takes.)
+        alignas(8) std::byte staged[8] = {};
         if (detail::encode(staged, value, format_) != detail::encode_status::ok) detail::fail_store(format_);
         memcpy(p_, staged, format_.bytes);
         return *this;
@@ -286,22 +379,17 @@ template <class C, bool Const> class stored_ref {
     }
     return *this = static_cast<C>(other);
   }
-  COALESCE_HOST_DEVICE COALESCE_INLINE stored_ref const& operator+=(C v) const requires(!Const) {
-    return *this = static_cast<C>(static_cast<C>(*this) + v);
-  }
-  COALESCE_HOST_DEVICE COALESCE_INLINE stored_ref const& operator-=(C v) const requires(!Const) {
-    return *this = static_cast<C>(static_cast<C>(*this) - v);
-  }
-  COALESCE_HOST_DEVICE COALESCE_INLINE stored_ref const& operator*=(C v) const requires(!Const) {
-    return *this = static_cast<C>(static_cast<C>(*this) * v);
-  }
-  COALESCE_HOST_DEVICE COALESCE_INLINE stored_ref const& operator/=(C v) const requires(!Const) {
-    return *this = static_cast<C>(static_cast<C>(*this) / v);
-  }
   COALESCE_HOST_DEVICE COALESCE_INLINE byte* address() const { return p_; }
   COALESCE_HOST_DEVICE COALESCE_INLINE stored_format format() const { return format_; }
 
+  // Swaps the values (detail::swap_note says why a proxy has two swaps).
   friend COALESCE_HOST_DEVICE void swap(stored_ref const& a, stored_ref const& b) requires(!Const) {
+    swap_values(a, b);
+  }
+  friend COALESCE_HOST_DEVICE void swap(stored_ref& a, stored_ref& b) requires(!Const) { swap_values(a, b); }
+
+ private:
+  COALESCE_HOST_DEVICE static void swap_values(stored_ref const& a, stored_ref const& b) {
     if (a.format_ == b.format_ && !detail::is_packed(a.format_)) {  // the stored bytes, exactly
       alignas(8) std::byte held[8];
       memcpy(held, a.p_, a.format_.bytes);
@@ -314,14 +402,109 @@ template <class C, bool Const> class stored_ref {
     b = tmp;
   }
 
- private:
   byte* p_;
   stored_format format_;
 };
 
 // Storage: what the proxy holds (the root's layout_storage, or for a nested struct the pointers of
-// its own leaves: core/node_storage.hpp).
+// its own leaves: core/node_storage.hpp; or a computed storage, below).
 template <class Root, class Layout, class U, class Node, bool Const, class Storage> class reference;
+
+namespace detail {
+
+// A computed storage has no addresses: the proxy hands it every access, as the bytes of a U at a
+// byte offset in element i's record (T's own offsets), and it does what it likes with them (the
+// advisor records each access and reads or writes a copy of the sample: analysis/advisor.hpp).
+// The proxy is the same reference class; only its leaves are proxies (computed_ref) where a view
+// hands out plain references. Host code only.
+//   static constexpr bool computed = true;
+//   template <class U> U read(std::size_t i, std::size_t offset) const;
+//   template <class U> void write(std::size_t i, std::size_t offset, U const& value) const;
+//   void check_subscript(std::size_t j, std::size_t extent, bool array) const;  // a[j], p[d] in range?
+template <class S> constexpr bool computed_storage() {
+  if constexpr (requires { S::computed; }) {
+    return S::computed;
+  } else {
+    return false;
+  }
+}
+
+// A leaf of a computed storage: each read and each write is one call into the storage.
+template <class Storage, class C, bool Const> class computed_ref
+    : public leaf_operators<computed_ref<Storage, C, Const>, C, Const> {
+ public:
+  using value_type = C;
+  computed_ref(Storage storage, std::size_t index, std::size_t offset)
+      : storage_(storage), index_(index), offset_(offset) {}
+  computed_ref(computed_ref const&) = default;
+
+  operator C() const { return storage_.template read<C>(index_, offset_); }  // NOLINT(google-explicit-constructor)
+  computed_ref const& operator=(C value) const requires(!Const) {
+    storage_.template write<C>(index_, offset_, value);
+    return *this;
+  }
+  computed_ref const& operator=(computed_ref const& other) const requires(!Const) {
+    return *this = static_cast<C>(other);
+  }
+  // Swaps the values: two reads, then two writes (detail::swap_note says why a proxy has two swaps).
+  friend void swap(computed_ref const& a, computed_ref const& b) requires(!Const) { swap_values(a, b); }
+  friend void swap(computed_ref& a, computed_ref& b) requires(!Const) { swap_values(a, b); }
+
+ private:
+  static void swap_values(computed_ref const& a, computed_ref const& b) {
+    C tmp = a;
+    a = static_cast<C>(b);
+    b = tmp;
+  }
+
+  Storage storage_;
+  std::size_t index_;
+  std::size_t offset_;
+};
+
+// A std::array<E, N> member of a computed storage: a[j] is the leaf proxy of element j; the whole
+// array is read or written as one access (as a struct is).
+template <class Storage, class E, std::size_t N, bool Const> class computed_array_ref {
+ public:
+  using value_type = E;
+  computed_array_ref(Storage storage, std::size_t index, std::size_t offset)
+      : storage_(storage), index_(index), offset_(offset) {}
+  computed_array_ref(computed_array_ref const&) = default;
+
+  computed_ref<Storage, E, Const> operator[](std::size_t j) const {
+    storage_.check_subscript(j, N, true);
+    return {storage_, index_, offset_ + j * sizeof(E)};
+  }
+  static constexpr std::size_t size() { return N; }
+
+  operator std::array<E, N>() const {  // NOLINT(google-explicit-constructor)
+    return storage_.template read<std::array<E, N>>(index_, offset_);
+  }
+  computed_array_ref const& operator=(std::array<E, N> const& in) const requires(!Const) {
+    storage_.template write<std::array<E, N>>(index_, offset_, in);
+    return *this;
+  }
+  computed_array_ref const& operator=(computed_array_ref const& other) const requires(!Const) {
+    return *this = static_cast<std::array<E, N>>(other);
+  }
+
+  // Swaps the values, each array read and written whole (detail::swap_note says why two swaps).
+  friend void swap(computed_array_ref const& a, computed_array_ref const& b) requires(!Const) { swap_values(a, b); }
+  friend void swap(computed_array_ref& a, computed_array_ref& b) requires(!Const) { swap_values(a, b); }
+
+ private:
+  static void swap_values(computed_array_ref const& a, computed_array_ref const& b) {
+    std::array<E, N> const held = a;
+    a = static_cast<std::array<E, N>>(b);
+    b = held;
+  }
+
+  Storage storage_;
+  std::size_t index_;
+  std::size_t offset_;
+};
+
+}  // namespace detail
 
 namespace detail {
 
@@ -377,7 +560,16 @@ template <class Root, class Layout, class M, class Node, bool Const, class Stora
 COALESCE_HOST_DEVICE COALESCE_INLINE decltype(auto) member_access(Storage const& storage, std::size_t index,
                                                                   Node node) {
   constexpr reflect::node_kind kind = reflect::kind_v<M>;
-  if constexpr (kind == reflect::node_kind::aggregate) {
+  if constexpr (computed_storage<Storage>()) {  // every access goes through the storage
+    if constexpr (kind == reflect::node_kind::aggregate) {
+      return reference<Root, Layout, M, Node, Const, Storage>(storage, index, node);
+    } else if constexpr (kind == reflect::node_kind::array) {
+      return computed_array_ref<Storage, typename M::value_type, std::tuple_size_v<M>, Const>(storage, index,
+                                                                                              node.offset());
+    } else {
+      return computed_ref<Storage, M, Const>(storage, index, node.offset());
+    }
+  } else if constexpr (kind == reflect::node_kind::aggregate) {
     if constexpr (is_static_node<Node>) {  // a nested proxy holds its own leaves' pointers only
       using child = child_storage_t<Storage, Node::first(), reflect::leaf_count_v<M>>;
       return reference<Root, Layout, M, Node, Const, child>(narrow_storage<child>(storage), index, node);
@@ -444,7 +636,9 @@ class reference {
   // Load: the whole record (or nested struct) into registers; where the mapping stores it whole,
   // as one load (a vector load when its slot allows).
   COALESCE_HOST_DEVICE COALESCE_INLINE operator U() const {
-    if constexpr (detail::is_static_node<Node>) {
+    if constexpr (detail::computed_storage<Storage>()) {
+      return storage_.template read<U>(index_, node_.offset());  // the whole struct: one access
+    } else if constexpr (detail::is_static_node<Node>) {
       constexpr node_slot slot = storage_type::template node<Node::first(), reflect::leaf_count_v<U>>();
       if constexpr (slot.alignment != 0 && slot.bytes >= sizeof(U) && natural_node(Node::first())) {
         return detail::load_packed<U, slot.alignment, slot.bytes>(
@@ -474,14 +668,16 @@ class reference {
   // Store: writes every leaf of the struct, nothing else. A proxy never rebinds.
   COALESCE_HOST_DEVICE COALESCE_INLINE reference const& operator=(U const& value) const requires(!Const) {
     constexpr node_slot slot = [] {
-      if constexpr (detail::is_static_node<Node>) {
+      if constexpr (detail::is_static_node<Node> && !detail::computed_storage<Storage>()) {
         return natural_node(Node::first()) ? storage_type::template node<Node::first(), reflect::leaf_count_v<U>>()
                                            : node_slot{};
       } else {
         return node_slot{};
       }
     }();
-    if constexpr (slot.alignment != 0 && slot.bytes >= sizeof(U)) {
+    if constexpr (detail::computed_storage<Storage>()) {
+      storage_.template write<U>(index_, node_.offset(), value);  // the whole struct: one access
+    } else if constexpr (slot.alignment != 0 && slot.bytes >= sizeof(U)) {
       *storage_.template leaf_address<Node::first(), U>(index_, 0) = value;
     } else if constexpr (storage_type::converts) {
       store_members(value);  // member by member, each leaf through its format
@@ -565,7 +761,13 @@ class reference {
   requires(std::is_integral_v<I>&& detail::uniform_leaves<U>()) COALESCE_HOST_DEVICE COALESCE_INLINE decltype(auto)
   operator[](I d) const {
     using M = typename reflect::leaf_t<U, 0>::type;
-    detail::check_index(static_cast<std::size_t>(d), reflect::leaf_count_v<U>);
+    std::size_t offset = 0;  // read by a computed storage only (the others find a leaf by its index)
+    if constexpr (detail::computed_storage<Storage>()) {
+      storage_.check_subscript(static_cast<std::size_t>(d), reflect::leaf_count_v<U>, false);  // in every build
+      offset = node_.offset() + reflect::leaf_table_v<U>[static_cast<std::size_t>(d)].offset;
+    } else {
+      detail::check_index(static_cast<std::size_t>(d), reflect::leaf_count_v<U>);
+    }
     std::size_t first = 0;
     if constexpr (detail::is_static_node<Node>) {
       first = Node::first();
@@ -573,16 +775,20 @@ class reference {
       first = node_.first();
     }
     return (detail::member_access<Root, Layout, M, dynamic_node, Const>(
-        storage_, index_, dynamic_node{first + static_cast<std::size_t>(d), 0}));
+        storage_, index_, dynamic_node{first + static_cast<std::size_t>(d), offset}));
   }
 
-  friend COALESCE_HOST_DEVICE void swap(reference const& a, reference const& b) requires(!Const) {
+  // Swaps the values (detail::swap_note says why a proxy has two swaps).
+  friend COALESCE_HOST_DEVICE void swap(reference const& a, reference const& b) requires(!Const) { swap_values(a, b); }
+  friend COALESCE_HOST_DEVICE void swap(reference& a, reference& b) requires(!Const) { swap_values(a, b); }
+
+ private:
+  COALESCE_HOST_DEVICE static void swap_values(reference const& a, reference const& b) {
     U tmp = a;
     a = static_cast<U>(b);
     b = tmp;
   }
 
- private:
   // True when leaves [first, first + leaves of U) are stored as their own types (so the struct
   // may be loaded and stored as bytes).
   static constexpr bool natural_node(std::size_t first) {
