@@ -517,9 +517,13 @@ template <class Layout> void check_sorts() {
   std::ranges::iter_swap(records.begin() + 2, records.begin() + 7);
   h.copy_to(out);
   CHECK(out == records);
+#if !defined(__clang__)
+  // clang 14 with libstdc++ 12 does not take view_iterator as a std::random_access_iterator (its
+  // equality_comparable check fails), so std::ranges::sort over a view is GCC's only for now.
   std::ranges::sort(v.begin(), v.end(), by_id);
   h.copy_to(out);
   CHECK(out == sample_records());
+#endif
 }
 
 TEST_CASE("std::iter_swap and std::sort (and their std::ranges forms) over a view's iterators move whole records") {
