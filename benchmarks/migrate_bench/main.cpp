@@ -822,6 +822,8 @@ void halo_rows(coalesce::mpi::decomposition const& d, std::vector<Particle> cons
   auto halo = coalesce::mpi::build_halo(d, particles, &Particle::pos, cutoff);
   auto blocked_halo = coalesce::mpi::build_halo(d, blocked_particles, &Particle::pos, cutoff);
   coalesce::host_vector<vec3> forces(halo.owned() + halo.ghosts(), vec3{1, 1, 1});
+  // The hand-written code's layout, an array of vec3 records: the library's overhead on it.
+  coalesce::host_vector<vec3, coalesce::aos> record_forces(halo.owned() + halo.ghosts(), vec3{1, 1, 1});
 
   soa_particles hand_particles(records);
   hand_halo hand(d.neighbor(0, -1), d.neighbor(0, +1));
@@ -833,7 +835,7 @@ void halo_rows(coalesce::mpi::decomposition const& d, std::vector<Particle> cons
   check_halos(halo.ghosts() == hand.ghosts(), "the ghost counts");
 
   // forward: lib, aosoa, hand, floor; reverse: lib, hand, floor, into a member: soa, aosoa
-  std::array<std::vector<double>, 9> t;
+  std::array<std::vector<double>, 10> t;
   std::vector<std::function<void()>> calls = {
       [&] { coalesce::mpi::forward(halo, particles); },
       [&] { coalesce::mpi::forward(blocked_halo, blocked_particles); },
@@ -843,7 +845,8 @@ void halo_rows(coalesce::mpi::decomposition const& d, std::vector<Particle> cons
       [&] { hand.reverse(hand_forces); },
       [&] { reverse_floor.run(); },
       [&] { coalesce::mpi::reverse(halo, particles, &Particle::vel); },
-      [&] { coalesce::mpi::reverse(blocked_halo, blocked_particles, &Particle::vel); }};
+      [&] { coalesce::mpi::reverse(blocked_halo, blocked_particles, &Particle::vel); },
+      [&] { coalesce::mpi::reverse(halo, record_forces); }};
   for (int s = 0; s < o.warmup + o.steps; ++s) {
     for (std::size_t j = 0; j < calls.size(); ++j) {
       std::size_t const k = (j + static_cast<std::size_t>(s)) % calls.size();
@@ -865,12 +868,17 @@ void halo_rows(coalesce::mpi::decomposition const& d, std::vector<Particle> cons
   for (std::size_t i = 0; i < halo.owned(); ++i) lib_force += static_cast<vec3>(fv[i]).x;
   for (std::size_t i = 0; i < hand.owned(); ++i) hand_force += hand_forces[i].x;
   check_halos(lib_force == hand_force, "the owners' reverse sums");
+  double record_force = 0;
+  auto const rv = record_forces.view();
+  for (std::size_t i = 0; i < halo.owned(); ++i) record_force += static_cast<vec3>(rv[i]).x;
+  check_halos(record_force == hand_force, "the owners' reverse sums (aos)");
 
-  std::array<double, 9> m{};
+  std::array<double, 10> m{};
   for (std::size_t k = 0; k < t.size(); ++k) m[k] = slowest_rank(median(t[k]));
   rows.push_back({"halo forward (whole records), soa", m[0], m[2], m[3], "hand: buffers reused, no counts"});
   rows.push_back({"halo forward (whole records), aosoa<16>", m[1], m[2], m[3], "against the SoA hand-written code"});
-  rows.push_back({"halo reverse (a vec3 per ghost)", m[4], m[5], m[6], "added into the owner's vec3"});
+  rows.push_back({"halo reverse (a vec3 per ghost)", m[4], m[5], m[6], "added into the owner's vec3 (soa)"});
+  rows.push_back({"halo reverse (a vec3 per ghost), aos", m[9], m[5], m[6], "the hand-written code's layout"});
   rows.push_back({"halo reverse into a member, soa", m[7], m[5], m[6], "reverse(halo, particles, &Particle::vel)"});
   rows.push_back({"halo reverse into a member, aosoa<16>", m[8], m[5], m[6], "against the hand-written vec3 array"});
 
