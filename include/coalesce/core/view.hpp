@@ -119,14 +119,25 @@ template <class View> class view_iterator {
     index_ -= k;
     return *this;
   }
-  COALESCE_HOST_DEVICE friend view_iterator operator+(view_iterator it, difference_type k) { return it += k; }
-  COALESCE_HOST_DEVICE friend view_iterator operator+(difference_type k, view_iterator it) { return it += k; }
-  COALESCE_HOST_DEVICE friend view_iterator operator-(view_iterator it, difference_type k) { return it -= k; }
-  COALESCE_HOST_DEVICE friend difference_type operator-(view_iterator a, view_iterator b) {
+  // The operators take iterators by const reference: clang 14 rejected by-value parameters in the
+  // standard iterator concepts' checks once std::sort had run over an aos view in the same file
+  // (std::ranges::sort then failed equality_comparable: "no matching constructor").
+  COALESCE_HOST_DEVICE friend view_iterator operator+(view_iterator const& it, difference_type k) {
+    return view_iterator(it.view_, it.index_ + static_cast<std::size_t>(k));
+  }
+  COALESCE_HOST_DEVICE friend view_iterator operator+(difference_type k, view_iterator const& it) { return it + k; }
+  COALESCE_HOST_DEVICE friend view_iterator operator-(view_iterator const& it, difference_type k) {
+    return view_iterator(it.view_, it.index_ - static_cast<std::size_t>(k));
+  }
+  COALESCE_HOST_DEVICE friend difference_type operator-(view_iterator const& a, view_iterator const& b) {
     return static_cast<difference_type>(a.index_) - static_cast<difference_type>(b.index_);
   }
-  COALESCE_HOST_DEVICE friend bool operator==(view_iterator a, view_iterator b) { return a.index_ == b.index_; }
-  COALESCE_HOST_DEVICE friend auto operator<=>(view_iterator a, view_iterator b) { return a.index_ <=> b.index_; }
+  COALESCE_HOST_DEVICE friend bool operator==(view_iterator const& a, view_iterator const& b) {
+    return a.index_ == b.index_;
+  }
+  COALESCE_HOST_DEVICE friend auto operator<=>(view_iterator const& a, view_iterator const& b) {
+    return a.index_ <=> b.index_;
+  }
   COALESCE_HOST_DEVICE std::size_t index() const { return index_; }
 
  private:
