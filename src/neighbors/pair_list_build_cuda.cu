@@ -86,7 +86,7 @@ template <class Real> __device__ column_ranges column_candidates(pair_build_view
 
 // Clusters i and j under the exact test, by the whole warp: lane l takes i's particle l % 8 against
 // j's l / 8 and l / 8 + 4 (the force loop's pairing), ballots count. The same pairs and the same
-// arithmetic as exact_pairs (pair_list_kernels.hpp), so the same clusters are kept; one lane testing
+// test as exact_pairs (pair_in_reach, pair_list_kernels.hpp), so the same clusters are kept; one lane testing
 // all 64 pairs of its own candidate left the lanes whose candidates failed the box test idle.
 // Returns the pairs within reach (every lane); `tested`: the pairs the two clusters hold.
 template <class Real> __device__ std::uint32_t exact_pairs_warp(pair_build_view<Real> const& v, std::uint32_t i,
@@ -102,10 +102,7 @@ template <class Real> __device__ std::uint32_t exact_pairs_warp(pair_build_view<
     std::uint32_t const q = q0 + 4 * h;
     point4<Real> const b = v.points[static_cast<std::size_t>(j) * pair_cluster + q];
     bool const valid = a.w != Real(0) && b.w != Real(0) && !(i == j && (g.half ? q <= p : q == p));
-    Real const ex = a.x - nearest_image(a.x, b.x, g.periodic[0], g.length[0]);
-    Real const ey = a.y - nearest_image(a.y, b.y, g.periodic[1], g.length[1]);
-    Real const ez = a.z - nearest_image(a.z, b.z, g.periodic[2], g.length[2]);
-    bool const in_reach = valid && distance2(ex, ey, ez) < g.reach2;
+    bool const in_reach = valid && pair_in_reach(g, a, b);
     within += static_cast<std::uint32_t>(__popc(__ballot_sync(0xffffffffu, in_reach)));
     tested += static_cast<std::uint32_t>(__popc(__ballot_sync(0xffffffffu, valid)));
   }

@@ -141,6 +141,16 @@ struct pair_search_counts {
   std::uint64_t tested = 0;  // pairs of particles the kept clusters hold
 };
 
+// Particles a and b within reach under the nearest image: the exact test of both searches (the
+// host's exact_pairs, the warp's exact_pairs_warp), so that both keep the same clusters.
+template <class Real>
+COALESCE_HOST_DEVICE inline bool pair_in_reach(cell_grid<Real> const& g, point4<Real> const& a, point4<Real> const& b) {
+  Real const ex = a.x - nearest_image(a.x, b.x, g.periodic[0], g.length[0]);
+  Real const ey = a.y - nearest_image(a.y, b.y, g.periodic[1], g.length[1]);
+  Real const ez = a.z - nearest_image(a.z, b.z, g.periodic[2], g.length[2]);
+  return distance2(ex, ey, ez) < g.reach2;
+}
+
 // Clusters i and j (i's own: each pair once on a half list): whether some pair lies within reach,
 // and (Count) the counts; without them the test stops at the first pair within reach.
 template <bool Count, class Real> COALESCE_HOST_DEVICE inline bool exact_pairs(pair_build_view<Real> const& v,
@@ -154,10 +164,7 @@ template <bool Count, class Real> COALESCE_HOST_DEVICE inline bool exact_pairs(p
     if (a[p].w == Real(0)) continue;
     for (std::uint32_t q = 0; q < pair_cluster; ++q) {
       if (b[q].w == Real(0) || (i == j && (g.half ? q <= p : q == p))) continue;
-      Real const ex = a[p].x - nearest_image(a[p].x, b[q].x, g.periodic[0], g.length[0]);
-      Real const ey = a[p].y - nearest_image(a[p].y, b[q].y, g.periodic[1], g.length[1]);
-      Real const ez = a[p].z - nearest_image(a[p].z, b[q].z, g.periodic[2], g.length[2]);
-      bool const in_reach = distance2(ex, ey, ez) < g.reach2;
+      bool const in_reach = pair_in_reach(g, a[p], b[q]);
       if constexpr (!Count) {
         if (in_reach) return true;
       }

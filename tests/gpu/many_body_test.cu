@@ -2,11 +2,9 @@
 // passes are checked against O(N^2) in tests/many_body_test.cpp) for an EAM-style law of two
 // types, a row format and cluster_pairs, full and half lists; the same law from eam_tables in GPU
 // memory.
-#include <algorithm>
 #include <cmath>
 #include <span>
 #include <tuple>
-#include <utility>
 #include <vector>
 
 #include <doctest/doctest.h>
@@ -51,20 +49,6 @@ std::tuple<std::vector<Atom>, coalesce::pair_totals> run_many_body(std::vector<A
   std::vector<Atom> out(atoms.size());
   v.copy_to(std::span<Atom>(out));
   return {out, totals};
-}
-
-// The largest force component of the host's run and the largest difference of the device's from it.
-inline std::pair<double, double> largest_and_worst(std::vector<Atom> const& host, std::vector<Atom> const& device) {
-  double largest = 0, worst = 0;
-  for (std::size_t i = 0; i < host.size(); ++i) {
-    float const h[3] = {host[i].force.x, host[i].force.y, host[i].force.z};
-    float const g[3] = {device[i].force.x, device[i].force.y, device[i].force.z};
-    for (int a = 0; a < 3; ++a) {
-      largest = std::max(largest, static_cast<double>(std::abs(h[a])));
-      worst = std::max(worst, static_cast<double>(std::abs(h[a] - g[a])));
-    }
-  }
-  return {largest, worst};
 }
 
 }  // namespace pair_engine_gpu_test

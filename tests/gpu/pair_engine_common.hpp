@@ -10,6 +10,7 @@
 #include <span>
 #include <tuple>
 #include <type_traits>
+#include <utility>
 #include <vector>
 
 #include <doctest/doctest.h>
@@ -106,6 +107,20 @@ std::tuple<std::vector<Atom>, coalesce::pair_totals> run(std::vector<Atom> const
   return {out, totals};
 }
 
+// The largest force component of the host's run and the largest difference of the device's from it.
+inline std::pair<double, double> largest_and_worst(std::vector<Atom> const& host, std::vector<Atom> const& device) {
+  double largest = 0, worst = 0;
+  for (std::size_t i = 0; i < host.size(); ++i) {
+    float const h[3] = {host[i].force.x, host[i].force.y, host[i].force.z};
+    float const g[3] = {device[i].force.x, device[i].force.y, device[i].force.z};
+    for (int a = 0; a < 3; ++a) {
+      largest = std::max(largest, static_cast<double>(std::abs(h[a])));
+      worst = std::max(worst, static_cast<double>(std::abs(h[a] - g[a])));
+    }
+  }
+  return {largest, worst};
+}
+
 template <class Format, class Layout, bool Exclude = false> void check_device_against_host(bool half) {
   CAPTURE(half);
   CAPTURE(Exclude);
@@ -120,15 +135,7 @@ template <class Format, class Layout, bool Exclude = false> void check_device_ag
     double const all_pairs = std::get<1>(run<Format, Layout, coalesce::host>(atoms, b, half)).energy;
     CHECK(host_totals.energy != doctest::Approx(all_pairs).epsilon(1e-3));
   }
-  double largest = 0, worst = 0;
-  for (std::size_t i = 0; i < atoms.size(); ++i) {
-    float const h[3] = {host[i].force.x, host[i].force.y, host[i].force.z};
-    float const g[3] = {device[i].force.x, device[i].force.y, device[i].force.z};
-    for (int a = 0; a < 3; ++a) {
-      largest = std::max(largest, static_cast<double>(std::abs(h[a])));
-      worst = std::max(worst, static_cast<double>(std::abs(h[a] - g[a])));
-    }
-  }
+  auto const [largest, worst] = largest_and_worst(host, device);
   CHECK(largest > 0);
   CHECK(worst <= 1e-5 * largest + 1e-4);
   CHECK(device_totals.energy == doctest::Approx(host_totals.energy).epsilon(1e-6));

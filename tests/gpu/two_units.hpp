@@ -5,30 +5,16 @@
 // units instantiate: compute_pairs' input checks, 2026-12-05), while one unit alone ran.
 #pragma once
 #include <cmath>
-#include <cstdint>
-#include <vector>
 
 #include <coalesce/coalesce.hpp>
 
+#include "pair_engine_common.hpp"
+
 namespace two_units_test {
 
-struct fvec3 {
-  float x, y, z;
-};
-struct Atom {
-  fvec3 pos;
-  fvec3 force;
-  std::uint32_t type;
-};
-struct lennard_jones {
-  struct param_type {
-    float epsilon, sigma2;
-  };
-  COALESCE_HOST_DEVICE coalesce::pair_value<float> operator()(float r2, param_type const& q) const {
-    float const s2 = q.sigma2 / r2, s6 = s2 * s2 * s2;
-    return {24.f * q.epsilon * s6 * (2.f * s6 - 1.f) / r2, 4.f * q.epsilon * s6 * (s6 - 1.f)};
-  }
-};
+using pair_engine_gpu_test::Atom;  // the GPU engine tests' atoms, lattice and LJ law
+using pair_engine_gpu_test::lennard_jones;
+
 // rho = sum (rc - r)^2, F = -sqrt(rho), phi = 0.05 (rc - r)^4.
 struct soft_embedding {
   COALESCE_HOST_DEVICE float cutoff() const { return 2.4f; }
@@ -57,18 +43,10 @@ struct energies {
 // both engines, energies returned. `static`: each unit has its own copy, as two files of a program
 // have their own functions; only the library's templates are shared between them.
 static energies run_here() {
-  std::vector<Atom> atoms;
-  for (int z = 0; z < 12; ++z)
-    for (int y = 0; y < 12; ++y)
-      for (int x = 0; x < 12; ++x)
-        atoms.push_back(
-            Atom{{x * 1.1f + 0.01f * static_cast<float>(y % 3), y * 1.1f + 0.02f * static_cast<float>(z % 2), z * 1.1f},
-                 {0, 0, 0},
-                 0});
+  auto const atoms = pair_engine_gpu_test::lattice(12, 1.1f, 5);
   coalesce::box const b{.lo = {0, 0, 0}, .hi = {13.2, 13.2, 13.2}};
   coalesce::vector<Atom, coalesce::soa, coalesce::device> v(atoms);
-  coalesce::pair_table<lennard_jones::param_type> table(1);
-  table.set(0, 0, {1.f, 1.f}, 2.5);
+  auto const table = pair_engine_gpu_test::two_types();
   energies out;
   coalesce::verlet_list<coalesce::padded_columns, coalesce::device> rows({.cutoff = 2.5, .skin = 0.3});
   rows.build(v, &Atom::pos, b);
