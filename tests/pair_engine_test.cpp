@@ -18,6 +18,10 @@
 
 #include <coalesce/coalesce.hpp>
 
+#if defined(_OPENMP)
+#include <omp.h>
+#endif
+
 #include "neighbor_cases.hpp"
 #include "test_types.hpp"
 
@@ -429,6 +433,74 @@ TEST_CASE("compute_pairs over cluster_pairs in the device system's memory: threa
       }
     }
     CHECK(worst <= 1e-5 * largest_force(expected) + 1e-4);
+  }
+}
+
+// A force member stored as 64-bit fixed point: the SIMD cluster loop keeps every sum across clusters
+// as the format's integers, so the forces are the same bits whatever the thread count (the float
+// member's last bits follow the schedule); they agree with the double reference within float
+// rounding, on half and full lists, with two types and exclusions.
+TEST_CASE("compute_pairs over cluster_pairs into a fixed-point force member: the same bits at any thread count") {
+  using summed =
+      coalesce::stored_as<coalesce::soa, coalesce::store<&Particle::vel, coalesce::fixed_point<std::int64_t, 32>>>;
+  auto const p = spatially_sorted(liquid(700, 10.f, 21));
+  coalesce::box const b{.lo = {0, 0, 0}, .hi = {10, 10, 10}};
+  auto const table = two_types();
+  std::vector<std::uint32_t> const bonds = bonded_chains(p, 10.f, 8);
+  reference const expected = brute_force_forces(p, b, table, as_pair_set(bonds));
+  coalesce::pair_exclusions<coalesce::device> const chains(p.size(), bonds);
+  int const threads_before = omp_get_max_threads();
+  for (bool const half : {true, false}) {
+    CAPTURE(half);
+    std::vector<Particle> first;
+    for (int const threads : {1, 2, 3, 4}) {
+      CAPTURE(threads);
+      omp_set_num_threads(threads);
+      coalesce::device_vector<Particle, summed> v(p);
+      coalesce::verlet_list<coalesce::cluster_pairs> list(
+          {.cutoff = table.largest_cutoff(), .skin = 0.3, .half = half});
+      list.build(v, &Particle::pos, b);
+      coalesce::pair_totals const totals = coalesce::compute_pairs<&Particle::pos, &Particle::vel, &Particle::id>(
+          v, list.view(v), b, lennard_jones{}, table, chains, {.energy = true});
+      CHECK(totals.energy == doctest::Approx(expected.energy).epsilon(1e-5));
+      std::vector<Particle> got(p.size());
+      v.copy_to(std::span<Particle>(got));
+      double worst = 0;
+      for (std::size_t i = 0; i < p.size(); ++i) {
+        float const f[3] = {got[i].vel.x, got[i].vel.y, got[i].vel.z};
+        for (int a = 0; a < 3; ++a) worst = std::max(worst, std::abs(f[a] - expected.force[i][a]));
+      }
+      CHECK(worst <= 1e-5 * largest_force(expected) + 1e-4);
+      if (first.empty()) {
+        first = got;
+      } else {
+        std::size_t differ = 0;
+        for (std::size_t i = 0; i < p.size(); ++i) {
+          differ += got[i].vel.x != first[i].vel.x || got[i].vel.y != first[i].vel.y || got[i].vel.z != first[i].vel.z;
+        }
+        CHECK(differ == 0);
+      }
+    }
+  }
+  omp_set_num_threads(threads_before);
+}
+
+// A sum the fixed-point format cannot hold is an error after the loop, naming the format (LJ forces
+// of a dense liquid reach hundreds; fixed_point<std::int32_t, 28> holds below 8).
+TEST_CASE("compute_pairs over cluster_pairs refuses a force sum its fixed-point member cannot hold") {
+  using narrow =
+      coalesce::stored_as<coalesce::soa, coalesce::store<&Particle::vel, coalesce::fixed_point<std::int32_t, 28>>>;
+  auto const p = spatially_sorted(liquid(600, 10.f, 13));
+  coalesce::box const b{.lo = {0, 0, 0}, .hi = {10, 10, 10}};
+  auto const table = two_types();
+  for (bool const half : {true, false}) {
+    CAPTURE(half);
+    coalesce::device_vector<Particle, narrow> v(p);
+    coalesce::verlet_list<coalesce::cluster_pairs> list({.cutoff = table.largest_cutoff(), .skin = 0.3, .half = half});
+    list.build(v, &Particle::pos, b);
+    CHECK_THROWS_WITH_AS((coalesce::compute_pairs<&Particle::pos, &Particle::vel, &Particle::id>(
+                             v, list.view(v), b, lennard_jones{}, table)),
+                         doctest::Contains("a force sum lies outside what the force member's format"), coalesce::error);
   }
 }
 #endif

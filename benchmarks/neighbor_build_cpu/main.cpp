@@ -47,6 +47,9 @@ struct Atom {
   vec3 force;
 };
 using atom_layout = coalesce::split<coalesce::fields<&Atom::pos>, coalesce::aos, coalesce::soa>;
+// The same with the force kept as 64-bit fixed point (sums the same bits whatever the threads).
+using fixed_force_layout =
+    coalesce::stored_as<atom_layout, coalesce::store<&Atom::force, coalesce::fixed_point<std::int64_t, 32>>>;
 constexpr float cutoff = 2.5f, skin = 0.3f;
 
 // Medians of `runs` rounds, each round timing every variant once in turn: on a shared 2-core
@@ -406,6 +409,9 @@ int main(int argc, char** argv) {
   coalesce::verlet_list<coalesce::cluster_pairs> pairs_half({.cutoff = cutoff, .skin = skin, .half = true});
   coalesce::verlet_list<coalesce::cluster_pairs> pairs_full({.cutoff = cutoff, .skin = skin, .half = false});
   coalesce::device_vector<Atom, atom_layout> e_columns = h, e_half = h, e_full = h, e_sums = h;
+  coalesce::device_vector<Atom, fixed_force_layout> e_fixed(atoms);  // the same particles in the same order
+  coalesce::verlet_list<coalesce::cluster_pairs> pairs_fixed({.cutoff = cutoff, .skin = skin, .half = true});
+  pairs_fixed.build(e_fixed, &Atom::pos, domain);
   pairs_half.build(e_half, &Atom::pos, domain);
   pairs_full.build(e_full, &Atom::pos, domain);
   coalesce::pair_totals sums_got;
@@ -428,9 +434,13 @@ int main(int argc, char** argv) {
        [&] {
          sums_got = coalesce::compute_pairs<&Atom::pos, &Atom::force>(e_sums, pairs_half.view(e_sums), domain, lj_law{},
                                                                       lj_table, {.energy = true, .virial = true});
+       },
+       [&] {
+         coalesce::compute_pairs<&Atom::pos, &Atom::force>(e_fixed, pairs_fixed.view(e_fixed), domain, lj_law{},
+                                                           lj_table);
        }});
   // Largest difference from a hand-written run's forces, relative to their largest component.
-  auto const relative_error = [&](coalesce::device_vector<Atom, atom_layout> const& e, std::vector<vec3> const& hand) {
+  auto const relative_error = [&](auto const& e, std::vector<vec3> const& hand) {
     std::vector<Atom> got(n);
     e.copy_to(std::span<Atom>(got));
     double diff = 0, scale = 0;
@@ -444,11 +454,9 @@ int main(int argc, char** argv) {
     }
     return diff / std::max(1e-30, scale);
   };
-  auto const engine_error = [&](coalesce::device_vector<Atom, atom_layout> const& e) {
-    return relative_error(e, hand_force);
-  };
-  double const engine_errors[4] = {engine_error(e_columns), engine_error(e_half), engine_error(e_full),
-                                   engine_error(e_sums)};
+  auto const engine_error = [&](auto const& e) { return relative_error(e, hand_force); };
+  double const engine_errors[5] = {engine_error(e_columns), engine_error(e_half), engine_error(e_full),
+                                   engine_error(e_sums), engine_error(e_fixed)};
   // Energy against a double sum over the hand-written list (each pair twice there).
   double energy_ref = 0;
   for (std::size_t i = 0; i < n; ++i) {
@@ -553,9 +561,10 @@ int main(int argc, char** argv) {
       "in this round); relative error = largest |difference| / largest force:\n",
       engine_ms[0]);
   std::printf("%-44s %10s %10s %12s\n", "engine", "ms", "x hand", "rel. error");
-  char const* const engine_names[4] = {"padded_columns (generic loop)", "cluster_pairs half (SIMD loop)",
-                                       "cluster_pairs full (SIMD loop)", "cluster_pairs half + energy, virial"};
-  for (int k = 0; k < 4; ++k) {
+  char const* const engine_names[5] = {"padded_columns (generic loop)", "cluster_pairs half (SIMD loop)",
+                                       "cluster_pairs full (SIMD loop)", "cluster_pairs half + energy, virial",
+                                       "cluster_pairs half, fixed-point force"};
+  for (int k = 0; k < 5; ++k) {
     std::printf("%-44s %10.2f %10.2f %12.2e\n", engine_names[k], engine_ms[k + 1], engine_ms[k + 1] / engine_ms[0],
                 engine_errors[k]);
   }

@@ -26,19 +26,24 @@
 // Half lists: the reactions go into per-thread force buffers in slot order, summed after the loop and
 // stored (no atomics; which thread summed which cluster follows the dynamic schedule, so float sums
 // may differ in the last bits from run to run). Full lists store each cluster's forces at the end of
-// its row. Either way the force member is written through the particles' view (any layout); a force
-// member stored in another format than float or double (fixed point: deterministic sums) is left to
-// the generic loop by compute_pairs. Energy and virial are per-lane sums, added per cluster
+// its row. Either way the force member is written through the particles' view (any layout). A force
+// member stored as fixed point keeps every sum across clusters as the format's integers
+// (fixed_force_sums below: deterministic); one stored in any other format than float or double is
+// left to the generic loop by compute_pairs. Energy and virial are per-lane sums, added per cluster
 // into doubles (compiled out when not asked).
 #pragma once
 #include <algorithm>
 #include <cmath>
 #include <cstddef>
 #include <cstdint>
+#include <cstring>
 #include <memory>
+#include <string>
 #include <type_traits>
 
 #include "../core/config.hpp"
+#include "../core/error.hpp"
+#include "../core/stored_types.hpp"
 #include "cluster_pairs.hpp"
 #include "cluster_tile.hpp"
 #include "pair_exclusions.hpp"
@@ -66,12 +71,50 @@ inline bool in_parallel_region() {
 #endif
 }
 
-template <bool Energy, bool Virial, bool Half, bool Threads, class Real, class View, class Position, class Force,
-          class TypeMember, class Evaluator, class Table, class Exclusions>
+// A force member stored as fixed point (fixed_point<std::int64_t or std::int32_t, F>): every sum the
+// loop adds across clusters is kept as the format's integers, so the forces come out the same bits
+// whatever the thread count and schedule, as atomic_add gives the generic loop. Each addend (a listed
+// cluster's reactions, a row's own forces: float sums in an order fixed by the list) is rounded to
+// the format once. A sum the format cannot hold is reported after the loop (nothing thrown inside
+// the threads).
+struct fixed_force_sums {
+  stored_format format;  // kind fixed, 4 or 8 bytes
+};
+template <class Real> struct fixed_rounding {
+  Real scale;  // 2^F
+  Real span;   // 2^(8 bytes - 1): the integers' range
+  bool saturates;
+  explicit fixed_rounding(stored_format f)
+      : scale(static_cast<Real>(std::ldexp(1.0, f.fraction_bits))),
+        span(static_cast<Real>(std::ldexp(1.0, 8 * f.bytes - 1))),
+        saturates(f.saturates) {}
+  // x * 2^F rounded to the nearest integer (exact scaling: a power of two); `refused` set where it
+  // lies outside the integers' range (or is NaN) and the format does not saturate.
+  std::int64_t operator()(Real x, bool& refused) const {
+    Real const r = std::nearbyint(x * scale);
+    if (r >= -span && r < span) return static_cast<std::int64_t>(r);
+    if (saturates && r == r) return r < 0 ? static_cast<std::int64_t>(-span) : static_cast<std::int64_t>(span) - 1;
+    refused = true;
+    return 0;
+  }
+};
+// The integers of a fixed-point leaf written as they are (4 bytes: the low half, as the atomics wrap).
+template <class Leaf> void store_fixed(Leaf const& leaf, std::int64_t raw) {
+  if (leaf.format().bytes == 8) {
+    std::memcpy(leaf.address(), &raw, 8);
+  } else {
+    auto const low = static_cast<std::int32_t>(static_cast<std::uint32_t>(static_cast<std::uint64_t>(raw)));
+    std::memcpy(leaf.address(), &low, 4);
+  }
+}
+
+template <bool Energy, bool Virial, bool Half, bool Threads, bool FixedSums, class Real, class View, class Position,
+          class Force, class TypeMember, class Evaluator, class Table, class Exclusions>
 cluster_pair_sums cluster_pair_loop_host_run(verlet_list_ref<cluster_pairs> const& list, View const& v,
                                              Position position, Force force, TypeMember type_member,
                                              Evaluator const& law, Table const& table, Exclusions const& exclusions,
-                                             double const (&length)[3], bool const (&periodic)[3]) {
+                                             double const (&length)[3], bool const (&periodic)[3],
+                                             fixed_force_sums const& fixed) {
   using param = typename Evaluator::param_type;
   constexpr std::uint32_t W = cluster_pairs::cluster_size;
   constexpr bool typed = !std::is_same_v<TypeMember, no_type_member>;
@@ -87,19 +130,29 @@ cluster_pair_sums cluster_pair_loop_host_run(verlet_list_ref<cluster_pairs> cons
   Real* const sy = sx + slots;
   Real* const sz = sy + slots;
   std::unique_ptr<std::uint32_t[]> const slot_type(typed ? new std::uint32_t[slots] : nullptr);
-  // Each cluster's bounding box as centre and half extent per axis (x, y, z blocks of `clusters`).
-  std::unique_ptr<Real[]> const boxes(new Real[6 * clusters]);
-  Real* const centre = boxes.get();
-  Real* const extent = centre + 3 * clusters;
+  // Each cluster's bounding box as centre and half extent per axis, one record of 8 reals per cluster
+  // (centre x, y, z, half extent x, y, z, 2 unused): an entry reads one line of them, not six.
+  constexpr std::size_t box_reals = 8;
+  std::unique_ptr<Real[]> const boxes(new Real[box_reals * clusters]);
+  Real* const box_of = boxes.get();
   // A pair of clusters takes one image shift when the shift of their centres is every pair's nearest
   // image: |centre separation| + both half extents below half the length, with room for rounding.
+  // The shift of a pair of clusters multiplies by the inverse length: a division there lay on each
+  // entry's chain of dependent steps before its lanes (0.62x -> 0.5?x the hand-written loop).
+  Real const inverse_len[3] = {Real(1) / len[0], Real(1) / len[1], Real(1) / len[2]};
   Real const one_shift_limit[3] = {Real(0.499) * len[0], Real(0.499) * len[1], Real(0.499) * len[2]};
   int threads = 1;
 #if defined(_OPENMP)
   if constexpr (Threads) threads = omp_get_max_threads();
 #endif
   // Half lists: each thread's forces in slot order (x, y, z blocks).
-  std::unique_ptr<Real[]> const buffers(Half ? new Real[static_cast<std::size_t>(threads) * 3 * slots] : nullptr);
+  // (Fixed-point members: the format's integers.)
+  using sum_type = std::conditional_t<FixedSums, std::int64_t, Real>;
+  std::unique_ptr<sum_type[]> const buffers(Half ? new sum_type[static_cast<std::size_t>(threads) * 3 * slots]
+                                                 : nullptr);
+  [[maybe_unused]] fixed_rounding<Real> const to_fixed(fixed.format);
+  // A sum a fixed-point member cannot hold, seen by any thread.
+  [[maybe_unused]] bool refused_any = false;
   Real const one_type_cut = cutoff2_in<Real>(table, 0, 0);
   param const one_type_param = table.param(0, 0);
   alignas(64) Real one_type_cut_lanes[W], one_type_safe_lanes[W];
@@ -108,7 +161,8 @@ cluster_pair_sums cluster_pair_loop_host_run(verlet_list_ref<cluster_pairs> cons
   double const share = Half ? 1.0 : 0.5;
   double energy_total = 0, virial_total = 0;
 
-  auto const cluster_row = [&](std::size_t c, Real* bx, Real* by, Real* bz, double& energy, double& virial) {
+  auto const cluster_row = [&](std::size_t c, sum_type* bx, sum_type* by, sum_type* bz, double& energy, double& virial,
+                               [[maybe_unused]] bool& refused) {
     std::uint32_t const base = static_cast<std::uint32_t>(c) * W;
     alignas(64) Real xi[W], yi[W], zi[W];
     // i's forces as W x W partial sums (i lane l, j lane k), added up once at the end of the row: the
@@ -141,10 +195,11 @@ cluster_pair_sums cluster_pair_loop_host_run(verlet_list_ref<cluster_pairs> cons
       Real shift[3];
       bool one_shift = true;
       for (int a = 0; a < 3; ++a) {
-        Real const dc = centre[a * clusters + c] - centre[a * clusters + jc];
-        shift[a] = len[a] * std::rint(dc / len[a]);
-        one_shift = one_shift &&
-                    std::abs(dc - shift[a]) + extent[a * clusters + c] + extent[a * clusters + jc] < one_shift_limit[a];
+        Real const dc = box_of[c * box_reals + a] - box_of[jc * box_reals + a];
+        shift[a] = len[a] * std::rint(dc * inverse_len[a]);
+        one_shift =
+            one_shift && std::abs(dc - shift[a]) + box_of[c * box_reals + 3 + a] + box_of[jc * box_reals + 3 + a] <
+                             one_shift_limit[a];
       }
       if (!one_shift) shift[0] = shift[1] = shift[2] = Real(0);
       // j's cluster in the lanes (an empty slot stays +far: no pair with it comes within a cutoff).
@@ -247,9 +302,15 @@ cluster_pair_sums cluster_pair_loop_host_run(verlet_list_ref<cluster_pairs> cons
       }
       if constexpr (Half) {
         for (std::uint32_t k = 0; k < W; ++k) {
-          bx[jbase + k] += gx[k];
-          by[jbase + k] += gy[k];
-          bz[jbase + k] += gz[k];
+          if constexpr (FixedSums) {
+            bx[jbase + k] += to_fixed(gx[k], refused);
+            by[jbase + k] += to_fixed(gy[k], refused);
+            bz[jbase + k] += to_fixed(gz[k], refused);
+          } else {
+            bx[jbase + k] += gx[k];
+            by[jbase + k] += gy[k];
+            bz[jbase + k] += gz[k];
+          }
         }
       }
     }
@@ -260,17 +321,29 @@ cluster_pair_sums cluster_pair_loop_host_run(verlet_list_ref<cluster_pairs> cons
     }
     if constexpr (Half) {
       for (std::uint32_t l = 0; l < W; ++l) {
-        bx[base + l] += fx[l];
-        by[base + l] += fy[l];
-        bz[base + l] += fz[l];
+        if constexpr (FixedSums) {
+          bx[base + l] += to_fixed(fx[l], refused);
+          by[base + l] += to_fixed(fy[l], refused);
+          bz[base + l] += to_fixed(fz[l], refused);
+        } else {
+          bx[base + l] += fx[l];
+          by[base + l] += fy[l];
+          bz[base + l] += fz[l];
+        }
       }
     } else {
       for (std::uint32_t l = 0; l < W; ++l) {
         std::uint32_t const p = list.slots[base + l];
         if (p == cluster_pairs::empty_slot) continue;
-        v[p][force.pointer][0] = fx[l];
-        v[p][force.pointer][1] = fy[l];
-        v[p][force.pointer][2] = fz[l];
+        if constexpr (FixedSums) {
+          store_fixed(v[p][force.pointer][0], to_fixed(fx[l], refused));
+          store_fixed(v[p][force.pointer][1], to_fixed(fy[l], refused));
+          store_fixed(v[p][force.pointer][2], to_fixed(fz[l], refused));
+        } else {
+          v[p][force.pointer][0] = fx[l];
+          v[p][force.pointer][1] = fy[l];
+          v[p][force.pointer][2] = fz[l];
+        }
       }
     }
     for (std::uint32_t l = 0; l < W; ++l) {
@@ -280,17 +353,18 @@ cluster_pair_sums cluster_pair_loop_host_run(verlet_list_ref<cluster_pairs> cons
   };
 
 #if defined(_OPENMP)
-#pragma omp parallel num_threads(threads) reduction(+ : energy_total, virial_total)
+#pragma omp parallel num_threads(threads) reduction(+ : energy_total, virial_total) reduction(|| : refused_any)
 #endif
   {
+    bool refused = false;
     int thread = 0;
 #if defined(_OPENMP)
     thread = omp_get_thread_num();
 #endif
-    Real* const bx = Half ? buffers.get() + static_cast<std::size_t>(thread) * 3 * slots : nullptr;
-    Real* const by = Half ? bx + slots : nullptr;
-    Real* const bz = Half ? by + slots : nullptr;
-    if constexpr (Half) std::fill(bx, bx + 3 * slots, Real(0));  // this thread's own (first touch)
+    sum_type* const bx = Half ? buffers.get() + static_cast<std::size_t>(thread) * 3 * slots : nullptr;
+    sum_type* const by = Half ? bx + slots : nullptr;
+    sum_type* const bz = Half ? by + slots : nullptr;
+    if constexpr (Half) std::fill(bx, bx + 3 * slots, sum_type(0));  // this thread's own (first touch)
 #if defined(_OPENMP)
 #pragma omp for schedule(static, 256)
 #endif
@@ -319,15 +393,15 @@ cluster_pair_sums cluster_pair_loop_host_run(verlet_list_ref<cluster_pairs> cons
         for (int a = 0; a < 3; ++a) lo[a] = std::min(lo[a], x[a]), hi[a] = std::max(hi[a], x[a]);
       }
       for (int a = 0; a < 3; ++a) {
-        centre[a * clusters + c] = Real(0.5) * (lo[a] + hi[a]);
-        extent[a * clusters + c] = Real(0.5) * (hi[a] - lo[a]);
+        box_of[c * box_reals + a] = Real(0.5) * (lo[a] + hi[a]);
+        box_of[c * box_reals + 3 + a] = Real(0.5) * (hi[a] - lo[a]);
       }
     }
     double energy = 0, virial = 0;
 #if defined(_OPENMP)
 #pragma omp for schedule(dynamic, 16)
 #endif
-    for (std::size_t c = 0; c < clusters; ++c) cluster_row(c, bx, by, bz, energy, virial);
+    for (std::size_t c = 0; c < clusters; ++c) cluster_row(c, bx, by, bz, energy, virial, refused);
     energy_total += energy;
     virial_total += virial;
     if constexpr (Half) {
@@ -338,17 +412,31 @@ cluster_pair_sums cluster_pair_loop_host_run(verlet_list_ref<cluster_pairs> cons
       for (std::size_t s = 0; s < slots; ++s) {
         std::uint32_t const p = list.slots[s];
         if (p == cluster_pairs::empty_slot) continue;
-        Real f0 = 0, f1 = 0, f2 = 0;
+        sum_type f0 = 0, f1 = 0, f2 = 0;
         for (int t = 0; t < threads; ++t) {
-          Real const* const b = buffers.get() + static_cast<std::size_t>(t) * 3 * slots;
+          sum_type const* const b = buffers.get() + static_cast<std::size_t>(t) * 3 * slots;
           f0 += b[s];
           f1 += b[slots + s];
           f2 += b[2 * slots + s];
         }
-        v[p][force.pointer][0] = f0;
-        v[p][force.pointer][1] = f1;
-        v[p][force.pointer][2] = f2;
+        if constexpr (FixedSums) {
+          store_fixed(v[p][force.pointer][0], f0);
+          store_fixed(v[p][force.pointer][1], f1);
+          store_fixed(v[p][force.pointer][2], f2);
+        } else {
+          v[p][force.pointer][0] = f0;
+          v[p][force.pointer][1] = f1;
+          v[p][force.pointer][2] = f2;
+        }
       }
+    }
+    refused_any = refused_any || refused;
+  }
+  if constexpr (FixedSums) {
+    if (refused_any) {
+      throw_error("compute_pairs: a force sum lies outside what the force member's format (" +
+                  format_name(fixed.format) +
+                  ") holds (or is NaN); store the force with fewer fraction bits, or saturating");
     }
   }
   return {energy_total, virial_total};
@@ -356,20 +444,29 @@ cluster_pair_sums cluster_pair_loop_host_run(verlet_list_ref<cluster_pairs> cons
 
 // The pass over the whole list: forces stored into every particle of the list, the sums returned.
 // Threads: OpenMP threads over the clusters (the OpenMP device system); else one thread (coalesce::host:
-// a plain loop, as every host loop of the library).
+// a plain loop, as every host loop of the library). `fixed`: the force member's fixed-point format
+// (its sums kept as the format's integers), or null for a float or double member.
 template <bool Energy, bool Virial, bool Threads, class Real, class View, class Position, class Force, class TypeMember,
           class Evaluator, class Table, class Exclusions>
 cluster_pair_sums cluster_pair_loop_host(verlet_list_ref<cluster_pairs> const& list, View const& v, Position position,
                                          Force force, TypeMember type_member, Evaluator const& law, Table const& table,
                                          Exclusions const& exclusions, double const (&length)[3],
-                                         bool const (&periodic)[3]) {
+                                         bool const (&periodic)[3], fixed_force_sums const* fixed) {
   if (list.clusters == 0) return {};
-  if (list.half) {
-    return cluster_pair_loop_host_run<Energy, Virial, true, Threads, Real>(list, v, position, force, type_member, law,
-                                                                           table, exclusions, length, periodic);
+  auto const run = [&]<bool Half, bool FixedSums>() {
+    return cluster_pair_loop_host_run<Energy, Virial, Half, Threads, FixedSums, Real>(
+        list, v, position, force, type_member, law, table, exclusions, length, periodic,
+        fixed != nullptr ? *fixed : fixed_force_sums{});
+  };
+  using force_leaf = std::remove_cvref_t<decltype(v[0][force.pointer][0])>;
+  if constexpr (!std::is_arithmetic_v<force_leaf>) {  // a stored leaf: fixed point (compute_pairs checked)
+    if (list.half) return run.template operator()<true, true>();
+    return run.template operator()<false, true>();
+  } else {
+    (void)fixed;
+    if (list.half) return run.template operator()<true, false>();
+    return run.template operator()<false, false>();
   }
-  return cluster_pair_loop_host_run<Energy, Virial, false, Threads, Real>(list, v, position, force, type_member, law,
-                                                                          table, exclusions, length, periodic);
 }
 
 }  // namespace coalesce::detail

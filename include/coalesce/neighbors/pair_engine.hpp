@@ -45,8 +45,9 @@
 // atomically (coalesce::atomic_add: a force member stored as fixed_point<std::int64_t, F> makes the
 // sums deterministic; float members add in any order). A cluster_pairs list in CPU memory with a
 // float or double force member runs cluster_pair_loop_host.hpp's SIMD loop instead (per-thread float
-// buffers summed and stored); a force member stored in another format (fixed point: the deterministic
-// sums) takes the generic loop there, whose atomics keep that promise.
+// buffers summed and stored); one stored as fixed_point<std::int64_t or std::int32_t, F> runs it too,
+// its buffers the format's integers (the same bits whatever the threads, as the atomics); a force
+// member stored in any other format takes the generic loop.
 //
 // Bad input throws coalesce::error and writes nothing: a type outside the table (naming the
 // particle), a pair of types the table was not given (naming the pair), a position that is not
@@ -435,13 +436,26 @@ pair_totals run_pairs(vector<T, L, Space>& particles, PositionMember position, F
   // per row.
   constexpr bool is_cluster_pairs = std::is_same_v<List, verlet_list_ref<cluster_pairs>>;
   constexpr bool cluster_loop = is_cluster_pairs && device_is_gpu && kind_of_space<Space> == memory_kind::device;
-  // The SIMD loop stores float sums whose last bits follow its schedule: only for a force member of
-  // plain float or double leaves (a fixed-point member's sums are deterministic through atomics).
+  // The SIMD loop takes a force member of plain float or double leaves (its sums' last bits follow
+  // its schedule), or one stored as fixed point (fixed_point<std::int64_t or std::int32_t, F>: its
+  // sums kept as the format's integers, the same bits whatever the threads, as the atomics give).
   using force_leaf = decltype(v[0][force.pointer][0]);
   constexpr bool plain_force =
       std::is_lvalue_reference_v<force_leaf> && std::is_floating_point_v<std::remove_reference_t<force_leaf>>;
+  [[maybe_unused]] fixed_force_sums fixed_force{};
+  bool fixed_force_member = false;
+  if constexpr (is_cluster_pairs && !cluster_loop && !plain_force && !std::is_lvalue_reference_v<force_leaf>) {
+    if (n > 0) {
+      stored_format const f = v[0][force.pointer][0].format();
+      fixed_force_member = f.kind == number_kind::fixed && (f.bytes == 4 || f.bytes == 8) &&
+                           v[0][force.pointer][1].format() == f && v[0][force.pointer][2].format() == f;
+      fixed_force.format = f;
+    }
+  }
   bool host_cluster_loop = false;
-  if constexpr (is_cluster_pairs && !cluster_loop && plain_force) host_cluster_loop = !in_parallel_region();
+  if constexpr (is_cluster_pairs && !cluster_loop) {
+    host_cluster_loop = (plain_force || fixed_force_member) && !in_parallel_region();
+  }
   // The GPU loop (cluster_pair_loop.hpp) sums plain forces in slot order and stores them at the end.
   constexpr bool sums_in_slots = cluster_loop && plain_force;
   // Half lists add reactions into other rows: every force starts at zero, then atomics.
@@ -502,7 +516,8 @@ pair_totals run_pairs(vector<T, L, Space>& particles, PositionMember position, F
     if constexpr (is_cluster_pairs && !cluster_loop) {
       constexpr bool threads = kind_of_space<Space> == memory_kind::device;  // OpenMP; coalesce::host: one
       cluster_pair_sums const t = cluster_pair_loop_host<Energy, Virial, threads, Real>(
-          list, v, position, force, type_member, law, table, exclusions, length, periodic);
+          list, v, position, force, type_member, law, table, exclusions, length, periodic,
+          fixed_force_member ? &fixed_force : nullptr);
       if constexpr (Energy) s[0][&pair_sums::energy] = t.energy;
       if constexpr (Virial) s[0][&pair_sums::virial] = t.virial;
     }
