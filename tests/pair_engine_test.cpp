@@ -487,7 +487,7 @@ TEST_CASE("compute_pairs over cluster_pairs into a fixed-point force member: the
 
 // A sum the fixed-point format cannot hold is an error after the loop, naming the format (LJ forces
 // of a dense liquid reach hundreds; fixed_point<std::int32_t, 28> holds below 8).
-TEST_CASE("compute_pairs over cluster_pairs refuses a force sum its fixed-point member cannot hold") {
+TEST_CASE("compute_pairs over cluster_pairs refuses a force sum its fixed-point member cannot hold, or clamps it") {
   using narrow =
       coalesce::stored_as<coalesce::soa, coalesce::store<&Particle::vel, coalesce::fixed_point<std::int32_t, 28>>>;
   auto const p = spatially_sorted(liquid(600, 10.f, 13));
@@ -502,6 +502,25 @@ TEST_CASE("compute_pairs over cluster_pairs refuses a force sum its fixed-point 
                              v, list.view(v), b, lennard_jones{}, table)),
                          doctest::Contains("a force sum lies outside what the force member's format"), coalesce::error);
   }
+  // A saturating format clamps instead: every component within its range.
+  using clamped =
+      coalesce::stored_as<coalesce::soa,
+                          coalesce::store<&Particle::vel, coalesce::fixed_point<std::int32_t, 28, coalesce::saturate>>>;
+  coalesce::device_vector<Particle, clamped> v(p);
+  coalesce::verlet_list<coalesce::cluster_pairs> list({.cutoff = table.largest_cutoff(), .skin = 0.3, .half = true});
+  list.build(v, &Particle::pos, b);
+  CHECK_NOTHROW((coalesce::compute_pairs<&Particle::pos, &Particle::vel, &Particle::id>(v, list.view(v), b,
+                                                                                        lennard_jones{}, table)));
+  std::vector<Particle> got(p.size());
+  v.copy_to(std::span<Particle>(got));
+  std::size_t at_limit = 0;
+  for (auto const& q : got) {
+    for (float const f : {q.vel.x, q.vel.y, q.vel.z}) {
+      CHECK(std::abs(f) <= 8.f);
+      at_limit += std::abs(f) >= 7.99f;
+    }
+  }
+  CHECK(at_limit > 0);
 }
 #endif
 

@@ -37,6 +37,7 @@
 #include <cstddef>
 #include <cstdint>
 #include <cstring>
+#include <limits>
 #include <memory>
 #include <string>
 #include <type_traits>
@@ -84,16 +85,19 @@ template <class Real> struct fixed_rounding {
   Real scale;  // 2^F
   Real span;   // 2^(8 bytes - 1): the integers' range
   bool saturates;
+  std::int64_t lowest, highest;  // the integers' range, where a saturating format stops
   explicit fixed_rounding(stored_format f)
       : scale(static_cast<Real>(std::ldexp(1.0, f.fraction_bits))),
         span(static_cast<Real>(std::ldexp(1.0, 8 * f.bytes - 1))),
-        saturates(f.saturates) {}
+        saturates(f.saturates),
+        lowest(f.bytes == 8 ? std::numeric_limits<std::int64_t>::min() : std::numeric_limits<std::int32_t>::min()),
+        highest(f.bytes == 8 ? std::numeric_limits<std::int64_t>::max() : std::numeric_limits<std::int32_t>::max()) {}
   // x * 2^F rounded to the nearest integer (exact scaling: a power of two); `refused` set where it
   // lies outside the integers' range (or is NaN) and the format does not saturate.
   std::int64_t operator()(Real x, bool& refused) const {
     Real const r = std::nearbyint(x * scale);
     if (r >= -span && r < span) return static_cast<std::int64_t>(r);
-    if (saturates && r == r) return r < 0 ? static_cast<std::int64_t>(-span) : static_cast<std::int64_t>(span) - 1;
+    if (saturates && r == r) return r < 0 ? lowest : highest;
     refused = true;
     return 0;
   }
