@@ -13,6 +13,7 @@
 
 #include <coalesce/coalesce.hpp>
 
+#include "many_body_reference.hpp"
 #include "neighbor_cases.hpp"
 #include "test_types.hpp"
 
@@ -21,85 +22,7 @@ using namespace coalesce_test::neighbor_cases;
 
 namespace {
 
-// rho contributed by a neighbour of type b: A_b (rc - r)^2; F_t(rho) = -B_t sqrt(rho);
-// phi_ab(r) = C_ab (rc - r)^4. The types differ in every function, so a pass that mixed up i and
-// j (whose density, whose derivative) gives other forces.
-template <class Real> struct two_type_eam {
-  Real rc = Real(2.4);
-  Real a[2] = {Real(1.0), Real(0.6)};
-  Real b[2] = {Real(1.0), Real(1.7)};
-  Real c[2][2] = {{Real(0.05), Real(0.08)}, {Real(0.08), Real(0.03)}};
-  COALESCE_HOST_DEVICE Real cutoff() const { return rc; }
-  COALESCE_HOST_DEVICE Real density(Real r2, std::size_t, std::size_t tj) const {
-    Real const s = rc - std::sqrt(r2);
-    return a[tj] * s * s;
-  }
-  COALESCE_HOST_DEVICE coalesce::embedding_value<Real> embed(Real rho, std::size_t t) const {
-    Real const root = std::sqrt(rho);
-    return {-b[t] * root, root > Real(0) ? -b[t] / (Real(2) * root) : Real(0)};
-  }
-  COALESCE_HOST_DEVICE coalesce::pair_value<Real> pair(Real r2, std::size_t ti, std::size_t tj, Real dfi,
-                                                       Real dfj) const {
-    Real const r = std::sqrt(r2), s = rc - r;
-    Real const dphi = Real(-4) * c[ti][tj] * s * s * s;
-    // d rho_j(r)/dr at i is -2 A_tj s; at j from i, -2 A_ti s
-    Real const psi = dphi + dfi * (Real(-2) * a[tj] * s) + dfj * (Real(-2) * a[ti] * s);
-    return {-psi / r, c[ti][tj] * s * s * s * s};
-  }
-};
-static_assert(coalesce::many_body_law<two_type_eam<float>>);
-
-struct reference {
-  std::vector<std::array<double, 3>> force;
-  double energy = 0, virial = 0;
-};
-
-// Every pair once in double, minimum image along periodic axes: densities, embedding, forces.
-reference brute_force(std::vector<Particle> const& p, coalesce::box const& box) {
-  two_type_eam<double> const law;
-  std::size_t const n = p.size();
-  auto const separation = [&](std::size_t i, std::size_t j) {
-    std::array<double, 3> d = {double(p[i].pos.x) - p[j].pos.x, double(p[i].pos.y) - p[j].pos.y,
-                               double(p[i].pos.z) - p[j].pos.z};
-    for (int a = 0; a < 3; ++a) {
-      double const l = box.hi[a] - box.lo[a];
-      if (box.periodic(a)) d[a] -= l * std::round(d[a] / l);
-    }
-    return d;
-  };
-  auto const r2_of = [](std::array<double, 3> const& d) { return d[0] * d[0] + d[1] * d[1] + d[2] * d[2]; };
-  std::vector<double> rho(n, 0.0), dF(n, 0.0);
-  for (std::size_t i = 0; i < n; ++i) {
-    for (std::size_t j = i + 1; j < n; ++j) {
-      double const r2 = r2_of(separation(i, j));
-      if (!(r2 < law.rc * law.rc)) continue;
-      rho[i] += law.density(r2, p[i].id, p[j].id);
-      rho[j] += law.density(r2, p[j].id, p[i].id);
-    }
-  }
-  reference r;
-  r.force.assign(n, {0, 0, 0});
-  for (std::size_t i = 0; i < n; ++i) {
-    auto const e = law.embed(rho[i], p[i].id);
-    r.energy += e.value;
-    dF[i] = e.derivative;
-  }
-  for (std::size_t i = 0; i < n; ++i) {
-    for (std::size_t j = i + 1; j < n; ++j) {
-      auto const d = separation(i, j);
-      double const r2 = r2_of(d);
-      if (!(r2 < law.rc * law.rc)) continue;
-      auto const q = law.pair(r2, p[i].id, p[j].id, dF[i], dF[j]);
-      for (int a = 0; a < 3; ++a) {
-        r.force[i][a] += q.force_over_r * d[a];
-        r.force[j][a] -= q.force_over_r * d[a];
-      }
-      r.energy += q.energy;
-      r.virial += q.force_over_r * r2;
-    }
-  }
-  return r;
-}
+using namespace coalesce_test::many_body;
 
 template <class Format, class Layout> void check_against_reference(coalesce::box const& box, bool half) {
   CAPTURE(half);
@@ -173,6 +96,76 @@ TEST_CASE("compute_many_body: the sums off read as zero; one type without a type
   }
   CHECK(worst <= 1e-4);
   CHECK(got.back().vel.x == 0.f);
+}
+
+// A halo's ghosts made by hand: the periodic images within reach of the box, appended after the
+// owned particles; a list with rows for the owned ones over an open box that holds the images. The
+// exchange copies each owner's derivative into its images, as mpi::forward does between ranks: the
+// owned particles' forces, the energy and the virial are the periodic system's.
+TEST_CASE(
+    "compute_many_body with ghosts: an exchange fills their derivatives, the owned forces are the periodic "
+    "system's") {
+  float const length = 9.f, reach = 2.4f + 0.3f;
+  auto const p = liquid(400, length, 5);
+  reference const expected = brute_force(p, coalesce::box{.lo = {0, 0, 0}, .hi = {length, length, length}});
+  std::vector<Particle> all = p;
+  std::vector<std::size_t> owner;
+  for (std::size_t i = 0; i < p.size(); ++i) {
+    for (int s = 0; s < 27; ++s) {
+      int const shift[3] = {s % 3 - 1, s / 3 % 3 - 1, s / 9 - 1};
+      if (shift[0] == 0 && shift[1] == 0 && shift[2] == 0) continue;
+      Particle q = p[i];
+      q.pos.x += shift[0] * length, q.pos.y += shift[1] * length, q.pos.z += shift[2] * length;
+      bool inside = true;
+      for (float const x : {q.pos.x, q.pos.y, q.pos.z}) inside = inside && x >= -reach && x < length + reach;
+      if (!inside) continue;
+      all.push_back(q);
+      owner.push_back(i);
+    }
+  }
+  REQUIRE(owner.size() > p.size() / 2);  // ghosts worth the name
+  float const edge = length + reach + 1.f;
+  coalesce::box const open{
+      .lo = {-reach - 1.f, -reach - 1.f, -reach - 1.f}, .hi = {edge, edge, edge}, .edges = coalesce::boundary::open};
+  coalesce::host_vector<Particle> v(all);
+  coalesce::verlet_list<coalesce::padded_columns, coalesce::host> list({.cutoff = 2.4, .skin = 0.3});
+  list.build(v, &Particle::pos, open, coalesce::list_rows{.owned = p.size()});
+  std::size_t calls = 0;
+  coalesce::pair_totals const totals = coalesce::compute_many_body<&Particle::pos, &Particle::vel, &Particle::id>(
+      v, list.view(v), open, two_type_eam<float>{}, {.energy = true, .virial = true}, coalesce::default_stream,
+      [&](coalesce::array<float, coalesce::host>& derivatives) {
+        ++calls;
+        REQUIRE(derivatives.size() == all.size());
+        float* const dF = derivatives.data();
+        for (std::size_t k = 0; k < owner.size(); ++k) dF[p.size() + k] = dF[owner[k]];
+      });
+  CHECK(calls == 1);
+  std::vector<Particle> got(all.size());
+  v.copy_to(std::span<Particle>(got));
+  double largest = 0, worst = 0;
+  for (auto const& f : expected.force)
+    for (double x : f) largest = std::max(largest, std::abs(x));
+  for (std::size_t i = 0; i < p.size(); ++i) {
+    float const f[3] = {got[i].vel.x, got[i].vel.y, got[i].vel.z};
+    for (int a = 0; a < 3; ++a) worst = std::max(worst, std::abs(f[a] - expected.force[i][a]));
+  }
+  CHECK(largest > 0.1);
+  CHECK(worst <= 1e-5 * largest + 1e-5);
+  for (std::size_t k = p.size(); k < all.size(); ++k) CHECK(got[k].vel.x == 0.f);
+  CHECK(totals.energy == doctest::Approx(expected.energy).epsilon(1e-5));
+  CHECK(totals.virial == doctest::Approx(expected.virial).epsilon(1e-5));
+
+  // Without the exchange the ghosts' derivatives are unknown: refused, naming the way out; with a
+  // half list the ghosts would take densities and reactions: refused too.
+  CHECK_THROWS_WITH_AS(
+      coalesce::compute_many_body(v, &Particle::pos, &Particle::vel, list.view(v), open, two_type_eam<float>{}),
+      doctest::Contains("pass an exchange"), coalesce::error);
+  coalesce::verlet_list<coalesce::padded_columns, coalesce::host> half_list({.cutoff = 2.4, .skin = 0.3, .half = true});
+  half_list.build(v, &Particle::pos, open, coalesce::list_rows{.owned = p.size()});
+  CHECK_THROWS_WITH_AS(
+      coalesce::compute_many_body(v, &Particle::pos, &Particle::vel, half_list.view(v), open, two_type_eam<float>{}, {},
+                                  coalesce::default_stream, [](coalesce::array<float, coalesce::host>&) {}),
+      doctest::Contains("build a full list"), coalesce::error);
 }
 
 TEST_CASE("compute_many_body refuses bad input and writes nothing") {

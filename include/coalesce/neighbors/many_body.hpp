@@ -40,9 +40,20 @@
 // law on a half list). "In reach": r2 below cutoff()^2, the separation the minimum image along
 // periodic axes. Energy (sum of F(rho_i) and of phi per pair) and virial (sum over pairs of r . F)
 // in double, only when asked. The densities and derivatives live in scratch of the particles'
-// memory for the call (a vector of two reals per particle); every particle must be a row of the
-// list (a list built over all of them): a halo's ghosts need their owners' dF, which one call on
-// one rank cannot know.
+// memory for the call; every particle must be a row of the list (a list built over all of them).
+//
+// Ghosts (coalesce::mpi halos: a list built with list_rows{owned}, rows for the owned particles,
+// neighbours among all): the force pass needs each ghost's dF, which only its owner knows. Pass an
+// exchange, called between the embedding and the forces with the derivatives (a coalesce::array
+// of particles.size() values in the particles' memory, the rows' filled): it fills the ghosts'.
+//
+//   coalesce::compute_many_body<&Particle::pos, &Particle::force>(
+//       particles, near.view(particles), domain, law, {.energy = true}, coalesce::default_stream,
+//       [&](auto& derivatives) { coalesce::mpi::forward(halo, derivatives); });
+//
+// The energy then counts the rows' particles (their embedding, half of each of their pairs: sum it
+// over the ranks); the ghosts' forces are set to zero. A full list only (a half list would add
+// densities and reactions into ghosts, which a reverse would have to bring home).
 //
 // Particle types: a law that has `types()` (eam_law: its elements) takes types below it; every
 // particle's type is checked against it first. A law without it reads any type it is given.
@@ -61,6 +72,7 @@
 #include "../core/box.hpp"
 #include "../core/config.hpp"
 #include "../core/error.hpp"
+#include "../memory/array.hpp"
 #include "../memory/for_each.hpp"
 #include "../memory/stream.hpp"
 #include "../memory/vector.hpp"
@@ -125,19 +137,39 @@ COALESCE_HOST_DEVICE COALESCE_INLINE void for_each_in_reach(List const& list, Vi
   });
 }
 
+// No exchange: every particle is a row of the list.
+struct no_exchange {};
+// The caller's exchange as the passes take it: type-erased, since nvcc refuses an extended lambda
+// in a function templated on a type local to another function (the caller's lambda). Null: none.
+template <class Real, class Space> struct exchange_ref {
+  void* exchange = nullptr;
+  void (*call)(void*, array<Real, Space>&) = nullptr;
+};
+
 template <bool Energy, bool Virial, class Law, class T, class L, class Space, class PositionMember, class ForceMember,
           class TypeMember, class List>
 pair_totals run_many_body(vector<T, L, Space>& particles, PositionMember position, ForceMember force,
                           TypeMember type_member, List const& list, box const& domain, Law const& law, bool half,
-                          stream on) {
+                          stream on, exchange_ref<many_body_real_t<Law>, Space> exchange) {
+  bool const exchanges = exchange.call != nullptr;
   using Real = many_body_real_t<Law>;
   constexpr char const* caller = "compute_many_body";
   std::size_t const n = particles.size();
   std::size_t const rows = list_traits<List>::size(list);
-  if (rows != n) {
+  if (!exchanges && rows != n) {
     throw_error(std::string(caller) + ": the list has " + std::to_string(rows) + " rows for " + std::to_string(n) +
-                " particles; every particle's density is needed, so build the list over all of them (a halo's "
-                "ghosts need their owners' embedding derivatives: not one call's work)");
+                " particles; every particle's density is needed, so build the list over all of them, or, where "
+                "the rest are a halo's ghosts, pass an exchange that fills their embedding derivatives "
+                "(coalesce::mpi::forward; many_body.hpp shows how)");
+  }
+  if (exchanges && rows > n) {
+    throw_error(std::string(caller) + ": the list has " + std::to_string(rows) + " rows for " + std::to_string(n) +
+                " particles; build it over these particles (list_rows{owned} for a halo's)");
+  }
+  if (exchanges && half) {
+    throw_error(std::string(caller) +
+                ": a half list with an exchange: its densities and reactions would go into ghosts, which only a "
+                "reverse brings home; build a full list (list_params::half = false)");
   }
   double const cutoff = static_cast<double>(law.cutoff());
   if (!(cutoff > 0) || !std::isfinite(cutoff)) {
@@ -165,6 +197,10 @@ pair_totals run_many_body(vector<T, L, Space>& particles, PositionMember positio
   }
   vector<embedding_scratch<Real>, soa, Space> scratch(n, embedding_scratch<Real>{Real(0), Real(0)}, on);
   auto e = scratch.view();
+  // The derivatives the force pass reads: the rows' from the embedding, the rest (ghosts) from the
+  // exchange. In an array of their own, which an exchange (a halo's forward) takes as it is.
+  array<Real, Space> derivatives(exchanges ? n : 0, on);
+  Real* const dF = exchanges ? derivatives.data() : nullptr;
   vector<pair_sums, soa, Space> sums(1, pair_sums{0, 0}, on);
   auto s = sums.view();
   // (1) Densities.
@@ -187,16 +223,24 @@ pair_totals run_many_body(vector<T, L, Space>& particles, PositionMember positio
         }
       },
       on);
-  // (2) Embedding: dF kept, F into the energy.
+  // (2) Embedding of the rows: dF kept, F into the energy.
   for_each_index(
-      Space{}, n,
+      Space{}, rows,
       [=] COALESCE_HOST_DEVICE(std::size_t i) {
-        (void)s, (void)n;  // captured here, not first inside an if constexpr (nvcc's rule for extended lambdas)
+        (void)s, (void)rows;  // captured here, not first inside an if constexpr (nvcc's rule)
         embedding_value<Real> const f = law.embed(e[i][&embedding_scratch<Real>::density], type_of(v[i], type_member));
         e[i][&embedding_scratch<Real>::derivative] = f.derivative;
-        if constexpr (Energy) add_row_sums<true, false>(s, static_cast<double>(f.value), 0.0, i, n);
+        if (dF != nullptr) dF[i] = f.derivative;
+        if constexpr (Energy) add_row_sums<true, false>(s, static_cast<double>(f.value), 0.0, i, rows);
       },
       on);
+  if (exchanges) {
+    exchange.call(exchange.exchange, derivatives);
+    if (derivatives.size() != n) {
+      throw_error(std::string(caller) + ": the exchange left " + std::to_string(derivatives.size()) +
+                  " derivatives for " + std::to_string(n) + " particles; it must fill them in place");
+    }
+  }
   // (3) Forces (a half list: reactions into j, every force zeroed first).
   if (half) {
     for_each_index(
@@ -211,42 +255,62 @@ pair_totals run_many_body(vector<T, L, Space>& particles, PositionMember positio
       [=] COALESCE_HOST_DEVICE(std::size_t i) {
         (void)s, (void)rows;  // (as above)
         std::size_t const ti = type_of(v[i], type_member);
-        Real const dFi = e[i][&embedding_scratch<Real>::derivative];
+        Real const dFi = dF != nullptr ? dF[i] : e[i][&embedding_scratch<Real>::derivative];
         Real f0 = 0, f1 = 0, f2 = 0;
         double energy = 0, virial = 0;
-        for_each_in_reach<Real>(
-            list, v, position, i, len, periodic, reach2, [&](std::uint32_t j, Real const(&d)[3], Real r2) {
-              std::size_t const tj = type_of(v[j], type_member);
-              pair_value<Real> const p = law.pair(r2, ti, tj, dFi, e[j][&embedding_scratch<Real>::derivative]);
-              f0 += p.force_over_r * d[0];
-              f1 += p.force_over_r * d[1];
-              f2 += p.force_over_r * d[2];
-              if (half) {
-                atomic_add(v[j][force.pointer][0], -p.force_over_r * d[0]);
-                atomic_add(v[j][force.pointer][1], -p.force_over_r * d[1]);
-                atomic_add(v[j][force.pointer][2], -p.force_over_r * d[2]);
-              }
-              double const share = half ? 1.0 : 0.5;
-              if constexpr (Energy) energy += share * static_cast<double>(p.energy);
-              if constexpr (Virial) {
-                virial += share * static_cast<double>(p.force_over_r) * static_cast<double>(r2);
-              }
-            });
+        for_each_in_reach<Real>(list, v, position, i, len, periodic, reach2,
+                                [&](std::uint32_t j, Real const(&d)[3], Real r2) {
+                                  std::size_t const tj = type_of(v[j], type_member);
+                                  Real const dFj = dF != nullptr ? dF[j] : e[j][&embedding_scratch<Real>::derivative];
+                                  pair_value<Real> const p = law.pair(r2, ti, tj, dFi, dFj);
+                                  f0 += p.force_over_r * d[0];
+                                  f1 += p.force_over_r * d[1];
+                                  f2 += p.force_over_r * d[2];
+                                  if (half) {
+                                    atomic_add(v[j][force.pointer][0], -p.force_over_r * d[0]);
+                                    atomic_add(v[j][force.pointer][1], -p.force_over_r * d[1]);
+                                    atomic_add(v[j][force.pointer][2], -p.force_over_r * d[2]);
+                                  }
+                                  double const share = half ? 1.0 : 0.5;
+                                  if constexpr (Energy) energy += share * static_cast<double>(p.energy);
+                                  if constexpr (Virial) {
+                                    virial += share * static_cast<double>(p.force_over_r) * static_cast<double>(r2);
+                                  }
+                                });
         finish_row_force(v, force, i, f0, f1, f2, half);
         if constexpr (Energy || Virial) add_row_sums<Energy, Virial>(s, energy, virial, i, rows);
       },
       on);
+  // Rows past the list's (a halo's ghosts) get no force of their own.
+  if (rows < n) {
+    for_each_index(
+        Space{}, n - rows,
+        [=] COALESCE_HOST_DEVICE(std::size_t k) {
+          for (int d = 0; d < 3; ++d) v[rows + k][force.pointer][d] = 0;
+        },
+        on);
+  }
   return read_pair_totals<Energy, Virial>(sums, on);
 }
 
 template <class Law, class T, class L, class Space, class PositionMember, class ForceMember, class TypeMember,
-          class List>
+          class List, class Exchange>
 pair_totals dispatch_many_body(vector<T, L, Space>& particles, PositionMember position, ForceMember force,
                                TypeMember type_member, List const& list, box const& domain, Law const& law,
-                               pair_options options, stream on) {
+                               pair_options options, stream on, Exchange& exchange) {
   bool const half = list_is_half(list, options.half, "compute_many_body");
+  using Real = many_body_real_t<Law>;
+  exchange_ref<Real, Space> erased;
+  if constexpr (!std::is_same_v<std::remove_cv_t<Exchange>, no_exchange>) {
+    static_assert(std::is_invocable_v<Exchange&, array<Real, Space>&>,
+                  "coalesce::compute_many_body: the exchange is called with the derivatives, a "
+                  "coalesce::array<Real, Space>& (Real: the law's type; Space: the particles'), as "
+                  "[&](auto& derivatives) { coalesce::mpi::forward(halo, derivatives); }");
+    erased.exchange = const_cast<void*>(static_cast<void const*>(&exchange));
+    erased.call = [](void* self, array<Real, Space>& derivatives) { (*static_cast<Exchange*>(self))(derivatives); };
+  }
   auto run = [&]<bool E, bool W>() {
-    return run_many_body<E, W>(particles, position, force, type_member, list, domain, law, half, on);
+    return run_many_body<E, W>(particles, position, force, type_member, list, domain, law, half, on, erased);
   };
   if (options.energy && options.virial) return run.template operator()<true, true>();
   if (options.energy) return run.template operator()<true, false>();
@@ -257,51 +321,53 @@ pair_totals dispatch_many_body(vector<T, L, Space>& particles, PositionMember po
 }  // namespace detail
 
 // The many-body law over every pair of `list`, every particle of type 0. Forces into `force`
-// (overwritten), positions from `position`.
-template <class Law, class T, class L, class Space, class Pos, class Force, class List>
-requires many_body_law<Law> && neighbor_list_view<List> pair_totals
-compute_many_body(vector<T, L, Space>& particles, Pos T::*position, Force T::*force, List const& list,
-                  box const& domain, Law const& law, pair_options options = {}, stream on = default_stream) {
+// (overwritten), positions from `position`. `exchange` (optional): called with the embedding
+// derivatives before the force pass, to fill those of a halo's ghosts (the header's first lines).
+template <class Law, class T, class L, class Space, class Pos, class Force, class List,
+          class Exchange = detail::no_exchange>
+requires many_body_law<Law> && neighbor_list_view<List> pair_totals compute_many_body(
+    vector<T, L, Space>& particles, Pos T::*position, Force T::*force, List const& list, box const& domain,
+    Law const& law, pair_options options = {}, stream on = default_stream, Exchange&& exchange = Exchange{}) {
   return detail::dispatch_many_body(particles, detail::member_handle<Pos, T>{position},
                                     detail::member_handle<Force, T>{force}, detail::no_type_member{}, list, domain, law,
-                                    options, on);
+                                    options, on, exchange);
 }
 
 // The same with each particle's type read from the member `type` (passed to the law as is).
-template <class Law, class T, class L, class Space, class Pos, class Force, class Type, class List>
+template <class Law, class T, class L, class Space, class Pos, class Force, class Type, class List,
+          class Exchange = detail::no_exchange>
 requires many_body_law<Law> && neighbor_list_view<List> && std::is_integral_v<Type> pair_totals
 compute_many_body(vector<T, L, Space>& particles, Pos T::*position, Force T::*force, Type T::*type, List const& list,
-                  box const& domain, Law const& law, pair_options options = {}, stream on = default_stream) {
+                  box const& domain, Law const& law, pair_options options = {}, stream on = default_stream,
+                  Exchange&& exchange = Exchange{}) {
   return detail::dispatch_many_body(particles, detail::member_handle<Pos, T>{position},
                                     detail::member_handle<Force, T>{force}, detail::member_handle<Type, T>{type}, list,
-                                    domain, law, options, on);
+                                    domain, law, options, on, exchange);
 }
 
 // The members as template arguments (the faster form, as for compute_pairs).
-template <auto Position, auto Force, class Law, class T, class L, class Space, class List>
-requires many_body_law<Law> && neighbor_list_view<List> pair_totals compute_many_body(vector<T, L, Space>& particles,
-                                                                                      List const& list,
-                                                                                      box const& domain, Law const& law,
-                                                                                      pair_options options = {},
-                                                                                      stream on = default_stream) {
+template <auto Position, auto Force, class Law, class T, class L, class Space, class List,
+          class Exchange = detail::no_exchange>
+requires many_body_law<Law> && neighbor_list_view<List> pair_totals
+compute_many_body(vector<T, L, Space>& particles, List const& list, box const& domain, Law const& law,
+                  pair_options options = {}, stream on = default_stream, Exchange&& exchange = Exchange{}) {
   static_assert(detail::is_member_of<T>(Position) && detail::is_member_of<T>(Force),
                 "coalesce::compute_many_body<Position, Force>: both are pointers to members of the particles' type");
   return detail::dispatch_many_body(particles, detail::constant_member<Position>{}, detail::constant_member<Force>{},
-                                    detail::no_type_member{}, list, domain, law, options, on);
+                                    detail::no_type_member{}, list, domain, law, options, on, exchange);
 }
 
-template <auto Position, auto Force, auto Type, class Law, class T, class L, class Space, class List>
-requires many_body_law<Law> && neighbor_list_view<List> pair_totals compute_many_body(vector<T, L, Space>& particles,
-                                                                                      List const& list,
-                                                                                      box const& domain, Law const& law,
-                                                                                      pair_options options = {},
-                                                                                      stream on = default_stream) {
+template <auto Position, auto Force, auto Type, class Law, class T, class L, class Space, class List,
+          class Exchange = detail::no_exchange>
+requires many_body_law<Law> && neighbor_list_view<List> pair_totals
+compute_many_body(vector<T, L, Space>& particles, List const& list, box const& domain, Law const& law,
+                  pair_options options = {}, stream on = default_stream, Exchange&& exchange = Exchange{}) {
   static_assert(detail::is_member_of<T>(Position) && detail::is_member_of<T>(Force) && detail::is_member_of<T>(Type),
                 "coalesce::compute_many_body<Position, Force, Type>: all three are pointers to members of the "
                 "particles' type");
   static_assert(detail::is_integral_member(Type), "coalesce::compute_many_body: the type member is an integer");
   return detail::dispatch_many_body(particles, detail::constant_member<Position>{}, detail::constant_member<Force>{},
-                                    detail::constant_member<Type>{}, list, domain, law, options, on);
+                                    detail::constant_member<Type>{}, list, domain, law, options, on, exchange);
 }
 
 }  // namespace coalesce
