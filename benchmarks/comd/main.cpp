@@ -1,0 +1,156 @@
+// comd: the proxy app CoMD (ECP-copa/CoMD, src-openmp: LJ and EAM over link cells, one rank)
+// against its port to coalesce's pair engine, in one process on the same input.
+//
+// Both runs are CoMD's simulation (the same lattice, velocities, integrator, link cells and halo
+// exchange: the vendored original/), differing only in the force routine: CoMD's ljForce/eamForce,
+// or the port's (engine_lj.cpp, engine_eam.cpp: compute_pairs / compute_many_body over a list the
+// library builds). Each round runs both, alternating which goes first (the machine's load drifts);
+// the printed energies and temperatures of every port run must equal the original's to the printed
+// digits (exit status 1 otherwise). Times: the step loop (CoMD's loopTimer) and the force routine
+// inside it (CoMD's computeForceTimer), medians and ranges over the rounds, port / original.
+//
+//   usage: comd [--runs R] [--format cluster_pairs|padded_rows] [--skin S] [--half 0|1] [-- CoMD's options]
+//   e.g.   OMP_NUM_THREADS=2 comd --runs 5 -- -x 40 -y 40 -z 40       (LJ; add -e for EAM, Cu_u6.eam)
+#include <algorithm>
+#include <cstdio>
+#include <cstdlib>
+#include <cstring>
+#include <exception>
+#include <string>
+#include <vector>
+
+#if defined(_OPENMP)
+#include <omp.h>
+#endif
+
+#include "comd_run.hpp"
+#include "engines.hpp"
+
+namespace {
+
+struct spread {
+  double median, low, high;
+};
+spread spread_of(std::vector<double> v) {
+  std::sort(v.begin(), v.end());
+  std::size_t const n = v.size();
+  double const median = n % 2 ? v[n / 2] : 0.5 * (v[n / 2 - 1] + v[n / 2]);
+  return {median, v.front(), v.back()};
+}
+
+void print_table(char const* title, comd::run_result const& r) {
+  std::printf("%s\n%s\n", title, comd::thermo_header().c_str());
+  for (auto const& line : r.thermo) std::printf("%s\n", line.c_str());
+}
+
+// The first line whose energy columns differ, or -1.
+int first_mismatch(comd::run_result const& a, comd::run_result const& b) {
+  if (a.energies.size() != b.energies.size()) return 0;
+  for (std::size_t k = 0; k < a.energies.size(); ++k) {
+    if (a.energies[k] != b.energies[k]) return static_cast<int>(k);
+  }
+  return -1;
+}
+
+int usage() {
+  std::fprintf(stderr,
+               "usage: comd [--runs R] [--format cluster_pairs|padded_rows] [--skin S] [--half 0|1] "
+               "[-- CoMD's options, e.g. -e -x 40 -y 40 -z 40 -N 100 -n 10]\n");
+  return 2;
+}
+
+}  // namespace
+
+int main(int argc, char** argv) {
+  int runs = 3;
+  comd::port_options options;
+  // CoMD's own options after "--", its potential directory first (a later -d overrides it).
+  std::vector<char*> comd_args = {argv[0], const_cast<char*>("-d"), const_cast<char*>(COMD_POTENTIAL_DIR)};
+  for (int a = 1; a < argc; ++a) {
+    std::string const arg = argv[a];
+    if (arg == "--") {
+      for (++a; a < argc; ++a) comd_args.push_back(argv[a]);
+    } else if (a + 1 < argc && arg == "--runs") {
+      runs = std::max(1, std::atoi(argv[++a]));
+    } else if (a + 1 < argc && arg == "--format") {
+      options.format = argv[++a];
+    } else if (a + 1 < argc && arg == "--skin") {
+      options.skin = std::atof(argv[++a]);
+    } else if (a + 1 < argc && arg == "--half") {
+      options.half = std::atoi(argv[++a]) != 0;
+    } else {
+      return usage();
+    }
+  }
+  try {
+    initParallel(&argc, &argv);
+    Command const cmd = parseCommandLine(static_cast<int>(comd_args.size()), comd_args.data());
+    std::string const potential = std::string(cmd.potDir) + "/" + cmd.potName;
+    if (cmd.doeam && std::strcmp(cmd.potType, "funcfl") != 0) {
+      std::fprintf(stderr, "comd: the EAM port reads funcfl files (CoMD's default, Cu_u6.eam), not %s\n", cmd.potType);
+      return 2;
+    }
+    int threads = 1;
+#if defined(_OPENMP)
+    threads = omp_get_max_threads();
+#endif
+    std::printf("CoMD %s, %d x %d x %d fcc cells, %d steps, %d threads; port: %s list (%s), skin %g\n",
+                cmd.doeam ? ("EAM " + potential).c_str() : "LJ", cmd.nx, cmd.ny, cmd.nz, cmd.nSteps, threads,
+                options.format.c_str(), options.half ? "half" : "full", options.skin);
+
+    std::vector<double> loop[2], force[2], loop_ratio, force_ratio;
+    bool same = true;
+    int builds = 0;
+    for (int r = 0; r < runs; ++r) {
+      comd::run_result result[2];
+      for (int k = 0; k < 2; ++k) {
+        int const which = (r + k) % 2;  // 0: the original, 1: the port; alternating who goes first
+        if (which == 0) {
+          result[0] = comd::run(cmd);
+        } else {
+          comd::port const p = cmd.doeam ? comd::make_eam_port(options, potential) : comd::make_lj_port(options);
+          result[1] = comd::run(cmd, p.force, p.setup);
+          builds = p.builds();
+        }
+      }
+      if (r == 0) {
+        print_table("original CoMD:", result[0]);
+        print_table("CoMD on the pair engine:", result[1]);
+      }
+      int const bad = first_mismatch(result[0], result[1]);
+      if (bad >= 0) {
+        same = false;
+        std::printf("round %d: the energies differ at line %d:\n  original: %s\n  port:     %s\n", r + 1, bad,
+                    bad < static_cast<int>(result[0].energies.size()) ? result[0].energies[bad].c_str() : "(none)",
+                    bad < static_cast<int>(result[1].energies.size()) ? result[1].energies[bad].c_str() : "(none)");
+      }
+      for (int k = 0; k < 2; ++k) {
+        loop[k].push_back(result[k].loop_seconds);
+        force[k].push_back(result[k].force_seconds);
+      }
+      loop_ratio.push_back(result[1].loop_seconds / result[0].loop_seconds);
+      force_ratio.push_back(result[1].force_seconds / result[0].force_seconds);
+      std::printf(
+          "round %d: original loop %.3f s (force %.3f s), port loop %.3f s (force %.3f s): %.3fx, force %.3fx\n", r + 1,
+          result[0].loop_seconds, result[0].force_seconds, result[1].loop_seconds, result[1].force_seconds,
+          loop_ratio.back(), force_ratio.back());
+    }
+    auto const show = [](char const* what, std::vector<double> const& v, char const* unit) {
+      spread const s = spread_of(v);
+      std::printf("  %-22s median %.3f%s (%.3f - %.3f)\n", what, s.median, unit, s.low, s.high);
+    };
+    std::printf("%d rounds (medians, ranges):\n", runs);
+    show("original loop", loop[0], " s");
+    show("original force", force[0], " s");
+    show("port loop", loop[1], " s");
+    show("port force", force[1], " s");
+    show("port / original loop", loop_ratio, "x");
+    show("port / original force", force_ratio, "x");
+    std::printf("port list builds per run: %d (in %d force calls)\n", builds, cmd.nSteps + 1);
+    std::printf("energies %s\n", same ? "identical to the printed digits in every round" : "DIFFER (see above)");
+    return same ? 0 : 1;
+  } catch (std::exception const& e) {
+    std::fprintf(stderr, "comd: %s\n", e.what());
+    return 1;
+  }
+}
