@@ -15,8 +15,11 @@ namespace comd {
 
 // How the port builds its list (the driver's --format, --skin, --half).
 struct port_options {
-  std::string format = "cluster_pairs";  // cluster_pairs | padded_rows
-  double skin = 0.3;                     // Angstroms; 0: a build every step
+  // cluster_pairs | padded_rows; empty: what docs/neighbors.md measured fastest on the CPU, the
+  // SIMD cluster-pair loop for a pair law, padded_rows for compute_many_body (its passes run a
+  // thread per row: over cluster_pairs every listed cluster's 8 particles are candidates)
+  std::string format;
+  double skin = 0.3;  // Angstroms; 0: a build every step
   bool half = true;
 };
 

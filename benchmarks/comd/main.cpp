@@ -6,10 +6,15 @@
 // or the port's (engine_lj.cpp, engine_eam.cpp: compute_pairs / compute_many_body over a list the
 // library builds). Each round runs both, alternating which goes first (the machine's load drifts);
 // the printed energies and temperatures of every port run must equal the original's to the printed
-// digits (exit status 1 otherwise). Times: the step loop (CoMD's loopTimer) and the force routine
-// inside it (CoMD's computeForceTimer), medians and ranges over the rounds, port / original.
+// digits (exit status 1 otherwise), with one exception the original makes itself: where its own
+// printed digits change with its thread count (its energy is one OpenMP reduction; at the perfect
+// lattice of step 0 every atom adds the same terms, whose roundings then add up instead of
+// cancelling: the 11th decimal moves between 1, 2 and 4 threads), a line of the port's is accepted
+// when each of its values lies within what the original prints at 1 to 4 threads (runs of the
+// original made only then, up to that line). Times: the step loop (CoMD's loopTimer) and the force
+// routine inside it (CoMD's computeForceTimer), medians and ranges over the rounds, port / original.
 //
-//   usage: comd [--runs R] [--format cluster_pairs|padded_rows] [--skin S] [--half 0|1] [-- CoMD's options]
+//   usage: comd [--runs R] [--format cluster_pairs|padded_rows (LJ: cluster_pairs, EAM: padded_rows)] [--skin S] [--half 0|1] [-- CoMD's options]
 //   e.g.   OMP_NUM_THREADS=2 comd --runs 5 -- -x 40 -y 40 -z 40       (LJ; add -e for EAM, Cu_u6.eam)
 #include <algorithm>
 #include <cstdio>
@@ -43,13 +48,55 @@ void print_table(char const* title, comd::run_result const& r) {
   for (auto const& line : r.thermo) std::printf("%s\n", line.c_str());
 }
 
-// The first line whose energy columns differ, or -1.
-int first_mismatch(comd::run_result const& a, comd::run_result const& b) {
-  if (a.energies.size() != b.energies.size()) return 0;
-  for (std::size_t k = 0; k < a.energies.size(); ++k) {
-    if (a.energies[k] != b.energies[k]) return static_cast<int>(k);
+// The lines whose energy columns differ.
+std::vector<std::size_t> mismatches(comd::run_result const& a, comd::run_result const& b) {
+  std::vector<std::size_t> out;
+  for (std::size_t k = 0; k < std::max(a.energies.size(), b.energies.size()); ++k) {
+    if (k >= a.energies.size() || k >= b.energies.size() || a.energies[k] != b.energies[k]) out.push_back(k);
   }
-  return -1;
+  return out;
+}
+
+// A line's printed step, energies and temperature, as printed (the decimal digits).
+struct printed {
+  int step = -1;
+  double v[4] = {};
+};
+printed parse(std::string const& line) {
+  printed p;
+  if (std::sscanf(line.c_str(), "%d %lf %lf %lf %lf", &p.step, &p.v[0], &p.v[1], &p.v[2], &p.v[3]) != 5) p.step = -1;
+  return p;
+}
+
+// What the original prints on lines [0, lines) at 1, 2, 3 and 4 threads: its own digits' spread.
+std::vector<std::vector<printed>> original_at_thread_counts(Command cmd, std::size_t lines) {
+  cmd.nSteps = static_cast<int>(lines - 1) * cmd.printRate;
+  std::vector<std::vector<printed>> out(lines);
+#if defined(_OPENMP)
+  int const threads = omp_get_max_threads();
+  for (int t = 1; t <= 4; ++t) {
+    omp_set_num_threads(t);
+    comd::run_result const r = comd::run(cmd);
+    for (std::size_t k = 0; k < lines && k < r.energies.size(); ++k) out[k].push_back(parse(r.energies[k]));
+  }
+  omp_set_num_threads(threads);
+#endif
+  return out;
+}
+
+// Whether a port's line that differs from the original's lies within the original's own spread.
+bool within_spread(std::string const& port_line, std::vector<printed> const& original) {
+  printed const p = parse(port_line);
+  if (p.step < 0 || original.size() < 2) return false;
+  for (int c = 0; c < 4; ++c) {
+    double lo = original[0].v[c], hi = lo;
+    for (printed const& o : original) {
+      if (o.step != p.step) return false;
+      lo = std::min(lo, o.v[c]), hi = std::max(hi, o.v[c]);
+    }
+    if (p.v[c] < lo || p.v[c] > hi) return false;
+  }
+  return true;
 }
 
 int usage() {
@@ -90,6 +137,7 @@ int main(int argc, char** argv) {
       std::fprintf(stderr, "comd: the EAM port reads funcfl files (CoMD's default, Cu_u6.eam), not %s\n", cmd.potType);
       return 2;
     }
+    if (options.format.empty()) options.format = cmd.doeam ? "padded_rows" : "cluster_pairs";
     int threads = 1;
 #if defined(_OPENMP)
     threads = omp_get_max_threads();
@@ -117,12 +165,29 @@ int main(int argc, char** argv) {
         print_table("original CoMD:", result[0]);
         print_table("CoMD on the pair engine:", result[1]);
       }
-      int const bad = first_mismatch(result[0], result[1]);
-      if (bad >= 0) {
+      std::vector<std::size_t> const bad = mismatches(result[0], result[1]);
+      if (!bad.empty() && result[0].energies.size() == result[1].energies.size()) {
+        std::vector<std::vector<printed>> const spread = original_at_thread_counts(cmd, bad.back() + 1);
+        for (std::size_t k : bad) {
+          bool const ok = within_spread(result[1].energies[k], spread[k]);
+          same = same && ok;
+          std::printf(
+              "round %d, line %zu: the port's energies differ from the original's, %s\n  original: %s\n"
+              "  port:     %s\n",
+              r + 1, k,
+              ok ? "within what the original prints at 1 to 4 threads:"
+                 : "OUTSIDE what the original prints at 1 "
+                   "to 4 threads:",
+              result[0].energies[k].c_str(), result[1].energies[k].c_str());
+          for (std::size_t t = 0; t < spread[k].size(); ++t) {
+            std::printf("  original at %zu thread%s: %18.12f %18.12f %18.12f %12.4f\n", t + 1, t ? "s" : " ",
+                        spread[k][t].v[0], spread[k][t].v[1], spread[k][t].v[2], spread[k][t].v[3]);
+          }
+        }
+      } else if (!bad.empty()) {
         same = false;
-        std::printf("round %d: the energies differ at line %d:\n  original: %s\n  port:     %s\n", r + 1, bad,
-                    bad < static_cast<int>(result[0].energies.size()) ? result[0].energies[bad].c_str() : "(none)",
-                    bad < static_cast<int>(result[1].energies.size()) ? result[1].energies[bad].c_str() : "(none)");
+        std::printf("round %d: the port printed %zu thermo lines, the original %zu\n", r + 1, result[1].energies.size(),
+                    result[0].energies.size());
       }
       for (int k = 0; k < 2; ++k) {
         loop[k].push_back(result[k].loop_seconds);
@@ -147,7 +212,9 @@ int main(int argc, char** argv) {
     show("port / original loop", loop_ratio, "x");
     show("port / original force", force_ratio, "x");
     std::printf("port list builds per run: %d (in %d force calls)\n", builds, cmd.nSteps + 1);
-    std::printf("energies %s\n", same ? "identical to the printed digits in every round" : "DIFFER (see above)");
+    std::printf("energies %s\n",
+                same ? "identical to the printed digits in every round (or within the original's own spread: above)"
+                     : "DIFFER (see above)");
     return same ? 0 : 1;
   } catch (std::exception const& e) {
     std::fprintf(stderr, "comd: %s\n", e.what());
