@@ -121,20 +121,22 @@ template <class Format> struct eam_port {
   }
   static int force(SimFlat* s) {
     list->update(s);
-    coalesce::pair_totals const sums = coalesce::compute_many_body<&engine_atom::pos, &engine_atom::force>(
-        list->atoms(), list->view(), list->domain(), tables->law(), {.energy = true});
+    coalesce::pair_totals const sums = list->engine([] {
+      return coalesce::compute_many_body<&engine_atom::pos, &engine_atom::force>(
+          list->atoms(), list->view(), list->domain(), tables->law(), {.energy = true});
+    });
     list->forces_out(s);
     s->ePotential = sums.energy;
     return 0;
   }
-  static int builds() { return list ? list->builds() : 0; }
+  static port_phases phases() { return list ? list->phases() : port_phases{}; }
 };
 
 template <class Format> port make(port_options const& o, std::string const& p) {
   eam_port<Format>::options = o;
   eam_port<Format>::path = p;
   eam_port<Format>::list.reset();
-  return {&eam_port<Format>::force, &eam_port<Format>::setup, &eam_port<Format>::builds};
+  return {&eam_port<Format>::force, &eam_port<Format>::setup, &eam_port<Format>::phases};
 }
 
 }  // namespace

@@ -4,6 +4,7 @@
 // closer together) and built again. CoMD rebuilds its link cells every step; the port's copy is
 // ordered by the port, not by CoMD's boxes, so CoMD moving atoms between boxes does not touch it.
 #pragma once
+#include <chrono>
 #include <cstddef>
 #include <string>
 
@@ -23,6 +24,27 @@ struct port_options {
   bool half = true;
 };
 
+// Where a port's force calls spend their time (every call of a run, the first one's build too).
+struct port_phases {
+  double copy_in = 0;   // CoMD's positions into the port's copy
+  double list = 0;      // the rebuild test, and where due: sort into the list's order, build
+  double engine = 0;    // compute_pairs / compute_many_body
+  double copy_out = 0;  // the forces into CoMD's f
+  int builds = 0;
+};
+
+class phase_timer {
+ public:
+  explicit phase_timer(double& into) : into_(into), t0_(std::chrono::steady_clock::now()) {}
+  ~phase_timer() { into_ += std::chrono::duration<double>(std::chrono::steady_clock::now() - t0_).count(); }
+  phase_timer(phase_timer const&) = delete;
+  phase_timer& operator=(phase_timer const&) = delete;
+
+ private:
+  double& into_;
+  std::chrono::steady_clock::time_point t0_;
+};
+
 template <class Format> class port_list {
  public:
   port_list(SimFlat* s, double cutoff, port_options const& o)
@@ -31,27 +53,39 @@ template <class Format> class port_list {
   }
   // CoMD's positions in; the list rebuilt where it no longer holds every pair within the cutoff.
   void update(SimFlat* s) {
-    copy_.positions_in(s);
+    {
+      phase_timer t(phases_.copy_in);
+      copy_.positions_in(s);
+    }
+    phase_timer t(phases_.list);
     engine_atoms& a = copy_.atoms();
-    if (builds_ == 0 || list_.needs_rebuild(a, &engine_atom::pos)) {
+    if (phases_.builds == 0 || list_.needs_rebuild(a, &engine_atom::pos)) {
       coalesce::sort_by_key(a, list_.cell_keys(a, &engine_atom::pos, domain_, plan_), plan_);
       copy_.gids_moved();
       list_.build(a, &engine_atom::pos, domain_);
-      ++builds_;
+      ++phases_.builds;
     }
   }
-  void forces_out(SimFlat* s) { copy_.forces_out(s); }
+  void forces_out(SimFlat* s) {
+    phase_timer t(phases_.copy_out);
+    copy_.forces_out(s);
+  }
+  // The engine's call, timed.
+  template <class F> auto engine(F&& call) {
+    phase_timer t(phases_.engine);
+    return call();
+  }
   engine_atoms& atoms() { return copy_.atoms(); }
   auto view() { return list_.view(copy_.atoms()); }
   coalesce::box const& domain() const { return domain_; }
-  int builds() const { return builds_; }
+  port_phases const& phases() const { return phases_; }
 
  private:
   coalesce::verlet_list<Format> list_;
   coalesce::box domain_;
   atom_copy copy_;
   coalesce::reorder_plan plan_;
-  int builds_ = 0;
+  port_phases phases_;
 };
 
 }  // namespace comd

@@ -47,19 +47,21 @@ template <class Format> struct lj_port {
   }
   static int force(SimFlat* s) {
     list->update(s);
-    coalesce::pair_totals const sums = coalesce::compute_pairs<&engine_atom::pos, &engine_atom::force>(
-        list->atoms(), list->view(), list->domain(), comd_lj{}, table, {.energy = true});
+    coalesce::pair_totals const sums = list->engine([] {
+      return coalesce::compute_pairs<&engine_atom::pos, &engine_atom::force>(
+          list->atoms(), list->view(), list->domain(), comd_lj{}, table, {.energy = true});
+    });
     list->forces_out(s);
     s->ePotential = sums.energy;
     return 0;
   }
-  static int builds() { return list ? list->builds() : 0; }
+  static port_phases phases() { return list ? list->phases() : port_phases{}; }
 };
 
 template <class Format> port make(port_options const& o) {
   lj_port<Format>::options = o;
   lj_port<Format>::list.reset();
-  return {&lj_port<Format>::force, &lj_port<Format>::setup, &lj_port<Format>::builds};
+  return {&lj_port<Format>::force, &lj_port<Format>::setup, &lj_port<Format>::phases};
 }
 
 }  // namespace

@@ -14,7 +14,7 @@ namespace comd {
 struct port {
   force_routine force = nullptr;
   void (*setup)(SimFlat*) = nullptr;
-  int (*builds)() = nullptr;  // list builds since setup
+  port_phases (*phases)() = nullptr;  // where its force calls spent their time since setup
 };
 
 // Throws for a format it does not know.
