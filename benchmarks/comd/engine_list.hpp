@@ -27,7 +27,9 @@ struct port_options {
 // Where a port's force calls spend their time (every call of a run, the first one's build too).
 struct port_phases {
   double copy_in = 0;   // CoMD's positions into the port's copy
-  double list = 0;      // the rebuild test, and where due: sort into the list's order, build
+  double check = 0;     // the rebuild test (needs_rebuild: the largest displacement)
+  double sort = 0;      // where due: the copy sorted into the list's order (cell_keys, sort_by_key)
+  double build = 0;     // and the list built
   double engine = 0;    // compute_pairs / compute_many_body
   double copy_out = 0;  // the forces into CoMD's f
   int builds = 0;
@@ -57,11 +59,19 @@ template <class Format> class port_list {
       phase_timer t(phases_.copy_in);
       copy_.positions_in(s);
     }
-    phase_timer t(phases_.list);
     engine_atoms& a = copy_.atoms();
-    if (phases_.builds == 0 || list_.needs_rebuild(a, &engine_atom::pos)) {
-      coalesce::sort_by_key(a, list_.cell_keys(a, &engine_atom::pos, domain_, plan_), plan_);
-      copy_.gids_moved();
+    bool due = phases_.builds == 0;
+    if (!due) {
+      phase_timer t(phases_.check);
+      due = list_.needs_rebuild(a, &engine_atom::pos);
+    }
+    if (due) {
+      {
+        phase_timer t(phases_.sort);
+        coalesce::sort_by_key(a, list_.cell_keys(a, &engine_atom::pos, domain_, plan_), plan_);
+        copy_.gids_moved();
+      }
+      phase_timer t(phases_.build);
       list_.build(a, &engine_atom::pos, domain_);
       ++phases_.builds;
     }
