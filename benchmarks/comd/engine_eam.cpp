@@ -132,7 +132,40 @@ template <class Format> struct eam_port {
   static port_phases phases() { return list ? list->phases() : port_phases{}; }
 };
 
+// The same passes with the library's own tables (eam_tables: LAMMPS's splines and constants), to
+// show how far they are from CoMD's numbers (the driver's --lammps-splines; its check then fails).
+template <class Format> struct eam_splines_port {
+  static inline port_options options;
+  static inline std::string path;
+  static inline std::unique_ptr<coalesce::eam_tables<double, coalesce::device>> tables;
+  static inline std::unique_ptr<port_list<Format>> list;
+
+  static void setup(SimFlat* s) {
+    coalesce::eam_file const file = coalesce::read_funcfl(path);
+    tables = std::make_unique<coalesce::eam_tables<double, coalesce::device>>(file);
+    list = std::make_unique<port_list<Format>>(s, file.cutoff, options);
+  }
+  static int force(SimFlat* s) {
+    list->update(s);
+    coalesce::pair_totals const sums = list->engine([] {
+      return coalesce::compute_many_body<&engine_atom::pos, &engine_atom::force>(list->atoms(), list->view(),
+                                                                                 list->domain(), tables->law(),
+                                                                                 {.energy = true});
+    });
+    list->forces_out(s);
+    s->ePotential = sums.energy;
+    return 0;
+  }
+  static port_phases phases() { return list ? list->phases() : port_phases{}; }
+};
+
 template <class Format> port make(port_options const& o, std::string const& p) {
+  if (o.lammps_splines) {
+    eam_splines_port<Format>::options = o;
+    eam_splines_port<Format>::path = p;
+    eam_splines_port<Format>::list.reset();
+    return {&eam_splines_port<Format>::force, &eam_splines_port<Format>::setup, &eam_splines_port<Format>::phases};
+  }
   eam_port<Format>::options = o;
   eam_port<Format>::path = p;
   eam_port<Format>::list.reset();

@@ -22,6 +22,7 @@ struct port_options {
   std::string format;
   double skin = 0.3;  // Angstroms; 0: a build every step
   bool half = true;
+  bool lammps_splines = false;  // EAM: the library's eam_tables instead of CoMD's interpolation
 };
 
 // Where a port's force calls spend their time (every call of a run, the first one's build too).
