@@ -148,9 +148,8 @@ template <class Format> struct eam_splines_port {
   static int force(SimFlat* s) {
     list->update(s);
     coalesce::pair_totals const sums = list->engine([] {
-      return coalesce::compute_many_body<&engine_atom::pos, &engine_atom::force>(list->atoms(), list->view(),
-                                                                                 list->domain(), tables->law(),
-                                                                                 {.energy = true});
+      return coalesce::compute_many_body<&engine_atom::pos, &engine_atom::force>(
+          list->atoms(), list->view(), list->domain(), tables->law(), {.energy = true});
     });
     list->forces_out(s);
     s->ePotential = sums.energy;
