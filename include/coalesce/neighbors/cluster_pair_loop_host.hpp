@@ -134,15 +134,15 @@ cluster_pair_sums cluster_pair_loop_host_run(verlet_list_ref<cluster_pairs> cons
   Real* const sy = sx + slots;
   Real* const sz = sy + slots;
   std::unique_ptr<std::uint32_t[]> const slot_type(typed ? new std::uint32_t[slots] : nullptr);
-  // Each cluster's bounding box as centre and half extent per axis, one record of 8 reals per cluster
-  // (centre x, y, z, half extent x, y, z, 2 unused): an entry reads one line of them, not six.
-  constexpr std::size_t box_reals = 8;
-  std::unique_ptr<Real[]> const boxes(new Real[box_reals * clusters]);
-  Real* const box_of = boxes.get();
+  // Each cluster's bounding box as centre and half extent per axis (x, y, z blocks of `clusters`; one
+  // record per cluster, one line per entry instead of six, measured 5-10 % slower).
+  std::unique_ptr<Real[]> const boxes(new Real[6 * clusters]);
+  Real* const centre = boxes.get();
+  Real* const extent = centre + 3 * clusters;
   // A pair of clusters takes one image shift when the shift of their centres is every pair's nearest
   // image: |centre separation| + both half extents below half the length, with room for rounding.
   // The shift of a pair of clusters multiplies by the inverse length: a division there lay on each
-  // entry's chain of dependent steps before its lanes (0.62x -> 0.5?x the hand-written loop).
+  // entry's chain of dependent steps before its lanes (docs/neighbors.md has the figures).
   Real const inverse_len[3] = {Real(1) / len[0], Real(1) / len[1], Real(1) / len[2]};
   Real const one_shift_limit[3] = {Real(0.499) * len[0], Real(0.499) * len[1], Real(0.499) * len[2]};
   int threads = 1;
@@ -199,11 +199,10 @@ cluster_pair_sums cluster_pair_loop_host_run(verlet_list_ref<cluster_pairs> cons
       Real shift[3];
       bool one_shift = true;
       for (int a = 0; a < 3; ++a) {
-        Real const dc = box_of[c * box_reals + a] - box_of[jc * box_reals + a];
+        Real const dc = centre[a * clusters + c] - centre[a * clusters + jc];
         shift[a] = len[a] * std::rint(dc * inverse_len[a]);
-        one_shift =
-            one_shift && std::abs(dc - shift[a]) + box_of[c * box_reals + 3 + a] + box_of[jc * box_reals + 3 + a] <
-                             one_shift_limit[a];
+        one_shift = one_shift &&
+                    std::abs(dc - shift[a]) + extent[a * clusters + c] + extent[a * clusters + jc] < one_shift_limit[a];
       }
       if (!one_shift) shift[0] = shift[1] = shift[2] = Real(0);
       // j's cluster in the lanes (an empty slot stays +far: no pair with it comes within a cutoff).
@@ -397,8 +396,8 @@ cluster_pair_sums cluster_pair_loop_host_run(verlet_list_ref<cluster_pairs> cons
         for (int a = 0; a < 3; ++a) lo[a] = std::min(lo[a], x[a]), hi[a] = std::max(hi[a], x[a]);
       }
       for (int a = 0; a < 3; ++a) {
-        box_of[c * box_reals + a] = Real(0.5) * (lo[a] + hi[a]);
-        box_of[c * box_reals + 3 + a] = Real(0.5) * (hi[a] - lo[a]);
+        centre[a * clusters + c] = Real(0.5) * (lo[a] + hi[a]);
+        extent[a * clusters + c] = Real(0.5) * (hi[a] - lo[a]);
       }
     }
     double energy = 0, virial = 0;
