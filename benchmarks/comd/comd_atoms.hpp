@@ -79,29 +79,13 @@ class atom_copy {
   // CoMD's positions into the copy (OpenMP over CoMD's local boxes).
   void positions_in(SimFlat* s) {
     check_count(s);
-    comd_view const c = view_of(s);
-    auto const e = atoms_.view();
-    std::uint32_t const* where = where_.data();
-    int const* counts = s->boxes->nAtoms;
-    coalesce::for_each_index(coalesce::device{}, static_cast<std::size_t>(s->boxes->nLocalBoxes), [=](std::size_t b) {
-      std::size_t const first = b * MAXATOMS;
-      for (std::size_t slot = first; slot < first + counts[b]; ++slot) {
-        e[where[c[slot][&comd_atom::gid]]][&engine_atom::pos] = c[slot][&comd_atom::r];
-      }
-    });
+    for_each_local_atom(s,
+                        [](auto const& comd, auto const& engine) { engine[&engine_atom::pos] = comd[&comd_atom::r]; });
   }
   // The engine's forces into CoMD's f.
   void forces_out(SimFlat* s) {
-    comd_view const c = view_of(s);
-    auto const e = atoms_.view();
-    std::uint32_t const* where = where_.data();
-    int const* counts = s->boxes->nAtoms;
-    coalesce::for_each_index(coalesce::device{}, static_cast<std::size_t>(s->boxes->nLocalBoxes), [=](std::size_t b) {
-      std::size_t const first = b * MAXATOMS;
-      for (std::size_t slot = first; slot < first + counts[b]; ++slot) {
-        c[slot][&comd_atom::f] = e[where[c[slot][&comd_atom::gid]]][&engine_atom::force];
-      }
-    });
+    for_each_local_atom(
+        s, [](auto const& comd, auto const& engine) { comd[&comd_atom::f] = engine[&engine_atom::force]; });
   }
   // After the copy was sorted: each gid's new index.
   void gids_moved() {
@@ -113,6 +97,19 @@ class atom_copy {
   engine_atoms& atoms() { return atoms_; }
 
  private:
+  // move(comd, engine) for every local atom of CoMD's boxes: its slot's element and its element of
+  // the copy (found by gid). OpenMP over the boxes.
+  template <class Move> void for_each_local_atom(SimFlat* s, Move move) {
+    comd_view const c = view_of(s);
+    auto const e = atoms_.view();
+    std::uint32_t const* where = where_.data();
+    int const* counts = s->boxes->nAtoms;
+    coalesce::for_each_index(coalesce::device{}, static_cast<std::size_t>(s->boxes->nLocalBoxes), [=](std::size_t b) {
+      std::size_t const first = b * MAXATOMS;
+      for (std::size_t slot = first; slot < first + counts[b]; ++slot)
+        move(c[slot], e[where[c[slot][&comd_atom::gid]]]);
+    });
+  }
   void check_count(SimFlat* s) const {
     std::size_t const n = local_atoms(s);
     if (n != atoms_.size()) {

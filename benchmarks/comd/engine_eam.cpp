@@ -105,44 +105,30 @@ eam_tables comd_tables(coalesce::eam_file const& file) {
           comd_table(file.embedding.at(0), file.rho_step), file.cutoff};
 }
 
-template <class Format> struct eam_port {
-  static inline port_options options;
-  static inline std::string path;
-  static inline std::unique_ptr<eam_tables> tables;
-  static inline std::unique_ptr<port_list<Format>> list;
-
-  static void setup(SimFlat* s) {
-    tables = std::make_unique<eam_tables>(comd_tables(coalesce::read_funcfl(path)));
-    if (tables->cutoff != s->pot->cutoff) {
-      throw std::runtime_error("comd: the port read cutoff " + std::to_string(tables->cutoff) + " from " + path +
-                               " but CoMD's potential has " + std::to_string(s->pot->cutoff));
-    }
-    list = std::make_unique<port_list<Format>>(s, tables->cutoff, options);
-  }
-  static int force(SimFlat* s) {
-    list->update(s);
-    coalesce::pair_totals const sums = list->engine([] {
-      return coalesce::compute_many_body<&engine_atom::pos, &engine_atom::force>(
-          list->atoms(), list->view(), list->domain(), tables->law(), {.energy = true});
-    });
-    list->forces_out(s);
-    s->ePotential = sums.energy;
-    return 0;
-  }
-  static port_phases phases() { return list ? list->phases() : port_phases{}; }
-};
-
-// The same passes with the library's own tables (eam_tables: LAMMPS's splines and constants), to
+// The library's own tables (eam_tables: LAMMPS's splines and constants) are the other choice, to
 // show how far they are from CoMD's numbers (the driver's --lammps-splines; its check then fails).
-template <class Format> struct eam_splines_port {
+using library_tables = coalesce::eam_tables<double, coalesce::device>;
+void load_tables(std::unique_ptr<eam_tables>& into, coalesce::eam_file const& file) {
+  into = std::make_unique<eam_tables>(comd_tables(file));
+}
+void load_tables(std::unique_ptr<library_tables>& into, coalesce::eam_file const& file) {
+  into = std::make_unique<library_tables>(file);
+}
+
+// The port of eamForce over Tables (eam_tables: CoMD's interpolation; library_tables).
+template <class Format, class Tables> struct eam_port {
   static inline port_options options;
   static inline std::string path;
-  static inline std::unique_ptr<coalesce::eam_tables<double, coalesce::device>> tables;
+  static inline std::unique_ptr<Tables> tables;
   static inline std::unique_ptr<port_list<Format>> list;
 
   static void setup(SimFlat* s) {
     coalesce::eam_file const file = coalesce::read_funcfl(path);
-    tables = std::make_unique<coalesce::eam_tables<double, coalesce::device>>(file);
+    load_tables(tables, file);
+    if (file.cutoff != s->pot->cutoff) {
+      throw std::runtime_error("comd: the port read cutoff " + std::to_string(file.cutoff) + " from " + path +
+                               " but CoMD's potential has " + std::to_string(s->pot->cutoff));
+    }
     list = std::make_unique<port_list<Format>>(s, file.cutoff, options);
   }
   static int force(SimFlat* s) {
@@ -158,17 +144,14 @@ template <class Format> struct eam_splines_port {
   static port_phases phases() { return list ? list->phases() : port_phases{}; }
 };
 
+template <class Format, class Tables> port make_over(port_options const& o, std::string const& p) {
+  eam_port<Format, Tables>::options = o;
+  eam_port<Format, Tables>::path = p;
+  eam_port<Format, Tables>::list.reset();
+  return {&eam_port<Format, Tables>::force, &eam_port<Format, Tables>::setup, &eam_port<Format, Tables>::phases};
+}
 template <class Format> port make(port_options const& o, std::string const& p) {
-  if (o.lammps_splines) {
-    eam_splines_port<Format>::options = o;
-    eam_splines_port<Format>::path = p;
-    eam_splines_port<Format>::list.reset();
-    return {&eam_splines_port<Format>::force, &eam_splines_port<Format>::setup, &eam_splines_port<Format>::phases};
-  }
-  eam_port<Format>::options = o;
-  eam_port<Format>::path = p;
-  eam_port<Format>::list.reset();
-  return {&eam_port<Format>::force, &eam_port<Format>::setup, &eam_port<Format>::phases};
+  return o.lammps_splines ? make_over<Format, library_tables>(o, p) : make_over<Format, eam_tables>(o, p);
 }
 
 }  // namespace

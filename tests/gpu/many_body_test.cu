@@ -11,32 +11,12 @@
 
 #include <coalesce/coalesce.hpp>
 
+#include "many_body_reference.hpp"
 #include "pair_engine_common.hpp"
 
 namespace pair_engine_gpu_test {
 
-// rho from a neighbour of type b: A_b (rc - r)^2; F_t(rho) = -B_t sqrt(rho); phi = C_ab (rc - r)^4.
-struct two_type_eam {
-  float rc = 2.4f;
-  float a[2] = {1.0f, 0.6f};
-  float b[2] = {1.0f, 1.7f};
-  float c[2][2] = {{0.05f, 0.08f}, {0.08f, 0.03f}};
-  COALESCE_HOST_DEVICE float cutoff() const { return rc; }
-  COALESCE_HOST_DEVICE float density(float r2, std::size_t, std::size_t tj) const {
-    float const s = rc - std::sqrt(r2);
-    return a[tj] * s * s;
-  }
-  COALESCE_HOST_DEVICE coalesce::embedding_value<float> embed(float rho, std::size_t t) const {
-    float const root = std::sqrt(rho);
-    return {-b[t] * root, root > 0.f ? -b[t] / (2.f * root) : 0.f};
-  }
-  COALESCE_HOST_DEVICE coalesce::pair_value<float> pair(float r2, std::size_t ti, std::size_t tj, float dfi,
-                                                        float dfj) const {
-    float const r = std::sqrt(r2), s = rc - r;
-    float const psi = -4.f * c[ti][tj] * s * s * s + dfi * (-2.f * a[tj] * s) + dfj * (-2.f * a[ti] * s);
-    return {-psi / r, c[ti][tj] * s * s * s * s};
-  }
-};
+using coalesce_test::many_body::two_type_eam;  // the CPU tests' law (many_body_reference.hpp)
 
 template <class Format, class Space, class Law>
 std::tuple<std::vector<Atom>, coalesce::pair_totals> run_many_body(std::vector<Atom> const& atoms,
@@ -63,8 +43,8 @@ TEST_CASE_TEMPLATE("compute_many_body in GPU memory gives the host's forces and 
   auto const atoms = lattice(side, spacing, 3);
   for (bool const half : {false, true}) {
     CAPTURE(half);
-    auto const [host, host_totals] = run_many_body<Format, coalesce::host>(atoms, b, half, two_type_eam{});
-    auto const [device, device_totals] = run_many_body<Format, coalesce::device>(atoms, b, half, two_type_eam{});
+    auto const [host, host_totals] = run_many_body<Format, coalesce::host>(atoms, b, half, two_type_eam<float>{});
+    auto const [device, device_totals] = run_many_body<Format, coalesce::device>(atoms, b, half, two_type_eam<float>{});
     auto const [largest, worst] = largest_and_worst(host, device);
     CHECK(largest > 0.01);
     CHECK(worst <= 1e-5 * largest + 1e-5);
@@ -84,7 +64,7 @@ inline coalesce::eam_file two_element_tables() {
   f.r_points = 500;
   f.cutoff = 2.4;
   f.r_step = f.cutoff / 499;
-  two_type_eam const law;
+  two_type_eam<float> const law;
   for (std::size_t e = 0; e < 2; ++e) {
     std::vector<double> embedding(f.rho_points), density(f.r_points);
     for (std::size_t k = 0; k < f.rho_points; ++k) embedding[k] = law.embed(float(k * f.rho_step), e).value;

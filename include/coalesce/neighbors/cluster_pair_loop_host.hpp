@@ -28,7 +28,7 @@
 // may differ in the last bits from run to run). Full lists store each cluster's forces at the end of
 // its row. Either way the force member is written through the particles' view (any layout). A force
 // member stored as fixed point keeps every sum across clusters as the format's integers
-// (fixed_force_sums below: deterministic); one stored in any other format than float or double is
+// (fixed_rounding below: deterministic); one stored in any other format than float or double is
 // left to the generic loop by compute_pairs. Energy and virial are per-lane sums, added per cluster
 // into doubles (compiled out when not asked).
 #pragma once
@@ -37,7 +37,6 @@
 #include <cstddef>
 #include <cstdint>
 #include <cstring>
-#include <limits>
 #include <memory>
 #include <string>
 #include <type_traits>
@@ -78,20 +77,14 @@ inline bool in_parallel_region() {
 // cluster's reactions, a row's own forces: float sums in an order fixed by the list) is rounded to
 // the format once. A sum the format cannot hold is reported after the loop (nothing thrown inside
 // the threads).
-struct fixed_force_sums {
-  stored_format format;  // kind fixed, 4 or 8 bytes
-};
 template <class Real> struct fixed_rounding {
+  stored_format format;
   Real scale;  // 2^F
   Real span;   // 2^(8 bytes - 1): the integers' range
-  bool saturates;
-  std::int64_t lowest, highest;  // the integers' range, where a saturating format stops
   explicit fixed_rounding(stored_format f)
-      : scale(static_cast<Real>(std::ldexp(1.0, f.fraction_bits))),
-        span(static_cast<Real>(std::ldexp(1.0, 8 * f.bytes - 1))),
-        saturates(f.saturates),
-        lowest(f.bytes == 8 ? std::numeric_limits<std::int64_t>::min() : std::numeric_limits<std::int32_t>::min()),
-        highest(f.bytes == 8 ? std::numeric_limits<std::int64_t>::max() : std::numeric_limits<std::int32_t>::max()) {}
+      : format(f),
+        scale(static_cast<Real>(std::ldexp(1.0, f.fraction_bits))),
+        span(static_cast<Real>(std::ldexp(1.0, 8 * f.bytes - 1))) {}
   // into[k] += values[k] * 2^F rounded, for the W values of a listed cluster: vector loops, the range
   // checked for all W at once (a rounding and a branch per value took a quarter of the fixed-point
   // loop); any value out of range takes the scalar rounding, which reports or saturates it.
@@ -109,14 +102,15 @@ template <class Real> struct fixed_rounding {
       for (std::uint32_t k = 0; k < W; ++k) into[k] += (*this)(values[k], refused);
     }
   }
-  // x * 2^F rounded to the nearest integer (exact scaling: a power of two); `refused` set where it
-  // lies outside the integers' range (or is NaN) and the format does not saturate.
+  // x as the format's integer (encode: rounded, or saturated); `refused` set where the format cannot
+  // hold it (or it is NaN) and does not saturate.
   std::int64_t operator()(Real x, bool& refused) const {
-    Real const r = std::nearbyint(x * scale);
-    if (r >= -span && r < span) return static_cast<std::int64_t>(r);
-    if (saturates && r == r) return r < 0 ? lowest : highest;
-    refused = true;
-    return 0;
+    alignas(8) std::byte encoded[8] = {};
+    if (encode(encoded, x, format) != encode_status::ok && !format.saturates) {
+      refused = true;
+      return 0;
+    }
+    return format.bytes == 8 ? load_bytes<std::int64_t>(encoded) : load_bytes<std::int32_t>(encoded);
   }
 };
 // The integers of a fixed-point leaf written as they are (4 bytes: the low half, as the atomics wrap).
@@ -135,7 +129,7 @@ cluster_pair_sums cluster_pair_loop_host_run(verlet_list_ref<cluster_pairs> cons
                                              Position position, Force force, TypeMember type_member,
                                              Evaluator const& law, Table const& table, Exclusions const& exclusions,
                                              double const (&length)[3], bool const (&periodic)[3],
-                                             fixed_force_sums const& fixed) {
+                                             stored_format const& fixed) {
   using param = typename Evaluator::param_type;
   constexpr std::uint32_t W = cluster_pairs::cluster_size;
   constexpr bool typed = !std::is_same_v<TypeMember, no_type_member>;
@@ -171,7 +165,7 @@ cluster_pair_sums cluster_pair_loop_host_run(verlet_list_ref<cluster_pairs> cons
   using sum_type = std::conditional_t<FixedSums, std::int64_t, Real>;
   std::unique_ptr<sum_type[]> const buffers(Half ? new sum_type[static_cast<std::size_t>(threads) * 3 * slots]
                                                  : nullptr);
-  [[maybe_unused]] fixed_rounding<Real> const to_fixed(fixed.format);
+  [[maybe_unused]] fixed_rounding<Real> const to_fixed(fixed);
   // A sum a fixed-point member cannot hold, seen by any thread.
   [[maybe_unused]] bool refused_any = false;
   Real const one_type_cut = cutoff2_in<Real>(table, 0, 0);
@@ -452,8 +446,7 @@ cluster_pair_sums cluster_pair_loop_host_run(verlet_list_ref<cluster_pairs> cons
   }
   if constexpr (FixedSums) {
     if (refused_any) {
-      throw_error("compute_pairs: a force sum lies outside what the force member's format (" +
-                  format_name(fixed.format) +
+      throw_error("compute_pairs: a force sum lies outside what the force member's format (" + format_name(fixed) +
                   ") holds (or is NaN); store the force with fewer fraction bits, or saturating");
     }
   }
@@ -469,12 +462,12 @@ template <bool Energy, bool Virial, bool Threads, class Real, class View, class 
 cluster_pair_sums cluster_pair_loop_host(verlet_list_ref<cluster_pairs> const& list, View const& v, Position position,
                                          Force force, TypeMember type_member, Evaluator const& law, Table const& table,
                                          Exclusions const& exclusions, double const (&length)[3],
-                                         bool const (&periodic)[3], fixed_force_sums const* fixed) {
+                                         bool const (&periodic)[3], stored_format const* fixed) {
   if (list.clusters == 0) return {};
   auto const run = [&]<bool Half, bool FixedSums>() {
     return cluster_pair_loop_host_run<Energy, Virial, Half, Threads, FixedSums, Real>(
         list, v, position, force, type_member, law, table, exclusions, length, periodic,
-        fixed != nullptr ? *fixed : fixed_force_sums{});
+        fixed != nullptr ? *fixed : stored_format{});
   };
   using force_leaf = std::remove_cvref_t<decltype(v[0][force.pointer][0])>;
   if constexpr (!std::is_arithmetic_v<force_leaf>) {  // a stored leaf: fixed point (compute_pairs checked)

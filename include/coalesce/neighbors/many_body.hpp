@@ -114,12 +114,6 @@ template <class E> using many_body_real_t =
 
 namespace detail {
 
-// Per particle between the passes: its density, then dF/drho.
-template <class Real> struct embedding_scratch {
-  Real density;
-  Real derivative;
-};
-
 // For every neighbour j of row i within reach: visit(j, d, r2) with d = x_i - x_j (minimum image).
 template <class Real, class List, class View, class PositionMember, class Visit>
 COALESCE_HOST_DEVICE COALESCE_INLINE void for_each_in_reach(List const& list, View const& v, PositionMember position,
@@ -195,12 +189,11 @@ pair_totals run_many_body(vector<T, L, Space>& particles, PositionMember positio
   if (static_cast<double>(reach2) < cutoff * cutoff) {
     reach2 = std::nextafter(reach2, std::numeric_limits<Real>::infinity());
   }
-  vector<embedding_scratch<Real>, soa, Space> scratch(n, embedding_scratch<Real>{Real(0), Real(0)}, on);
-  auto e = scratch.view();
-  // The derivatives the force pass reads: the rows' from the embedding, the rest (ghosts) from the
-  // exchange. In an array of their own, which an exchange (a halo's forward) takes as it is.
-  array<Real, Space> derivatives(exchanges ? n : 0, on);
-  Real* const dF = exchanges ? derivatives.data() : nullptr;
+  // Per particle between the passes (zeroed): its density, then dF/drho, the rows' from the embedding,
+  // the rest (ghosts) from the exchange, which takes the array as it is (a halo's forward).
+  array<Real, Space> densities(n, on), derivatives(n, on);
+  Real* const rho_of = densities.data();
+  Real* const dF = derivatives.data();
   vector<pair_sums, soa, Space> sums(1, pair_sums{0, 0}, on);
   auto s = sums.view();
   // (1) Densities.
@@ -213,13 +206,12 @@ pair_totals run_many_body(vector<T, L, Space>& particles, PositionMember positio
                                 [&](std::uint32_t j, Real const(&)[3], Real r2) {
                                   std::size_t const tj = type_of(v[j], type_member);
                                   rho += law.density(r2, ti, tj);
-                                  if (half)
-                                    atomic_add(e[j][&embedding_scratch<Real>::density], law.density(r2, tj, ti));
+                                  if (half) atomic_add(rho_of[j], law.density(r2, tj, ti));
                                 });
         if (half) {
-          atomic_add(e[i][&embedding_scratch<Real>::density], rho);
+          atomic_add(rho_of[i], rho);
         } else {
-          e[i][&embedding_scratch<Real>::density] = rho;
+          rho_of[i] = rho;
         }
       },
       on);
@@ -228,9 +220,8 @@ pair_totals run_many_body(vector<T, L, Space>& particles, PositionMember positio
       Space{}, rows,
       [=] COALESCE_HOST_DEVICE(std::size_t i) {
         (void)s, (void)rows;  // captured here, not first inside an if constexpr (nvcc's rule)
-        embedding_value<Real> const f = law.embed(e[i][&embedding_scratch<Real>::density], type_of(v[i], type_member));
-        e[i][&embedding_scratch<Real>::derivative] = f.derivative;
-        if (dF != nullptr) dF[i] = f.derivative;
+        embedding_value<Real> const f = law.embed(rho_of[i], type_of(v[i], type_member));
+        dF[i] = f.derivative;
         if constexpr (Energy) add_row_sums<true, false>(s, static_cast<double>(f.value), 0.0, i, rows);
       },
       on);
@@ -242,27 +233,19 @@ pair_totals run_many_body(vector<T, L, Space>& particles, PositionMember positio
     }
   }
   // (3) Forces (a half list: reactions into j, every force zeroed first).
-  if (half) {
-    for_each_index(
-        Space{}, n,
-        [=] COALESCE_HOST_DEVICE(std::size_t i) {
-          for (int d = 0; d < 3; ++d) v[i][force.pointer][d] = 0;
-        },
-        on);
-  }
+  if (half) zero_forces<Space>(v, force, 0, n, on);
   for_each_index(
       Space{}, rows,
       [=] COALESCE_HOST_DEVICE(std::size_t i) {
         (void)s, (void)rows;  // (as above)
         std::size_t const ti = type_of(v[i], type_member);
-        Real const dFi = dF != nullptr ? dF[i] : e[i][&embedding_scratch<Real>::derivative];
+        Real const dFi = dF[i];
         Real f0 = 0, f1 = 0, f2 = 0;
         double energy = 0, virial = 0;
         for_each_in_reach<Real>(list, v, position, i, len, periodic, reach2,
                                 [&](std::uint32_t j, Real const(&d)[3], Real r2) {
                                   std::size_t const tj = type_of(v[j], type_member);
-                                  Real const dFj = dF != nullptr ? dF[j] : e[j][&embedding_scratch<Real>::derivative];
-                                  pair_value<Real> const p = law.pair(r2, ti, tj, dFi, dFj);
+                                  pair_value<Real> const p = law.pair(r2, ti, tj, dFi, dF[j]);
                                   f0 += p.force_over_r * d[0];
                                   f1 += p.force_over_r * d[1];
                                   f2 += p.force_over_r * d[2];
@@ -282,14 +265,7 @@ pair_totals run_many_body(vector<T, L, Space>& particles, PositionMember positio
       },
       on);
   // Rows past the list's (a halo's ghosts) get no force of their own.
-  if (rows < n) {
-    for_each_index(
-        Space{}, n - rows,
-        [=] COALESCE_HOST_DEVICE(std::size_t k) {
-          for (int d = 0; d < 3; ++d) v[rows + k][force.pointer][d] = 0;
-        },
-        on);
-  }
+  zero_forces<Space>(v, force, rows, n - rows, on);
   return read_pair_totals<Energy, Virial>(sums, on);
 }
 

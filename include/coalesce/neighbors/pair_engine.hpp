@@ -388,6 +388,19 @@ void run_staged_cluster_pairs(View const& v, PositionMember position, ForceMembe
   }
 }
 
+// The forces of particles [first, first + count) set to zero: where a half list starts (reactions
+// are added into any row) and past a list's rows (a halo's ghosts get no force of their own).
+template <class Space, class View, class ForceMember>
+void zero_forces(View const& v, ForceMember force, std::size_t first, std::size_t count, stream on) {
+  if (count == 0) return;
+  for_each_index(
+      Space{}, count,
+      [=] COALESCE_HOST_DEVICE(std::size_t k) {
+        for (int d = 0; d < 3; ++d) v[first + k][force.pointer][d] = 0;
+      },
+      on);
+}
+
 // The whole pass: checks, zeroing (half lists), the pair loop, the sums.
 template <bool Energy, bool Virial, class Evaluator, class T, class L, class Space, class PositionMember,
           class ForceMember, class TypeMember, class List, class Table, class Exclusions>
@@ -442,14 +455,14 @@ pair_totals run_pairs(vector<T, L, Space>& particles, PositionMember position, F
   using force_leaf = decltype(v[0][force.pointer][0]);
   constexpr bool plain_force =
       std::is_lvalue_reference_v<force_leaf> && std::is_floating_point_v<std::remove_reference_t<force_leaf>>;
-  [[maybe_unused]] fixed_force_sums fixed_force{};
+  [[maybe_unused]] stored_format fixed_force{};  // the member's format, when fixed point
   bool fixed_force_member = false;
   if constexpr (is_cluster_pairs && !cluster_loop && !plain_force && !std::is_lvalue_reference_v<force_leaf>) {
     if (n > 0) {
       stored_format const f = v[0][force.pointer][0].format();
       fixed_force_member = f.kind == number_kind::fixed && (f.bytes == 4 || f.bytes == 8) &&
                            v[0][force.pointer][1].format() == f && v[0][force.pointer][2].format() == f;
-      fixed_force.format = f;
+      fixed_force = f;
     }
   }
   bool host_cluster_loop = false;
@@ -459,14 +472,7 @@ pair_totals run_pairs(vector<T, L, Space>& particles, PositionMember position, F
   // The GPU loop (cluster_pair_loop.hpp) sums plain forces in slot order and stores them at the end.
   constexpr bool sums_in_slots = cluster_loop && plain_force;
   // Half lists add reactions into other rows: every force starts at zero, then atomics.
-  if (half && !host_cluster_loop && !sums_in_slots) {
-    for_each_index(
-        Space{}, n,
-        [=] COALESCE_HOST_DEVICE(std::size_t i) {
-          for (int d = 0; d < 3; ++d) v[i][force.pointer][d] = 0;
-        },
-        on);
-  }
+  if (half && !host_cluster_loop && !sums_in_slots) zero_forces<Space>(v, force, 0, n, on);
   auto const pass = [=] COALESCE_HOST_DEVICE(std::size_t i) {
     (void)s;  // captured here, not first inside an if constexpr (nvcc's rule for extended lambdas)
     (void)rows;
@@ -525,14 +531,7 @@ pair_totals run_pairs(vector<T, L, Space>& particles, PositionMember position, F
     for_each_index(Space{}, rows, pass, on);
   }
   // Rows past the list's (list_rows: ghosts) get no force of their own on a full list.
-  if (!half && rows < n) {
-    for_each_index(
-        Space{}, n - rows,
-        [=] COALESCE_HOST_DEVICE(std::size_t k) {
-          for (int d = 0; d < 3; ++d) v[rows + k][force.pointer][d] = 0;
-        },
-        on);
-  }
+  if (!half && rows < n) zero_forces<Space>(v, force, rows, n - rows, on);
   return read_pair_totals<Energy, Virial>(sums, on);
 }
 
