@@ -226,6 +226,9 @@ pair_totals run_many_body(vector<T, L, Space>& particles, PositionMember positio
       },
       on);
   if (exchanges) {
+    // The embedding writes the derivatives on `on`; the exchange (a halo's forward, on the halo's
+    // stream) reads them: they must be there first. (Its forward returns with the ghosts' in place.)
+    if constexpr (std::is_same_v<Space, device>) synchronize(device{on});
     exchange.call(exchange.exchange, derivatives);
     if (derivatives.size() != n) {
       throw_error(std::string(caller) + ": the exchange left " + std::to_string(derivatives.size()) +
