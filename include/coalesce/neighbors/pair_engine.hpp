@@ -86,6 +86,7 @@ namespace coalesce {
 // value so that kernels take it as an argument (constant memory on the GPU, no allocation).
 template <class Param, std::size_t MaxTypes = 8> class pair_table {
  public:
+  // A table for `types` particle types (1 to MaxTypes); every pair of types must be set before use.
   explicit pair_table(std::size_t types) : types_(types) {
     if (types == 0 || types > MaxTypes) {
       detail::throw_error("pair_table: " + std::to_string(types) + " particle types; 1 to " + std::to_string(MaxTypes) +
@@ -111,12 +112,16 @@ template <class Param, std::size_t MaxTypes = 8> class pair_table {
       given_[x * MaxTypes + y] = true;
     }
   }
+  // The number of particle types.
   COALESCE_HOST_DEVICE std::size_t types() const { return types_; }
+  // The parameters of the type pair (a, b).
   COALESCE_HOST_DEVICE Param const& param(std::size_t a, std::size_t b) const { return params_[a * MaxTypes + b]; }
+  // The cutoff squared of the type pair (a, b).
   COALESCE_HOST_DEVICE double cutoff2(std::size_t a, std::size_t b) const { return cutoff2_[a * MaxTypes + b]; }
   // The same as a float: the smallest float at least cutoff2(a, b), so that r2 < cutoff2_float(a, b)
   // holds exactly when double(r2) < cutoff2(a, b) (a loop in float compares without converting).
   COALESCE_HOST_DEVICE float cutoff2_float(std::size_t a, std::size_t b) const { return cutoff2f_[a * MaxTypes + b]; }
+  // The largest cutoff over the type pairs set.
   double largest_cutoff() const {
     double c2 = 0;
     for (std::size_t a = 0; a < types_; ++a)
@@ -148,16 +153,16 @@ template <class Param, std::size_t MaxTypes = 8> class pair_table {
 // list of the user's that holds each pair once, that it is a half list (the library's views say so
 // themselves).
 struct pair_options {
-  bool energy = false;
-  bool virial = false;
-  bool half = false;
+  bool energy = false;  // sum the pairs' energies into pair_totals::energy
+  bool virial = false;  // sum r . F over the pairs into pair_totals::virial
+  bool half = false;    // a user's list that holds each pair once (Newton's third law applied)
 };
 
 // The sums over every pair in reach: potential energy and the virial W = sum over pairs of r . F
 // (pressure = (2 K + W) / (3 V) in 3-D). Zero where not asked.
 struct pair_totals {
-  double energy = 0;
-  double virial = 0;
+  double energy = 0;  // sum of the pairs' energies (each pair once)
+  double virial = 0;  // sum over the pairs of r . F
 };
 
 namespace detail {
@@ -629,6 +634,7 @@ template <class Space, class ExclusionSpace> constexpr void check_exclusion_spac
 }
 }  // namespace detail
 
+// One particle type, the members as pointers, with exclusions.
 template <class Evaluator, class T, class L, class Space, class Pos, class Force, class List, class Param,
           std::size_t MaxTypes, class ExclusionSpace>
 requires pair_evaluator<Evaluator> && neighbor_list_view<List> pair_totals compute_pairs(
@@ -645,6 +651,8 @@ requires pair_evaluator<Evaluator> && neighbor_list_view<List> pair_totals compu
                                 table, exclusions.view(), options, on);
 }
 
+// Several particle types (each particle's in the member `type`), the members as pointers, with
+// exclusions.
 template <class Evaluator, class T, class L, class Space, class Pos, class Force, class Type, class List, class Param,
           std::size_t MaxTypes, class ExclusionSpace>
 requires pair_evaluator<Evaluator> && neighbor_list_view<List> && std::is_integral_v<Type> pair_totals compute_pairs(
@@ -657,6 +665,8 @@ requires pair_evaluator<Evaluator> && neighbor_list_view<List> && std::is_integr
                                 domain, law, table, exclusions.view(), options, on);
 }
 
+// One particle type, the members as template arguments (compute_pairs<&P::pos, &P::force>), with
+// exclusions.
 template <auto Position, auto Force, class Evaluator, class T, class L, class Space, class List, class Param,
           std::size_t MaxTypes, class ExclusionSpace>
 requires pair_evaluator<Evaluator> && neighbor_list_view<List> pair_totals
@@ -675,6 +685,8 @@ compute_pairs(vector<T, L, Space>& particles, List const& list, box const& domai
                                 detail::no_type_member{}, list, domain, law, table, exclusions.view(), options, on);
 }
 
+// Several particle types, the members as template arguments (compute_pairs<&P::pos, &P::force,
+// &P::type>), with exclusions.
 template <auto Position, auto Force, auto Type, class Evaluator, class T, class L, class Space, class List, class Param,
           std::size_t MaxTypes, class ExclusionSpace>
 requires pair_evaluator<Evaluator> && neighbor_list_view<List> pair_totals

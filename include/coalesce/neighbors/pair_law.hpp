@@ -23,8 +23,8 @@ namespace coalesce {
 // What the pair law returns for one pair: the force divided by the distance (the force on i is
 // force_over_r * (x_i - x_j)) and the pair's energy (read only when energy is asked).
 template <class Real> struct pair_value {
-  Real force_over_r = 0;
-  Real energy = 0;
+  Real force_over_r = 0;  // |F| / r: the force on i is force_over_r * (x_i - x_j)
+  Real energy = 0;        // the pair's potential energy (read only when energy is asked)
 };
 
 // The pair law: a type with a param_type and operator()(r2, param) -> pair_value<Real>, callable in

@@ -79,17 +79,17 @@ namespace coalesce {
 
 // What a list holds: pairs closer than cutoff + skin; half: each pair once.
 struct list_params {
-  double cutoff = 0;
-  double skin = 0;
-  bool half = false;
+  double cutoff = 0;  // the pair law's largest cutoff
+  double skin = 0;    // the margin that lets the list serve until a particle moved skin / 2
+  bool half = false;  // each pair once (Newton's third law in the loop); else in both rows
 };
 
 // Which particles get a row: the first `owned` (default: every one). The others are candidate
 // neighbours only: a rank's ghosts, which are neighbours of its own particles and need no row of
 // their own. The traversal's size() is then `owned`. The same spelling as halo_options::owned.
 struct list_rows {
-  static constexpr std::size_t every_particle = static_cast<std::size_t>(-1);
-  std::size_t owned = every_particle;
+  static constexpr std::size_t every_particle = static_cast<std::size_t>(-1);  // owned's default: all rows
+  std::size_t owned = every_particle;                                          // the particles [0, owned) get a row
 };
 
 // The handle kernels take by value (verlet_list::view()): count(i) neighbours of particle i,
