@@ -1,0 +1,22 @@
+#!/usr/bin/env bash
+# Runs binaries built on the development machine (no build on the device: a call's device time goes
+# to running). build/carry holds neighbor_build, coalesce_gpu_tests and the libraries they load
+# (libcudart, libstdc++ and libgcc_s of the build machine): pass carry ["build/carry"].
+#   usage: scripts/gpu-carried.sh   (logs under $OUT; a short table last)
+set -uo pipefail
+out=${OUT:-$PWD/out}
+mkdir -p "$out"
+export LD_LIBRARY_PATH=$PWD/build/carry/lib${LD_LIBRARY_PATH:+:$LD_LIBRARY_PATH}
+nvidia-smi --query-gpu=name,driver_version,clocks.sm,clocks.mem --format=csv | tee "$out/gpu.txt"
+t0=$SECONDS
+build/carry/neighbor_build > "$out/neighbor_build_4m.txt" 2>&1
+echo "neighbor_build rc $? ($((SECONDS - t0)) s)"
+grep -E "^hand-written|FAILED|lists identical|error while loading" "$out/neighbor_build_4m.txt" | head -6
+grep -E -A18 "^pair engine" "$out/neighbor_build_4m.txt"
+timeout 240 build/carry/coalesce_gpu_tests > "$out/gpu_tests.log" 2>&1
+echo "gpu tests rc $? ($((SECONDS - t0)) s)"
+grep -E "ERROR|FAILED|test cases|assertions" "$out/gpu_tests.log" | tail -12
+cuobjdump -sass build/carry/neighbor_build |
+  awk '/Function :/ { keep = ($0 ~ /launch_staged_warps|hand_cluster_pair_force|hand_merged_stack_force/) } keep' \
+    > "$out/cluster_loops.sass" 2>/dev/null
+echo "sass $(grep -c 'Function :' "$out/cluster_loops.sass") functions ($((SECONDS - t0)) s)"
