@@ -9,11 +9,11 @@ mkdir -p "$out"
 export LD_LIBRARY_PATH=$PWD/build/carry/lib${LD_LIBRARY_PATH:+:$LD_LIBRARY_PATH}
 nvidia-smi --query-gpu=name,driver_version,clocks.sm,clocks.mem --format=csv | tee "$out/gpu.txt"
 t0=$SECONDS
-build/carry/neighbor_build > "$out/neighbor_build_4m.txt" 2>&1
+build/carry/neighbor_build ${NB_ARGS:-} > "$out/neighbor_build_4m.txt" 2>&1  # NB_ARGS: e.g. --n 1048576 --runs 3
 echo "neighbor_build rc $? ($((SECONDS - t0)) s)"
 grep -E "^hand-written|FAILED|lists identical|error while loading" "$out/neighbor_build_4m.txt" | head -6
 grep -E -A18 "^pair engine" "$out/neighbor_build_4m.txt"
-timeout 240 build/carry/coalesce_gpu_tests > "$out/gpu_tests.log" 2>&1
+timeout ${TEST_SECONDS:-240} build/carry/coalesce_gpu_tests > "$out/gpu_tests.log" 2>&1
 echo "gpu tests rc $? ($((SECONDS - t0)) s)"
 grep -E "ERROR|FAILED|test cases|assertions" "$out/gpu_tests.log" | tail -12
 cuobjdump -sass build/carry/neighbor_build |
