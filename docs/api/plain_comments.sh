@@ -3,4 +3,4 @@
 # as doc comments, so that a name's page shows the comment written above it (///) or after it on the
 # same line (///<, a member's trailing comment).
 exec sed -e 's|^\([[:space:]]*\)// |\1/// |' -e 's|^\([[:space:]]*\)//$|\1///|' \
-  -e 's|\([;{,]\)\([[:space:]]*\)// |\1\2///< |' "$1"
+  -e 's|\([;{},]\)\([[:space:]]*\)// |\1\2///< |' "$1"

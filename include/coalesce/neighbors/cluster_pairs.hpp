@@ -59,10 +59,11 @@ template <> struct verlet_list_ref<cluster_pairs> {
   std::uint32_t const* entries = nullptr;      // the listed clusters
   std::uint32_t const* slots = nullptr;        // slot s (of cluster s / 8): its particle, or empty_slot
   std::uint32_t const* slot_of = nullptr;      // particle i: its slot
-  std::size_t particles = 0;
-  std::size_t clusters = 0;
-  bool half = false;
+  std::size_t particles = 0;                   // rows: the particles the list was built over
+  std::size_t clusters = 0;                    // clusters of 8 slots
+  bool half = false;                           // each pair of clusters once
 
+  // The number of rows (particles).
   COALESCE_HOST_DEVICE std::size_t size() const { return particles; }
 
   // body(j) for every particle j of the clusters listed in i's cluster's row (i's own cluster: the
@@ -91,6 +92,7 @@ template <> struct verlet_list_ref<cluster_pairs> {
     visit(i, one);
     return n;
   }
+  // The k-th particle of i's traversal (see count).
   COALESCE_HOST_DEVICE std::uint32_t neighbor(std::size_t i, std::uint32_t k) const {
     std::uint32_t seen = 0, found = cluster_pairs::empty_slot;
     auto kth = [&](std::uint32_t j) {
@@ -101,8 +103,10 @@ template <> struct verlet_list_ref<cluster_pairs> {
   }
 };
 
+// How algorithms read a cluster-pair list (list_traits.hpp): its traversal visits the superset above.
 template <> struct list_traits<verlet_list_ref<cluster_pairs>>
     : detail::member_list_traits<verlet_list_ref<cluster_pairs>> {
+  // body(j) for every particle of i's traversal.
   template <class Body>
   COALESCE_HOST_DEVICE COALESCE_INLINE static void for_each(ref const& l, std::size_t i, Body& body) {
     l.visit(i, body);

@@ -59,13 +59,15 @@ struct exclusion_row {
 // The handle kernels take by value (pair_exclusions::view()): particle i's excluded partners are
 // partners[offsets[i], offsets[i + 1]), ascending.
 struct pair_exclusions_ref {
-  std::uint32_t const* offsets = nullptr;
-  std::uint32_t const* partners = nullptr;
-  std::size_t particles = 0;
+  std::uint32_t const* offsets = nullptr;   // particle i: its partners at [offsets[i], offsets[i + 1])
+  std::uint32_t const* partners = nullptr;  // every particle's excluded partners, ascending per particle
+  std::size_t particles = 0;                // the particle count it was built for
 
+  // Particle i's excluded partners (a range with contains(j)).
   COALESCE_HOST_DEVICE COALESCE_INLINE detail::exclusion_row row(std::size_t i) const {
     return {partners + offsets[i], partners + offsets[i + 1]};
   }
+  // True when the pair (i, j) is excluded.
   COALESCE_HOST_DEVICE COALESCE_INLINE bool excludes(std::size_t i, std::uint32_t j) const {
     return row(i).contains(j);
   }
@@ -76,7 +78,7 @@ template <class Space = device> class pair_exclusions {
   static_assert(space<Space>, "coalesce: pair_exclusions<Space>: the space is coalesce::host or coalesce::device");
 
  public:
-  using space_type = Space;
+  using space_type = Space;  // the memory it lives in (the particles')
 
   // None, for no particles.
   pair_exclusions() = default;
@@ -90,6 +92,7 @@ template <class Space = device> class pair_exclusions {
     auto const pair = [&](std::size_t k) { return std::array{pairs[2 * k], pairs[2 * k + 1]}; };
     build(particles, pairs.size() / 2, pair, on);
   }
+  // The same from a vector.
   pair_exclusions(std::size_t particles, std::vector<std::uint32_t> const& pairs, stream on = default_stream)
       : pair_exclusions(particles, std::span<std::uint32_t const>(pairs), on) {}
   // From a list of pairs {i, j}.
@@ -98,6 +101,7 @@ template <class Space = device> class pair_exclusions {
     auto const pair = [&](std::size_t k) { return pairs[k]; };
     build(particles, pairs.size(), pair, on);
   }
+  // The same from a vector of pairs.
   pair_exclusions(std::size_t particles, std::vector<std::array<std::uint32_t, 2>> const& pairs,
                   stream on = default_stream)
       : pair_exclusions(particles, std::span<std::array<std::uint32_t, 2> const>(pairs), on) {}
@@ -106,6 +110,7 @@ template <class Space = device> class pair_exclusions {
   std::size_t size() const { return particles_; }
   // Distinct excluded pairs (each once, however often and whichever way round it was given).
   std::size_t pairs() const { return partners_.size() / 2; }
+  // The handle compute_pairs and kernels take by value.
   pair_exclusions_ref view() const { return {offsets_.data(), partners_.data(), particles_}; }
   // Each particle's excluded partners, ascending, in host memory (waits for them).
   std::vector<std::vector<std::uint32_t>> rows_on_host(stream on = default_stream) const {

@@ -105,10 +105,11 @@ template <class Format, class Space = device> class verlet_list {
   static constexpr bool is_padded = ops::padded;
 
  public:
-  using format_type = Format;
-  using space_type = Space;
-  static constexpr detail::memory_kind kind = detail::kind_of_space<Space>;
+  using format_type = Format;  // padded_columns, padded_rows, csr, clusters or cluster_pairs
+  using space_type = Space;    // the memory the list (and its particles) live in
+  static constexpr detail::memory_kind kind = detail::kind_of_space<Space>;  // Space as a memory kind
 
+  // An empty list for pairs within params.cutoff + params.skin; build() fills it.
   explicit verlet_list(list_params params) : params_(params) { memory_.kind = kind; }
 
   // Builds the list of `particles` (any layout) whose position is the member (path) `position`,
@@ -117,6 +118,7 @@ template <class Format, class Space = device> class verlet_list {
   void build(vector<T, L, Space> const& particles, Pos const& position, box const& domain, stream on = default_stream) {
     build(particles, position, domain, domain.periodic_axes(), on);
   }
+  // The same with periodicity per axis given (it overrides the box's edges).
   template <class T, class L, class Pos> void build(vector<T, L, Space> const& particles, Pos const& position,
                                                     box const& domain, std::array<bool, 3> periodic,
                                                     stream on = default_stream) {
@@ -128,6 +130,7 @@ template <class Format, class Space = device> class verlet_list {
                                                     box const& domain, list_rows rows, stream on = default_stream) {
     build(particles, position, domain, domain.periodic_axes(), rows, on);
   }
+  // Rows for the first rows.owned particles, periodicity per axis given.
   template <class T, class L, class Pos> void build(vector<T, L, Space> const& particles, Pos const& position,
                                                     box const& domain, std::array<bool, 3> periodic, list_rows rows,
                                                     stream on = default_stream) {
@@ -188,6 +191,7 @@ template <class Format, class Space = device> class verlet_list {
                                                      box const& domain, stream on = default_stream) {
     refill(particles, position, domain, domain.periodic_axes(), list_rows{}, on);
   }
+  // The same with periodicity per axis and rows given.
   template <class T, class L, class Pos> void refill(vector<T, L, Space> const& particles, Pos const& position,
                                                      box const& domain, std::array<bool, 3> periodic, list_rows rows,
                                                      stream on = default_stream) {
@@ -294,6 +298,7 @@ template <class Format, class Space = device> class verlet_list {
     if (!built_ || cut_ || particles.size() != memory_.built_over || particles.order_stamp() != order_) return true;
     return max_displacement(particles, position, on) > 0.5 * params_.skin;
   }
+  // The largest distance a particle moved since the build (nearest image along periodic axes).
   template <class T, class L, class Pos>
   double max_displacement(vector<T, L, Space> const& particles, Pos const& position, stream on = default_stream) const {
     check_current(particles, "verlet_list::max_displacement");
@@ -310,6 +315,7 @@ template <class Format, class Space = device> class verlet_list {
     return view();
   }
 
+  // The handle without the order check.
   verlet_list_ref<Format> view() const { return ops::view(memory_, geometry_); }
 
   // A padded list as the description remap, the analysis and the advisor take.
@@ -353,7 +359,7 @@ template <class Format, class Space = device> class verlet_list {
   // Bytes of the list a traversal of every row reads (indices plus counts or offsets; for clusters
   // the runs and their offsets, not the positions it filters with: those are the particles' own).
   std::size_t bytes() const { return ops::bytes(memory_); }
-  std::uint64_t builds() const { return memory_.builds; }
+  std::uint64_t builds() const { return memory_.builds; }  // builds so far
   // Sorts by cell the list queued itself: one per build of particles that were not in its cell
   // order already (cell_keys + sort_by_key put them so: then a build sorts nothing), one per
   // refill call (a refill always sorts; a captured one counts once, not per replay).
@@ -366,7 +372,7 @@ template <class Format, class Space = device> class verlet_list {
   // refill was captured at another generation would write into freed memory or at the wrong
   // width. Compare it before and after a build() and capture again when it moved.
   std::uint64_t graph_generation() const { return memory_.allocations + memory_.reshapes; }
-  list_params const& params() const { return params_; }
+  list_params const& params() const { return params_; }  // cutoff, skin, half as given
 
  private:
   template <class T, class L> void check_current(vector<T, L, Space> const& particles, char const* what) const {
