@@ -9,14 +9,14 @@ mkdir -p "$out"
 export LD_LIBRARY_PATH=$PWD/build/carry/lib${LD_LIBRARY_PATH:+:$LD_LIBRARY_PATH}
 nvidia-smi --query-gpu=name,driver_version,clocks.sm,clocks.mem --format=csv | tee "$out/gpu.txt"
 t0=$SECONDS
-build/carry/neighbor_build ${NB_ARGS:-} > "$out/neighbor_build_4m.txt" 2>&1  # NB_ARGS: e.g. --n 1048576 --runs 3
+build/carry/neighbor_build ${NB_ARGS:-} > "$out/neighbor_build.txt" 2>&1  # NB_ARGS: e.g. --n 1048576 --runs 3
 echo "neighbor_build rc $? ($((SECONDS - t0)) s)"
-grep -E "^hand-written|FAILED|lists identical|error while loading" "$out/neighbor_build_4m.txt" | head -6
-grep -E -A18 "^pair engine" "$out/neighbor_build_4m.txt"
+grep -E "^hand-written|FAILED|lists identical|error while loading" "$out/neighbor_build.txt" | head -6
+grep -E -A18 "^pair engine" "$out/neighbor_build.txt"
 timeout ${TEST_SECONDS:-240} build/carry/coalesce_gpu_tests > "$out/gpu_tests.log" 2>&1
 echo "gpu tests rc $? ($((SECONDS - t0)) s)"
 grep -E "ERROR|FAILED|test cases|assertions" "$out/gpu_tests.log" | tail -12
 cuobjdump -sass build/carry/neighbor_build |
-  awk '/Function :/ { keep = ($0 ~ /launch_staged_warps|hand_cluster_pair_force|hand_merged_stack_force/) } keep' \
+  awk '/Function :/ { keep = ($0 ~ /launch_staged_warps|hand_cluster_pair_force/) } keep' \
     > "$out/cluster_loops.sass" 2>/dev/null
 echo "sass $(grep -c 'Function :' "$out/cluster_loops.sass") functions ($((SECONDS - t0)) s)"

@@ -694,11 +694,6 @@ template <class C> COALESCE_HOST_DEVICE COALESCE_INLINE C box_read(std::uint32_t
 }
 
 template <class C> COALESCE_HOST_DEVICE COALESCE_INLINE C decode(std::byte const* p, stored_format f) {
-  if constexpr (std::is_floating_point_v<C>) {
-    // A leaf stored as its own type, found at run time (v[i][&P::pos][d] through a stored_as
-    // layout): one predictable branch, not the switch's indirect jump (2.5x faster reads).
-    if (f.kind == number_kind::floating && f.bytes == sizeof(C)) return load_bytes<C>(p);
-  }
   if constexpr (std::is_arithmetic_v<C> && !std::is_same_v<C, bool>) {
     switch (f.kind) {
       case number_kind::ieee_half:
