@@ -61,6 +61,7 @@
 #include <cmath>
 #include <cstddef>
 #include <cstdint>
+#include <cstring>
 #include <limits>
 #include <string>
 #include <type_traits>
@@ -149,6 +150,15 @@ template <class Param, std::size_t MaxTypes = 8> class pair_table {
   bool given_[MaxTypes * MaxTypes]{};
 };
 
+// Rows of a full list a pass computes: [first, first + count). Their forces are written and
+// nothing else (the other particles' forces are left as they are), so a code can run the rows that
+// read no ghost while the halo's forward travels, then the others (examples/distributed_md).
+struct pair_rows {
+  static constexpr std::size_t every_row = static_cast<std::size_t>(-1);  // count's default: to the last row
+  std::size_t first = 0;                                                  // the first row computed
+  std::size_t count = every_row;                                          // rows computed from `first`
+};
+
 // What compute_pairs sums besides the forces (off by default: then it costs nothing), and, for a
 // list of the user's that holds each pair once, that it is a half list (the library's views say so
 // themselves).
@@ -156,6 +166,13 @@ struct pair_options {
   bool energy = false;  // sum the pairs' energies into pair_totals::energy
   bool virial = false;  // sum r . F over the pairs into pair_totals::virial
   bool half = false;    // a user's list that holds each pair once (Newton's third law applied)
+  // Each pair's force rounded to the force member's fixed point (stored as fixed_point<std::int64_t
+  // or std::int32_t, F>) before it is added, and summed as integers: a particle's force is then the
+  // same bits whatever the order of its pairs (another list format, another decomposition over MPI
+  // ranks, another sort). Without it a row's own pairs are summed in the evaluator's type first (its
+  // last bits follow the row's order). Runs the generic loop (a thread per row) for every list.
+  bool round_each_pair = false;
+  pair_rows rows{};  // a full list's rows to compute (default: every row)
 };
 
 // The sums over every pair in reach: potential energy and the virial W = sum over pairs of r . F
@@ -264,6 +281,26 @@ void check_pair_input(vector<T, L, Space>& particles, PositionMember position, T
                     " has a position that is not finite; nothing was written");
       }
     }
+  }
+}
+
+// x as the integer of a fixed-point format f (rounded to a multiple of 2^-F): the per-pair rounding
+// of pair_options::round_each_pair. A value the format cannot hold fails as a store into the member
+// would (coalesce::error on the host), unless the format saturates.
+template <class Real>
+COALESCE_HOST_DEVICE COALESCE_INLINE std::int64_t to_fixed_integer(Real x, stored_format const& f) {
+  alignas(8) std::byte encoded[8] = {};
+  if (encode(encoded, x, f) != encode_status::ok && !f.saturates) fail_store(f);
+  return f.bytes == 8 ? load_bytes<std::int64_t>(encoded) : load_bytes<std::int32_t>(encoded);
+}
+// A fixed-point leaf set to the integer `raw` (4 bytes: its low half, as the integer sums wrap).
+template <class Leaf>
+COALESCE_HOST_DEVICE COALESCE_INLINE void store_fixed_integer(Leaf const& leaf, std::int64_t raw) {
+  if (leaf.format().bytes == 8) {
+    memcpy(leaf.address(), &raw, 8);
+  } else {
+    auto const low = static_cast<std::int32_t>(static_cast<std::uint32_t>(static_cast<std::uint64_t>(raw)));
+    memcpy(leaf.address(), &low, 4);
   }
 }
 
@@ -407,11 +444,15 @@ void zero_forces(View const& v, ForceMember force, std::size_t first, std::size_
 }
 
 // The whole pass: checks, zeroing (half lists), the pair loop, the sums.
-template <bool Energy, bool Virial, class Evaluator, class T, class L, class Space, class PositionMember,
+// PerPair: pair_options::round_each_pair (the generic loop, each pair's force rounded to the force
+// member's fixed point `fixed`). first_row, row_count: the rows computed (every row unless
+// pair_options::rows says otherwise; then a full list, and nothing outside them is written).
+template <bool Energy, bool Virial, bool PerPair, class Evaluator, class T, class L, class Space, class PositionMember,
           class ForceMember, class TypeMember, class List, class Table, class Exclusions>
 pair_totals run_pairs(vector<T, L, Space>& particles, PositionMember position, ForceMember force,
                       TypeMember type_member, List const& list, box const& domain, Evaluator const& law,
-                      Table const& table, Exclusions const& exclusions, bool half, stream on) {
+                      Table const& table, Exclusions const& exclusions, bool half, pair_rows chosen,
+                      stored_format fixed, stream on) {
   using Real = pair_real_t<Evaluator>;
   constexpr char const* caller = "compute_pairs";
   std::size_t const n = particles.size();
@@ -420,6 +461,23 @@ pair_totals run_pairs(vector<T, L, Space>& particles, PositionMember position, F
     throw_error(std::string(caller) + ": the list has " + std::to_string(rows) + " rows for " + std::to_string(n) +
                 " particles; build it over these particles");
   }
+  bool const every_row = chosen.first == 0 && (chosen.count == pair_rows::every_row || chosen.count == rows);
+  if (!every_row) {
+    if (half) {
+      throw_error(std::string(caller) +
+                  ": pair_options::rows on a half list: its pairs add reactions into rows outside the range; build "
+                  "a full list (list_params::half = false) to compute some rows only");
+    }
+    if (chosen.first > rows || (chosen.count != pair_rows::every_row && chosen.count > rows - chosen.first)) {
+      throw_error(
+          std::string(caller) + ": pair_options::rows asks for rows [" + std::to_string(chosen.first) + ", " +
+          (chosen.count == pair_rows::every_row ? std::string("end") : std::to_string(chosen.first + chosen.count)) +
+          ") of a list of " + std::to_string(rows) + " rows; nothing was written");
+    }
+  }
+  std::size_t const first_row = every_row ? 0 : chosen.first;
+  std::size_t const row_count =
+      every_row ? rows : (chosen.count == pair_rows::every_row ? rows - chosen.first : chosen.count);
   if constexpr (excludes_pairs<Exclusions>) {
     if (exclusions.particles != n) {
       throw_error(std::string(caller) + ": the exclusions were built for " + std::to_string(exclusions.particles) +
@@ -470,22 +528,27 @@ pair_totals run_pairs(vector<T, L, Space>& particles, PositionMember position, F
       fixed_force = f;
     }
   }
+  // A row range or per-pair rounding: the generic loop below, whatever the list.
+  constexpr bool generic_only = PerPair;
   bool host_cluster_loop = false;
-  if constexpr (is_cluster_pairs && !cluster_loop) {
-    host_cluster_loop = (plain_force || fixed_force_member) && !in_parallel_region();
+  if constexpr (is_cluster_pairs && !cluster_loop && !generic_only) {
+    host_cluster_loop = (plain_force || fixed_force_member) && !in_parallel_region() && every_row;
   }
   // The GPU loop (cluster_pair_loop.hpp) sums plain forces in slot order and stores them at the end.
-  constexpr bool sums_in_slots = cluster_loop && plain_force;
+  bool const cluster_gpu_loop = cluster_loop && !generic_only && every_row;
+  bool const sums_in_slots = cluster_gpu_loop && plain_force;
   // Half lists add reactions into other rows: every force starts at zero, then atomics.
   if (half && !host_cluster_loop && !sums_in_slots) zero_forces<Space>(v, force, 0, n, on);
-  auto const pass = [=] COALESCE_HOST_DEVICE(std::size_t i) {
+  auto const pass = [=] COALESCE_HOST_DEVICE(std::size_t row) {
     (void)s;  // captured here, not first inside an if constexpr (nvcc's rule for extended lambdas)
-    (void)rows;
+    (void)rows, (void)fixed, (void)half, (void)row_count, (void)force;
+    std::size_t const i = first_row + row;
     auto const xi = v[i][position.pointer];
     Real const x0 = coordinate<Real>(xi, 0), x1 = coordinate<Real>(xi, 1), x2 = coordinate<Real>(xi, 2);
     std::size_t const ti = type_of(v[i], type_member);
     auto const excluded = exclusions.row(i);  // i's partners (no_exclusions: nothing, tested nowhere)
     Real f0 = 0, f1 = 0, f2 = 0;
+    std::int64_t g[3] = {0, 0, 0};  // PerPair: the row's sum as the format's integers
     double energy = 0, virial = 0;
     // Lengths in the loop's type once per row, not a conversion per pair.
     Real const len[3] = {static_cast<Real>(length[0]), static_cast<Real>(length[1]), static_cast<Real>(length[2])};
@@ -504,27 +567,47 @@ pair_totals run_pairs(vector<T, L, Space>& particles, PositionMember position, F
         if (excluded.contains(j)) return;
       }
       pair_value<Real> const p = law(r2, table.param(ti, tj));
-      f0 += p.force_over_r * d[0];
-      f1 += p.force_over_r * d[1];
-      f2 += p.force_over_r * d[2];
-      if (half) {
-        atomic_add(v[j][force.pointer][0], -p.force_over_r * d[0]);
-        atomic_add(v[j][force.pointer][1], -p.force_over_r * d[1]);
-        atomic_add(v[j][force.pointer][2], -p.force_over_r * d[2]);
+      if constexpr (PerPair) {
+        for (int a = 0; a < 3; ++a) {
+          std::int64_t const q = to_fixed_integer(p.force_over_r * d[a], fixed);
+          g[a] += q;
+          if (half) add_fixed_integer(v[j][force.pointer][a], -q, fixed);  // exactly -q: the pair sums to zero
+        }
+      } else {
+        f0 += p.force_over_r * d[0];
+        f1 += p.force_over_r * d[1];
+        f2 += p.force_over_r * d[2];
+        if (half) {
+          atomic_add(v[j][force.pointer][0], -p.force_over_r * d[0]);
+          atomic_add(v[j][force.pointer][1], -p.force_over_r * d[1]);
+          atomic_add(v[j][force.pointer][2], -p.force_over_r * d[2]);
+        }
       }
       // Each pair once over the whole pass: a full list meets it twice.
       double const share = half ? 1.0 : 0.5;
       if constexpr (Energy) energy += share * static_cast<double>(p.energy);
       if constexpr (Virial) virial += share * static_cast<double>(p.force_over_r) * static_cast<double>(r2);
     });
-    finish_row_force(v, force, i, f0, f1, f2, half);
-    if constexpr (Energy || Virial) add_row_sums<Energy, Virial>(s, energy, virial, i, rows);
+    if constexpr (PerPair) {
+      for (int a = 0; a < 3; ++a) {
+        if (half) {
+          add_fixed_integer(v[i][force.pointer][a], g[a], fixed);
+        } else {
+          store_fixed_integer(v[i][force.pointer][a], g[a]);
+        }
+      }
+    } else {
+      finish_row_force(v, force, i, f0, f1, f2, half);
+    }
+    if constexpr (Energy || Virial) add_row_sums<Energy, Virial>(s, energy, virial, row, row_count);
   };
-  if constexpr (cluster_loop) {
-    run_staged_cluster_pairs<Energy, Virial, plain_force, Real>(v, position, force, type_member, list, law, table,
-                                                                exclusions, length, periodic, half, s, on);
+  if (cluster_gpu_loop) {
+    if constexpr (cluster_loop && !generic_only) {
+      run_staged_cluster_pairs<Energy, Virial, plain_force, Real>(v, position, force, type_member, list, law, table,
+                                                                  exclusions, length, periodic, half, s, on);
+    }
   } else if (host_cluster_loop) {
-    if constexpr (is_cluster_pairs && !cluster_loop) {
+    if constexpr (is_cluster_pairs && !cluster_loop && !generic_only) {
       constexpr bool threads = kind_of_space<Space> == memory_kind::device;  // OpenMP; coalesce::host: one
       cluster_pair_sums const t = cluster_pair_loop_host<Energy, Virial, threads, Real>(
           list, v, position, force, type_member, law, table, exclusions, length, periodic,
@@ -533,11 +616,55 @@ pair_totals run_pairs(vector<T, L, Space>& particles, PositionMember position, F
       if constexpr (Virial) s[0][&pair_sums::virial] = t.virial;
     }
   } else {
-    for_each_index(Space{}, rows, pass, on);
+    for_each_index(Space{}, row_count, pass, on);
   }
-  // Rows past the list's (list_rows: ghosts) get no force of their own on a full list.
-  if (!half && rows < n) zero_forces<Space>(v, force, rows, n - rows, on);
+  // Rows past the list's (list_rows: ghosts) get no force of their own on a full list (a pass over
+  // some rows writes nothing else).
+  if (!half && rows < n && every_row) zero_forces<Space>(v, force, rows, n - rows, on);
   return read_pair_totals<Energy, Virial>(sums, on);
+}
+
+// A force leaf that can hold a fixed-point format: a converting reference (stored_as); plain float
+// and double leaves are references to the numbers themselves.
+template <class Leaf> constexpr bool fixed_point_member = !std::is_lvalue_reference_v<Leaf>;
+
+// The force member's format for pair_options::round_each_pair: fixed point of 8 or 4 bytes on each
+// coordinate, else a coalesce::error saying what to store the member as.
+template <class T, class L, class Space, class ForceMember>
+stored_format fixed_force_format(vector<T, L, Space>& particles, ForceMember force) {
+  auto const refuse = [](std::string const& what) {
+    throw_error(
+        "compute_pairs: pair_options::round_each_pair rounds each pair's force to the force member's fixed "
+        "point, but " +
+        what +
+        "; store it as fixed point (coalesce::stored_as<..., coalesce::store<&T::force, "
+        "coalesce::fixed_point<std::int64_t, 32>>>) or drop round_each_pair; nothing was written");
+  };
+  auto const v = particles.view();
+  using leaf = decltype(v[0][force.pointer][0]);
+  if constexpr (!fixed_point_member<leaf>) {
+    refuse("the member holds plain floating-point numbers");
+    return {};
+  } else {
+    stored_format f{};
+    if (particles.size() > 0) {
+      f = v[0][force.pointer][0].format();
+      bool const same = v[0][force.pointer][1].format() == f && v[0][force.pointer][2].format() == f;
+      if (f.kind != number_kind::fixed || (f.bytes != 4 && f.bytes != 8) || !same)
+        refuse("the member is stored as " + format_name(f));
+    }
+    return f;
+  }
+}
+
+// raw (the integer of fixed-point format f) added into a leaf stored in f, atomically.
+template <class Leaf> COALESCE_HOST_DEVICE COALESCE_INLINE void add_fixed_integer(Leaf const& leaf, std::int64_t raw,
+                                                                                  stored_format const& f) {
+  if (f.bytes == 8) {
+    atomic_add_raw(leaf, raw, f);
+  } else {
+    atomic_add_raw(leaf, static_cast<std::int32_t>(static_cast<std::uint32_t>(static_cast<std::uint64_t>(raw))), f);
+  }
 }
 
 template <class Evaluator, class T, class L, class Space, class PositionMember, class ForceMember, class TypeMember,
@@ -546,8 +673,16 @@ pair_totals dispatch_pairs(vector<T, L, Space>& particles, PositionMember positi
                            TypeMember type_member, List const& list, box const& domain, Evaluator const& law,
                            Table const& table, Exclusions const& exclusions, pair_options options, stream on) {
   bool const half = list_is_half(list, options.half, "compute_pairs");
+  stored_format const fixed = options.round_each_pair ? fixed_force_format(particles, force) : stored_format{};
   auto run = [&]<bool E, bool W>() {
-    return run_pairs<E, W>(particles, position, force, type_member, list, domain, law, table, exclusions, half, on);
+    auto const with = [&]<bool PerPair>() {
+      return run_pairs<E, W, PerPair>(particles, position, force, type_member, list, domain, law, table, exclusions,
+                                      half, options.rows, fixed, on);
+    };
+    if constexpr (fixed_point_member<decltype(particles.view()[0][force.pointer][0])>) {
+      if (options.round_each_pair) return with.template operator()<true>();
+    }
+    return with.template operator()<false>();
   };
   if (options.energy && options.virial) return run.template operator()<true, true>();
   if (options.energy) return run.template operator()<true, false>();
