@@ -74,9 +74,9 @@ namespace coalesce::analysis {
 // One leaf access of a counted kernel: which 1-D column (leaf_table's first_column + sub), of
 // which element, read or write.
 struct field_access {
-  std::uint32_t column = 0;
-  std::uint32_t element = 0;
-  bool write = false;
+  std::uint32_t column = 0;   // the element type's 1-D column, or a counted array's (after element_columns)
+  std::uint32_t element = 0;  // the element (a counted array's entry); within the window when windowed
+  bool write = false;         // a write; false: a read
   // Bytes of the C++ access this leaf access starts (a vec3 read whole: 12, on its first leaf;
   // a float: 4); 0 on the other leaves of that access. The replay issues a read of a struct as one
   // vector load where the mapping's slot allows it, as coalesce's reference does on the GPU.
@@ -86,29 +86,32 @@ struct field_access {
 // Per column: how often the kernel read and wrote it, and how many of those went through an
 // index (an element other than the thread's own).
 struct column_use {
-  std::uint64_t reads = 0, writes = 0, gathered_reads = 0, gathered_writes = 0;
+  std::uint64_t reads = 0,  // reads by all threads
+      writes = 0,           // writes by all threads
+      gathered_reads = 0,   // of the reads: those of another thread's element
+      gathered_writes = 0;  // of the writes: those to another thread's element
 };
 
 // What counting one kernel found.
 struct access_trace {
-  std::string kernel;
+  std::string kernel;        // the name given to count_accesses
   std::size_t elements = 0;  // sample size
   // Elements of the real system the sample stands for (0: the sample is the system). The L2 and
   // DRAM figures scale the L2 by elements / system_elements, so that the sample's arrays fill it
   // as the real arrays fill the real one.
   std::size_t system_elements = 0;
-  std::size_t threads = 0;
+  std::size_t threads = 0;                // threads counted: kernel(v, i) calls
   std::vector<field_access> accesses;     // every thread's accesses, thread after thread, in order
   std::vector<std::size_t> thread_begin;  // accesses of thread i: [thread_begin[i], thread_begin[i + 1])
   std::vector<column_use> columns;        // per 1-D column of the element type, then per counted array
   // Arrays the kernel read through analysis::counted (an index list, a neighbour list, counts), in
   // the order it first read them: their loads are columns after the element type's own.
   struct array_info {
-    std::string name;
-    std::size_t element_bytes = 0;
-    std::size_t size = 0;
+    std::string name;               // as given to analysis::counted
+    std::size_t element_bytes = 0;  // bytes of one entry
+    std::size_t size = 0;           // entries
   };
-  std::vector<array_info> arrays;
+  std::vector<array_info> arrays;   // the counted arrays, in the order first read
   std::size_t element_columns = 0;  // columns of the element type (the arrays' columns follow)
   // The whole sample's size when count_accesses counted a window of it (0: every thread counted).
   std::size_t counted_from = 0;
@@ -120,40 +123,42 @@ struct access_trace {
 
 // A kernel and how often it runs per step (e.g. forces once, integrate twice: weights 1 and 2).
 struct kernel_use {
-  access_trace const* trace = nullptr;
-  double weight = 1.0;
+  access_trace const* trace = nullptr;  // the counted kernel; not owned, kept alive by the caller
+  double weight = 1.0;                  // runs per step, relative to the other kernels' (>= 0)
+  // Implicit, so a trace or {trace, weight} goes wherever a kernel_use is asked for.
   kernel_use(access_trace const& t, double w = 1.0) : trace(&t), weight(w) {}  // NOLINT(google-explicit-constructor)
 };
 
 // One kernel under one layout.
 struct kernel_prediction {
-  std::string kernel;
-  std::uint64_t sectors = 0;        // distinct sectors per warp, summed over warps (reads + writes)
-  std::uint64_t l1_sectors = 0;     // sectors per instruction, summed
-  std::uint64_t requests = 0;       // warp-wide instructions (a vector load of a packed slot is one)
-  std::uint64_t l2_sectors = 0;     // sectors L2 serves: L1 read misses and every written sector
-  std::uint64_t dram_bytes = 0;     // L2 misses and write-backs, in bytes
-  std::uint64_t pair_tests = 0;     // the trace's (access_trace::pair_tests)
-  double bytes_per_thread() const;  // sectors x sector bytes / threads
-  double dram_bytes_per_thread() const;
+  std::string kernel;                    // the trace's kernel name
+  std::uint64_t sectors = 0;             // distinct sectors per warp, summed over warps (reads + writes)
+  std::uint64_t l1_sectors = 0;          // sectors per instruction, summed
+  std::uint64_t requests = 0;            // warp-wide instructions (a vector load of a packed slot is one)
+  std::uint64_t l2_sectors = 0;          // sectors L2 serves: L1 read misses and every written sector
+  std::uint64_t dram_bytes = 0;          // L2 misses and write-backs, in bytes
+  std::uint64_t pair_tests = 0;          // the trace's (access_trace::pair_tests)
+  double bytes_per_thread() const;       // sectors x sector bytes / threads
+  double dram_bytes_per_thread() const;  // dram_bytes / threads
   // Picoseconds per thread at the whole device's rates: the slowest of L1 sectors, L2 sectors and
   // DRAM bytes over the model's throughput of that level, and of pair tests (a cluster list's
   // candidates) over theirs; and which it was.
   double time_ps_per_thread = 0;
-  std::string_view bound = "DRAM";
-  std::size_t threads = 0;
+  std::string_view bound = "DRAM";  // the limit that set the time: "L1", "L2", "DRAM" or "tests"
+  std::size_t threads = 0;          // the trace's threads, what the per-thread figures divide by
   // Threads the replay counted: all of them, or for a trace above the replay's budget (4M accesses)
   // those of a few windows spread over it, the counts above scaled to the whole trace.
   std::size_t replayed_threads = 0;
-  std::uint32_t sector_bytes = 32;
+  std::uint32_t sector_bytes = 32;  // bytes per fetch under the model (device_model::fetch_bytes())
 };
 
+// One candidate layout's prediction for the whole mix: advice::ranking holds one per candidate.
 struct layout_prediction {
   std::string layout;    // as layout_name<L>() prints it
   std::string cpp_type;  // a type to paste (member indices; member names when advise() was given them)
-  std::vector<kernel_prediction> kernels;
-  double weighted_bytes_per_thread = 0;  // the mix: sum over kernels of weight x bytes per thread
-  double weighted_l1_sectors = 0;
+  std::vector<kernel_prediction> kernels;     // one per kernel of the mix, in the mix's order
+  double weighted_bytes_per_thread = 0;       // the mix: sum over kernels of weight x bytes per thread
+  double weighted_l1_sectors = 0;             // the same with each kernel's L1 sectors (all threads)
   double weighted_dram_bytes_per_thread = 0;  // the same with the cache model's DRAM bytes
   double weighted_time_ps = 0;                // the mix's time estimate: what candidates are ranked by
 };
@@ -162,26 +167,32 @@ struct layout_prediction {
 // take, and the error it introduces. Listed beside the ranking, never recommended in its place:
 // the numbers a kernel computes change.
 struct precision_option {
-  std::string member;         // the member's name as given to advise(), else "member K"
-  std::string format;         // "half" or "float" (for a double member)
-  std::string cpp_type;       // the layout to paste
-  double time_vs_best = 0;    // its mix time over the recommended layout's
-  double time_vs_soa = 0;     // over the same members at full precision in soa
-  double relative_error = 0;  // the largest relative rounding error of a stored value (normal range)
-  std::string error;          // the error and the range, in words
-  layout_prediction prediction;
+  std::string member;            // the member's name as given to advise(), else "member K"
+  std::string format;            // "half" or "float" (for a double member)
+  std::string cpp_type;          // the layout to paste
+  double time_vs_best = 0;       // its mix time over the recommended layout's
+  double time_vs_soa = 0;        // over the same members at full precision in soa
+  double relative_error = 0;     // the largest relative rounding error of a stored value (normal range)
+  std::string error;             // the error and the range, in words
+  layout_prediction prediction;  // the prediction for cpp_type
 };
 
+// What advise() found: the candidates ranked by the mix's predicted time, the reasons for the first,
+// and the narrower number formats beside them.
 struct advice {
-  device_model model{};
+  device_model model{};                    // the device the predictions are for
   std::vector<layout_prediction> ranking;  // best first
   std::vector<std::string> reasons;        // in words, for the recommendation
   // Floating members the mix reads or writes, each stored narrower (fastest first).
   std::vector<precision_option> precision;
+  // The recommended layout: the ranking's first (advise() always ranks several).
   layout_prediction const& best() const { return ranking.front(); }
 };
 
+// Text for a terminal: the ranking as a table (each kernel's time and bound, the mix's time, DRAM
+// bytes), the recommended type, the reasons and the precision options.
 std::string describe(advice const& a);
+// The same as one JSON object, every kernel's counts included: for scripts and CI.
 std::string to_json(advice const& a);
 
 // A kernel of plain loads, no struct and no mapping, through the same replay and cache model as
@@ -423,8 +434,12 @@ template <class U> class counted {
   static_assert(std::is_trivially_copyable_v<U>, "coalesce: counted<U> holds plain values (indices, counts)");
 
  public:
+  // Over values that stay alive while it is read (it keeps a span); `name` labels the array in the
+  // advice and in errors.
   counted(std::span<U const> values, std::string name) : values_(values), name_(std::move(name)) {}
+  // The same over a vector's values.
   counted(std::vector<U> const& values, std::string name) : counted(std::span<U const>(values), std::move(name)) {}
+  // Entry k, a recorded load inside count_accesses; throws coalesce::error for k >= size().
   U operator[](std::size_t k) const {
     if (detail::counting_state* const state = detail::current_counting()) {
       state->record_array(values_.data(), name_, sizeof(U), values_.size(), k);
@@ -434,7 +449,7 @@ template <class U> class counted {
     }
     return values_[k];
   }
-  std::size_t size() const { return values_.size(); }
+  std::size_t size() const { return values_.size(); }  // entries; asking is not a recorded load
 
  private:
   std::span<U const> values_;
@@ -445,7 +460,7 @@ template <class U> class counted {
 // size the cache model was held against Nsight Compute with (16,384 counted threads standing for
 // 4M particles, docs/analysis.md), a window of it when the sample has more than four times that.
 inline constexpr std::size_t counted_window = 16384;
-inline constexpr std::size_t window_from = 4 * counted_window;
+inline constexpr std::size_t window_from = 4 * counted_window;  // larger samples are counted in a window
 
 // Runs kernel(v, i) for i in [0, threads) (default: one thread per sample element) over a
 // counting view of a copy of `sample`, recording every field access. The sample's copy may be
@@ -504,6 +519,7 @@ template <class T, class Kernel> access_trace count_accesses(std::string kernel_
   trace.thread_begin.push_back(trace.accesses.size());
   return trace;
 }
+// The same over a std::vector sample.
 template <class T, class Kernel> access_trace count_accesses(std::string kernel_name, std::vector<T> const& sample,
                                                              Kernel&& kernel, std::size_t threads = 0) {
   return count_accesses<T>(std::move(kernel_name), std::span<T const>(sample), std::forward<Kernel>(kernel), threads);
@@ -639,7 +655,8 @@ template <class T> std::vector<bool> gathered_members(std::span<analysis::kernel
 namespace coalesce::analysis {
 
 // Predicts every candidate (aos, soa, aosoa<8>, aosoa<32>, splits packing one top-level member,
-// padded and unpadded, or two, unpadded too where the mix gathers both, and Extra...) for the weighted mix and ranks them, best first, with the reasons.
+// padded and unpadded, or two, unpadded too where the mix gathers both, and Extra...) for the
+// weighted mix and ranks them, best first, with the reasons.
 // Beside the ranking (advice::precision): each floating member the mix uses stored as half (float
 // members) or float (double members) under soa, with its predicted time and the error it adds;
 // never the recommendation, since it changes the numbers.
@@ -707,6 +724,7 @@ template <class T, class... Extra> advice advise(std::span<kernel_use const> mix
       [](precision_option const& a, precision_option const& b) { return a.time_vs_best < b.time_vs_best; });
   return out;
 }
+// The same with the mix as a braced list: advise<Particle>({{forces, 1.0}, {integrate, 2.0}}).
 template <class T, class... Extra> advice advise(std::initializer_list<kernel_use> mix,
                                                  std::vector<std::string> member_names = {},
                                                  device_model const& model = device_model::hopper()) {

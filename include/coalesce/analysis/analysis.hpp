@@ -58,27 +58,30 @@ namespace coalesce::analysis {
 // 128-byte lines (Fermi to Pascal, global loads cached in L1).
 enum class fetch_unit { sector, line };
 
+// A GPU as the model sees it: the warp, what one fetch moves, and the caches and rates behind the
+// advisor's L2, DRAM and time figures. The presets below cover the usual devices (hopper() is every
+// call's default); validate() checks a hand-built one.
 struct device_model {
-  std::string_view name = "sectored";
-  std::uint32_t warp_size = 32;     // lanes per warp, 1..64
-  std::uint32_t sector_bytes = 32;  // power of two, 16..4096
-  std::uint32_t line_bytes = 128;   // power of two, a multiple of sector_bytes, at most 4096
-  fetch_unit fetch = fetch_unit::sector;
+  std::string_view name = "sectored";     // printed in reports and the advice ("hopper", "line-based", ...)
+  std::uint32_t warp_size = 32;           // lanes per warp, 1..64
+  std::uint32_t sector_bytes = 32;        // power of two, 16..4096
+  std::uint32_t line_bytes = 128;         // power of two, a multiple of sector_bytes, at most 4096
+  fetch_unit fetch = fetch_unit::sector;  // sectors fetched on their own, or whole lines
   // The caches behind the L1 requests, for the advisor's L2 and DRAM figures
   // (coalesce/analysis/advisor.hpp): each SM's L1 data cache as global loads see it (stores pass
   // through to L2), the L2 all SMs share, and the ways of the set-associative model of both.
   // The L1 is what an LRU model needs to match Nsight Compute's L2 sectors on the H200 (half of its
   // 256 KiB of L1 and shared memory; 192 KiB left sorted gathers 11-16 % short, docs/analysis.md).
   std::uint32_t sms = 132;
-  std::uint64_t l1_bytes = 128 * 1024;
-  std::uint64_t l2_bytes = 25 * 1024 * 1024;
-  std::uint32_t cache_ways = 16;
+  std::uint64_t l1_bytes = 128 * 1024;        // per SM: the L1 data cache global loads see
+  std::uint64_t l2_bytes = 25 * 1024 * 1024;  // the L2 the replay models (hopper(): one partition)
+  std::uint32_t cache_ways = 16;              // associativity of the L1 and L2 models
   // Whole-device throughput of each level, TB/s, for the advisor's time estimate: the slowest of
   // L1 sectors, L2 sectors and DRAM bytes over its rate (H200: 132 SMs x 128 B per clock at
   // 1.98 GHz; L2 and HBM3e as calibrated on the neighbour-force kernel, docs/analysis.md).
   double l1_tb_per_s = 33.0;
-  double l2_tb_per_s = 10.0;
-  double dram_tb_per_s = 4.8;
+  double l2_tb_per_s = 10.0;   // L2 sectors served, as bytes
+  double dram_tb_per_s = 4.8;  // DRAM (HBM) bytes read and written back
   // The cluster neighbour format's candidate tests (with the body calls they lead to) per ns, whole
   // device: the one cost of a kernel the advisor counts that is not bytes. H200: the LJ benchmark's
   // 4.19M particles x 17 chunks of 32 candidates (514 candidates per cluster) in 7.67 ms
@@ -98,6 +101,7 @@ struct device_model {
   // Fermi to Pascal with global loads cached in L1: a touched line is fetched whole.
   static constexpr device_model line_based() { return {"line-based", 32, 32, 128, fetch_unit::line}; }
 
+  // Bytes one fetch moves: sector_bytes, or line_bytes on a line-based device.
   constexpr std::uint32_t fetch_bytes() const { return fetch == fetch_unit::sector ? sector_bytes : line_bytes; }
   // Throws coalesce::error when a field is out of range (for hand-built models).
   void validate() const;
@@ -126,25 +130,33 @@ struct access_stats {
   std::uint64_t bytes_useful = 0;       // distinct bytes asked for (a broadcast counts once)
   std::uint64_t bytes_fetched = 0;      // sectors x sector bytes, or lines x line bytes (line-based)
 
+  // Mean distinct sectors per request (0 with no request): 4 for 32 lanes reading consecutive
+  // aligned floats, 32 when every lane hits a sector of its own.
   double sectors_per_request() const { return requests == 0 ? 0.0 : double(sectors) / double(requests); }
+  // Mean distinct lines per request (0 with no request).
   double lines_per_request() const { return requests == 0 ? 0.0 : double(lines) / double(requests); }
   // Useful bytes over fetched bytes, 0..1: 1 is perfectly coalesced.
   double efficiency() const { return bytes_fetched == 0 ? 0.0 : double(bytes_useful) / double(bytes_fetched); }
 
+  // Adds other's counts; width and instruction_bytes become 0 where the two differ (mixed widths).
   access_stats& operator+=(access_stats const& other);
 };
+// The two summed, as += sums them.
 inline access_stats operator+(access_stats a, access_stats const& b) { return a += b; }
 
 // Lane k (for each set bit k of `active`) reads `width` bytes at offset + k * stride.
 struct strided_pattern {
-  std::int64_t width = 4;    // bytes per lane, 1..max_width
-  std::int64_t stride = 4;   // bytes between consecutive lanes; may be 0 (broadcast) or negative
-  std::uint64_t offset = 0;  // address of lane 0 (only its alignment matters to the count)
-  std::uint64_t active = all_lanes;
+  std::int64_t width = 4;            // bytes per lane, 1..max_width
+  std::int64_t stride = 4;           // bytes between consecutive lanes; may be 0 (broadcast) or negative
+  std::uint64_t offset = 0;          // address of lane 0 (only its alignment matters to the count)
+  std::uint64_t active = all_lanes;  // bit k set: lane k takes part (bits above the warp must be 0)
 };
 inline constexpr std::int64_t max_width = 4096;  // bytes per lane accepted by the model
 
+// The counts for one warp-wide strided access. Throws coalesce::error for a width outside
+// 1..max_width, no active lane, lanes beyond the warp, or an address outside 64 bits.
 access_stats strided(device_model const& model, strided_pattern const& pattern);
+// The same with the pattern's fields given in order: strided(model, 4, 24) is float x of a 24-byte record.
 inline access_stats strided(device_model const& model, std::int64_t width, std::int64_t stride,
                             std::uint64_t offset = 0, std::uint64_t active = all_lanes) {
   return strided(model, strided_pattern{width, stride, offset, active});
@@ -166,23 +178,23 @@ std::string describe(access_stats const& stats, device_model const& model);
 // gather; both are reported.
 // The same neighbor_order as coalesce::neighbor_list (neighbor_list.hpp), and as there it must be stated.
 struct neighbor_list_ref {
-  std::span<const std::uint32_t> indices;
-  std::int64_t max_neighbors = 1;
-  coalesce::detail::stated_neighbor_order order;
-  std::optional<std::uint64_t> empty_slot{};  // slots holding this value are skipped (padding)
+  std::span<const std::uint32_t> indices;         // every slot: particles x max_neighbors of them
+  std::int64_t max_neighbors = 1;                 // slots per particle; divides indices.size()
+  coalesce::detail::stated_neighbor_order order;  // row_major or column_major, no default
+  std::optional<std::uint64_t> empty_slot{};      // slots holding this value are skipped (padding)
 };
 
 // The coalescing of a gather through an index array, warp by warp.
 struct report {
-  device_model model{};
+  device_model model{};                          // the device the counts are for
   std::string what;                              // what was analysed, in words
   access_stats data;                             // the gathered loads, in[idx]
   access_stats index_loads;                      // the loads of the index array itself
   std::vector<std::uint64_t> sectors_histogram;  // [s]: gather requests that touched s sectors
   std::vector<std::uint64_t> lines_histogram;    // [l]: gather requests that touched l lines
 
-  double efficiency() const { return data.efficiency(); }
-  double sectors_per_request() const { return data.sectors_per_request(); }
+  double efficiency() const { return data.efficiency(); }                    // the gather's, 0..1
+  double sectors_per_request() const { return data.sectors_per_request(); }  // the gather's
   // Everything the gather kernel loads (index and data): what Nsight Compute sums over the kernel.
   access_stats kernel() const { return data + index_loads; }
 };
@@ -190,16 +202,24 @@ struct report {
 // Thread i reads in[idx[i]] (elements of element_size bytes, `in` 256-byte aligned); warp w
 // is threads [w * warp_size, (w + 1) * warp_size), the last warp may be partial.
 report gather(device_model const& model, std::span<const std::uint32_t> idx, std::int64_t element_size);
+// The same through 64-bit indices.
 report gather(device_model const& model, std::span<const std::uint64_t> idx, std::int64_t element_size);
+// A pair kernel's gather: thread i reads in[j] for each neighbour j in its row (empty slots skipped),
+// one warp-wide load per slot k; index_loads are the loads of the slots, in the list's storage order.
 report gather(device_model const& model, neighbor_list_ref const& list, std::int64_t element_size);
 
+// Multi-line text: what was analysed, the gather's counts, the index loads and a histogram of
+// sectors per gather request.
 std::string describe(report const& r);
 
 // Index files: raw little-endian unsigned integers, 4 bytes each (u32) or 8 bytes each (u64),
 // no header. Empty files and sizes that are not a multiple of the element size throw.
 enum class index_width { u32 = 4, u64 = 8 };
+// The indices in `bytes`; `source` names them in the error. Also throws for 32-bit reads of what
+// looks like u64 data (every second value 0).
 std::vector<std::uint64_t> parse_indices(std::span<const std::byte> bytes, index_width width,
                                          std::string_view source = "index data");
+// The indices of the file at `path`, as parse_indices reads them; throws when it cannot be read.
 std::vector<std::uint64_t> read_index_file(std::string const& path, index_width width);
 
 // ------------------------------------------------------------------- a reflected struct T
@@ -207,20 +227,22 @@ std::vector<std::uint64_t> read_index_file(std::string const& path, index_width 
 // One row of a layout table: one 1-D column (a leaf, or sub-column `sub` of a std::array leaf),
 // read by thread i for element i, summed over `warps` consecutive warps.
 struct leaf_row {
-  std::string path;  // member indices from the root: "0.2" is pos.z of Particle; "3[1]" a sub-column
-  std::size_t leaf = 0;
-  std::size_t sub = 0;
+  std::string path;       // member indices from the root: "0.2" is pos.z of Particle; "3[1]" a sub-column
+  std::size_t leaf = 0;   // index in T's leaf table (what leaves_of returns)
+  std::size_t sub = 0;    // element of a std::array leaf; 0 for a scalar leaf
   std::size_t bytes = 0;  // bytes of one element of the leaf
-  access_stats stats;
+  access_stats stats;     // the column's loads over all the warps
 };
+// How a kernel reading the selected columns of T coalesces under one layout (layout_table).
 struct layout_report {
-  device_model model{};
-  std::string layout;  // "aos", "soa", "aosoa<32>"
-  std::size_t record_bytes = 0;
-  std::uint64_t warps = 0;  // consecutive warps analysed (32: every alignment phase repeats within it)
-  std::vector<leaf_row> rows;
-  access_stats total;  // all rows together: one kernel reading all the selected leaves
+  device_model model{};          // the device the counts are for
+  std::string layout;            // "aos", "soa", "aosoa<32>"
+  std::size_t record_bytes = 0;  // bytes of one element as stored (a member kept as half: 2 per leaf)
+  std::uint64_t warps = 0;       // consecutive warps analysed (32: every alignment phase repeats within it)
+  std::vector<leaf_row> rows;    // one per column read, in the order of the selected leaves
+  access_stats total;            // all rows together: one kernel reading all the selected leaves
 };
+// A table: requests per warp, sectors per request and efficiency of each row, then of all rows.
 std::string describe(layout_report const& r);
 
 // Leaves selected by a member path: leaves_of(&Particle::pos) -> {0, 1, 2} (pos.x, .y, .z),
@@ -232,6 +254,7 @@ template <class T, class M, class... Rest> std::vector<std::size_t> leaves_of(M 
 template <class T, class Layout> layout_report layout_table(device_model const& model,
                                                             std::span<const std::size_t> selected = {},
                                                             std::uint64_t warps = 32);
+// The same with the leaves as a braced list: layout_table<Particle, soa>(model, {0, 1, 2}).
 template <class T, class Layout> layout_report layout_table(device_model const& model,
                                                             std::initializer_list<std::size_t> selected,
                                                             std::uint64_t warps = 32) {
@@ -241,6 +264,7 @@ template <class T, class Layout> layout_report layout_table(device_model const& 
 template <class T, std::size_t... W>
 std::vector<layout_report> compare_layouts(device_model const& model, std::span<const std::size_t> selected = {});
 
+// The name reports give Layout: its static name() ("aos", "soa", "aosoa<32>", "split<...>"), else "custom".
 template <class Layout> std::string layout_name();
 
 // ----------------------------------------------------------------------------- shared memory
@@ -248,12 +272,13 @@ template <class Layout> std::string layout_name();
 // Shared memory: `banks` banks of `bank_bytes` each; a warp's access takes as many wavefronts as
 // the largest number of distinct words any one bank must deliver (the same word is broadcast).
 struct bank_model {
-  std::uint32_t banks = 32;
-  std::uint32_t bank_bytes = 4;
-  std::uint32_t warp_size = 32;
+  std::uint32_t banks = 32;      // 1..64
+  std::uint32_t bank_bytes = 4;  // bytes a bank delivers per pass: 1, 2, 4, 8 or 16
+  std::uint32_t warp_size = 32;  // lanes per warp, 1..64
 };
+// The passes one warp's shared-memory access takes (bank_conflicts).
 struct bank_stats {
-  std::uint32_t lanes = 0;
+  std::uint32_t lanes = 0;             // active lanes
   std::uint64_t wavefronts = 0;        // passes the access takes
   std::uint64_t ideal_wavefronts = 0;  // passes a conflict-free access of the same words takes
   std::uint64_t degree = 0;            // wavefronts / ideal, rounded up: 1 = no conflict, 32 = 32-way
@@ -263,28 +288,36 @@ struct bank_stats {
 // Lane k reads `width` bytes (1, 2, 4, 8 or 16, naturally aligned) at byte address lane_addresses[k].
 bank_stats bank_conflicts(std::span<const std::uint64_t> lane_addresses, std::int64_t width,
                           bank_model const& banks = {});
+// The same for a strided access (lane k at offset + k * stride; each lane naturally aligned).
 bank_stats bank_conflicts(strided_pattern const& pattern, bank_model const& banks = {});
 
 // A 2-D tile in shared memory, E tile[rows][row_elements + padding]; lane k reads element
 // (row0 + k * row_step, col0 + k * col_step). Reading a column of a 32 x 32 float tile (the
 // transpose) is tile_access{.row_elements = 32}: row_step 1, col_step 0.
 struct tile_access {
-  std::int64_t row_elements = 32;
-  std::int64_t element_bytes = 4;
-  std::int64_t row0 = 0, col0 = 0;
-  std::int64_t row_step = 1, col_step = 0;
-  std::uint64_t active = all_lanes;
+  std::int64_t row_elements = 32;    // elements per row before padding, 1..2^24
+  std::int64_t element_bytes = 4;    // 1, 2, 4, 8 or 16
+  std::int64_t row0 = 0,             // lane 0's row
+      col0 = 0;                      // lane 0's column, < row_elements
+  std::int64_t row_step = 1,         // rows from one lane to the next
+      col_step = 0;                  // columns from one lane to the next (every lane within the row)
+  std::uint64_t active = all_lanes;  // bit k set: lane k takes part
 };
+// The tile's access with padding_elements (0..4096) extra elements per row. Throws coalesce::error
+// for a lane outside the tile or a field out of range.
 bank_stats bank_conflicts(tile_access const& tile, std::int64_t padding_elements, bank_model const& banks = {});
 
-// Tries paddings 0..max_padding elements per row; picks the smallest with the fewest wavefronts.
+// What best_padding chose, and every padding it tried.
 struct padding_choice {
-  std::int64_t padding = 0;
-  bank_stats stats;
+  std::int64_t padding = 0;       // elements per row added
+  bank_stats stats;               // the access with that padding
   std::vector<bank_stats> tried;  // tried[p]: the access with padding p
 };
+// Tries paddings 0..max_padding (at most 1024) elements per row; picks the smallest with the fewest
+// wavefronts.
 padding_choice best_padding(tile_access const& tile, std::int64_t max_padding = 8, bank_model const& banks = {});
 
+// One line: lanes, wavefronts against the conflict-free count, and the conflict's degree and bank.
 std::string describe(bank_stats const& stats);
 
 // A leaf's member path as indices from the root, e.g. "0.2" for pos.z, "3[1]" for sub-column 1 of

@@ -33,23 +33,28 @@
 
 namespace coalesce::analysis {
 
+// A host verlet_list as count_accesses sees it: the list's rows and neighbours, with the loads of
+// the format's GPU traversal recorded (for_each_neighbor over it; list_traits below). It keeps the
+// list's view: the list must outlive it and not be rebuilt while it is read.
 template <class Format> class counted_list {
  public:
+  // Over a built host list of any format; a clusters list must hold float positions (throws
+  // coalesce::error otherwise).
   explicit counted_list(verlet_list<Format, host> const& list) : ref_(list.view()) {
     auto const a = detail::list_format_ops<Format>::template arrays<detail::point4<float>>(ref_);
     arrays_.offsets = counted<std::uint32_t>(a.offsets, a.offsets_name);
     arrays_.indices = counted<std::uint32_t>(a.indices, a.indices_name);
     arrays_.points = counted<detail::point4<float>>(a.points, a.points_name);
   }
-  std::size_t size() const { return ref_.size(); }
-  verlet_list_ref<Format> const& ref() const { return ref_; }
+  std::size_t size() const { return ref_.size(); }             // rows: the particles the list was built over
+  verlet_list_ref<Format> const& ref() const { return ref_; }  // the list's own view (reads through it are not counted)
   // The format's arrays, each read through analysis::counted (list_format.hpp's list_arrays).
   struct counted_arrays {
     counted<std::uint32_t> offsets{std::span<std::uint32_t const>{}, ""};  // counts, offsets or run offsets
     counted<std::uint32_t> indices{std::span<std::uint32_t const>{}, ""};  // slots, entries or runs
-    counted<detail::point4<float>> points{std::span<detail::point4<float> const>{}, ""};
+    counted<detail::point4<float>> points{std::span<detail::point4<float> const>{}, ""};  // clusters: positions
   };
-  counted_arrays const& arrays() const { return arrays_; }
+  counted_arrays const& arrays() const { return arrays_; }  // what the counted traversal reads
 
  private:
   verlet_list_ref<Format> ref_;
@@ -58,12 +63,13 @@ template <class Format> class counted_list {
 
 // One neighbour-list format's prediction: the same kernel counted over that format's counted_list.
 struct format_prediction {
-  std::string format;
-  layout_prediction prediction;
+  std::string format;            // the name format_use gave it
+  layout_prediction prediction;  // the kernel over that format, under the ranked layout
 };
+// A format to rank: a name for it and the kernel counted over that format's counted_list.
 struct format_use {
-  std::string format;
-  access_trace const* trace = nullptr;
+  std::string format;                   // "csr", "clusters", ...: printed as given
+  access_trace const* trace = nullptr;  // not owned; rank_formats throws coalesce::error when null
 };
 
 // Ranks list formats for one element layout, the fastest predicted time first (ties keep the
@@ -85,15 +91,18 @@ std::vector<format_prediction> rank_formats(std::vector<format_use> const& uses,
 
 }  // namespace coalesce::analysis
 
+namespace coalesce {
 // A counted list is a neighbour list to the traversal (list_traits.hpp): its rows are the list's own,
 // visited in the same order, and its for_each makes the loads the GPU traversal of the format makes
 // (the format's counted_traversal), with the distance tests recorded as compute.
-namespace coalesce {
 template <class Format> struct list_traits<analysis::counted_list<Format>> {
-  using list = analysis::counted_list<Format>;
-  static std::size_t size(list const& l) { return l.size(); }
+  using list = analysis::counted_list<Format>;                 // the list type these traits are for
+  static std::size_t size(list const& l) { return l.size(); }  // rows
+  // Neighbours of row i, read without recording a load.
   static std::uint32_t count(list const& l, std::size_t i) { return l.ref().count(i); }
+  // The k-th neighbour of row i, read without recording a load.
   static std::uint32_t neighbor(list const& l, std::size_t i, std::uint32_t k) { return l.ref().neighbor(i, k); }
+  // body(j) for every neighbour j of row i, recording the traversal's loads and distance tests.
   template <class Body> static void for_each(list const& l, std::size_t i, Body& body) {
     detail::list_format_ops<Format>::counted_traversal(l.ref(), l.arrays(), i, body, [](std::uint64_t tests) {
       if (detail::counting_state* const state = detail::current_counting()) state->record_pair_tests(tests);

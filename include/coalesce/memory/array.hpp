@@ -31,6 +31,8 @@
 
 namespace coalesce {
 
+// An owning array of trivially copyable values in Space's memory (host, or device: the GPU in a
+// CUDA build), zero-filled where it is made or grown; the streams as the opening comment says.
 template <class U, class Space = host> class array {
   static_assert(std::is_trivially_copyable_v<U> && !std::is_const_v<U>,
                 "coalesce: array<U> holds trivially copyable, non-const values; for structs use coalesce::vector<T>");
@@ -38,10 +40,12 @@ template <class U, class Space = host> class array {
   static constexpr detail::memory_kind kind = detail::kind_of_space<Space>;
 
  public:
-  using value_type = U;
-  using space_type = Space;
+  using value_type = U;      // trivially copyable, not const
+  using space_type = Space;  // host or device: where the values live
 
+  // None: no memory.
   array() = default;
+  // n zero values, allocated and zeroed on `on` (a device array's allocation stream from then on).
   explicit array(std::size_t n, stream on = default_stream) : memory_(kind, bytes_for(n), on.handle()), size_(n) {
     keep_allocation_stream(on);
     detail::zero_bytes(kind, memory_.data(), n * sizeof(U), on.handle());
@@ -52,30 +56,38 @@ template <class U, class Space = host> class array {
     keep_allocation_stream(on);
     detail::copy_bytes(kind, memory_.data(), detail::memory_kind::host, values.data(), size_ * sizeof(U), on.handle());
   }
+  // The same from a vector (returns when the values have been read).
   explicit array(std::vector<U> const& values, stream on = default_stream) : array(std::span<U const>(values), on) {}
+  // A deep copy, made on the default stream after the work queued on other's allocation stream;
+  // done when it returns.
   array(array const& other) : memory_(kind, other.memory_.size()), size_(other.size_) {
     other.wait_for_allocation_stream(default_stream);
     detail::copy_bytes(kind, memory_.data(), kind, other.memory_.data(), size_ * sizeof(U));
   }
-  array(array&& other) noexcept { swap(other); }
+  array(array&& other) noexcept { swap(other); }  // takes other's memory; other is left empty
+  // A deep copy of other, as the copy constructor makes it; the old memory is freed.
   array& operator=(array const& other) {
     if (this != &other) array(other).swap(*this);
     return *this;
   }
+  // Takes other's memory (other is left empty); the old memory is freed.
   array& operator=(array&& other) noexcept {
     array(std::move(other)).swap(*this);
     return *this;
   }
+  // Exchanges the memory, sizes and allocation streams: no copy, no work queued.
   void swap(array& other) noexcept {
     memory_.swap(other.memory_);
     std::swap(size_, other.size_);
     std::swap(allocation_stream_, other.allocation_stream_);
   }
 
+  // The values' memory: GPU memory for a device array (for kernels and CUDA calls); the same
+  // pointer until a resize outgrows it.
   U* data() { return reinterpret_cast<U*>(memory_.data()); }
-  U const* data() const { return reinterpret_cast<U const*>(memory_.data()); }
-  std::size_t size() const { return size_; }
-  bool empty() const { return size_ == 0; }
+  U const* data() const { return reinterpret_cast<U const*>(memory_.data()); }  // the same, read-only
+  std::size_t size() const { return size_; }                                    // values held, not the capacity
+  bool empty() const { return size_ == 0; }                                     // no values held
   // Where the memory was last allocated and will be freed (the default stream for host arrays).
   stream allocation_stream() const { return allocation_stream_; }
   // Where the memory lives, for apply() and remap() (reorder.hpp).
@@ -123,6 +135,7 @@ template <class U, class Space = host> class array {
                   "copy them with to_host()");
     return data()[i];
   }
+  // The same, read-only.
   U const& operator[](std::size_t i) const {
     static_assert(std::is_same_v<Space, host>,
                   "coalesce: a device_array's values live in GPU memory; read them in a kernel through data(), or "
@@ -151,7 +164,7 @@ template <class U, class Space = host> class array {
   stream allocation_stream_{};
 };
 
-template <class U> using host_array = array<U, host>;
-template <class U> using device_array = array<U, device>;
+template <class U> using host_array = array<U, host>;      // values in host memory
+template <class U> using device_array = array<U, device>;  // values in GPU memory (host memory without CUDA)
 
 }  // namespace coalesce

@@ -242,6 +242,7 @@ inline device device_on(device where, stream on) {
 }
 }  // namespace detail
 
+// f(i) for i in [0, n), in order, on the calling thread; done when it returns.
 template <class F> void for_each_index(host, std::size_t n, F&& f) { detail::for_each_index_serial(f, n); }
 
 // device{}: the default stream; device{s}: the stream s. Returns once the kernel is queued (CUDA;
@@ -294,9 +295,13 @@ template <detail::loop_view V, class F> void for_each_index(device on, V const& 
   }
 #endif
 }
+// The same on stream `on`, given last (device{s} is the older spelling; naming two different streams
+// throws coalesce::error).
 template <detail::loop_view V, class F> void for_each_index(device where, V const& v, F f, stream on) {
   for_each_index(detail::device_on(where, on), v, std::move(f));
 }
+// The loop over a view's elements on the calling thread, in order (aosoa<W>: block by block, the
+// kernel given each element's element_index); done when it returns.
 template <detail::loop_view V, class F> void for_each_index(host, V const& v, F&& f) {
   constexpr std::size_t width = V::storage_type::blocked_width;
   if constexpr (width == 0) {
@@ -305,6 +310,7 @@ template <detail::loop_view V, class F> void for_each_index(host, V const& v, F&
     detail::for_each_block_serial<width>(f, static_cast<std::size_t>(v.size()));
   }
 }
+// The same; a host loop ignores the stream and runs before returning.
 template <detail::loop_view V, class F> void for_each_index(host, V const& v, F&& f, stream) {
   for_each_index(host{}, v, f);
 }
@@ -315,6 +321,7 @@ template <detail::loop_view V, class F> void for_each_index(host, V const& v, F&
 template <class F> void for_each_index(device where, std::size_t n, F f, stream on) {
   for_each_index(detail::device_on(where, on), n, std::move(f));
 }
+// The host loop, which runs before returning whatever the stream.
 template <class F> void for_each_index(host, std::size_t n, F&& f, stream) { detail::for_each_index_serial(f, n); }
 
 // Waits until device work queued so far has finished: all of it for device{}, the stream's for
@@ -326,6 +333,6 @@ inline void synchronize(device on) {
     synchronize(on.stream);
   }
 }
-inline void synchronize(host) {}
+inline void synchronize(host) {}  // nothing to wait for: host loops are done when they return
 
 }  // namespace coalesce

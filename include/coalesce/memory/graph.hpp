@@ -36,7 +36,7 @@ namespace coalesce {
 
 // A cudaGraphConditionalHandle (an integer), valid in the graph it was made for.
 struct graph_condition {
-  std::uint64_t handle = 0;
+  std::uint64_t handle = 0;  // what cudaGraphSetConditional takes in a kernel
 };
 
 namespace detail {
@@ -53,10 +53,15 @@ if_body begin_if_body(void* capturing, std::uint64_t condition);
 void end_if_body(void* capturing, if_body const& body);
 }  // namespace detail
 
+// A condition in the graph being captured on `capturing`, 0 at every launch until a kernel sets it;
+// throws coalesce::error outside a capture or without CUDA.
 inline graph_condition make_graph_condition(stream capturing) {
   return {detail::make_graph_condition(capturing.handle())};
 }
 
+// Captures what body() queues on `capturing` as the body of an IF node on `condition`: replays run
+// it only when the condition is non-zero. An exception from body() ends the IF node's capture, resumes
+// the outer one and is rethrown; throws coalesce::error outside a capture or without CUDA.
 template <class Body> void capture_if(stream capturing, graph_condition condition, Body&& body) {
   detail::if_body const node = detail::begin_if_body(capturing.handle(), condition.handle);
   try {

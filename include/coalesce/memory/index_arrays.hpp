@@ -23,6 +23,8 @@
 
 namespace coalesce {
 
+// How a neighbor_list's slots are stored; it must be stated (no default, see above). row_major:
+// entry k of particle i at indices[i * max_neighbors + k]; column_major: at indices[k * particles + i].
 enum class neighbor_order : unsigned char { row_major, column_major };
 
 namespace detail {
@@ -60,33 +62,33 @@ struct element_count {
 // A range of elements in the memory of Space: a cudaMalloc'ed array, a thrust::device_vector's
 // data, a host array. (std::span cannot say where its memory lives.)
 template <class U, class Space = host> struct span_in {
-  U* data = nullptr;
-  detail::element_count size;
+  U* data = nullptr;           // the first element, in Space's memory
+  detail::element_count size;  // elements: any integer type; a negative count throws coalesce::error
 };
-template <class U> using device_span = span_in<U, device>;
-template <class U> using host_span = span_in<U, host>;
+template <class U> using device_span = span_in<U, device>;  // elements in GPU memory (host memory without CUDA)
+template <class U> using host_span = span_in<U, host>;      // elements in host memory
 
 // particles rows of max_neighbors slots: entry k of particle i at indices[i * max_neighbors + k]
 // (row_major) or indices[k * particles + i] (column_major, coalesced when a thread owns a
 // particle). counts[i] slots of row i are used (every slot when counts is null); the rest are
 // left as they are.
 template <class Index, class Space = host> struct neighbor_list {
-  Index* indices = nullptr;
-  detail::element_count particles;
-  detail::element_count max_neighbors;
-  detail::stated_neighbor_order order;
-  Index* counts = nullptr;
+  Index* indices = nullptr;             // particles x max_neighbors slots, in Space's memory
+  detail::element_count particles;      // rows; any integer type
+  detail::element_count max_neighbors;  // slots per row
+  detail::stated_neighbor_order order;  // row_major or column_major: leaving it out does not compile
+  Index* counts = nullptr;              // slots used per row (particles entries); null: every slot
 };
-template <class Index> using device_neighbor_list = neighbor_list<Index, device>;
-template <class Index> using host_neighbor_list = neighbor_list<Index, host>;
+template <class Index> using device_neighbor_list = neighbor_list<Index, device>;  // in GPU memory
+template <class Index> using host_neighbor_list = neighbor_list<Index, host>;      // in host memory
 
 // Compressed rows: row i is indices[offsets[i] .. offsets[i + 1]), offsets has particles + 1 entries.
 template <class Index, class Space = host> struct csr_neighbor_list {
-  Index* indices = nullptr;
-  Index* offsets = nullptr;
-  detail::element_count particles;
+  Index* indices = nullptr;         // every row's entries, row after row, in Space's memory
+  Index* offsets = nullptr;         // particles + 1 of them: row i is [offsets[i], offsets[i + 1])
+  detail::element_count particles;  // rows; any integer type
 };
-template <class Index> using device_csr_neighbor_list = csr_neighbor_list<Index, device>;
-template <class Index> using host_csr_neighbor_list = csr_neighbor_list<Index, host>;
+template <class Index> using device_csr_neighbor_list = csr_neighbor_list<Index, device>;  // in GPU memory
+template <class Index> using host_csr_neighbor_list = csr_neighbor_list<Index, host>;      // in host memory
 
 }  // namespace coalesce

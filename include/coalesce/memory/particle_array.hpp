@@ -28,52 +28,60 @@ namespace coalesce {
 // Undefined for anything that is not a per-particle array (see particle_array below).
 template <class A> struct particle_array_traits;
 
+// A coalesce::vector: one record of T per particle, stored as layout L.
 template <class T, class L, class S> struct particle_array_traits<vector<T, L, S>> {
-  using element_type = T;
-  using space = S;
+  using element_type = T;                    // one particle's entry
+  using space = S;                           // where the memory lives: host or device
   static constexpr bool contiguous = false;  // records in the vector's mapping: moved column by column
   static constexpr bool owned = true;        // its memory is the container's (no pointer to check)
-  static constexpr bool resizable = true;
-  static std::size_t size(vector<T, L, S> const& a) { return a.size(); }
+  static constexpr bool resizable = true;    // a migration may change its particle count
+  static std::size_t size(vector<T, L, S> const& a) { return a.size(); }  // particles held
+  // Keeps the first min(n, size) records, new ones T{}; on the default stream, done when it returns.
   static void resize(vector<T, L, S>& a, std::size_t n) { a.resize(n); }
   // Growth whose new elements the caller writes next (no fill).
   static void resize_for_overwrite(vector<T, L, S>& a, std::size_t n) { a.resize_for_overwrite(n); }
 };
 
+// A coalesce::array: one plain value per particle, back to back.
 template <class U, class S> struct particle_array_traits<array<U, S>> {
-  using element_type = U;
-  using space = S;
-  static constexpr bool contiguous = true;
-  static constexpr bool owned = true;
-  static constexpr bool resizable = true;
-  static std::size_t size(array<U, S> const& a) { return a.size(); }
-  static U* data(array<U, S>& a) { return a.data(); }
+  using element_type = U;                   // one particle's value
+  using space = S;                          // where the memory lives: host or device
+  static constexpr bool contiguous = true;  // values back to back: moved as plain memory from data()
+  static constexpr bool owned = true;       // its memory is the container's (no pointer to check)
+  static constexpr bool resizable = true;   // a migration may change its particle count
+  static std::size_t size(array<U, S> const& a) { return a.size(); }  // values held
+  static U* data(array<U, S>& a) { return a.data(); }                 // the values, in `space`'s memory
+  // Keeps the first min(n, size) values, new ones zero; on the default stream, done when it returns.
   static void resize(array<U, S>& a, std::size_t n) { a.resize(n); }
+  // The same as resize: an array always zero-fills what it grows by.
   static void resize_for_overwrite(array<U, S>& a, std::size_t n) { a.resize(n); }
 };
 
+// A std::vector: one plain value per particle, in host memory.
 template <class U, class A> struct particle_array_traits<std::vector<U, A>> {
-  using element_type = U;
-  using space = host;
-  static constexpr bool contiguous = true;
-  static constexpr bool owned = true;
-  static constexpr bool resizable = true;
-  static std::size_t size(std::vector<U, A> const& a) { return a.size(); }
-  static U* data(std::vector<U, A>& a) { return a.data(); }
+  using element_type = U;                   // one particle's value
+  using space = host;                       // a std::vector's memory is host memory
+  static constexpr bool contiguous = true;  // values back to back: moved as plain memory from data()
+  static constexpr bool owned = true;       // its memory is the container's (no pointer to check)
+  static constexpr bool resizable = true;   // a migration may change its particle count
+  static std::size_t size(std::vector<U, A> const& a) { return a.size(); }  // values held
+  static U* data(std::vector<U, A>& a) { return a.data(); }                 // the values, in host memory
+  // std::vector::resize: new values are value-initialised.
   static void resize(std::vector<U, A>& a, std::size_t n) { a.resize(n); }
+  // The same as resize: a std::vector always initialises what it grows by.
   static void resize_for_overwrite(std::vector<U, A>& a, std::size_t n) { a.resize(n); }
 };
 
 // Memory the caller owns: its pointer may name the wrong memory (checked where it is used), and
 // it cannot grow, so a migration (which changes the particle count) refuses it.
 template <class U, class S> struct particle_array_traits<span_in<U, S>> {
-  using element_type = U;
-  using space = S;
-  static constexpr bool contiguous = true;
-  static constexpr bool owned = false;
-  static constexpr bool resizable = false;
-  static std::size_t size(span_in<U, S> const& a) { return a.size; }
-  static U* data(span_in<U, S> a) { return a.data; }
+  using element_type = U;                   // one particle's value
+  using space = S;                          // the memory the caller says the pointer is in
+  static constexpr bool contiguous = true;  // values back to back: moved as plain memory from data()
+  static constexpr bool owned = false;      // the caller's memory: the pointer is checked against `space`
+  static constexpr bool resizable = false;  // fixed size: a migration refuses it
+  static std::size_t size(span_in<U, S> const& a) { return a.size; }  // values in the range
+  static U* data(span_in<U, S> a) { return a.data; }                  // the caller's pointer
 };
 
 // True for the four shapes above (references and const stripped).

@@ -16,11 +16,12 @@
 
 namespace coalesce {
 
+// Host memory, and loops that run on the calling thread.
 struct host {};
 // The device, and the stream its loops and copies go to: device{} is the default stream,
 // device{s} a stream of yours (coalesce/memory/stream.hpp).
 struct device {
-  coalesce::stream stream{};
+  coalesce::stream stream{};  // default_stream unless named: device{s}
 };
 
 template <class S>

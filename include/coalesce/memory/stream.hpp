@@ -32,13 +32,16 @@ struct CUstream_st;  // cudaStream_t is CUstream_st*: no CUDA header needed in p
 
 namespace coalesce {
 
+// A CUDA stream handle (cudaStream_t) that every call running work takes last; an empty value
+// without CUDA. Not owning: the caller creates and destroys its streams.
 class stream {
  public:
+  // The default stream, as default_stream.
   constexpr stream() = default;
 #if COALESCE_WITH_CUDA
   // Implicit, so a cudaStream_t goes wherever a coalesce::stream is asked for.
   constexpr stream(CUstream_st* native) : native_(native) {}  // NOLINT(google-explicit-constructor)
-  constexpr CUstream_st* native() const { return native_; }
+  constexpr CUstream_st* native() const { return native_; }   // the cudaStream_t, for CUDA calls
 #endif
   // The handle as libcoalesce passes it around (null: the default stream, and always on the CPU).
   constexpr void* handle() const {
@@ -48,6 +51,7 @@ class stream {
     return nullptr;
 #endif
   }
+  // True when both name the same CUDA stream (always, without CUDA).
   friend constexpr bool operator==(stream a, stream b) { return a.handle() == b.handle(); }
 
  private:
