@@ -131,9 +131,13 @@ template <class U, class Format> class fixed_sum {
   static constexpr stored_format format = detail::format_of<Format>::value;
 
  public:
-  using value_type = U;
+  using value_type = U;  // what is summed: a floating type or a struct of floating members
+  // Each leaf's running sum: the format's integer (std::int64_t or std::int32_t).
   using integer = std::conditional_t<format.bytes == 8, std::int64_t, std::int32_t>;
 
+  // Adds value, each leaf rounded to a multiple of 2^-F. An addend the format cannot hold throws
+  // coalesce::error on the host (a kernel traps), unless the format saturates; the running sum
+  // wraps undetected where it leaves the format.
   COALESCE_HOST_DEVICE COALESCE_INLINE fixed_sum& operator+=(U const& value) {
     for_each_leaf(value, [&](std::size_t k, auto leaf) COALESCE_INLINE_LAMBDA {
       integer addend;
@@ -144,6 +148,7 @@ template <class U, class Format> class fixed_sum {
     });
     return *this;
   }
+  // Leaf k's sum as the format's integer (what atomic_add adds).
   COALESCE_HOST_DEVICE COALESCE_INLINE integer raw(std::size_t k) const { return raw_[k]; }
   // The sum as U (each leaf decoded from its integer).
   COALESCE_HOST_DEVICE COALESCE_INLINE U value() const {
@@ -202,11 +207,14 @@ COALESCE_HOST_DEVICE COALESCE_INLINE void atomic_add_raw(Target&& target, Intege
 }
 }  // namespace detail
 
+// A fixed_sum into a leaf: its integer where the leaf is stored in the sum's format (exact in any
+// order), else the decoded sum through the leaf's own atomic_add.
 template <class C, class Format>
 COALESCE_HOST_DEVICE COALESCE_INLINE void atomic_add(stored_ref<C, false> const& target,
                                                      fixed_sum<C, Format> const& sum) {
   detail::atomic_add_raw(target, sum.raw(0), detail::format_of<Format>::value);
 }
+// A fixed_sum of a struct into a nested struct member (a vec3 force): each leaf as above.
 template <class Root, class Layout, class U, class Node, class Format, class Storage>
 COALESCE_HOST_DEVICE COALESCE_INLINE void atomic_add(reference<Root, Layout, U, Node, false, Storage> const& target,
                                                      fixed_sum<U, Format> const& sum) {

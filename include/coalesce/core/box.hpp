@@ -28,13 +28,16 @@ enum class boundary : unsigned char { periodic, open, clamped = open };
 // The boundary of each axis: one for all (`.edges = boundary::open`) or one per axis
 // (`.edges = {boundary::periodic, boundary::periodic, boundary::open}`).
 struct box_edges {
-  std::array<boundary, 3> axis{boundary::periodic, boundary::periodic, boundary::periodic};
+  std::array<boundary, 3> axis{boundary::periodic, boundary::periodic, boundary::periodic};  // x, y, z
   constexpr box_edges() = default;
+  // One boundary for every axis; implicit, so that `.edges = boundary::open` reads as it says.
   constexpr box_edges(boundary every) : axis{every, every, every} {}  // NOLINT: implicit on purpose
+  // One boundary per axis.
   constexpr box_edges(boundary x, boundary y, boundary z) : axis{x, y, z} {}
+  // True when axis a wraps (false for a >= 3); host or device code.
   COALESCE_HOST_DEVICE constexpr bool periodic(unsigned a) const { return a < 3 && axis[a] == boundary::periodic; }
-  constexpr boundary operator[](unsigned a) const { return axis[a]; }
-  friend constexpr bool operator==(box_edges const&, box_edges const&) = default;
+  constexpr boundary operator[](unsigned a) const { return axis[a]; }  // axis a's boundary (a < 3, unchecked)
+  friend constexpr bool operator==(box_edges const&, box_edges const&) = default;  // axis by axis
   // Every axis has boundary b (the one-boundary spelling's comparison).
   friend constexpr bool operator==(box_edges const& e, boundary b) {
     return e.axis[0] == b && e.axis[1] == b && e.axis[2] == b;
@@ -43,10 +46,12 @@ struct box_edges {
 
 // An axis-aligned box; for 2-D positions only the first two axes are used.
 struct box {
-  std::array<double, 3> lo{0.0, 0.0, 0.0};
-  std::array<double, 3> hi{1.0, 1.0, 1.0};
-  box_edges edges{};
+  std::array<double, 3> lo{0.0, 0.0, 0.0};  // the low corner, in the positions' units
+  std::array<double, 3> hi{1.0, 1.0, 1.0};  // the high corner (above lo on every axis in use)
+  box_edges edges{};                        // each axis's boundary (periodic unless given)
+  // True when axis a wraps (false for a >= 3); host or device code.
   COALESCE_HOST_DEVICE constexpr bool periodic(unsigned a) const { return edges.periodic(a); }
+  // periodic(a) for the three axes.
   constexpr std::array<bool, 3> periodic_axes() const { return {periodic(0), periodic(1), periodic(2)}; }
 };
 

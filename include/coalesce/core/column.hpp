@@ -18,36 +18,45 @@
 
 namespace coalesce {
 
+// A leaf whose elements lie back to back (every soa column): a pointer and a length, usable as a
+// range and by code that takes a raw array.
 template <class E> class contiguous_column {
  public:
-  using value_type = std::remove_const_t<E>;
+  using value_type = std::remove_const_t<E>;  // the leaf's type, without const
+  // n elements from `data` (host or device memory).
   COALESCE_HOST_DEVICE contiguous_column(E* data, std::size_t n) : data_(data), size_(n) {}
+  // Element i. Checked only where COALESCE_CHECK_BOUNDS is on: coalesce::error on the host, a
+  // trap in a kernel.
   COALESCE_HOST_DEVICE COALESCE_INLINE E& operator[](std::size_t i) const {
     detail::check_index(i, size_);
     return data_[i];
   }
-  COALESCE_HOST_DEVICE E* data() const { return data_; }
-  COALESCE_HOST_DEVICE E* first() const { return data_; }
-  COALESCE_HOST_DEVICE E* begin() const { return data_; }
-  COALESCE_HOST_DEVICE E* end() const { return data_ + size_; }
-  COALESCE_HOST_DEVICE std::size_t size() const { return size_; }
+  COALESCE_HOST_DEVICE E* data() const { return data_; }           // element 0's address: the raw array
+  COALESCE_HOST_DEVICE E* first() const { return data_; }          // the same (every column kind has first())
+  COALESCE_HOST_DEVICE E* begin() const { return data_; }          // element 0
+  COALESCE_HOST_DEVICE E* end() const { return data_ + size_; }    // past the last element
+  COALESCE_HOST_DEVICE std::size_t size() const { return size_; }  // elements (the view's size)
 
  private:
   E* data_;
   std::size_t size_;
 };
 
+// A leaf whose elements lie a constant `Stride` bytes apart (aos: the record's size).
 template <class E, std::size_t Stride> class strided_column {
  public:
-  using value_type = std::remove_const_t<E>;
-  static constexpr std::size_t stride_bytes = Stride;
+  using value_type = std::remove_const_t<E>;           // the leaf's type, without const
+  static constexpr std::size_t stride_bytes = Stride;  // bytes from one element to the next
+  // n elements, element 0 at `first` (host or device memory).
   COALESCE_HOST_DEVICE strided_column(E* first, std::size_t n) : first_(first), size_(n) {}
+  // Element i. Checked only where COALESCE_CHECK_BOUNDS is on: coalesce::error on the host, a
+  // trap in a kernel.
   COALESCE_HOST_DEVICE COALESCE_INLINE E& operator[](std::size_t i) const {
     detail::check_index(i, size_);
     using byte = std::conditional_t<std::is_const_v<E>, std::byte const, std::byte>;
     return *reinterpret_cast<E*>(reinterpret_cast<byte*>(first_) + i * Stride);
   }
-  COALESCE_HOST_DEVICE std::size_t size() const { return size_; }
+  COALESCE_HOST_DEVICE std::size_t size() const { return size_; }  // elements (the view's size)
   // Element 0's address (null for an empty column over no memory).
   COALESCE_HOST_DEVICE E* first() const { return first_; }
 
@@ -56,16 +65,21 @@ template <class E, std::size_t Stride> class strided_column {
   std::size_t size_;
 };
 
+// A leaf stored in blocks (aosoa<W>): W elements back to back in each block, blocks BlockBytes
+// bytes apart; element i is at (i / W) * BlockBytes + (i % W) * sizeof(E) from element 0.
 template <class E, std::size_t W, std::size_t BlockBytes> class blocked_column {
  public:
-  using value_type = std::remove_const_t<E>;
+  using value_type = std::remove_const_t<E>;  // the leaf's type, without const
+  // n elements, element 0 at `first` (host or device memory).
   COALESCE_HOST_DEVICE blocked_column(E* first, std::size_t n) : first_(first), size_(n) {}
+  // Element i. Checked only where COALESCE_CHECK_BOUNDS is on: coalesce::error on the host, a
+  // trap in a kernel.
   COALESCE_HOST_DEVICE COALESCE_INLINE E& operator[](std::size_t i) const {
     detail::check_index(i, size_);
     using byte = std::conditional_t<std::is_const_v<E>, std::byte const, std::byte>;
     return reinterpret_cast<E*>(reinterpret_cast<byte*>(first_) + (i / W) * BlockBytes)[i % W];
   }
-  COALESCE_HOST_DEVICE std::size_t size() const { return size_; }
+  COALESCE_HOST_DEVICE std::size_t size() const { return size_; }  // elements (the view's size)
   // Element 0's address (null for an empty column over no memory).
   COALESCE_HOST_DEVICE E* first() const { return first_; }
 
@@ -78,18 +92,22 @@ template <class E, std::size_t W, std::size_t BlockBytes> class blocked_column {
 // that element type are placed differently (a split layout), so that one type serves them all.
 template <class E> class general_column {
  public:
-  using value_type = std::remove_const_t<E>;
+  using value_type = std::remove_const_t<E>;  // the leaf's type, without const
+  // n elements, element 0 at `first`, the others where `place` puts them (its offset is ignored:
+  // `first` already includes it).
   COALESCE_HOST_DEVICE general_column(E* first, column_place place, std::size_t n)
       : first_(first), place_(place), size_(n) {
     place_.offset = 0;
   }
+  // Element i (stride and blocks read at run time). Checked only where
+  // COALESCE_CHECK_BOUNDS is on: coalesce::error on the host, a trap in a kernel.
   COALESCE_HOST_DEVICE COALESCE_INLINE E& operator[](std::size_t i) const {
     detail::check_index(i, size_);
     using byte = std::conditional_t<std::is_const_v<E>, std::byte const, std::byte>;
     return *reinterpret_cast<E*>(reinterpret_cast<byte*>(first_) + place_.at(i));
   }
-  COALESCE_HOST_DEVICE std::size_t size() const { return size_; }
-  COALESCE_HOST_DEVICE E* first() const { return first_; }
+  COALESCE_HOST_DEVICE std::size_t size() const { return size_; }  // elements (the view's size)
+  COALESCE_HOST_DEVICE E* first() const { return first_; }         // element 0's address (null over no memory)
 
  private:
   E* first_;

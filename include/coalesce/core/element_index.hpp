@@ -25,6 +25,8 @@
 
 namespace coalesce {
 
+// An element's index as a loop over blocks hands it to a kernel: the block's first element and
+// the lane inside the block. It converts to the plain index first + lane.
 struct element_index {
   std::size_t first = 0;  // the block's first element (a multiple of width)
   std::size_t lane = 0;   // the element's place in its block
@@ -33,6 +35,8 @@ struct element_index {
   element_index() = default;
   // A plain index (what a GPU thread or a loop over n hands a kernel that takes element_index).
   COALESCE_HOST_DEVICE COALESCE_INLINE constexpr element_index(std::size_t i) : first(i) {}
+  // Lane `lane_in_block` of the block that starts at `block_first`, in a loop over blocks of
+  // `block_width` elements.
   COALESCE_HOST_DEVICE COALESCE_INLINE constexpr element_index(std::size_t block_first, std::size_t lane_in_block,
                                                                std::size_t block_width)
       : first(block_first), lane(lane_in_block), width(block_width) {}

@@ -59,12 +59,13 @@ inline constexpr std::size_t column_alignment = 256;
 // use block_shift = log2(block) (a shift and a mask); other block sizes block_shift 64 and
 // `block` (a division).
 struct column_ref {
-  std::byte* base = nullptr;
-  std::size_t stride = 0;
-  std::size_t block_stride = 0;
-  unsigned block_shift = 63;
-  std::size_t block = 0;
+  std::byte* base = nullptr;     // element 0's address (its blob plus the column's offset); null over no memory
+  std::size_t stride = 0;        // bytes from one element to the next (inside a block)
+  std::size_t block_stride = 0;  // bytes from one block to the next (blocked columns)
+  unsigned block_shift = 63;     // 63: unblocked; below 63: log2(block); 64: divide by `block`
+  std::size_t block = 0;         // elements per block (blocked columns; 0: unblocked)
 
+  // Element i's address (host or device code).
   COALESCE_HOST_DEVICE std::byte* address(std::size_t i) const {
     if (block_shift == 63) return base + i * stride;
     if (block_shift < 63) {
@@ -73,6 +74,7 @@ struct column_ref {
     }
     return base + (i / block) * block_stride + (i % block) * stride;
   }
+  // True when the elements are back to back (`width` bytes apart, no blocks): one plain range of bytes.
   COALESCE_HOST_DEVICE bool contiguous(std::size_t width) const { return block_shift == 63 && stride == width; }
   // Elements per block (0: unblocked).
   COALESCE_HOST_DEVICE std::size_t block_elements() const {
@@ -82,22 +84,24 @@ struct column_ref {
 
 // Where sub-column j of a leaf lies inside its blob (column_ref without the pointer).
 struct column_place {
-  std::size_t offset = 0;
-  std::size_t stride = 0;
-  std::size_t block = 0;  // elements per block; 0: unblocked
-  std::size_t block_stride = 0;
+  std::size_t offset = 0;        // bytes from the blob's start to element 0
+  std::size_t stride = 0;        // bytes from one element to the next (inside a block)
+  std::size_t block = 0;         // elements per block; 0: unblocked
+  std::size_t block_stride = 0;  // bytes from one block to the next (blocked only)
 
+  // Element i's byte offset in the blob (host or device code, constant-folded for a constant i).
   COALESCE_HOST_DEVICE COALESCE_INLINE constexpr std::size_t at(std::size_t i) const {
     return block == 0 ? offset + i * stride : offset + (i / block) * block_stride + (i % block) * stride;
   }
+  // Field by field (how a view tells a mapping that stores plain records, at compile time).
   friend constexpr bool operator==(column_place const&, column_place const&) = default;
 };
 
 // What a mapping promises about a run of leaves stored together as in the record: the slot's
 // alignment (0: not stored together) and its bytes (>= the struct's size; the rest is padding).
 struct node_slot {
-  std::size_t alignment = 0;
-  std::size_t bytes = 0;
+  std::size_t alignment = 0;  // the slot's alignment; 0: the leaves are not stored together
+  std::size_t bytes = 0;      // the slot's size (>= the struct's; the rest is padding)
 };
 
 namespace detail {
@@ -216,17 +220,23 @@ constexpr std::size_t alignment_of_offset(std::size_t x, std::size_t cap = colum
 // --------------------------------------------------------------------------------------- aos
 // Records one after another; the record is the shape's (sizeof(T) for a whole struct).
 struct aos {
+  // "aos": the layout's name in the analysis and advisor tables (a spelling that compiles).
   static std::string name() { return "aos"; }
+  // aos's placement of a shape's leaves (the mapping concept above): one blob of records.
   template <class Shape> struct mapping {
-    static constexpr std::size_t blob_count = 1;
+    static constexpr std::size_t blob_count = 1;  // the records
+    // Every leaf lies in blob 0.
     COALESCE_HOST_DEVICE COALESCE_INLINE static constexpr std::size_t blob_of(std::size_t) { return 0; }
-    static constexpr std::size_t stride = Shape::record_bytes;
+    static constexpr std::size_t stride = Shape::record_bytes;  // bytes per record (sizeof(T) for a whole struct)
 
     constexpr mapping() = default;
+    // Room for `capacity` records.
     COALESCE_HOST_DEVICE constexpr explicit mapping(std::size_t capacity) : capacity_(capacity) {}
-    COALESCE_HOST_DEVICE std::size_t capacity() const { return capacity_; }
-    std::size_t blob_bytes(std::size_t) const { return capacity_ * stride; }
+    COALESCE_HOST_DEVICE std::size_t capacity() const { return capacity_; }   // elements the blob is sized for
+    std::size_t blob_bytes(std::size_t) const { return capacity_ * stride; }  // capacity() records
+    // The most records whose bytes fit in a std::ptrdiff_t (what vector::max_size() reports).
     static constexpr std::size_t max_capacity() { return static_cast<std::size_t>(PTRDIFF_MAX) / stride; }
+    // Sub-column `sub` of a leaf: at the leaf's offset in the record, records `stride` bytes apart.
     COALESCE_HOST_DEVICE COALESCE_INLINE static constexpr column_place place(std::size_t leaf, std::size_t sub) {
       detail::shape_leaf const l = Shape::leaf(leaf);
       return {l.offset + sub * l.size, stride, 0, 0};
@@ -247,17 +257,25 @@ struct aos {
 // each padded to `sub_column_alignment` bytes (256 in coalesce's own allocations; 1 over a
 // user's columns, which are n elements back to back).
 struct soa {
+  // "soa": the layout's name in the analysis and advisor tables (a spelling that compiles).
   static std::string name() { return "soa"; }
+  // soa's placement of a shape's leaves (the mapping concept above): one blob per leaf.
   template <class Shape> struct mapping {
-    static constexpr std::size_t blob_count = Shape::count;
+    static constexpr std::size_t blob_count = Shape::count;  // one per leaf
+    // Leaf l lies in blob l.
     COALESCE_HOST_DEVICE COALESCE_INLINE static constexpr std::size_t blob_of(std::size_t leaf) { return leaf; }
 
     constexpr mapping() = default;
+    // Columns of `capacity` elements; a std::array leaf's sub-columns each padded to
+    // `sub_column_alignment` bytes (1: back to back, as a view over a user's columns has them).
     COALESCE_HOST_DEVICE constexpr explicit mapping(std::size_t capacity,
                                                     std::size_t sub_column_alignment = column_alignment)
         : capacity_(capacity), sub_alignment_(sub_column_alignment) {}
-    COALESCE_HOST_DEVICE std::size_t capacity() const { return capacity_; }
+    COALESCE_HOST_DEVICE std::size_t capacity() const { return capacity_; }  // elements each column is sized for
+    // The leaf's extent sub-columns, each padded to the sub-column alignment.
     std::size_t blob_bytes(std::size_t leaf) const { return Shape::leaves[leaf].extent * pitch(leaf); }
+    // The most elements whose columns (with every column's alignment padding) fit in a
+    // std::ptrdiff_t (what vector::max_size() reports).
     static constexpr std::size_t max_capacity() {
       std::size_t per_element = 0;
       for (auto const& leaf : Shape::leaves) per_element += leaf.extent * leaf.size;
@@ -265,6 +283,7 @@ struct soa {
       auto const limit = static_cast<std::size_t>(PTRDIFF_MAX);
       return per_element == 0 || padding >= limit ? 0 : (limit - padding) / per_element;
     }
+    // Sub-column `sub` of a leaf: `sub` padded sub-columns into the leaf's blob, elements back to back.
     COALESCE_HOST_DEVICE COALESCE_INLINE constexpr column_place place(std::size_t leaf, std::size_t sub) const {
       detail::shape_leaf const l = Shape::leaf(leaf);
       return {l.extent == 1 ? 0 : sub * pitch(leaf), l.size, 0, 0};
@@ -273,6 +292,7 @@ struct soa {
       std::size_t const size = Shape::leaves[first].size;
       return leaves == 1 ? node_slot{detail::alignment_of_offset(size), size} : node_slot{};
     }
+    // Equal capacity and sub-column alignment: the same placement.
     friend bool operator==(mapping const&, mapping const&) = default;
 
    private:
@@ -289,12 +309,16 @@ struct soa {
 // (aligned for its type), and a block is padded to the record's alignment. Any W >= 1.
 template <std::size_t W> struct aosoa {
   static_assert(W > 0, "coalesce: aosoa<W> needs W >= 1 records per block (8, 16, 32 ... or any other count)");
-  static constexpr std::size_t width = W;
+  static constexpr std::size_t width = W;  // records per block
+  // "aosoa<W>" with W written out: the layout's name in the analysis and advisor tables.
   static std::string name() { return "aosoa<" + std::to_string(W) + ">"; }
 
+  // aosoa<W>'s placement of a shape's leaves (the mapping concept above): one blob of blocks.
   template <class Shape> struct mapping {
-    static constexpr std::size_t blob_count = 1;
+    static constexpr std::size_t blob_count = 1;  // the blocks
+    // Every leaf lies in blob 0.
     COALESCE_HOST_DEVICE COALESCE_INLINE static constexpr std::size_t blob_of(std::size_t) { return 0; }
+    // Where leaf l's short column starts inside a block (its W * extent elements; aligned for its type).
     static constexpr std::array<std::size_t, Shape::count> block_offsets = [] {
       std::array<std::size_t, Shape::count> out{};
       std::size_t end = 0;
@@ -305,6 +329,7 @@ template <std::size_t W> struct aosoa {
       }
       return out;
     }();
+    // Bytes per block: every leaf's short column, padded to the record's alignment.
     static constexpr std::size_t block_bytes = [] {
       std::size_t end = 0;
       for (std::size_t l = 0; l < Shape::count; ++l) {
@@ -314,12 +339,17 @@ template <std::size_t W> struct aosoa {
     }();
 
     constexpr mapping() = default;
+    // Room for `capacity` elements (a partly filled last block included).
     COALESCE_HOST_DEVICE constexpr explicit mapping(std::size_t capacity) : capacity_(capacity) {}
-    COALESCE_HOST_DEVICE std::size_t capacity() const { return capacity_; }
+    COALESCE_HOST_DEVICE std::size_t capacity() const { return capacity_; }  // elements the blob is sized for
+    // Whole blocks: capacity() rounded up to a multiple of W.
     std::size_t blob_bytes(std::size_t) const { return (capacity_ + W - 1) / W * block_bytes; }
+    // The most elements whose blocks fit in a std::ptrdiff_t (what vector::max_size() reports).
     static constexpr std::size_t max_capacity() {
       return (static_cast<std::size_t>(PTRDIFF_MAX) / block_bytes - 1) * W;
     }
+    // Sub-column `sub` of a leaf: W elements at block_offsets[leaf] + sub * W * size in each block,
+    // blocks `block_bytes` apart.
     COALESCE_HOST_DEVICE COALESCE_INLINE static constexpr column_place place(std::size_t leaf, std::size_t sub) {
       std::size_t const size = Shape::leaf(leaf).size;
       return {detail::element_of<block_offsets>(leaf) + sub * W * size, size, W, block_bytes};

@@ -89,22 +89,24 @@ template <class M> constexpr std::size_t max_capacity_of() {
 // The frame (the box of box_fixed leaves) is the base class: no bytes for other layouts.
 template <class T, class Layout> struct layout_storage
     : detail::frame_base<detail::boxed_shape<detail::shape_for_t<T, Layout>>()> {
-  using shape = detail::shape_for_t<T, Layout>;
+  using shape = detail::shape_for_t<T, Layout>;  // T's leaves as Layout stores them (stored sizes under stored_as)
   static_assert(detail::check_mapping<Layout, shape>());
-  using mapping_type = typename Layout::template mapping<shape>;
-  static constexpr std::size_t leaves = shape::count;
-  static constexpr std::size_t blob_count = mapping_type::blob_count;
+  using mapping_type = typename Layout::template mapping<shape>;       // Layout's placement of those leaves
+  static constexpr std::size_t leaves = shape::count;                  // T's leaves
+  static constexpr std::size_t blob_count = mapping_type::blob_count;  // memory ranges, one pointer each
 
   // True when some leaf is stored in another format than its type (core/stored_as.hpp).
   static constexpr bool converts = shape::converts;
-  // Leaf l's stored format, and its bytes per element (what copies move).
+  // Leaf l's stored format (a box_fixed leaf's without its box: format_at(l) has that).
   COALESCE_HOST_DEVICE COALESCE_INLINE static constexpr stored_format format(std::size_t l) {
     return detail::element_of<shape::formats>(l);
   }
+  // Leaf l's stored bytes per element (what copies move).
   static constexpr std::size_t leaf_bytes(std::size_t l) { return shape::leaves[l].size; }
   // True when some leaf is stored relative to a box (box_fixed): its format depends on the
   // storage's frame, so movers and proxies ask format_at(l) of the storage, not format(l).
   static constexpr bool boxed = detail::boxed_shape<shape>();
+  // The frame a boxed storage holds (box_frame), else no_box_frame (no bytes).
   using frame_type = std::conditional_t<boxed, detail::box_frame, detail::no_box_frame>;
   // The leaf whose slot holds leaf l's bytes: l itself, but a bit-packed leaf (bits<N>) lies in the
   // 32-bit word of its carrier, the first leaf of that word (core/stored_as.hpp). Every address of
@@ -123,8 +125,8 @@ template <class T, class Layout> struct layout_storage
     return !converts || detail::root_shape<T>::formats[l] == shape::formats[l];
   }
 
-  mapping_type map{};
-  std::array<std::byte*, blob_count> blobs{};
+  mapping_type map{};                          // the placement, for this storage's capacity
+  std::array<std::byte*, blob_count> blobs{};  // each blob's first byte (host or device memory; null: none)
 
   // Leaf l's format with this storage's box (format(l) for every leaf but a box_fixed one).
   COALESCE_HOST_DEVICE COALESCE_INLINE constexpr stored_format format_at(std::size_t l) const {
@@ -141,6 +143,7 @@ template <class T, class Layout> struct layout_storage
   // Bytes of one allocation that holds every blob for `capacity` elements, each blob starting
   // on a column_alignment boundary.
   static std::size_t bytes(std::size_t capacity) { return bytes(mapping_type(capacity)); }
+  // The same for a mapping made by the caller (a soa mapping with its own sub-column alignment).
   static std::size_t bytes(mapping_type const& m) {
     std::size_t total = 0;
     for (std::size_t b = 0; b < blob_count; ++b) total += detail::round_up(m.blob_bytes(b), column_alignment);
@@ -148,6 +151,7 @@ template <class T, class Layout> struct layout_storage
   }
   // The blobs carved from one allocation of bytes(capacity) bytes (all null when base is null).
   static layout_storage over(std::byte* base, std::size_t capacity) { return over(base, mapping_type(capacity)); }
+  // The same for a mapping made by the caller; `base` must hold bytes(m) bytes.
   static layout_storage over(std::byte* base, mapping_type const& m) {
     layout_storage s;
     s.map = m;
@@ -158,8 +162,11 @@ template <class T, class Layout> struct layout_storage
     }
     return s;
   }
+  // Blob 0's address: the start of the allocation that over() carved every blob from.
   COALESCE_HOST_DEVICE std::byte* base() const { return blobs[0]; }
 
+  // Where sub-column j of leaf `Leaf` lies for element i, as a U*: host or device code, and with
+  // the leaf a constant, the placement folds to constants.
   template <std::size_t Leaf, class U>
   COALESCE_HOST_DEVICE COALESCE_INLINE U* leaf_address(std::size_t i, std::size_t j) const {
     constexpr std::size_t slot = slot_leaf(Leaf);
@@ -263,8 +270,7 @@ template <class T, class Layout> struct layout_storage
     return block != 0 || span != covered;
   }
 
-  // Leaves [First, First + Count) stored together as in T (a nested struct kept whole): the
-  // slot's alignment and bytes, or alignment 0.
+  // The first leaf that lives in blob `blob`, or `leaves` where none does.
   static constexpr std::size_t first_leaf_of_blob(std::size_t blob) {
     for (std::size_t l = 0; l < leaves; ++l) {
       if (mapping_type::blob_of(l) == blob) return l;
@@ -272,6 +278,8 @@ template <class T, class Layout> struct layout_storage
     return leaves;
   }
 
+  // Leaves [First, First + Count) stored together as in T (a nested struct kept whole): the
+  // slot's alignment and bytes, or alignment 0 (a mapping without `packed` never stores them so).
   template <std::size_t First, std::size_t Count> static constexpr node_slot node() {
     if constexpr (requires { mapping_type::packed(First, Count); }) {
       return mapping_type::packed(First, Count);

@@ -32,11 +32,16 @@ namespace coalesce {
 
 // The elements of `Member` are `Bytes` apart in its array.
 template <auto Member, std::size_t Bytes> struct member_stride {
-  static constexpr auto member = Member;
-  static constexpr std::size_t bytes = Bytes;
+  static constexpr auto member = Member;       // the member pointer (&Atom::x)
+  static constexpr std::size_t bytes = Bytes;  // bytes from one element to the next in its array
 };
 
+// One array (blob) per direct member of the element type, in member order, each member stored
+// whole; a member named by a member_stride has its elements that many bytes apart, any other
+// member sizeof(member). Strides: member_stride<&T::m, bytes>... (see the top of this file).
 template <class... Strides> struct member_arrays {
+  // "member_arrays<stride 32, ...>" (the listed strides): the layout's name in the analysis and
+  // advisor tables.
   static std::string name() {
     std::string out = "member_arrays<";
     bool first = true;
@@ -44,14 +49,16 @@ template <class... Strides> struct member_arrays {
     return out + ">";
   }
 
+  // member_arrays' placement of T's leaves (the mapping concept, core/layout.hpp): whole
+  // elements only, never one side of a split (a compile error).
   template <class Shape> struct mapping {
-    using T = typename Shape::root;
+    using T = typename Shape::root;  // the element type
     static_assert(std::is_same_v<Shape, detail::root_shape<T>>,
                   "coalesce: member_arrays maps whole elements; it cannot be one side of a split");
-    using members = reflect::members<T>;
-    static constexpr std::size_t blob_count = members::count;
+    using members = reflect::members<T>;                       // T's direct members
+    static constexpr std::size_t blob_count = members::count;  // one array per direct member
 
-    // Each leaf's member (its blob) and its byte offset inside that member.
+    // Each leaf's member: the blob it lives in.
     static constexpr std::array<std::size_t, Shape::count> member_of = [] {
       std::array<std::size_t, Shape::count> out{};
       [&]<std::size_t... K>(std::index_sequence<K...>) {
@@ -66,6 +73,7 @@ template <class... Strides> struct member_arrays {
       (std::make_index_sequence<members::count>{});
       return out;
     }();
+    // Each leaf's byte offset inside its member.
     static constexpr std::array<std::size_t, Shape::count> offset_in_member = [] {
       std::array<std::size_t, Shape::count> out{};
       for (std::size_t l = 0; l < Shape::count; ++l) out[l] = Shape::leaves[l].offset - members::offsets[member_of[l]];
@@ -75,12 +83,14 @@ template <class... Strides> struct member_arrays {
         ((std::is_same_v<typename detail::member_pointer_class<std::remove_cv_t<decltype(Strides::member)>>::type,
                          T>)&&...),
         "coalesce: member_stride<&S::m, bytes> names a member of another struct than the element type");
+    // Each member's size in bytes (its stride where no member_stride names it).
     static constexpr std::array<std::size_t, blob_count> sizes = [] {
       std::array<std::size_t, blob_count> out{};
       [&]<std::size_t... K>(std::index_sequence<K...>) { ((out[K] = sizeof(typename members::template type<K>)), ...); }
       (std::make_index_sequence<members::count>{});
       return out;
     }();
+    // Each member's alignment (its stride must be a multiple of it).
     static constexpr std::array<std::size_t, blob_count> alignments = [] {
       std::array<std::size_t, blob_count> out{};
       [&]<std::size_t... K>(std::index_sequence<K...>) {
@@ -89,6 +99,7 @@ template <class... Strides> struct member_arrays {
       (std::make_index_sequence<members::count>{});
       return out;
     }();
+    // Bytes from one element to the next in each member's array.
     static constexpr std::array<std::size_t, blob_count> strides = [] {
       std::array<std::size_t, blob_count> out = sizes;
       ((out[detail::member_index<T, Strides::member>()] = Strides::bytes), ...);
@@ -103,18 +114,22 @@ template <class... Strides> struct member_arrays {
         }(),
         "coalesce: a member_stride must be at least the member's size and a multiple of its alignment");
 
+    // The leaf's member: its array.
     COALESCE_HOST_DEVICE COALESCE_INLINE static constexpr std::size_t blob_of(std::size_t leaf) {
       return detail::element_of<member_of>(leaf);
     }
     constexpr mapping() = default;
+    // Room for `capacity` elements in every array.
     COALESCE_HOST_DEVICE constexpr explicit mapping(std::size_t capacity) : capacity_(capacity) {}
-    COALESCE_HOST_DEVICE std::size_t capacity() const { return capacity_; }
-    std::size_t blob_bytes(std::size_t blob) const { return capacity_ * strides[blob]; }
+    COALESCE_HOST_DEVICE std::size_t capacity() const { return capacity_; }  // elements each array is sized for
+    std::size_t blob_bytes(std::size_t blob) const { return capacity_ * strides[blob]; }  // capacity() strides
+    // The most elements whose widest array fits in a std::ptrdiff_t (what vector::max_size() reports).
     static constexpr std::size_t max_capacity() {
       std::size_t widest = 1;
       for (std::size_t s : strides) widest = s > widest ? s : widest;
       return static_cast<std::size_t>(PTRDIFF_MAX) / widest;
     }
+    // Sub-column `sub` of a leaf: at its offset inside the member, elements the member's stride apart.
     COALESCE_HOST_DEVICE COALESCE_INLINE static constexpr column_place place(std::size_t leaf, std::size_t sub) {
       detail::shape_leaf const l = Shape::leaf(leaf);
       return {detail::element_of<offset_in_member>(leaf) + sub * l.size, detail::element_of<strides>(blob_of(leaf)), 0,
@@ -127,6 +142,7 @@ template <class... Strides> struct member_arrays {
       std::size_t const at = offset_in_member[first];
       return {std::min(detail::alignment_of_offset(stride), detail::alignment_of_offset(at)), stride - at};
     }
+    // Equal capacity: the same placement.
     friend bool operator==(mapping const&, mapping const&) = default;
 
    private:

@@ -92,11 +92,14 @@ COALESCE_HOST_DEVICE COALESCE_INLINE U box_struct_difference(reference<R1, L1, U
 }
 }  // namespace detail
 
-// One coordinate.
+// One coordinate: a - b, the minimum image. Both stored as box_fixed<wrap> in the same box; anything
+// else throws coalesce::error on the host (a kernel traps).
 template <class C, bool A, bool B>
 COALESCE_HOST_DEVICE COALESCE_INLINE C periodic_difference(stored_ref<C, A> const& a, stored_ref<C, B> const& b) {
   return detail::box_leaf_difference<true>(a, b);
 }
+// One coordinate: a - b as stored (never wrapped). Both stored as box_fixed (any policy) in the same
+// box; anything else throws coalesce::error on the host (a kernel traps).
 template <class C, bool A, bool B>
 COALESCE_HOST_DEVICE COALESCE_INLINE C box_difference(stored_ref<C, A> const& a, stored_ref<C, B> const& b) {
   return detail::box_leaf_difference<false>(a, b);
@@ -108,6 +111,7 @@ COALESCE_HOST_DEVICE COALESCE_INLINE U periodic_difference(reference<R1, L1, U, 
                                                            reference<R2, L2, U, N2, C2, S2> const& b) {
   return detail::box_struct_difference<true>(a, b);
 }
+// The same as stored: a position struct, member by member.
 template <class R1, class L1, class U, class N1, bool C1, class S1, class R2, class L2, class N2, bool C2, class S2>
 COALESCE_HOST_DEVICE COALESCE_INLINE U box_difference(reference<R1, L1, U, N1, C1, S1> const& a,
                                                       reference<R2, L2, U, N2, C2, S2> const& b) {

@@ -37,14 +37,15 @@ namespace coalesce {
 // Where a nested struct sits inside the root: its first leaf and its byte offset. Known at
 // compile time on every path but one (a member pointer to a struct member, resolved at run time).
 template <std::size_t First, std::size_t Offset> struct static_node {
-  COALESCE_HOST_DEVICE static constexpr std::size_t first() { return First; }
-  COALESCE_HOST_DEVICE static constexpr std::size_t offset() { return Offset; }
+  COALESCE_HOST_DEVICE static constexpr std::size_t first() { return First; }    // its first leaf among the root's
+  COALESCE_HOST_DEVICE static constexpr std::size_t offset() { return Offset; }  // its byte offset in the root
 };
+// The same as values: a nested struct found at run time (by member pointer).
 struct dynamic_node {
-  std::size_t first_leaf;
-  std::size_t byte_offset;
-  COALESCE_HOST_DEVICE constexpr std::size_t first() const { return first_leaf; }
-  COALESCE_HOST_DEVICE constexpr std::size_t offset() const { return byte_offset; }
+  std::size_t first_leaf;   // its first leaf among the root's leaves
+  std::size_t byte_offset;  // its byte offset in the root record
+  COALESCE_HOST_DEVICE constexpr std::size_t first() const { return first_leaf; }    // as static_node::first()
+  COALESCE_HOST_DEVICE constexpr std::size_t offset() const { return byte_offset; }  // as static_node::offset()
 };
 
 namespace detail {
@@ -213,26 +214,32 @@ template <class Derived, class C, bool Const> class leaf_operators {
 // Sub-columns of a std::array<E, N> leaf for one element: a[j] is a reference into sub-column j.
 template <class E, std::size_t N> class array_ref {
  public:
-  using value_type = std::remove_const_t<E>;
+  using value_type = std::remove_const_t<E>;  // an element's type, without const
+  // Element 0 at `first`; element j lies j * step_bytes further (in sub-column j).
   COALESCE_HOST_DEVICE array_ref(E* first, std::size_t step_bytes) : first_(first), step_(step_bytes) {}
+  // A copy names the same array; assignment writes values instead (a proxy never rebinds).
   array_ref(array_ref const&) = default;
 
+  // Element j: a plain reference into sub-column j (j is not checked against N).
   COALESCE_HOST_DEVICE COALESCE_INLINE E& operator[](std::size_t j) const {
     using byte = detail::maybe_const<std::is_const_v<E>, std::byte>;
     return *reinterpret_cast<E*>(reinterpret_cast<byte*>(first_) + j * step_);
   }
-  COALESCE_HOST_DEVICE static constexpr std::size_t size() { return N; }
+  COALESCE_HOST_DEVICE static constexpr std::size_t size() { return N; }  // N, the array's extent
 
+  // Loads the whole array (one read per sub-column).
   COALESCE_HOST_DEVICE operator std::array<value_type, N>() const {
     std::array<value_type, N> out;
     for (std::size_t j = 0; j < N; ++j) out[j] = (*this)[j];
     return out;
   }
+  // Stores the whole array, element j into sub-column j (not through a read-only proxy).
   COALESCE_HOST_DEVICE array_ref const& operator=(std::array<value_type, N> const& in) const
       requires(!std::is_const_v<E>) {
     for (std::size_t j = 0; j < N; ++j) (*this)[j] = in[j];
     return *this;
   }
+  // Copies the values of the array `other` names (of another element, or another view).
   COALESCE_HOST_DEVICE array_ref const& operator=(array_ref const& other) const requires(!std::is_const_v<E>) {
     return *this = static_cast<std::array<value_type, N>>(other);
   }
@@ -241,6 +248,7 @@ template <class E, std::size_t N> class array_ref {
   friend COALESCE_HOST_DEVICE void swap(array_ref const& a, array_ref const& b) requires(!std::is_const_v<E>) {
     swap_values(a, b);
   }
+  // The same for named proxies (structured bindings, `auto t = v[i][&P::tag]`).
   friend COALESCE_HOST_DEVICE void swap(array_ref& a, array_ref& b) requires(!std::is_const_v<E>) { swap_values(a, b); }
 
  private:
@@ -263,22 +271,28 @@ template <class C, bool Const> class stored_ref;
 // element.
 template <class C, std::size_t N, bool Const> class stored_array_ref {
  public:
-  using value_type = C;
-  using byte = detail::maybe_const<Const, std::byte>;
+  using value_type = C;                                // the member's element type (reads convert to it)
+  using byte = detail::maybe_const<Const, std::byte>;  // the stored bytes (const for a read-only proxy)
+  // Element 0's stored bytes at `first`, element j's j * step_bytes further, each stored as f.
   COALESCE_HOST_DEVICE stored_array_ref(byte* first, std::size_t step_bytes, stored_format f)
       : first_(first), step_(step_bytes), format_(f) {}
+  // A copy names the same array; assignment writes values instead (a proxy never rebinds).
   stored_array_ref(stored_array_ref const&) = default;
 
+  // Element j: a converting reference into sub-column j (j is not checked against N).
   COALESCE_HOST_DEVICE COALESCE_INLINE stored_ref<C, Const> operator[](std::size_t j) const {
     return stored_ref<C, Const>(first_ + j * step_, format_);
   }
-  COALESCE_HOST_DEVICE static constexpr std::size_t size() { return N; }
+  COALESCE_HOST_DEVICE static constexpr std::size_t size() { return N; }  // N, the array's extent
 
+  // Loads the whole array, each element converted to C.
   COALESCE_HOST_DEVICE operator std::array<C, N>() const {
     std::array<C, N> out;
     for (std::size_t j = 0; j < N; ++j) out[j] = static_cast<C>((*this)[j]);
     return out;
   }
+  // Stores the whole array, each element converted. A value the format cannot hold (and that it does
+  // not saturate) throws coalesce::error on the host before any element is written; a kernel traps.
   COALESCE_HOST_DEVICE stored_array_ref const& operator=(std::array<C, N> const& in) const requires(!Const) {
 #if !COALESCE_IN_DEVICE_CODE
     // The host throws at a refused element and the caller may go on: every element is checked
@@ -290,6 +304,7 @@ template <class C, std::size_t N, bool Const> class stored_array_ref {
     for (std::size_t j = 0; j < N; ++j) (*this)[j] = in[j];
     return *this;
   }
+  // Copies the values of the array `other` names (converted through C).
   COALESCE_HOST_DEVICE stored_array_ref const& operator=(stored_array_ref const& other) const requires(!Const) {
     return *this = static_cast<std::array<C, N>>(other);
   }
@@ -298,6 +313,7 @@ template <class C, std::size_t N, bool Const> class stored_array_ref {
   friend COALESCE_HOST_DEVICE void swap(stored_array_ref const& a, stored_array_ref const& b) requires(!Const) {
     swap_values(a, b);
   }
+  // The same for named proxies (structured bindings, `auto t = v[i][&P::tag]`).
   friend COALESCE_HOST_DEVICE void swap(stored_array_ref& a, stored_array_ref& b) requires(!Const) {
     swap_values(a, b);
   }
@@ -324,12 +340,18 @@ template <class C, std::size_t N, bool Const> class stored_array_ref {
 // back (detail::leaf_operators).
 template <class C, bool Const> class stored_ref : public detail::leaf_operators<stored_ref<C, Const>, C, Const> {
  public:
-  using value_type = C;
-  using byte = detail::maybe_const<Const, std::byte>;
+  using value_type = C;                                // the member's type: reads convert to it, writes from it
+  using byte = detail::maybe_const<Const, std::byte>;  // the stored bytes (const for a read-only proxy)
+  // The value stored at p in format f.
   COALESCE_HOST_DEVICE COALESCE_INLINE stored_ref(byte* p, stored_format f) : p_(p), format_(f) {}
+  // A copy names the same stored value; assignment writes instead (a proxy never rebinds).
   stored_ref(stored_ref const&) = default;
 
+  // Reads: the stored value converted to C.
   COALESCE_HOST_DEVICE COALESCE_INLINE operator C() const { return detail::decode<C>(p_, format_); }
+  // Writes: value converted to the format (round to nearest even). A value the format cannot hold
+  // throws coalesce::error on the host and leaves the member as it was (a kernel traps), unless
+  // the format saturates.
   COALESCE_HOST_DEVICE COALESCE_INLINE stored_ref const& operator=(C value) const requires(!Const) {
 #if COALESCE_IN_DEVICE_CODE
     // A kernel stops at a refused value (fail_store traps), so the bytes go straight in.
@@ -365,9 +387,12 @@ template <class C, bool Const> class stored_ref : public detail::leaf_operators<
       return true;
     }
   }
+  // Copies the value `other` names: the stored bytes exactly where both formats (box included) agree
+  // and are not bit-packed, else through C.
   COALESCE_HOST_DEVICE COALESCE_INLINE stored_ref const& operator=(stored_ref const& other) const requires(!Const) {
     return this->operator=<false>(other);
   }
+  // The same from a proxy of either constness: the bytes where the formats agree, else through C.
   template <bool C2>
   COALESCE_HOST_DEVICE COALESCE_INLINE stored_ref const& operator=(stored_ref<C, C2> const& other) const
       requires(!Const) {
@@ -379,13 +404,16 @@ template <class C, bool Const> class stored_ref : public detail::leaf_operators<
     }
     return *this = static_cast<C>(other);
   }
+  // The stored bytes' address (atomic_add and periodic_difference work on the integers there).
   COALESCE_HOST_DEVICE COALESCE_INLINE byte* address() const { return p_; }
+  // The stored format, with its box filled in for a box_fixed leaf.
   COALESCE_HOST_DEVICE COALESCE_INLINE stored_format format() const { return format_; }
 
   // Swaps the values (detail::swap_note says why a proxy has two swaps).
   friend COALESCE_HOST_DEVICE void swap(stored_ref const& a, stored_ref const& b) requires(!Const) {
     swap_values(a, b);
   }
+  // The same for named proxies (structured bindings, `auto m = v[i][&P::mass]`).
   friend COALESCE_HOST_DEVICE void swap(stored_ref& a, stored_ref& b) requires(!Const) { swap_values(a, b); }
 
  private:
@@ -624,13 +652,14 @@ class reference {
   using info = reflect::members<U>;
 
  public:
-  using value_type = U;
+  using value_type = U;  // what the proxy loads and stores: the element type, or a nested struct's type
 
   // The storage is taken by value: g++ then keeps the copy in registers; copied from a
   // reference it kept the proxy in memory and reloaded the column pointers every iteration,
   // which stopped host loops from vectorizing.
   COALESCE_HOST_DEVICE COALESCE_INLINE reference(storage_type storage, std::size_t index, Node node = {})
       : storage_(storage), index_(index), node_(node) {}
+  // A copy names the same element; assignment writes through it instead (a proxy never rebinds).
   reference(reference const&) = default;
 
   // Load: the whole record (or nested struct) into registers; where the mapping stores it whole,
@@ -688,9 +717,11 @@ class reference {
     }
     return *this;
   }
+  // Copies the value `other` names: a load of that element, then a store into this one.
   COALESCE_HOST_DEVICE reference const& operator=(reference const& other) const requires(!Const) {
     return *this = static_cast<U>(other);
   }
+  // The same from a proxy of the same U in another view, layout or constness (a copy between layouts).
   template <class R2, class L2, class N2, bool C2, class S2>
   COALESCE_HOST_DEVICE reference const& operator=(reference<R2, L2, U, N2, C2, S2> const& other) const
       requires(!Const) {
@@ -780,6 +811,7 @@ class reference {
 
   // Swaps the values (detail::swap_note says why a proxy has two swaps).
   friend COALESCE_HOST_DEVICE void swap(reference const& a, reference const& b) requires(!Const) { swap_values(a, b); }
+  // The same for named proxies (structured bindings, `auto pos = v[i][&P::pos]`).
   friend COALESCE_HOST_DEVICE void swap(reference& a, reference& b) requires(!Const) { swap_values(a, b); }
 
  private:
@@ -846,8 +878,10 @@ template <class Root, class Layout, class U, class Node, bool Const, class Stora
 struct std::tuple_size<coalesce::reference<Root, Layout, U, Node, Const, Storage>>
     : std::integral_constant<std::size_t, coalesce::reflect::members<U>::count> {};
 
+// Structured bindings: the type of member K's binding.
 template <std::size_t K, class Root, class Layout, class U, class Node, bool Const, class Storage>
 struct std::tuple_element<K, coalesce::reference<Root, Layout, U, Node, Const, Storage>> {
+  // What get<K>() returns: a reference to a leaf, an array_ref, a stored_ref or a nested proxy.
   using type =
       decltype(std::declval<coalesce::reference<Root, Layout, U, Node, Const, Storage> const&>().template get<K>());
 };

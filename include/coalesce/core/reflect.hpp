@@ -40,20 +40,20 @@ enum class node_kind { aggregate, array, leaf };
 
 // The position of a leaf: member indices from the root, e.g. path<0, 2> is pos.z.
 template <std::size_t... I> struct path {
-  static constexpr std::size_t depth = sizeof...(I);
-  static constexpr std::array<std::size_t, sizeof...(I)> indices{I...};
+  static constexpr std::size_t depth = sizeof...(I);                     // levels from the root to the leaf
+  static constexpr std::array<std::size_t, sizeof...(I)> indices{I...};  // the member index at each level
 };
 
 // One flattened leaf of a root type: its element type, byte offset inside the root, the number
 // of sub-columns (N for std::array<U, N>, else 1), the element stride between sub-columns
 // inside the root, and its path.
 template <class U, std::size_t Offset, std::size_t Extent, class Path> struct leaf_entry {
-  using type = U;
-  using path_type = Path;
-  static constexpr std::size_t offset = Offset;
-  static constexpr std::size_t extent = Extent;
-  static constexpr std::size_t size = sizeof(U);
-  static constexpr std::size_t align = alignof(U);
+  using type = U;                                   // the leaf's element type (U of a std::array<U, N>)
+  using path_type = Path;                           // its reflect::path from the root
+  static constexpr std::size_t offset = Offset;     // byte offset of sub-column 0 inside the root
+  static constexpr std::size_t extent = Extent;     // sub-columns: N for std::array<U, N>, else 1
+  static constexpr std::size_t size = sizeof(U);    // bytes of one element (sub-columns are this far apart in T)
+  static constexpr std::size_t align = alignof(U);  // alignment of the element type
 };
 
 }  // namespace coalesce::reflect
@@ -261,8 +261,8 @@ template <class T> struct members {
                 "coalesce: a struct has more than 64 direct members; group some of them into a nested struct");
   static_assert(detail::check_c_arrays<T>(), "coalesce: the element type has a C-array member");
 
-  using types = detail::member_type_list<T>;
-  static constexpr std::size_t count = types::size;
+  using types = detail::member_type_list<T>;         // the direct members' declared types, in order
+  static constexpr std::size_t count = types::size;  // direct members
 
   static_assert(detail::no_reference_members(types{}),
                 "coalesce: the element type has a reference member; store the value, or an index");
@@ -274,8 +274,10 @@ template <class T> struct members {
                 "member), so member offsets cannot be reflected; use plain members (alignas on the "
                 "whole struct is fine)");
 
+  // Each direct member's byte offset in T.
   static constexpr std::array<std::size_t, count> offsets = detail::natural_offsets(types{});
 
+  // The K-th direct member's type.
   template <std::size_t K> using type = std::tuple_element_t<K, typename detail::list_as_tuple<types>::type>;
 };
 
@@ -323,6 +325,7 @@ namespace coalesce::reflect {
 // Every leaf of T in member order, as type_list<leaf_entry<...>...>.
 template <class T> using leaves_t = typename detail::flatten<T, 0, path<>, node_kind::aggregate>::type;
 
+// Number of leaves of T: nested structs flattened, a std::array member one leaf.
 template <class T> inline constexpr std::size_t leaf_count_v = leaves_t<T>::size;
 
 }  // namespace coalesce::reflect
@@ -361,6 +364,8 @@ template <class T, std::size_t K> constexpr std::size_t first_leaf_of_member() {
   (std::make_index_sequence<K>{});
 }
 
+// How a member of type M is stored: a struct split into its members (aggregate), a std::array of
+// scalars as one leaf with sub-columns (array), anything else as one leaf.
 template <class M> inline constexpr node_kind kind_v = detail::kind_of<M>();
 
 // A run-time description of one leaf, for code that walks columns (copies, analysis).
@@ -371,7 +376,7 @@ struct leaf_info {
   std::size_t extent;                 // sub-columns (N for std::array<U, N>)
   std::size_t first_column;           // index of its first 1-D column among all columns of the root
   std::array<std::uint16_t, 8> path;  // member indices from the root (first `depth` are valid)
-  std::size_t depth;
+  std::size_t depth;                  // levels from the root to the leaf
 };
 
 }  // namespace coalesce::reflect
@@ -401,6 +406,8 @@ template <class... E> constexpr auto make_leaf_table(type_list<E...>) {
 
 namespace coalesce::reflect {
 
+// Every leaf of T as a leaf_info, in member order: a constexpr std::array that run-time code
+// indexes (leaf_table_v<T>[l].extent).
 template <class T> inline constexpr auto leaf_table_v = detail::make_leaf_table(leaves_t<T>{});
 
 // True when T can be stored by coalesce (used in requires-clauses and tests).

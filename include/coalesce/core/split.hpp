@@ -28,8 +28,10 @@ namespace coalesce {
 
 // Padding of a split's packed group: to the vector-load width (default), or none.
 struct padded {};
+// No padding: the group keeps its natural size and alignment.
 struct unpadded {};
 
+// The members of a split's group, by member pointer: fields<&Particle::pos, &Particle::mass>.
 template <auto... Members> struct fields {
   static_assert(sizeof...(Members) > 0,
                 "coalesce: fields<...> needs at least one member pointer, e.g. fields<&Particle::pos>");
@@ -195,47 +197,59 @@ template <class Fields, class In, class Rest, class Padding = padded> struct spl
            detail::layout_name_of<Rest>() + (std::is_same_v<Padding, unpadded> ? ", unpadded" : "") + ">";
   }
 
+  // split's placement of a shape's leaves (the mapping concept, core/layout.hpp): the listed
+  // members' leaves (the group) under In's mapping of a record of their own, the others under
+  // Rest's; In's blobs come first.
   template <class Shape> struct mapping {
-    using in_shape = detail::sub_shape<Shape, Fields, true, Padding>;
-    using rest_shape = detail::sub_shape<Shape, Fields, false, unpadded>;
+    using in_shape = detail::sub_shape<Shape, Fields, true, Padding>;      // the group as a record (padded per Padding)
+    using rest_shape = detail::sub_shape<Shape, Fields, false, unpadded>;  // the other leaves as a record
     static_assert(in_shape::count > 0, "coalesce: split<fields<...>, ...>: the listed members have no leaves here");
-    using in_mapping = detail::side_mapping_t<In, in_shape>;
+    using in_mapping = detail::side_mapping_t<In, in_shape>;        // In's placement of the group
     using rest_mapping = detail::side_mapping_t<Rest, rest_shape>;  // no blobs when every member is listed
 
-    static constexpr std::size_t blob_count = in_mapping::blob_count + rest_mapping::blob_count;
-    // Each leaf's side (true: the group) and its index among that side's leaves.
+    static constexpr std::size_t blob_count = in_mapping::blob_count + rest_mapping::blob_count;  // In's, then Rest's
+    // Which of the root's leaves the listed members cover (by root leaf).
     static constexpr auto const& mask = detail::field_leaves<typename Shape::root, Fields>::mask;
+    // Each leaf's index among its side's leaves.
     static constexpr std::array<std::size_t, Shape::count> local = [] {
       std::array<std::size_t, Shape::count> out{};
       std::size_t in = 0, rest = 0;
       for (std::size_t l = 0; l < Shape::count; ++l) out[l] = mask[Shape::leaves[l].root_leaf] ? in++ : rest++;
       return out;
     }();
+    // Each leaf's side: true in the group (In), false in the rest.
     static constexpr std::array<bool, Shape::count> side = [] {
       std::array<bool, Shape::count> out{};
       for (std::size_t l = 0; l < Shape::count; ++l) out[l] = mask[Shape::leaves[l].root_leaf];
       return out;
     }();
+    // True when the leaf is in the group (placed by In); host or device code.
     COALESCE_HOST_DEVICE COALESCE_INLINE static constexpr bool in_group(std::size_t leaf) {
       return detail::element_of<side>(leaf);
     }
+    // The leaf's index among its side's leaves; host or device code.
     COALESCE_HOST_DEVICE COALESCE_INLINE static constexpr std::size_t local_of(std::size_t leaf) {
       return detail::element_of<local>(leaf);
     }
+    // The leaf's blob: its side's blob, Rest's numbered after In's.
     COALESCE_HOST_DEVICE COALESCE_INLINE static constexpr std::size_t blob_of(std::size_t leaf) {
       return in_group(leaf) ? in_mapping::blob_of(local_of(leaf))
                             : in_mapping::blob_count + rest_mapping::blob_of(local_of(leaf));
     }
 
     constexpr mapping() = default;
+    // Both sides with room for `capacity` elements.
     COALESCE_HOST_DEVICE constexpr explicit mapping(std::size_t capacity) : in_(capacity), rest_(capacity) {}
-    COALESCE_HOST_DEVICE std::size_t capacity() const { return in_.capacity(); }
+    COALESCE_HOST_DEVICE std::size_t capacity() const { return in_.capacity(); }  // elements both sides are sized for
+    // Blob b's bytes, from the side that owns it.
     std::size_t blob_bytes(std::size_t blob) const {
       return blob < in_mapping::blob_count ? in_.blob_bytes(blob) : rest_.blob_bytes(blob - in_mapping::blob_count);
     }
+    // The smaller of the two sides' most elements (what vector::max_size() reports).
     static constexpr std::size_t max_capacity() {
       return std::min(detail::max_capacity_of<in_mapping>(), detail::max_capacity_of<rest_mapping>());
     }
+    // Sub-column `sub` of a leaf: where its side's mapping places it in that side's blob.
     COALESCE_HOST_DEVICE COALESCE_INLINE constexpr column_place place(std::size_t leaf, std::size_t sub) const {
       return in_group(leaf) ? in_.place(local_of(leaf), sub) : rest_.place(local_of(leaf), sub);
     }

@@ -287,11 +287,13 @@ template <class Inner, class... Stores> struct stored_as {
   // The shape every storage of T under this layout starts from (core/layout_storage.hpp).
   template <class T> using root_shape = detail::stored_shape<T, Stores...>;
 
+  // Inner's mapping over the stored shape: Inner's placement of the leaves at their stored formats'
+  // sizes. stored_as must be the outermost layout (a compile error else).
   template <class Shape> struct mapping : Inner::template mapping<Shape> {
     static_assert(std::is_same_v<Shape, detail::stored_shape<typename Shape::root, Stores...>>,
                   "coalesce: stored_as<...> must be the outermost layout; for a split with stored members write "
                   "stored_as<split<fields<...>, aos, soa>, store<...>>");
-    using base = typename Inner::template mapping<Shape>;
+    using base = typename Inner::template mapping<Shape>;  // Inner's mapping, whose constructors it takes
     using base::base;
   };
 

@@ -51,10 +51,12 @@ struct report {};    // an error (the default)
 struct saturate {};  // the nearest value the format holds; NaN becomes zero
 struct wrap {};      // box_fixed only: the value's periodic image inside the box (NaN: an error)
 
+// IEEE binary16 (largest finite value 65504) with a policy: half_format<saturate> clamps.
 template <class OnOverflow = report> struct half_format {};
+// bfloat16 (float's 8-bit exponent, a 7-bit mantissa) with a policy: bfloat16_format<saturate> clamps.
 template <class OnOverflow = report> struct bfloat16_format {};
-using half = half_format<report>;
-using bfloat16 = bfloat16_format<report>;
+using half = half_format<report>;          // binary16; a value beyond +-65504 is an error
+using bfloat16 = bfloat16_format<report>;  // bfloat16; a value beyond its range is an error
 
 // A signed integer holding round(value * 2^FractionBits).
 template <class Int, int FractionBits, class OnOverflow = report> struct fixed_point {
@@ -86,13 +88,14 @@ template <unsigned Bits, class OnOverflow = report> struct bits {
   static_assert(std::is_same_v<OnOverflow, report> || std::is_same_v<OnOverflow, saturate>,
                 "coalesce: a stored format's overflow policy is coalesce::report or coalesce::saturate");
 };
+// The same for a signed integer member: two's complement in `Bits` bits (2 to 32).
 template <unsigned Bits, class OnOverflow = report> struct signed_bits {
   static_assert(Bits >= 2 && Bits <= 32, "coalesce: signed_bits<N> stores a signed integer in 2 to 32 bits");
   static_assert(std::is_same_v<OnOverflow, report> || std::is_same_v<OnOverflow, saturate>,
                 "coalesce: a stored format's overflow policy is coalesce::report or coalesce::saturate");
 };
 
-// A stored format as a run-time value: what the type-erased copies and the proxies dispatch on.
+// What kind of number a stored format holds (stored_format::kind).
 enum class number_kind : std::uint8_t {
   opaque,           // bytes, never converted (enums, user types, bool)
   ieee_half,        // binary16
@@ -106,17 +109,20 @@ enum class number_kind : std::uint8_t {
   box_fraction,     // unsigned 4 bytes: origin + q * step (box_fixed; origin, step from the box of `axis`)
 };
 
+// A stored format as a run-time value: what the type-erased copies and the proxies dispatch on
+// (host and device code; format_name(f) spells it for messages).
 struct stored_format {
-  number_kind kind = number_kind::opaque;
-  std::uint8_t bytes = 0;
-  std::uint8_t fraction_bits = 0;
-  bool saturates = false;
-  std::uint8_t bit_offset = 0;  // packed: where in the word (stored_as assigns it)
-  std::uint8_t bit_count = 0;   // packed: how many bits
-  bool wraps = false;           // box_fraction: periodic
-  std::uint8_t axis = 0;        // box_fraction: the box axis (the leaf's place in its member)
-  double origin = 0.0;          // box_fraction: the box's lo on that axis, and its length / 2^32;
-  double step = 0.0;            //   0 until a storage fills them in (layout_storage::format_at)
+  number_kind kind = number_kind::opaque;  // which family, and so which fields below apply
+  std::uint8_t bytes = 0;                  // stored bytes per value (packed: 4, the word; 0: an opaque type over 255)
+  std::uint8_t fraction_bits = 0;          // fixed: the value is the integer times 2^-fraction_bits
+  bool saturates = false;                  // out-of-range values clamp instead of being an error
+  std::uint8_t bit_offset = 0;             // packed: where in the word (stored_as assigns it)
+  std::uint8_t bit_count = 0;              // packed: how many bits
+  bool wraps = false;                      // box_fraction: periodic
+  std::uint8_t axis = 0;                   // box_fraction: the box axis (the leaf's place in its member)
+  double origin = 0.0;                     // box_fraction: the box's lo on that axis, and its length / 2^32;
+  double step = 0.0;                       //   0 until a storage fills them in (layout_storage::format_at)
+  // Field by field, the box included (two boxes' box_fixed formats differ).
   friend constexpr bool operator==(stored_format const&, stored_format const&) = default;
 };
 

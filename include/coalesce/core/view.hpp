@@ -82,82 +82,103 @@ template <class M, std::size_t L> constexpr column_place static_place() {
 // Random-access iterator over a view; its reference is the proxy.
 template <class View> class view_iterator {
  public:
-  using value_type = typename View::value_type;
-  using reference = typename View::reference;
-  using difference_type = std::ptrdiff_t;
-  using pointer = void;
-  using iterator_category = std::random_access_iterator_tag;
+  using value_type = typename View::value_type;               // the element type (what *it converts to)
+  using reference = typename View::reference;                 // the proxy: *it is not a T&
+  using difference_type = std::ptrdiff_t;                     // a distance in elements
+  using pointer = void;                                       // no T* points into a layout's element
+  using iterator_category = std::random_access_iterator_tag;  // std::sort and std::ranges::sort run over a view
 
   view_iterator() = default;
+  // At element i of v.
   COALESCE_HOST_DEVICE view_iterator(View v, std::size_t i) : view_(v), index_(i) {}
 
-  COALESCE_HOST_DEVICE reference operator*() const { return view_[index_]; }
+  COALESCE_HOST_DEVICE reference operator*() const { return view_[index_]; }  // the element's proxy
+  // The proxy of the element k places on.
   COALESCE_HOST_DEVICE reference operator[](difference_type k) const { return view_[index_ + k]; }
+  // To the next element.
   COALESCE_HOST_DEVICE view_iterator& operator++() {
     ++index_;
     return *this;
   }
+  // To the next element; returns the iterator as it was.
   COALESCE_HOST_DEVICE view_iterator operator++(int) {
     auto t = *this;
     ++index_;
     return t;
   }
+  // To the previous element.
   COALESCE_HOST_DEVICE view_iterator& operator--() {
     --index_;
     return *this;
   }
+  // To the previous element; returns the iterator as it was.
   COALESCE_HOST_DEVICE view_iterator operator--(int) {
     auto t = *this;
     --index_;
     return t;
   }
+  // Forward by k elements (back for a negative k).
   COALESCE_HOST_DEVICE view_iterator& operator+=(difference_type k) {
     index_ += k;
     return *this;
   }
+  // Back by k elements.
   COALESCE_HOST_DEVICE view_iterator& operator-=(difference_type k) {
     index_ -= k;
     return *this;
   }
+  // The iterator k elements forward.
   // The operators take iterators by const reference: clang 14 rejected by-value parameters in the
   // standard iterator concepts' checks once std::sort had run over an aos view in the same file
   // (std::ranges::sort then failed equality_comparable: "no matching constructor").
   COALESCE_HOST_DEVICE friend view_iterator operator+(view_iterator const& it, difference_type k) {
     return view_iterator(it.view_, it.index_ + static_cast<std::size_t>(k));
   }
+  // The same, k + it.
   COALESCE_HOST_DEVICE friend view_iterator operator+(difference_type k, view_iterator const& it) { return it + k; }
+  // The iterator k elements back.
   COALESCE_HOST_DEVICE friend view_iterator operator-(view_iterator const& it, difference_type k) {
     return view_iterator(it.view_, it.index_ - static_cast<std::size_t>(k));
   }
+  // Elements from b to a (iterators of one view).
   COALESCE_HOST_DEVICE friend difference_type operator-(view_iterator const& a, view_iterator const& b) {
     return static_cast<difference_type>(a.index_) - static_cast<difference_type>(b.index_);
   }
+  // True at the same position (iterators of one view: the view is not compared).
   COALESCE_HOST_DEVICE friend bool operator==(view_iterator const& a, view_iterator const& b) {
     return a.index_ == b.index_;
   }
+  // Ordered by position (iterators of one view).
   COALESCE_HOST_DEVICE friend auto operator<=>(view_iterator const& a, view_iterator const& b) {
     return a.index_ <=> b.index_;
   }
-  COALESCE_HOST_DEVICE std::size_t index() const { return index_; }
+  COALESCE_HOST_DEVICE std::size_t index() const { return index_; }  // the element it is at
 
  private:
   View view_{};
   std::size_t index_ = 0;
 };
 
+// n elements of T laid out by Layout's mapping, not owned: the trivially copyable handle that
+// kernels take by value (host or device memory, whichever the pointers name). v[i] is a proxy
+// that reads and writes like a T; view<T const, Layout> is read-only.
 template <class T, class Layout = soa> class view {
  public:
-  using value_type = std::remove_const_t<T>;
-  using layout_type = Layout;
-  using storage_type = layout_storage<value_type, Layout>;
-  using mapping_type = typename storage_type::mapping_type;
-  static constexpr bool is_const = std::is_const_v<T>;
+  using value_type = std::remove_const_t<T>;                 // the element type, without const
+  using layout_type = Layout;                                // aos, soa, aosoa<W>, split<...> or a user's layout
+  using storage_type = layout_storage<value_type, Layout>;   // what the view holds: the mapping and blob pointers
+  using mapping_type = typename storage_type::mapping_type;  // Layout's placement of T's leaves
+  static constexpr bool is_const = std::is_const_v<T>;       // read-only (view<T const, Layout>)
+  // What v[i] returns: a proxy that loads, stores and hands out members (core/reference.hpp).
   using reference = coalesce::reference<value_type, Layout, value_type, static_node<0, 0>, is_const>;
-  using iterator = view_iterator<view>;
-  using size_type = std::size_t;
+  using iterator = view_iterator<view>;  // random access; *it is the proxy
+  using size_type = std::size_t;         // element counts and indices
+  // T's leaves (over_columns takes one pointer per leaf).
   static constexpr std::size_t leaf_count = reflect::leaf_count_v<value_type>;
 
   view() = default;
+  // The first n elements of a storage (a vector's storage()). Throws coalesce::error for a storage
+  // of box_fixed members without its box (one from layout_storage::over).
   COALESCE_HOST_DEVICE view(storage_type storage, std::size_t n) : storage_(storage), size_(n) {
 #if !COALESCE_IN_DEVICE_CODE
     // A storage of box_fixed members without its box (layout_storage::over) reads every coordinate as 0.
@@ -175,6 +196,7 @@ template <class T, class Layout = soa> class view {
     storage_.map = mapping_type(n);
     storage_.blobs[0] = reinterpret_cast<std::byte*>(const_cast<value_type*>(data));
   }
+  // The same over a span's records.
   explicit view(std::span<T> records) requires(detail::stores_record_array<mapping_type, value_type>())
       : view(records.data(), records.size()) {}
   // The first n of `records`: throws if the memory holds fewer than n records.
@@ -182,9 +204,9 @@ template <class T, class Layout = soa> class view {
       : view(records.data(), checked_size(records.size(), n, "records")) {}
 
   // A view over memory laid out by the mapping for n elements, one pointer per blob (for a
-  // split<fields<&Atom::pos>, aos, soa>: the packed positions, then one column per other leaf).
-  // The same with each blob's size in bytes: throws naming the first blob that holds fewer
-  // than the mapping needs.
+  // split<fields<&Atom::pos>, aos, soa>: the packed positions, then one column per other leaf),
+  // with each blob's size in bytes: throws coalesce::error naming the first blob that holds fewer
+  // than the mapping needs, or a null or misaligned pointer.
   static view over_blobs(std::size_t n, std::array<void*, storage_type::blob_count> const& blobs,
                          std::array<std::size_t, storage_type::blob_count> const& blob_bytes) {
     mapping_type const m(n);
@@ -197,6 +219,8 @@ template <class T, class Layout = soa> class view {
     }
     return over_blobs(n, blobs);
   }
+  // The same without the sizes (nothing checks that the memory is large enough); throws on a null
+  // or misaligned pointer. A layout with box_fixed members takes the box as well (below).
   static view over_blobs(std::size_t n, std::array<void*, storage_type::blob_count> const& blobs) {
     static_assert(!storage_type::boxed,
                   "coalesce: a view over user memory of a layout with box_fixed members needs the box its "
@@ -224,10 +248,10 @@ template <class T, class Layout = soa> class view {
   }
 
  public:
-  // A soa view over existing columns, one pointer per leaf in member order (no copy). For a
-  // std::array<U, N> leaf the pointer is to N sub-columns of n elements each, back to back.
-  // The same with the size of each column's memory (in elements; n * extent for std::array
-  // leaves): throws naming the first column that holds fewer.
+  // A soa view over existing columns, one pointer per leaf in member order (no copy), with the
+  // size of each column's memory (in elements; n * extent for std::array leaves): throws
+  // coalesce::error naming the first column that holds fewer, or a null or misaligned pointer.
+  // For a std::array<U, N> leaf the pointer is to N sub-columns of n elements each, back to back.
   static view over_columns(std::size_t n, std::array<void*, leaf_count> const& columns,
                            std::array<std::size_t, leaf_count> const&
                                column_sizes) requires(storage_type::blob_count == leaf_count &&
@@ -238,6 +262,7 @@ template <class T, class Layout = soa> class view {
     }
     return over_columns(n, columns);
   }
+  // The same without the sizes (nothing checks that the memory is large enough).
   static view over_columns(std::size_t n, std::array<void*, leaf_count> const& columns) requires(
       storage_type::blob_count == leaf_count && std::is_constructible_v<mapping_type, std::size_t, std::size_t>) {
     static_assert(!storage_type::boxed,
@@ -259,10 +284,13 @@ template <class T, class Layout = soa> class view {
   requires(is_const&& std::is_same_v<U, value_type>) COALESCE_HOST_DEVICE view(view<U, Layout> const& writable)
       : storage_(writable.storage()), size_(writable.size()) {}
 
-  COALESCE_HOST_DEVICE std::size_t size() const { return size_; }
-  COALESCE_HOST_DEVICE bool empty() const { return size_ == 0; }
+  COALESCE_HOST_DEVICE std::size_t size() const { return size_; }  // elements in the view
+  COALESCE_HOST_DEVICE bool empty() const { return size_ == 0; }   // no elements
+  // The mapping and blob pointers the view addresses through.
   COALESCE_HOST_DEVICE storage_type const& storage() const { return storage_; }
 
+  // Element i's proxy (no copy). i is checked only where COALESCE_CHECK_BOUNDS is on
+  // (core/config.hpp): coalesce::error on the host, a trap in a kernel.
   COALESCE_HOST_DEVICE COALESCE_INLINE reference operator[](std::size_t i) const {
     detail::check_index(i, size_);
     return reference(storage_, i);
@@ -281,8 +309,8 @@ template <class T, class Layout = soa> class view {
     }
     return (*this)[static_cast<std::size_t>(i)];
   }
-  COALESCE_HOST_DEVICE iterator begin() const { return {*this, 0}; }
-  COALESCE_HOST_DEVICE iterator end() const { return {*this, size_}; }
+  COALESCE_HOST_DEVICE iterator begin() const { return {*this, 0}; }    // at element 0
+  COALESCE_HOST_DEVICE iterator end() const { return {*this, size_}; }  // past the last element
 
   // Leaf L as a 1-D column (sub-column j of a std::array leaf).
   template <std::size_t L> COALESCE_HOST_DEVICE COALESCE_INLINE auto column(std::size_t j = 0) const {
