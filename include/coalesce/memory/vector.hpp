@@ -47,6 +47,8 @@
 
 namespace coalesce {
 
+// The owning container: elements of type T stored in Layout (soa, aos, aosoa<N>, ...) in host or
+// device memory (Space), one allocation each; see the file comment for streams.
 template <class T, class Layout = soa, class Space = host> class vector;
 template <class V> struct is_vector : std::false_type {};
 template <class T, class L, class S> struct is_vector<vector<T, L, S>> : std::true_type {};
@@ -58,16 +60,16 @@ template <class T, class Layout, class Space> class vector {
   using storage_type = layout_storage<T, Layout>;
 
  public:
-  using value_type = T;
-  using layout_type = Layout;
-  using space_type = Space;
-  using size_type = std::size_t;
-  using view_type = coalesce::view<T, Layout>;
-  using const_view_type = coalesce::view<T const, Layout>;
-  using reference = typename view_type::reference;
-  using const_reference = typename const_view_type::reference;
-  using iterator = typename view_type::iterator;
-  using const_iterator = typename const_view_type::iterator;
+  using value_type = T;                                         // the element (record) type
+  using layout_type = Layout;                                   // soa, aos, aosoa<N>, ...
+  using space_type = Space;                                     // coalesce::host or coalesce::device
+  using size_type = std::size_t;                                // element counts and indices
+  using view_type = coalesce::view<T, Layout>;                  // the non-owning handle view() returns
+  using const_view_type = coalesce::view<T const, Layout>;      // the read-only handle
+  using reference = typename view_type::reference;              // a proxy to one element, not a T&
+  using const_reference = typename const_view_type::reference;  // a read-only proxy
+  using iterator = typename view_type::iterator;                // random access; dereferences to a proxy
+  using const_iterator = typename const_view_type::iterator;    // the same, read-only
 
   vector() = default;
 
@@ -78,6 +80,7 @@ template <class T, class Layout, class Space> class vector {
   // does). To keep the coordinates and store them in another box instead, copy into a vector made
   // with that box: vector<T, L> w(other_box); w.assign(v).
   void set_box(box const& b) requires(storage_type::boxed) { box_ = detail::frame_of(b, "set_box"); }
+  // The box that box_fixed members are stored relative to (empty until set).
   box get_box() const requires(storage_type::boxed) {
     box b;
     for (int a = 0; a < 3; ++a) b.lo[a] = box_.origin[a], b.hi[a] = box_.end[a];
@@ -94,6 +97,8 @@ template <class T, class Layout, class Space> class vector {
     gaps_ready_ = capacity_;
     size_ = n;
   }
+  // n copies of `value`, filled on `on` (done on return on the default stream). Throws
+  // coalesce::error if a member stored in another format (stored_as) cannot hold value's.
   vector(std::size_t n, T const& value, stream on = default_stream) : vector() {
     reallocate_empty(n, on);
     expose(n, on);
@@ -115,7 +120,9 @@ template <class T, class Layout, class Space> class vector {
       std::ranges::contiguous_range<R const>&& std::same_as<std::ranges::range_value_t<R>, T> &&
       (!std::same_as<std::remove_cvref_t<R>, std::span<T const>>)explicit vector(R const& records)
       : vector(std::span<T const>(std::ranges::data(records), std::ranges::size(records))) {}
+  // A copy on the default stream, box included; done when it returns.
   vector(vector const& other) : vector() { assign_from(other); }
+  // Takes over other's allocation (no copy, no stream work); other is left empty.
   vector(vector&& other) noexcept { swap(other); }
   // Between layouts and spaces: device_vector<T> d = h; device_vector<T, aos> a = d;
   template <class L2, class S2> vector(vector<T, L2, S2> const& other) : vector() { assign_from(other); }
@@ -134,33 +141,39 @@ template <class T, class Layout, class Space> class vector {
     if (this != &other) assign_from(other, default_stream, true);
     return *this;
   }
+  // Takes over other's allocation (no copy); other is left empty, this vector's old storage freed.
   vector& operator=(vector&& other) noexcept {
     vector(std::move(other)).swap(*this);
     return *this;
   }
+  // A copy from another layout or space on the default stream, box included (assign() keeps
+  // this vector's box); done when it returns.
   template <class L2, class S2> vector& operator=(vector<T, L2, S2> const& other) {
     assign_from(other, default_stream, true);
     return *this;
   }
 
-  std::size_t size() const { return size_; }
-  bool empty() const { return size_ == 0; }
+  std::size_t size() const { return size_; }  // elements held (not the capacity)
+  bool empty() const { return size_ == 0; }   // no elements held
   // A value that changes whenever the library permutes the elements (sort_by_key, apply,
   // coalesce::mpi's migrate, erase): 0 for a vector made or filled from records and never
   // permuted since; a copy (or an assignment) has its source's. What a neighbour list remembers of
   // the order it was built for (verlet_list::view(v)). Writes through a view (a permutation by
   // hand) and records in another order copied in are not seen.
   std::uint64_t order_stamp() const { return order_; }
-  std::size_t capacity() const { return capacity_; }
+  std::size_t capacity() const { return capacity_; }  // elements the allocation has room for
   // The most elements this layout can address without its byte count overflowing.
   static constexpr std::size_t max_size() { return storage_type::max_capacity(); }
   // Bytes of the one allocation behind the vector (columns padded to 256 bytes).
   std::size_t allocated_bytes() const { return memory_.size(); }
 
+  // Room for new_capacity elements without reallocating (it never shrinks): a larger capacity
+  // moves the elements to a new allocation on `on`, which becomes the allocation stream.
   void reserve(std::size_t new_capacity, stream on = default_stream) {
     wait_for_allocation_stream(on);
     if (new_capacity > capacity_) move_to_capacity(new_capacity, on);
   }
+  // Moves the elements to an allocation of exactly size() on `on` (the new allocation stream).
   void shrink_to_fit(stream on = default_stream) {
     wait_for_allocation_stream(on);
     if (capacity_ > size_) move_to_capacity(size_, on);
@@ -192,8 +205,10 @@ template <class T, class Layout, class Space> class vector {
   // Where the storage was last allocated and where it will be freed (the default stream for
   // host vectors and for device vectors never allocated on a stream of yours).
   stream allocation_stream() const { return allocation_stream_; }
-  void clear() noexcept { size_ = 0; }
+  void clear() noexcept { size_ = 0; }  // size 0; the capacity (and the allocation) stays
 
+  // Appends value, growing the capacity (doubled, at least 8) when full. Host vectors only: on a
+  // device_vector it does not compile.
   void push_back(T const& value) {
     static_assert(std::is_same_v<Space, host>,
                   "coalesce: push_back on a device_vector would write GPU memory from the host one element "
@@ -204,11 +219,13 @@ template <class T, class Layout, class Space> class vector {
     ++size_;
     view()[size_ - 1] = value;
   }
+  // Drops the last element; throws coalesce::error on an empty vector.
   void pop_back() {
     if (size_ == 0) detail::throw_error("pop_back on an empty vector");
     --size_;
   }
 
+  // Exchanges the allocations (no copy, no stream work), allocation streams and boxes included.
   void swap(vector& other) noexcept {
     memory_.swap(other.memory_);
     std::swap(allocation_stream_, other.allocation_stream_);
@@ -218,7 +235,9 @@ template <class T, class Layout, class Space> class vector {
     std::swap(order_, other.order_);
     std::swap(box_, other.box_);
   }
-  friend void swap(vector& a, vector& b) noexcept { a.swap(b); }
+  friend void swap(vector& a, vector& b) noexcept {
+    a.swap(b);
+  }  // a.swap(b), found by ADL (using std::swap; swap(a, b))
 
   // To AoS records in host memory; `out` must hold exactly size() records. Copies on `on` and
   // returns when the records have arrived.
@@ -232,15 +251,18 @@ template <class T, class Layout, class Space> class vector {
     detail::copy_elements(target.storage(), detail::memory_kind::host, storage(), kind, size_, on.handle());
   }
 
+  // The non-owning handle kernels and host loops index (pass it by value); valid until the vector
+  // reallocates. Throws coalesce::error for a box_fixed layout that holds elements and has no box.
   view_type view() {
     check_box_for_view();
     return view_type(storage(), size_);
   }
+  // The same, read-only.
   const_view_type view() const {
     check_box_for_view();
     return const_view_type(storage(), size_);
   }
-  const_view_type const_view() const { return view(); }
+  const_view_type const_view() const { return view(); }  // view() read-only, from a non-const vector too
 
   // Element access and iteration from host code: host vectors only (a device_vector is not a
   // host range; use view() inside a kernel, or copy to a host_vector). operator[] checks bounds
@@ -249,24 +271,27 @@ template <class T, class Layout, class Space> class vector {
     static_assert_host_access<Space>();
     return view()[i];
   }
+  // The same, read-only.
   const_reference operator[](std::size_t i) const {
     static_assert_host_access<Space>();
     return view()[i];
   }
+  // Element i, bounds checked always: throws coalesce::error when i >= size(). Host vectors only.
   reference at(std::size_t i) {
     static_assert_host_access<Space>();
     if (i >= size_) detail::throw_out_of_range(i, size_);
     return view()[i];
   }
+  // The same, read-only.
   const_reference at(std::size_t i) const {
     static_assert_host_access<Space>();
     if (i >= size_) detail::throw_out_of_range(i, size_);
     return view()[i];
   }
-  reference front() { return at(0); }
-  const_reference front() const { return at(0); }
-  reference back() { return size_ == 0 ? at(0) : at(size_ - 1); }
-  const_reference back() const { return size_ == 0 ? at(0) : at(size_ - 1); }
+  reference front() { return at(0); }                                          // throws when empty, as at()
+  const_reference front() const { return at(0); }                              // the same, read-only
+  reference back() { return size_ == 0 ? at(0) : at(size_ - 1); }              // throws when empty, as at()
+  const_reference back() const { return size_ == 0 ? at(0) : at(size_ - 1); }  // the same, read-only
 
   // Removes elements [first, last) (indices), moving the later ones down, as std::vector::erase.
   // Host vectors only; returns the index of the element after the removed ones.
@@ -282,11 +307,11 @@ template <class T, class Layout, class Space> class vector {
     size_ -= last - first;
     return first;
   }
-  std::size_t erase(std::size_t i) { return erase(i, i + 1); }
-  iterator begin() requires std::is_same_v<Space, host> { return view().begin(); }
-  iterator end() requires std::is_same_v<Space, host> { return view().end(); }
-  const_iterator begin() const requires std::is_same_v<Space, host> { return view().begin(); }
-  const_iterator end() const requires std::is_same_v<Space, host> { return view().end(); }
+  std::size_t erase(std::size_t i) { return erase(i, i + 1); }                      // removes element i only
+  iterator begin() requires std::is_same_v<Space, host> { return view().begin(); }  // host vectors only
+  iterator end() requires std::is_same_v<Space, host> { return view().end(); }      // host vectors only
+  const_iterator begin() const requires std::is_same_v<Space, host> { return view().begin(); }  // host only
+  const_iterator end() const requires std::is_same_v<Space, host> { return view().end(); }      // host only
 
   // The layout's pointers, for code that drives columns itself (copies, reorders).
   storage_type storage() const {
@@ -440,7 +465,9 @@ template <class T, class Layout, class Space> class vector {
   }
 };
 
+// A vector in host memory (indexable and iterable from host code).
 template <class T, class Layout = soa> using host_vector = vector<T, Layout, host>;
+// A vector in GPU memory (host code reaches its elements through copies; kernels through view()).
 template <class T, class Layout = soa> using device_vector = vector<T, Layout, device>;
 
 }  // namespace coalesce

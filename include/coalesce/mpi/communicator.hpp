@@ -200,21 +200,29 @@ namespace coalesce::mpi {
 // coalesce::error rather than aborting. Move-only.
 class communicator {
  public:
+  // Duplicates comm (MPI_Comm_dup: collective over comm's ranks) and sets its errors to return;
+  // a failing MPI call throws coalesce::error.
   explicit communicator(MPI_Comm comm);
   ~communicator();
+  // Takes over other's duplicate and buffers; other is left holding none (destroy or assign it).
   communicator(communicator&& other) noexcept;
+  // The same, freeing this one's duplicate first (MPI_Comm_free).
   communicator& operator=(communicator&& other) noexcept;
   communicator(communicator const&) = delete;
   communicator& operator=(communicator const&) = delete;
 
-  MPI_Comm comm() const { return comm_; }
-  int rank() const { return rank_; }
-  int size() const { return size_; }
+  MPI_Comm comm() const { return comm_; }  // the duplicate (owned: freed with this object)
+  int rank() const { return rank_; }       // this process's rank in it
+  int size() const { return size_; }       // the number of ranks
   // The stream that migrate() and build_halo() (and the halo plans they build) queue GPU work on.
   void set_stream(coalesce::stream s) { stream_ = s; }
-  coalesce::stream stream() const { return stream_; }
+  coalesce::stream stream() const { return stream_; }  // default_stream until set_stream
+  // How GPU messages travel in later calls and in the halo plans built from now on (a plan keeps
+  // the transport it was built with: halo_plan::set_transport).
   void set_transport(mpi::transport t) { transport_ = t; }
+  // The transport in use: default_transport() until set_transport.
   mpi::transport transport() const { return transport_; }
+  // The message buffers migrations reuse between calls (library use; release_memory frees them).
   coalesce::detail::message_buffers& buffers() const { return *buffers_; }
   // Where the halo plans made on this communicator take their message buffers from and give
   // them back to (a steady loop of rebuilt halos allocates none).

@@ -156,6 +156,7 @@ halo_plan build_halo(communicator const& c, vector<T, L, S>& particles, std::spa
   forward(h, particles);
   return h;
 }
+// The same with export ids held as int (a negative one is bad input).
 template <class T, class L, class S>
 halo_plan build_halo(communicator const& c, vector<T, L, S>& particles, std::span<int const> export_ids,
                      std::span<int const> export_ranks, halo_options const& options = {}) {

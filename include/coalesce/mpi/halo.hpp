@@ -78,9 +78,10 @@ struct halo_options {
   // The particles' first `owned` elements are owned; the rest (a previous halo's ghosts) are
   // dropped by build_halo and replaced by the first forward of a plan. Default: every element.
   static constexpr std::size_t every_element = static_cast<std::size_t>(-1);
-  std::size_t owned = every_element;
-  // The owned count for `size` particles; "" or, when owned is more than them, why that is wrong.
+  std::size_t owned = every_element;  // the owned count, or every_element
+  // The owned count for `size` particles (owned, at most size).
   std::size_t owned_of(std::size_t size) const { return owned < size ? owned : size; }
+  // "" or, when owned is more than `size` particles, why that is wrong (the text of the error).
   std::string owned_error(std::size_t size) const {
     if (owned == every_element || owned <= size) return "";
     return "halo_options::owned is " + std::to_string(owned) + " for " + std::to_string(size) + " particles";
@@ -92,6 +93,7 @@ struct halo_options {
     out.owned = n;
     return out;
   }
+  // A copy with the exchange axes set to `a`.
   halo_options with_axes(std::array<bool, 3> a) const {
     halo_options out = *this;
     out.axes = a;
@@ -99,33 +101,41 @@ struct halo_options {
   }
 };
 
+// What build_halo and plan_halo found: which elements each stage (or each export) sends where and
+// how many ghosts arrive, so that forward() and reverse() replay it without sending counts. Move-only;
+// it uses its communicator's MPI handle (not a duplicate of it): keep the communicator alive.
 class halo_plan {
  public:
-  std::size_t owned() const { return owned_; }
-  std::size_t ghosts() const { return ghosts_; }
+  std::size_t owned() const { return owned_; }    // particles [0, owned()) are owned, the ghosts follow
+  std::size_t ghosts() const { return ghosts_; }  // ghosts the plan receives, appended after owned()
   // The particles' size when the plan was made (owned() plus a previous halo's ghosts): forward()
   // of whole records takes an array of this size too and replaces those ghosts.
   std::size_t planned_size() const { return planned_size_; }
+  // The stream forward() and reverse() queue GPU work on (the communicator's when the plan was made).
   coalesce::stream stream() const { return stream_; }
-  void set_stream(coalesce::stream s) { stream_ = s; }
+  void set_stream(coalesce::stream s) { stream_ = s; }  // for the later forward() and reverse() calls
+  // How its GPU messages travel (the communicator's transport when the plan was made).
   mpi::transport transport() const { return transport_; }
-  void set_transport(mpi::transport t) { transport_ = t; }
-  MPI_Comm comm() const { return comm_; }
+  void set_transport(mpi::transport t) { transport_ = t; }  // for the later forward() and reverse() calls
+  MPI_Comm comm() const { return comm_; }                   // the communicator's handle (not owned by the plan)
   // Where the plan's send lists live: the memory of the particles it was built for.
   bool in_gpu_memory() const { return kind_ == coalesce::detail::memory_kind::device; }
 
   // A geometric halo: two stages per axis (build_halo and plan_halo on a decomposition).
   struct stage {
-    unsigned axis = 0;
-    int direction = 0;              // +1: sent to the rank above along axis, -1: below
+    unsigned axis = 0;  // 0, 1, 2: x, y, z
+    int direction = 0;  // +1: sent to the rank above along axis, -1: below
+    // to: the rank this stage sends to; from: the rank it receives from.
     int to = 0, from = 0;           // ranks (MPI_PROC_NULL past an open edge)
     double received_shift = 0;      // added to the received ghosts' coordinate (a periodic image)
     coalesce::detail::buffer sent;  // indices of the elements sent, in order (the particles' memory)
-    std::size_t sent_count = 0;
-    std::size_t first_ghost = 0;  // ghosts received: [first_ghost, first_ghost + received)
-    std::size_t received = 0;
+    std::size_t sent_count = 0;     // elements sent (the length of the list in `sent`)
+    std::size_t first_ghost = 0;    // ghosts received: [first_ghost, first_ghost + received)
+    std::size_t received = 0;       // ghosts this stage receives
+    // The indices in `sent`, in the particles' memory (a GPU pointer for GPU particles).
     std::uint32_t const* sent_indices() const { return reinterpret_cast<std::uint32_t const*>(sent.data()); }
   };
+  // A geometric halo's stages in the order forward() runs them (empty for a halo from export lists).
   std::vector<stage> const& stages() const { return stages_; }
 
   // A halo from export lists (coalesce/mpi/export_halo.hpp): one hop to any ranks, no stages.
@@ -136,10 +146,12 @@ class halo_plan {
   // The exported elements grouped by destination rank ascending (the particles' memory).
   std::uint32_t const* export_indices() const { return reinterpret_cast<std::uint32_t const*>(exports_.data()); }
 
+  // The message buffers its exchanges reuse, from the communicator's pool (library use).
   coalesce::detail::message_buffers& buffers() const { return *buffers_; }
   // The particles' element type and where its position lies in a record: forward() of whole
   // records (of that type, in any layout or array) shifts their periodic images as build_halo did.
   std::type_info const& particle_type() const { return *particle_type_; }
+  // Where the position's coordinates lie in a record of particle_type() (byte offsets, width).
   coalesce::detail::position_leaves const& position() const { return position_; }
 
  private:

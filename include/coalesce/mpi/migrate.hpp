@@ -71,15 +71,18 @@ namespace coalesce::mpi {
 // neighbor() along an axis. Move-only.
 class decomposition : public communicator {
  public:
-  // ranks_per_axis: 0 lets MPI_Dims_create choose; dims: 2 or 3 (a 2-D box ignores z).
+  // ranks_per_axis: 0 lets MPI_Dims_create choose; dims: 2 or 3 (a 2-D box ignores z). Collective
+  // over comm's ranks (MPI_Cart_create). Throws coalesce::error for other dims, a box empty or not
+  // finite along an axis, or rank counts that do not make the communicator's size.
   decomposition(MPI_Comm comm, box const& global, unsigned dims = 3, std::array<int, 3> ranks_per_axis = {0, 0, 0});
+  // The same with periodicity per axis given (it overrides the box's edges).
   decomposition(MPI_Comm comm, box const& global, unsigned dims, std::array<int, 3> ranks_per_axis,
                 std::array<bool, 3> periodic);
 
-  unsigned dims() const { return dims_; }
-  std::array<int, 3> ranks_per_axis() const { return ranks_; }
-  std::array<int, 3> coords() const { return coords_; }
-  box const& global() const { return global_; }
+  unsigned dims() const { return dims_; }                       // 2 or 3
+  std::array<int, 3> ranks_per_axis() const { return ranks_; }  // x, y, z; their product is size()
+  std::array<int, 3> coords() const { return coords_; }         // this rank's place in that grid
+  box const& global() const { return global_; }                 // the whole box, as given
   // Whether positions wrap along `axis` (owner() wraps them; a halo's ghosts across that edge are
   // periodic images); an open axis ends at the box.
   bool periodic(unsigned axis) const { return axis < 3 && periodic_[axis]; }
@@ -101,6 +104,7 @@ class decomposition : public communicator {
   box global_{};
 };
 
+// What migrate() did on this rank.
 struct migration_report {
   std::size_t kept = 0;      // elements that stayed on this rank
   std::size_t sent = 0;      // elements this rank sent away
@@ -437,7 +441,7 @@ namespace coalesce::mpi {
 // which moves about the leavers' share of the elements instead of every stayer behind the first
 // hole. GPU memory permutes all columns in one pass either way (the order is kept).
 struct unordered_t {};
-inline constexpr unordered_t unordered{};
+inline constexpr unordered_t unordered{};  // the tag: migrate(coalesce::mpi::unordered, d, particles, ...)
 
 }  // namespace coalesce::mpi
 
@@ -515,6 +519,7 @@ migration_report migrate(communicator const& d, vector<T, L, S>& particles, std:
                          Extra&... arrays) {
   return detail::migrate_by_rank(true, d, particles, destination, arrays...);
 }
+// The same without keeping the kept elements' order (unordered_t).
 template <class T, class L, class S, class... Extra>
 migration_report migrate(unordered_t, communicator const& d, vector<T, L, S>& particles,
                          std::span<int const> destination, Extra&... arrays) {
@@ -529,6 +534,7 @@ requires(!std::is_convertible_v<Pos, std::span<int const>>) migration_report
     migrate(decomposition const& d, vector<T, L, S>& particles, Pos const& position, Extra&... arrays) {
   return detail::migrate_by_position(true, d, particles, position, arrays...);
 }
+// The same without keeping the kept elements' order (unordered_t).
 template <class T, class L, class S, class Pos, class... Extra>
 requires(!std::is_convertible_v<Pos, std::span<int const>>) migration_report
     migrate(unordered_t, decomposition const& d, vector<T, L, S>& particles, Pos const& position, Extra&... arrays) {

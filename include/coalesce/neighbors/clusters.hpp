@@ -58,13 +58,13 @@ template <> struct verlet_list_ref<clusters> {
   std::uint32_t const* run_offsets = nullptr;        // cluster c: runs [run_offsets[c], run_offsets[c + 1])
   detail::point4<float> const* points32 = nullptr;   // positions at the build (float positions)
   detail::point4<double> const* points64 = nullptr;  // or these (double positions)
-  std::size_t particles = 0;
-  double reach2 = 0;             // (cutoff + skin)^2
-  double length[3] = {0, 0, 0};  // box lengths along periodic axes
-  bool periodic[3] = {false, false, false};
-  bool half = false;
+  std::size_t particles = 0;                         // rows: the first particles (list_rows::owned)
+  double reach2 = 0;                                 // (cutoff + skin)^2
+  double length[3] = {0, 0, 0};                      // box lengths along periodic axes
+  bool periodic[3] = {false, false, false};          // axes along which the minimum image applies
+  bool half = false;                                 // each pair once, in the row of its lower index
 
-  COALESCE_HOST_DEVICE std::size_t size() const { return particles; }
+  COALESCE_HOST_DEVICE std::size_t size() const { return particles; }  // rows (particles with a row)
 
   // body(j) for every j within reach of i, ascending j (the body's own cutoff test stays).
   template <class Body> COALESCE_HOST_DEVICE COALESCE_INLINE void visit(std::size_t i, Body& body) const {
@@ -184,6 +184,7 @@ inline verlet_list_ref<clusters> cluster_ref(list_memory const& m, list_geometry
 // Its traversal is its own (list_traits.hpp): one filter pass over the cluster's candidates per row,
 // where count/neighbor would filter again per neighbour.
 template <> struct list_traits<verlet_list_ref<clusters>> : detail::member_list_traits<verlet_list_ref<clusters>> {
+  // body(j) for every neighbour j of row i, ascending (visit: on the GPU a warp per cluster).
   template <class Body>
   COALESCE_HOST_DEVICE COALESCE_INLINE static void for_each(ref const& l, std::size_t i, Body& body) {
     l.visit(i, body);

@@ -24,13 +24,16 @@ struct csr {};  // the format tag
 
 template <class Format> struct verlet_list_ref;
 
+// The handle kernels take by value (verlet_list<csr>::view()), pointing into the list's memory.
 template <> struct verlet_list_ref<csr> {
-  std::uint32_t const* indices = nullptr;
-  std::uint32_t const* offsets = nullptr;
-  std::size_t particles = 0;
-  bool half = false;  // each pair once, in the row of its lower index
-  COALESCE_HOST_DEVICE std::size_t size() const { return particles; }
+  std::uint32_t const* indices = nullptr;  // the rows' neighbours, row after row
+  std::uint32_t const* offsets = nullptr;  // row i: indices[offsets[i], offsets[i + 1]); size() + 1 of them
+  std::size_t particles = 0;               // rows: the first particles (list_rows::owned)
+  bool half = false;                       // each pair once, in the row of its lower index
+  COALESCE_HOST_DEVICE std::size_t size() const { return particles; }  // rows (particles with a row)
+  // Entries in row i: offsets[i + 1] - offsets[i].
   COALESCE_HOST_DEVICE std::uint32_t count(std::size_t i) const { return offsets[i + 1] - offsets[i]; }
+  // The k-th neighbour of row i, k < count(i).
   COALESCE_HOST_DEVICE std::uint32_t neighbor(std::size_t i, std::uint32_t k) const { return indices[offsets[i] + k]; }
 };
 

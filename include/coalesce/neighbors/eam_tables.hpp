@@ -39,13 +39,13 @@ namespace coalesce {
 
 // What a setfl or funcfl file holds, as read (double).
 struct eam_file {
-  std::vector<std::string> elements;  // setfl's names; funcfl: one, "" (its header line has none)
-  std::vector<double> masses;         // per element
-  std::size_t rho_points = 0;         // Nrho: embedding tables' points, rho = k * rho_step
-  double rho_step = 0;
-  std::size_t r_points = 0;  // Nr: density and pair tables' points, r = k * r_step
-  double r_step = 0;
-  double cutoff = 0;
+  std::vector<std::string> elements;           // setfl's names; funcfl: one, "" (its header line has none)
+  std::vector<double> masses;                  // per element
+  std::size_t rho_points = 0;                  // Nrho: embedding tables' points, rho = k * rho_step
+  double rho_step = 0;                         // drho: the embedding tables' density spacing
+  std::size_t r_points = 0;                    // Nr: density and pair tables' points, r = k * r_step
+  double r_step = 0;                           // dr: the density and pair tables' distance spacing
+  double cutoff = 0;                           // the potential's cutoff distance
   std::vector<std::vector<double>> embedding;  // F(rho) per element
   std::vector<std::vector<double>> density;    // rho(r) per element (the density it adds at r)
   std::vector<std::vector<double>> r_phi;      // r phi(r) per pair (a >= b): index a (a + 1) / 2 + b
@@ -90,22 +90,25 @@ template <class Real> struct eam_table_view {
 
 // The law compute_many_body runs (copied into kernels: pointers into eam_tables' memory).
 template <class Real> struct eam_law {
-  static constexpr std::size_t max_elements = 8;
-  Real reach = 0;
-  std::size_t elements = 0;
-  detail::eam_table_view<Real> embedding[max_elements];
-  detail::eam_table_view<Real> density_of[max_elements];
-  detail::eam_table_view<Real> r_phi[max_elements * (max_elements + 1) / 2];
+  static constexpr std::size_t max_elements = 8;  // the most elements a file may hold (eam_tables throws past it)
+  Real reach = 0;                                 // the cutoff distance
+  std::size_t elements = 0;                       // the file's elements: particle types [0, elements)
+  detail::eam_table_view<Real> embedding[max_elements];   // F(rho) per element
+  detail::eam_table_view<Real> density_of[max_elements];  // rho(r) per element: the density it adds at r
+  detail::eam_table_view<Real> r_phi[max_elements * (max_elements + 1) / 2];  // r phi(r) per pair a >= b
 
-  COALESCE_HOST_DEVICE Real cutoff() const { return reach; }
-  std::size_t types() const { return elements; }  // compute_many_body checks every particle's type
+  COALESCE_HOST_DEVICE Real cutoff() const { return reach; }  // the file's cutoff, in Real
+  std::size_t types() const { return elements; }              // compute_many_body checks every particle's type
+  // The density a particle of element tj adds at distance^2 r2 (the receiver's element is not used).
   COALESCE_HOST_DEVICE Real density(Real r2, std::size_t, std::size_t tj) const {
     return density_of[tj].at(std::sqrt(r2)).value;
   }
+  // F(rho) and dF/drho of element t.
   COALESCE_HOST_DEVICE embedding_value<Real> embed(Real rho, std::size_t t) const {
     auto const f = embedding[t].at(rho);
     return {f.value, f.derivative};
   }
+  // Force / r and phi(r) of a pair of elements ti, tj at distance^2 r2, given their dF/drho.
   COALESCE_HOST_DEVICE pair_value<Real> pair(Real r2, std::size_t ti, std::size_t tj, Real dfi, Real dfj) const {
     Real const r = std::sqrt(r2), inverse = Real(1) / r;
     std::size_t const a = ti > tj ? ti : tj, b = ti > tj ? tj : ti;
@@ -128,10 +131,11 @@ template <class Real, class Space = device> class eam_tables {
   explicit eam_tables(eam_file const& file, stream on = default_stream);
   eam_tables(eam_tables const&) = delete;  // the law points into this object's memory
   eam_tables& operator=(eam_tables const&) = delete;
-  eam_tables(eam_tables&&) noexcept = default;
-  eam_tables& operator=(eam_tables&&) noexcept = default;
+  eam_tables(eam_tables&&) noexcept = default;             // the memory moves along: earlier laws stay valid
+  eam_tables& operator=(eam_tables&&) noexcept = default;  // the same; the tables held before are freed
+  // The law for compute_many_body, by value; it points into this object's memory (valid while it lives).
   eam_law<Real> law() const { return law_; }
-  double cutoff() const { return static_cast<double>(law_.reach); }
+  double cutoff() const { return static_cast<double>(law_.reach); }  // the file's cutoff, for a list's cutoff
 
  private:
   std::vector<array<Real, Space>> tables_;

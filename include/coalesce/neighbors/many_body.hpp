@@ -85,8 +85,8 @@ namespace coalesce {
 
 // An embedding function's value F(rho) and derivative dF/drho.
 template <class Real> struct embedding_value {
-  Real value = 0;
-  Real derivative = 0;
+  Real value = 0;       // F(rho), the embedding energy
+  Real derivative = 0;  // dF/drho
 };
 
 // The law of a many-body (EAM-style) potential: cutoff(), density(r2, ti, tj), embed(rho, t) and
@@ -336,6 +336,7 @@ compute_many_body(vector<T, L, Space>& particles, List const& list, box const& d
                                     detail::no_type_member{}, list, domain, law, options, on, exchange);
 }
 
+// The same with each particle's type read from the integer member Type.
 template <auto Position, auto Force, auto Type, class Law, class T, class L, class Space, class List,
           class Exchange = detail::no_exchange>
 requires many_body_law<Law> && neighbor_list_view<List> pair_totals

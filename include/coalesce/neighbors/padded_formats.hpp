@@ -26,10 +26,11 @@ namespace coalesce {
 // The format tags: one each, as aos and soa are for particles. `order` is the storage order in the
 // words of coalesce::neighbor_list.
 struct padded_columns {
-  static constexpr neighbor_order order = neighbor_order::column_major;
+  static constexpr neighbor_order order = neighbor_order::column_major;  // entry k of i at indices[k * n + i]
 };
+// The other tag: one particle's row contiguous.
 struct padded_rows {
-  static constexpr neighbor_order order = neighbor_order::row_major;
+  static constexpr neighbor_order order = neighbor_order::row_major;  // entry k of i at indices[i * width + k]
 };
 
 template <class Format> struct verlet_list_ref;  // the handle kernels take (verlet_list::view())

@@ -20,11 +20,13 @@ namespace coalesce {
 
 // Rows of max_neighbors slots, counts[i] used (every slot where counts is null).
 template <class Index, class Space> struct list_traits<neighbor_list<Index, Space>> {
-  using list = neighbor_list<Index, Space>;
-  COALESCE_HOST_DEVICE static std::size_t size(list const& l) { return l.particles.value; }
+  using list = neighbor_list<Index, Space>;                                                  // the description read
+  COALESCE_HOST_DEVICE static std::size_t size(list const& l) { return l.particles.value; }  // rows: l.particles
+  // counts[i], or max_neighbors where counts is null.
   COALESCE_HOST_DEVICE static std::uint32_t count(list const& l, std::size_t i) {
     return static_cast<std::uint32_t>(l.counts != nullptr ? l.counts[i] : l.max_neighbors.value);
   }
+  // Slot k of row i in the list's storage order, as std::uint32_t.
   COALESCE_HOST_DEVICE static std::uint32_t neighbor(list const& l, std::size_t i, std::uint32_t k) {
     std::size_t const at =
         l.order.value == neighbor_order::column_major ? k * l.particles.value + i : i * l.max_neighbors.value + k;
@@ -34,11 +36,13 @@ template <class Index, class Space> struct list_traits<neighbor_list<Index, Spac
 
 // Row i at indices[offsets[i], offsets[i + 1]).
 template <class Index, class Space> struct list_traits<csr_neighbor_list<Index, Space>> {
-  using list = csr_neighbor_list<Index, Space>;
-  COALESCE_HOST_DEVICE static std::size_t size(list const& l) { return l.particles.value; }
+  using list = csr_neighbor_list<Index, Space>;                                              // the description read
+  COALESCE_HOST_DEVICE static std::size_t size(list const& l) { return l.particles.value; }  // rows: l.particles
+  // offsets[i + 1] - offsets[i].
   COALESCE_HOST_DEVICE static std::uint32_t count(list const& l, std::size_t i) {
     return static_cast<std::uint32_t>(l.offsets[i + 1] - l.offsets[i]);
   }
+  // indices[offsets[i] + k], as std::uint32_t.
   COALESCE_HOST_DEVICE static std::uint32_t neighbor(list const& l, std::size_t i, std::uint32_t k) {
     return static_cast<std::uint32_t>(l.indices[static_cast<std::size_t>(l.offsets[i]) + k]);
   }

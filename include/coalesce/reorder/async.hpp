@@ -59,10 +59,12 @@ template <class Index, class S> inline constexpr bool is_csr_list<csr_neighbor_l
 template <class Key = std::uint32_t, class... A> [[nodiscard]] auto cell_keys_async(A&&... args) {
   return detail::without_waiting(detail::plan_among(args...), [&] { return cell_keys<Key>(std::forward<A>(args)...); });
 }
+// morton_keys without waiting.
 template <class Key = std::uint32_t, class... A> [[nodiscard]] auto morton_keys_async(A&&... args) {
   return detail::without_waiting(detail::plan_among(args...),
                                  [&] { return morton_keys<Key>(std::forward<A>(args)...); });
 }
+// hilbert_keys without waiting.
 template <class Key = std::uint32_t, class... A> [[nodiscard]] auto hilbert_keys_async(A&&... args) {
   return detail::without_waiting(detail::plan_among(args...),
                                  [&] { return hilbert_keys<Key>(std::forward<A>(args)...); });
@@ -77,6 +79,7 @@ template <class... A> void sort_by_key_async(A&&... args) {
 template <class... X> void apply_async(reorder_plan& plan, X&&... arrays) {
   detail::without_waiting(plan, [&] { apply(plan, std::forward<X>(arrays)...); });
 }
+// apply_inverse without waiting.
 template <class... X> void apply_inverse_async(reorder_plan& plan, X&&... arrays) {
   detail::without_waiting(plan, [&] { apply_inverse(plan, std::forward<X>(arrays)...); });
 }

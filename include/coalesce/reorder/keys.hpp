@@ -66,17 +66,20 @@ namespace coalesce {
 template <class Key = std::uint32_t, class Space = host> struct key_array {
   static_assert(std::is_same_v<Key, std::uint32_t> || std::is_same_v<Key, std::uint64_t>,
                 "coalesce: sort keys are std::uint32_t or std::uint64_t");
-  Key const* data = nullptr;
-  std::size_t size = 0;
-  int begin_bit = 0;
-  int end_bit = 8 * sizeof(Key);
-  std::uint64_t cells = 0;
-  std::array<std::uint32_t, 3> grid{0, 0, 0};
-  std::uint64_t generation = 0;
+  Key const* data = nullptr;                   // the keys, in Space's memory (the plan's, for computed keys)
+  std::size_t size = 0;                        // one key per element
+  int begin_bit = 0;                           // the lowest significant bit
+  int end_bit = 8 * sizeof(Key);               // one past the highest significant bit
+  std::uint64_t cells = 0;                     // cell keys: the number of cells; 0 for other keys
+  std::array<std::uint32_t, 3> grid{0, 0, 0};  // cell keys: cells per axis (x fastest); 0 for other keys
+  std::uint64_t generation = 0;                // which key computation of the plan wrote them (0: your keys)
 };
 
 // A path of member pointers from the element type down to the position struct.
-template <class... M> struct member_path_t { std::tuple<M...> members; };
+template <class... M> struct member_path_t {
+  std::tuple<M...> members;  // the member pointers, outermost first
+};
+// The path through members, outermost first: member_path(&Body::state, &State::x).
 template <class... M> member_path_t<M...> member_path(M... members) { return {{members...}}; }
 
 namespace detail {
@@ -378,6 +381,7 @@ template <class Key = std::uint32_t, class T, class L, class S, class Pos>
                                             reorder_plan& plan, int levels = 0) {
   return detail::curve_keys<Key, S>(detail::curve::morton, v.storage(), v.size(), position, b, plan, levels);
 }
+// The same over a view of memory the program owns, in space S (as cell_keys on a view).
 template <class Key = std::uint32_t, class S, class T, class L, class Pos>
 requires space<S>
 [[nodiscard]] key_array<Key, S> morton_keys(S space, view<T, L> const& v, Pos const& position, box const& b,
@@ -393,6 +397,7 @@ template <class Key = std::uint32_t, class T, class L, class S, class Pos>
                                              reorder_plan& plan, int levels = 0) {
   return detail::curve_keys<Key, S>(detail::curve::hilbert, v.storage(), v.size(), position, b, plan, levels);
 }
+// The same over a view of memory the program owns, in space S (as cell_keys on a view).
 template <class Key = std::uint32_t, class S, class T, class L, class Pos>
 requires space<S>
 [[nodiscard]] key_array<Key, S> hilbert_keys(S space, view<T, L> const& v, Pos const& position, box const& b,

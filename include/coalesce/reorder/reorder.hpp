@@ -263,6 +263,7 @@ template <class Index, class S> void remap(span_in<Index, S> indices, reorder_pl
   detail::remap_indices(plan, detail::kind_of_space<S>,
                         {reinterpret_cast<std::uint32_t*>(indices.data), indices.size, std::is_signed_v<Index>});
 }
+// The same for a std::vector of indices (host memory).
 template <class Index, class A> void remap(std::vector<Index, A>& indices, reorder_plan& plan) {
   remap(host_span<Index>{indices.data(), indices.size()}, plan);
 }
@@ -272,6 +273,7 @@ template <class Index, class A> void remap(std::vector<Index, A>& indices, reord
 template <class Index, class S> void remap(neighbor_list<Index, S> const& list, reorder_plan& plan) {
   detail::remap_neighbors(plan, detail::kind_of_space<S>, detail::describe(list));
 }
+// The same for a CSR list (offsets follow their rows); it has no _async form (async.hpp).
 template <class Index, class S> void remap(csr_neighbor_list<Index, S> const& list, reorder_plan& plan) {
   detail::remap_neighbors(plan, detail::kind_of_space<S>, detail::describe(list));
 }
@@ -285,6 +287,7 @@ void remap(neighbor_list<Index, S> const& from, neighbor_list<Index, S> const& t
   detail::neighbor_desc const into = detail::describe(to);
   detail::remap_neighbors(plan, detail::kind_of_space<S>, detail::describe(from), &into);
 }
+// The same for CSR lists (`to` gets the new offsets).
 template <class Index, class S>
 void remap(csr_neighbor_list<Index, S> const& from, csr_neighbor_list<Index, S> const& to, reorder_plan& plan) {
   detail::neighbor_desc const into = detail::describe(to);
@@ -293,10 +296,12 @@ void remap(csr_neighbor_list<Index, S> const& from, csr_neighbor_list<Index, S> 
 
 // Mean |i - j| over the entries j of each row i: a cheap gather-locality measure computed
 // where the list lives (one pass over it). Small after a spatial reorder, grows as particles move.
+// Waits for the plan's stream (the value returns to the host).
 template <class Index, class S>
 [[nodiscard]] double neighbor_locality(neighbor_list<Index, S> const& list, reorder_plan& plan) {
   return detail::neighbor_locality(plan, detail::kind_of_space<S>, detail::describe(list));
 }
+// The same for a CSR list.
 template <class Index, class S>
 [[nodiscard]] double neighbor_locality(csr_neighbor_list<Index, S> const& list, reorder_plan& plan) {
   return detail::neighbor_locality(plan, detail::kind_of_space<S>, detail::describe(list));
@@ -314,13 +319,16 @@ template <class Key, class S>
 // `degradation` times its value right after the last reorder (measured every `check_every`
 // steps). 0 switches a rule off. The first call to due() always says yes.
 struct reorder_settings {
-  std::size_t every = 0;
-  double degradation = 0.0;
-  std::size_t check_every = 10;
+  std::size_t every = 0;         // steps between reorders at most (0: no such rule)
+  double degradation = 0.0;      // reorder when locality exceeds this times the baseline (0: no such rule)
+  std::size_t check_every = 10;  // steps between locality measurements (0: never)
 };
 
+// Decides at which steps to reorder, by the rules of reorder_settings; the caller reports each
+// reorder with reordered(). Host-side bookkeeping only: it runs no work of its own.
 class reorder_policy {
  public:
+  // With the default settings both rules are off: due() says yes only until the first reordered().
   explicit reorder_policy(reorder_settings settings = {}) : settings_(settings) {}
 
   // Measure is called (at most once) only on steps where the locality rule is checked.
@@ -335,6 +343,7 @@ class reorder_policy {
     }
     return false;
   }
+  // The `every` rule alone (nothing measured): for a policy without the locality rule.
   bool due(std::size_t step) {
     return due(step, [] { return 0.0; });
   }
@@ -346,11 +355,11 @@ class reorder_policy {
     last_measured_ = locality_after;
     ++count_;
   }
-  double baseline() const { return baseline_; }
-  double last_measured() const { return last_measured_; }
-  std::size_t last_reorder_step() const { return last_step_; }
-  std::size_t reorders() const { return count_; }
-  reorder_settings const& settings() const { return settings_; }
+  double baseline() const { return baseline_; }                   // the locality given to the last reordered()
+  double last_measured() const { return last_measured_; }         // the last locality measured (or the baseline)
+  std::size_t last_reorder_step() const { return last_step_; }    // the step given to the last reordered()
+  std::size_t reorders() const { return count_; }                 // reordered() calls so far
+  reorder_settings const& settings() const { return settings_; }  // the rules it follows
 
  private:
   reorder_settings settings_;

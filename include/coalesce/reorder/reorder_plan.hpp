@@ -70,10 +70,14 @@ class deferred_call {
 // check). Move-only; not thread-safe (one plan per thread or stream).
 class reorder_plan {
  public:
+  // A plan on the default stream that checks before writing.
   reorder_plan();
+  // A plan whose calls run on `on` and check their input as `checks` says.
   explicit reorder_plan(coalesce::stream on, check_policy checks = check_policy::before_writing);
   ~reorder_plan();
+  // Takes over other's buffers, stream and policy; other acts as a new default plan if used again.
   reorder_plan(reorder_plan&&) noexcept;
+  // The same; what this plan held is freed.
   reorder_plan& operator=(reorder_plan&&) noexcept;
   reorder_plan(reorder_plan const&) = delete;
   reorder_plan& operator=(reorder_plan const&) = delete;
@@ -83,9 +87,11 @@ class reorder_plan {
   // permutation()[new] = old, inverse()[old] = new; size() entries in the memory where the last
   // sort ran (GPU memory for device vectors in a CUDA build). Valid until the next sort.
   [[nodiscard]] std::span<std::uint32_t const> permutation();
+  // The inverse, old -> new, in the same memory; valid until the next sort.
   [[nodiscard]] std::span<std::uint32_t const> inverse();
-  // The same, copied to host memory (wherever the sort ran).
+  // The same, copied to host memory (wherever the sort ran); waits for the plan's stream.
   [[nodiscard]] std::vector<std::uint32_t> permutation_on_host();
+  // inverse(), copied to host memory; waits for the plan's stream.
   [[nodiscard]] std::vector<std::uint32_t> inverse_on_host();
   // Allocations the plan has made so far; a steady-state loop of same-sized reorders leaves it
   // unchanged (what the tests check).
@@ -97,14 +103,15 @@ class reorder_plan {
 
   // The stream the plan's work goes to, and the check policy; both can change between calls.
   coalesce::stream stream() const;
-  void set_stream(coalesce::stream on);
+  void set_stream(coalesce::stream on);  // for the calls after this one
+  // The old name of stream(); deprecated.
   [[deprecated(
       "coalesce: reorder_plan::get_stream() is now stream(), as on halo_plan and communicator")]] coalesce::stream
   get_stream() const {
     return stream();
   }
-  check_policy checks() const;
-  void set_checks(check_policy checks);
+  check_policy checks() const;           // before_writing unless set otherwise
+  void set_checks(check_policy checks);  // for the calls after this one
   // Waits for the plan's stream and reports what deferred checks found since the last report
   // (coalesce::error); nothing to report with the other policies.
   void check();
