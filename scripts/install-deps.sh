@@ -18,6 +18,8 @@ command -v mpiexec >/dev/null || need+=(openmpi-bin)
 command -v clang++-14 >/dev/null || need+=(clang-14)
 ls /usr/lib/llvm-14/lib/clang/*/lib/linux/libclang_rt.asan-x86_64.a >/dev/null 2>&1 || need+=(libclang-rt-14-dev)
 [[ -f /usr/lib/llvm-14/lib/libomp.so ]] || need+=(libomp-14-dev)
+# The API reference, checked by CTest (docs.api_reference: no doxygen warning, every public name documented).
+command -v doxygen >/dev/null || need+=(doxygen)
 # The format check (scripts/check_format.sh): the version of .clang-format's comment.
 command -v clang-format-14 >/dev/null || command -v clang-format >/dev/null || need+=(clang-format)
 for extra in "$@"; do need+=("$extra"); done

@@ -116,7 +116,8 @@ TEST_CASE("compute_pairs, round_each_pair: the same bits over every list format,
     // Within float rounding of the plain pass (a row summed in float, then rounded once).
     auto const plain = forces_by_id<coalesce::padded_columns>(p, b, false, {});
     double largest = 0;
-    for (auto const& f : plain) largest = std::max({largest, double(std::abs(f.x)), double(std::abs(f.y)), double(std::abs(f.z))});
+    for (auto const& f : plain)
+      largest = std::max({largest, double(std::abs(f.x)), double(std::abs(f.y)), double(std::abs(f.z))});
     CHECK(largest > 1);  // a liquid: the forces are not all zero
     CHECK(largest_difference(first, plain) <= 1e-5 * largest + 1e-6);
     if (!periodic) {
@@ -185,7 +186,8 @@ TEST_CASE("compute_pairs, rows: two passes over a full list's rows give one pass
     auto const [split, split_energy] = passes({{.first = 0, .count = 250}, {.first = 250}}, rounded);
     std::size_t differ = 0;
     for (std::size_t i = 0; i < p.size(); ++i)
-      differ += whole[i].vel.x != split[i].vel.x || whole[i].vel.y != split[i].vel.y || whole[i].vel.z != split[i].vel.z;
+      differ +=
+          whole[i].vel.x != split[i].vel.x || whole[i].vel.y != split[i].vel.y || whole[i].vel.z != split[i].vel.z;
     CHECK(differ == 0);
     CHECK(split_energy == doctest::Approx(energy).epsilon(1e-9));
     // One range alone: rows outside keep what they held (the particles' initial vel).
@@ -224,5 +226,5 @@ TEST_CASE("compute_pairs, rows: a half list or a range past the list is refused"
         std::string::npos);
   CHECK(message_of(false, {.first = 201}).find("of a list of 200 rows") != std::string::npos);
   CHECK(message_of(false, {.first = 200}).empty());  // no row: nothing to do, no error
-  CHECK(message_of(true, {}).empty());              // every row of a half list: the usual pass
+  CHECK(message_of(true, {}).empty());               // every row of a half list: the usual pass
 }

@@ -24,9 +24,8 @@ using fixed_forces =
     coalesce::stored_as<coalesce::soa, coalesce::store<&Atom::force, coalesce::fixed_point<std::int64_t, 32>>>;
 
 // The forces of `atoms` in GPU memory over a list of Format, given back in the order of `atoms`.
-template <class Format>
-std::vector<fvec3> device_forces(std::vector<Atom> const& atoms, coalesce::box const& b, bool half,
-                                 coalesce::pair_options options) {
+template <class Format> std::vector<fvec3> device_forces(std::vector<Atom> const& atoms, coalesce::box const& b,
+                                                         bool half, coalesce::pair_options options) {
   coalesce::device_vector<Atom, fixed_forces> v(atoms);
   coalesce::verlet_list<Format> list({.cutoff = 2.5, .skin = 0.3, .half = half});
   list.build(v, &Atom::pos, b);
@@ -102,8 +101,8 @@ TEST_CASE("compute_pairs in GPU memory, rows: two passes give one pass's bits an
     coalesce::verlet_list<coalesce::padded_columns> list({.cutoff = 2.5, .skin = 0.3});
     list.build(v, &Atom::pos, b);
     for (coalesce::pair_rows const rows : parts) {
-      coalesce::compute_pairs<&Atom::pos, &Atom::force, &Atom::type>(
-          v, list.view(v), b, lennard_jones{}, two_types(), {.round_each_pair = rounded, .rows = rows});
+      coalesce::compute_pairs<&Atom::pos, &Atom::force, &Atom::type>(v, list.view(v), b, lennard_jones{}, two_types(),
+                                                                     {.round_each_pair = rounded, .rows = rows});
     }
     std::vector<Atom> out(atoms.size());
     v.copy_to(std::span<Atom>(out));

@@ -873,6 +873,9 @@ class reference {
 
 }  // namespace coalesce
 
+// (The two std specializations are hidden from the API reference: doxygen 1.9 cannot place a
+// class of namespace std declared outside it and warns.)
+// @cond
 // Structured bindings: auto [pos, vel, mass, id] = v[i];
 template <class Root, class Layout, class U, class Node, bool Const, class Storage>
 struct std::tuple_size<coalesce::reference<Root, Layout, U, Node, Const, Storage>>
@@ -885,3 +888,4 @@ struct std::tuple_element<K, coalesce::reference<Root, Layout, U, Node, Const, S
   using type =
       decltype(std::declval<coalesce::reference<Root, Layout, U, Node, Const, Storage> const&>().template get<K>());
 };
+// @endcond

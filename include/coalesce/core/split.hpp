@@ -210,13 +210,16 @@ template <class Fields, class In, class Rest, class Padding = padded> struct spl
     static constexpr std::size_t blob_count = in_mapping::blob_count + rest_mapping::blob_count;  // In's, then Rest's
     // Which of the root's leaves the listed members cover (by root leaf).
     static constexpr auto const& mask = detail::field_leaves<typename Shape::root, Fields>::mask;
-    // Each leaf's index among its side's leaves.
+    // Each leaf's index among its side's leaves. (Hidden from the API reference: doxygen 1.9 takes
+    // the lambda's body for a declaration of another class's member and warns.)
+    // @cond
     static constexpr std::array<std::size_t, Shape::count> local = [] {
       std::array<std::size_t, Shape::count> out{};
       std::size_t in = 0, rest = 0;
       for (std::size_t l = 0; l < Shape::count; ++l) out[l] = mask[Shape::leaves[l].root_leaf] ? in++ : rest++;
       return out;
     }();
+    // @endcond
     // Each leaf's side: true in the group (In), false in the rest.
     static constexpr std::array<bool, Shape::count> side = [] {
       std::array<bool, Shape::count> out{};

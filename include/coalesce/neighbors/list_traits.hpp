@@ -21,7 +21,9 @@
 //   static std::uint32_t neighbor(L const&, std::size_t i, std::uint32_t k)   the k-th, k < count
 // and, where the format has a faster traversal than count/neighbor (the cluster format filters its
 // candidates once per row, not once per neighbour), with
+//
 //   template <class Body> static void for_each(L const&, std::size_t i, Body& body)
+//
 // All of them COALESCE_HOST_DEVICE where the list lives in GPU memory.
 //
 // A list's own file says which format files exist (docs/architecture.md): padded_formats.hpp
