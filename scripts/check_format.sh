@@ -18,7 +18,8 @@ if ! "$format" --version | grep -q "version 14\."; then
   echo "FAILED: $("$format" --version) is not clang-format 14, the version .clang-format is written for"
   exit 1
 fi
-files=$(git ls-files '*.hpp' '*.cpp' '*.cu' '*.cuh' '*.h') || { echo "FAILED: git ls-files (run in a git clone)"; exit 1; }
+# Tracked files and new ones not yet added (not ignored): a file is checked before its first commit.
+files=$(git ls-files --cached --others --exclude-standard '*.hpp' '*.cpp' '*.cu' '*.cuh' '*.h') || { echo "FAILED: git ls-files (run in a git clone)"; exit 1; }
 if [[ -z "$files" ]]; then
   echo "FAILED: no C++ or CUDA files found by git ls-files"
   exit 1
