@@ -2,7 +2,7 @@
 # One device call that checks a session's GPU work in the time a call allows: build everything
 # (CUDA, Release, sm_90), run the GPU tests and the CPU tests on GPU memory, then neighbor_build at
 # 4M (the pair engine's rows) and lj_md at 1M. Logs under $OUT; a short table last.
-#   usage: scripts/gpu-session.sh [build] [tests] [bench] [profile]   (none: the first three)
+#   usage: scripts/gpu-session.sh [build] [tests] [bench] [sass] [profile]   (none: the first three)
 # After it, on the same warm machine: scripts/gpu-sanitize.sh build-gpu "$OUT" (the sanitizers).
 set -uo pipefail
 what=" ${*:-build tests bench} "
@@ -36,6 +36,12 @@ if wants bench; then
     grep -E "^lj_md|^time per step|^energy drift|FAILED" "$out/md_$format.txt"
   done
   echo "bench done $((SECONDS - t0)) s"
+fi
+if wants sass; then
+  # The cluster-pair loops' machine code (engine and hand-written), to count instructions per entry.
+  cuobjdump -sass build-gpu/benchmarks/neighbor_build/neighbor_build |
+    awk '/Function :/ { keep = ($0 ~ /launch_staged_warps|hand_cluster_pair_force/) } keep' > "$out/cluster_loops.sass"
+  grep -c "Function :" "$out/cluster_loops.sass"
 fi
 if wants profile; then
   # Where the cluster-pair build and the force pass spend their time, kernel by kernel (1M atoms):

@@ -34,6 +34,11 @@ struct lennard_jones {
     return {24.f * q.epsilon * s6 * (2.f * s6 - 1.f) * r2i, 4.f * q.epsilon * s6 * (s6 - 1.f)};
   }
 };
+// The same law, declared cheap and defined up to the cutoff: the cluster-pair loop evaluates it for
+// every pair slot without a branch (pair_law.hpp, branch_free_law).
+struct lennard_jones_branch_free : lennard_jones {
+  static constexpr bool branch_free = true;
+};
 
 struct row {
   std::string name;
@@ -111,17 +116,17 @@ std::vector<row> run_engine_rows(coalesce::device_vector<Atom, Layout>& d, coale
     return worst;
   };
   std::vector<row> rows;
-  auto measure = [&](auto& list, char const* name, double sort_ms) {
+  auto measure = [&](auto& list, char const* name, double sort_ms, auto law) {
     row r;
     r.name = name;
     r.sort_ms = sort_ms;
     r.build_ms = median_ms([&] { list.build(d, &Atom::pos, domain); });
     auto const view = list.view(d);
     r.force_ms = median_ms(
-        [&] { (void)coalesce::compute_pairs<&Atom::pos, &Atom::force>(d, view, domain, lennard_jones{}, table); });
+        [&] { (void)coalesce::compute_pairs<&Atom::pos, &Atom::force>(d, view, domain, law, table); });
     r.error = error_now();
     r.sums_ms = median_ms([&] {
-      (void)coalesce::compute_pairs<&Atom::pos, &Atom::force>(d, view, domain, lennard_jones{}, table,
+      (void)coalesce::compute_pairs<&Atom::pos, &Atom::force>(d, view, domain, law, table,
                                                               {.energy = true, .virial = true});
     });
     r.bytes = static_cast<double>(list.bytes());
@@ -134,14 +139,15 @@ std::vector<row> run_engine_rows(coalesce::device_vector<Atom, Layout>& d, coale
     rows.push_back(r);
   };
   coalesce::verlet_list<coalesce::padded_columns> padded({.cutoff = cutoff, .skin = skin});
-  measure(padded, "engine padded_columns (full)", 0.0);
+  measure(padded, "engine padded_columns (full)", 0.0, lennard_jones{});
   // The cluster order: the list's own keys, then its builds sort nothing.
   coalesce::verlet_list<coalesce::cluster_pairs> half({.cutoff = cutoff, .skin = skin, .half = true});
   coalesce::verlet_list<coalesce::cluster_pairs> full({.cutoff = cutoff, .skin = skin});
   coalesce::reorder_plan plan;
   double const sort_ms =
       median_ms([&] { coalesce::sort_by_key(d, half.cell_keys(d, &Atom::pos, domain, plan), plan); });
-  measure(half, "engine cluster_pairs (half)", sort_ms);
+  measure(half, "engine cluster_pairs (half), branch-free law", sort_ms, lennard_jones_branch_free{});
+  measure(half, "engine cluster_pairs (half)", sort_ms, lennard_jones{});
   {  // the same list through a hand-written kernel for this one law (hand_cluster_pairs.cuh)
     row r = rows.back();
     r.name = "hand-written cluster-pair kernel (half)";
@@ -157,7 +163,7 @@ std::vector<row> run_engine_rows(coalesce::device_vector<Atom, Layout>& d, coale
     cudaFree(slot_forces);
     rows.push_back(r);
   }
-  measure(full, "engine cluster_pairs (full)", sort_ms);
+  measure(full, "engine cluster_pairs (full)", sort_ms, lennard_jones{});
   return rows;
 }
 

@@ -4,8 +4,8 @@
 // Per step, as GROMACS does: positions into cluster order as float4 (w: 1 for a particle, 0 for an
 // empty slot), the kernel (a warp per cluster, lane l: i particle l % 8 against j particles l / 8
 // and l / 8 + 4 of each listed cluster, one cutoff, the reactions reduced and scattered by shuffles
-// and added by one atomic per component, the i sums by shuffles), then the forces back into the
-// particles.
+// and added by one atomic per component, the i sums by shuffles; a warp whose particles all lie a
+// cutoff from every face takes no nearest image), then the forces back into the particles.
 #pragma once
 #include <coalesce/coalesce.hpp>
 
@@ -13,17 +13,15 @@
 
 namespace bench_engine {
 
-__global__ void hand_cluster_pair_force(std::uint32_t clusters, std::uint32_t const* row_offsets,
-                                        std::uint32_t const* entries, float4 const* xq, float* slot_forces,
-                                        float3 length, float3 inverse, float rc2) {
-  std::uint32_t const c = (blockIdx.x * blockDim.x + threadIdx.x) / 32;
-  if (c >= clusters) return;  // whole warps: the block is a multiple of 32 threads
+// One warp's row; Wrap: the nearest image per pair, or not (every i particle of the warp at least a
+// cutoff from each face: the positions are staged into [0, L), so a plain difference is the image).
+template <bool Wrap>
+__device__ __forceinline__ void hand_cluster_pair_row(std::uint32_t c, std::uint32_t begin, std::uint32_t end,
+                                                      std::uint32_t const* entries, float4 const* xq,
+                                                      float* slot_forces, float4 xi, bool has_i, float3 length,
+                                                      float3 inverse, float rc2, float& fx, float& fy, float& fz) {
   std::uint32_t const lane = threadIdx.x % 32, ii = lane % 8, jg = lane / 8, own = c * 8 + ii;
-  float4 const xi = xq[own];
-  bool const has_i = xi.w != 0.f;
-  float fx = 0.f, fy = 0.f, fz = 0.f;
-  std::uint32_t const end = row_offsets[c + 1];
-  for (std::uint32_t e = row_offsets[c]; e < end; ++e) {
+  for (std::uint32_t e = begin; e < end; ++e) {
     std::uint32_t const jc = entries[e];
     float rx[2], ry[2], rz[2];
     bool hit = false;
@@ -32,9 +30,11 @@ __global__ void hand_cluster_pair_force(std::uint32_t clusters, std::uint32_t co
       std::uint32_t const slot = jc * 8 + jg + 4 * h;
       float4 const xj = xq[slot];
       float dx = xi.x - xj.x, dy = xi.y - xj.y, dz = xi.z - xj.z;
-      dx -= length.x * rintf(dx * inverse.x);
-      dy -= length.y * rintf(dy * inverse.y);
-      dz -= length.z * rintf(dz * inverse.z);
+      if (Wrap) {
+        dx -= length.x * rintf(dx * inverse.x);
+        dy -= length.y * rintf(dy * inverse.y);
+        dz -= length.z * rintf(dz * inverse.z);
+      }
       float const r2 = dx * dx + dy * dy + dz * dz;
       bool const pair = has_i && xj.w != 0.f && (jc != c || slot > own) && r2 < rc2;
       float const r2i = __fdividef(1.f, r2), s6 = r2i * r2i * r2i;
@@ -60,6 +60,27 @@ __global__ void hand_cluster_pair_force(std::uint32_t clusters, std::uint32_t co
     std::uint32_t const which = b2 ? 4u + (ii & 1u) : (ii & 3u);  // v[which] summed over the 8 lanes
     if (!(b2 && b1) && sum != 0.f) atomicAdd(slot_forces + 4 * (jc * 8 + jg + 4 * (which / 3)) + which % 3, sum);
   }
+}
+
+__global__ void hand_cluster_pair_force(std::uint32_t clusters, std::uint32_t const* row_offsets,
+                                        std::uint32_t const* entries, float4 const* xq, float* slot_forces,
+                                        float3 length, float3 inverse, float rc2) {
+  std::uint32_t const c = (blockIdx.x * blockDim.x + threadIdx.x) / 32;
+  if (c >= clusters) return;  // whole warps: the block is a multiple of 32 threads
+  std::uint32_t const lane = threadIdx.x % 32, ii = lane % 8, jg = lane / 8, own = c * 8 + ii;
+  float4 const xi = xq[own];
+  bool const has_i = xi.w != 0.f;
+  float fx = 0.f, fy = 0.f, fz = 0.f;
+  float const rc = sqrtf(rc2) * 1.0001f;
+  bool const near = has_i && (xi.x < rc || xi.x > length.x - rc || xi.y < rc || xi.y > length.y - rc ||
+                              xi.z < rc || xi.z > length.z - rc);
+  if (__any_sync(0xffffffffu, near)) {
+    hand_cluster_pair_row<true>(c, row_offsets[c], row_offsets[c + 1], entries, xq, slot_forces, xi, has_i, length,
+                                inverse, rc2, fx, fy, fz);
+  } else {
+    hand_cluster_pair_row<false>(c, row_offsets[c], row_offsets[c + 1], entries, xq, slot_forces, xi, has_i, length,
+                                 inverse, rc2, fx, fy, fz);
+  }
   for (unsigned step = 8; step <= 16; step <<= 1) {
     fx += __shfl_xor_sync(0xffffffffu, fx, step);
     fy += __shfl_xor_sync(0xffffffffu, fy, step);
@@ -81,17 +102,20 @@ void hand_cluster_pair_step(coalesce::device_vector<Atom, Layout>& d,
   auto v = d.view();
   std::size_t const slots = list.clusters * 8;
   std::uint32_t const* slot_particle = list.slots;
+  float const inv = 1.f / length;
   coalesce::for_each_index(coalesce::device{}, slots, [=] COALESCE_HOST_DEVICE(std::size_t k) {
     std::uint32_t const p = slot_particle[k];
     float4 x{0.f, 0.f, 0.f, 0.f};
-    if (p != coalesce::cluster_pairs::empty_slot) {
-      x = float4{v[p][&Atom::pos][&decltype(Atom::pos)::x], v[p][&Atom::pos][&decltype(Atom::pos)::y],
-                 v[p][&Atom::pos][&decltype(Atom::pos)::z], 1.f};
+    if (p != coalesce::cluster_pairs::empty_slot) {  // into [0, L) (the interior rows take no image)
+      float const r[3] = {v[p][&Atom::pos][&decltype(Atom::pos)::x], v[p][&Atom::pos][&decltype(Atom::pos)::y],
+                          v[p][&Atom::pos][&decltype(Atom::pos)::z]};
+      float in[3];
+      for (int a = 0; a < 3; ++a) in[a] = r[a] - length * floorf(r[a] * inv);
+      x = float4{in[0], in[1], in[2], 1.f};
     }
     xq[k] = x;
     reinterpret_cast<float4*>(slot_forces)[k] = float4{0.f, 0.f, 0.f, 0.f};
   });
-  float const inv = 1.f / length;
   unsigned const block = 256, blocks = static_cast<unsigned>((list.clusters * 32 + block - 1) / block);
   hand_cluster_pair_force<<<blocks, block>>>(static_cast<std::uint32_t>(list.clusters), list.row_offsets, list.entries,
                                              xq, slot_forces, float3{length, length, length}, float3{inv, inv, inv},
