@@ -122,8 +122,8 @@ std::vector<row> run_engine_rows(coalesce::device_vector<Atom, Layout>& d, coale
     r.sort_ms = sort_ms;
     r.build_ms = median_ms([&] { list.build(d, &Atom::pos, domain); });
     auto const view = list.view(d);
-    r.force_ms = median_ms(
-        [&] { (void)coalesce::compute_pairs<&Atom::pos, &Atom::force>(d, view, domain, law, table); });
+    r.force_ms =
+        median_ms([&] { (void)coalesce::compute_pairs<&Atom::pos, &Atom::force>(d, view, domain, law, table); });
     r.error = error_now();
     r.sums_ms = median_ms([&] {
       (void)coalesce::compute_pairs<&Atom::pos, &Atom::force>(d, view, domain, law, table,

@@ -72,8 +72,8 @@ __global__ void hand_cluster_pair_force(std::uint32_t clusters, std::uint32_t co
   bool const has_i = xi.w != 0.f;
   float fx = 0.f, fy = 0.f, fz = 0.f;
   float const rc = sqrtf(rc2) * 1.0001f;
-  bool const near = has_i && (xi.x < rc || xi.x > length.x - rc || xi.y < rc || xi.y > length.y - rc ||
-                              xi.z < rc || xi.z > length.z - rc);
+  bool const near = has_i && (xi.x < rc || xi.x > length.x - rc || xi.y < rc || xi.y > length.y - rc || xi.z < rc ||
+                              xi.z > length.z - rc);
   if (__any_sync(0xffffffffu, near)) {
     hand_cluster_pair_row<true>(c, row_offsets[c], row_offsets[c + 1], entries, xq, slot_forces, xi, has_i, length,
                                 inverse, rc2, fx, fy, fz);

@@ -100,12 +100,12 @@ std::tuple<std::vector<Atom>, coalesce::pair_totals> run(std::vector<Atom> const
   // the members as template arguments: the form whose loop names them as a user's kernel does
   coalesce::pair_totals totals;
   if constexpr (!Exclude) {
-    totals = coalesce::compute_pairs<&Atom::pos, &Atom::force, &Atom::type>(
-        v, list.view(v), b, Law{}, two_types(), {.energy = true, .virial = true});
+    totals = coalesce::compute_pairs<&Atom::pos, &Atom::force, &Atom::type>(v, list.view(v), b, Law{}, two_types(),
+                                                                            {.energy = true, .virial = true});
   } else {
     coalesce::pair_exclusions<Space> const excluded(atoms.size(), bonds);
-    totals = coalesce::compute_pairs<&Atom::pos, &Atom::force, &Atom::type>(
-        v, list.view(v), b, Law{}, two_types(), excluded, {.energy = true, .virial = true});
+    totals = coalesce::compute_pairs<&Atom::pos, &Atom::force, &Atom::type>(v, list.view(v), b, Law{}, two_types(),
+                                                                            excluded, {.energy = true, .virial = true});
   }
   std::vector<Atom> out(atoms.size());
   v.copy_to(std::span<Atom>(out));

@@ -210,10 +210,12 @@ template <class View, class Force> struct member_sums {
 // caller's double sums (each pair once over the whole pass).
 template <bool Energy, bool Virial, class Real, class Evaluator, class Table, class Exclusions, class Forces,
           class Sums>
-COALESCE_HOST_DEVICE COALESCE_INLINE void staged_cluster_pair_lane(
-    std::size_t t, verlet_list_ref<cluster_pairs> const& list, staged_particle<Real> const* staged,
-    Forces const& forces, Evaluator const& law, Table const& table, Exclusions const& exclusions,
-    staged_box<Real> const& box, Sums sums) {
+COALESCE_HOST_DEVICE COALESCE_INLINE void staged_cluster_pair_lane(std::size_t t,
+                                                                   verlet_list_ref<cluster_pairs> const& list,
+                                                                   staged_particle<Real> const* staged,
+                                                                   Forces const& forces, Evaluator const& law,
+                                                                   Table const& table, Exclusions const& exclusions,
+                                                                   staged_box<Real> const& box, Sums sums) {
 #if defined(__CUDA_ARCH__)
   constexpr std::uint32_t size = cluster_pairs::cluster_size;
   auto const c = static_cast<std::uint32_t>(t / 32);
