@@ -9,11 +9,14 @@
 #include <coalesce/coalesce.hpp>
 
 #include "hand_cluster_pairs.cuh"
+#include "hand_super_clusters.cuh"
 
 #include <array>
 #include <cmath>
 #include <cstddef>
+#include <cstdio>
 #include <string>
+#include <type_traits>
 #include <vector>
 
 namespace bench_engine {
@@ -159,9 +162,25 @@ std::vector<row> run_engine_rows(coalesce::device_vector<Atom, Layout>& d, coale
     cudaMalloc(&slot_forces, view.clusters * 8 * sizeof(float4));
     r.force_ms = median_ms([&] { hand_cluster_pair_step(d, view, xq, slot_forces, length, cutoff * cutoff); });
     r.error = error_now();
+    rows.push_back(r);
+    // The experiment of hand_super_clusters.cuh: stacks of 4 and 8 clusters sharing their rows.
+    auto const stacks = [&](auto size) {
+      constexpr unsigned S = decltype(size)::value;
+      super_rows super = make_super_rows<S>(view);
+      row q = r;
+      char name[96];
+      std::snprintf(name, sizeof name, "hand-written stacks of %u clusters (%.2f bits/entry)", S, super.bits_per_entry);
+      q.name = name;
+      q.force_ms =
+          median_ms([&] { hand_super_cluster_step<S>(d, view, super, xq, slot_forces, length, cutoff * cutoff); });
+      q.error = error_now();
+      free_super_rows(super);
+      return q;
+    };
+    rows.push_back(stacks(std::integral_constant<unsigned, 4>{}));
+    rows.push_back(stacks(std::integral_constant<unsigned, 8>{}));
     cudaFree(xq);
     cudaFree(slot_forces);
-    rows.push_back(r);
   }
   measure(full, "engine cluster_pairs (full)", sort_ms, lennard_jones{});
   return rows;

@@ -1,0 +1,200 @@
+// An experiment on the cluster-pair force pass: GROMACS's super-clusters, hand-written, over the
+// library's half cluster_pairs list regrouped on the host. S consecutive clusters (a stack along
+// one of the list's grid columns) share one row of (j cluster, mask) entries, bit k of the mask
+// saying that cluster k of the stack lists that j cluster. A warp takes a stack: lane l holds i
+// particle l % 8 of each of the S clusters (positions and force sums in registers) and j particles
+// l / 8 and l / 8 + 4 of each listed cluster; per entry the j particles are read once, the pairs
+// with every masked i cluster evaluated, and the reactions reduced and added once (the per-entry
+// work of hand_cluster_pairs.cuh, its ~40 instructions, divided by the mask's bits). The question
+// it answers: does the library's list format pay to carry super-cluster rows (it would then build
+// them on the GPU; here the regrouping is host work, untimed).
+#pragma once
+#include <coalesce/coalesce.hpp>
+
+#include <cstdint>
+#include <vector>
+
+namespace bench_engine {
+
+struct super_rows {
+  std::uint32_t* offsets = nullptr;  // stack s: entries [offsets[s], offsets[s + 1])
+  std::uint32_t* entries = nullptr;  // j cluster
+  std::uint32_t* masks = nullptr;    // bit k: cluster S s + k lists it
+  std::size_t stacks = 0;
+  double bits_per_entry = 0;
+  double entries_per_cluster = 0;
+};
+
+// The half list's rows regrouped by stacks of S clusters (the list copied to the host and back).
+template <unsigned S>
+super_rows make_super_rows(coalesce::verlet_list_ref<coalesce::cluster_pairs> const& list) {
+  std::size_t const clusters = list.clusters;
+  std::vector<std::uint32_t> offsets(clusters + 1);
+  cudaMemcpy(offsets.data(), list.row_offsets, offsets.size() * 4, cudaMemcpyDeviceToHost);
+  std::vector<std::uint32_t> entries(offsets.back());
+  cudaMemcpy(entries.data(), list.entries, entries.size() * 4, cudaMemcpyDeviceToHost);
+  super_rows out;
+  out.stacks = (clusters + S - 1) / S;
+  std::vector<std::uint32_t> so(out.stacks + 1, 0), se, sm;
+  std::vector<std::uint32_t> seen(clusters, 0xffffffffu), mask(clusters, 0);  // per j cluster: stack, mask
+  double bits = 0;
+  for (std::size_t s = 0; s < out.stacks; ++s) {
+    std::size_t const first = se.size();
+    for (unsigned k = 0; k < S && s * S + k < clusters; ++k) {
+      std::size_t const c = s * S + k;
+      for (std::uint32_t e = offsets[c]; e < offsets[c + 1]; ++e) {
+        std::uint32_t const jc = entries[e];
+        if (seen[jc] != s) {
+          seen[jc] = static_cast<std::uint32_t>(s);
+          mask[jc] = 0;
+          se.push_back(jc);
+        }
+        mask[jc] |= 1u << k;
+        bits += 1;
+      }
+    }
+    for (std::size_t e = first; e < se.size(); ++e) sm.push_back(mask[se[e]]);
+    so[s + 1] = static_cast<std::uint32_t>(se.size());
+  }
+  out.bits_per_entry = se.empty() ? 0 : bits / static_cast<double>(se.size());
+  out.entries_per_cluster = clusters ? static_cast<double>(se.size()) / static_cast<double>(clusters) : 0;
+  cudaMalloc(&out.offsets, so.size() * 4);
+  cudaMalloc(&out.entries, (se.size() + 1) * 4);
+  cudaMalloc(&out.masks, (sm.size() + 1) * 4);
+  cudaMemcpy(out.offsets, so.data(), so.size() * 4, cudaMemcpyHostToDevice);
+  cudaMemcpy(out.entries, se.data(), se.size() * 4, cudaMemcpyHostToDevice);
+  cudaMemcpy(out.masks, sm.data(), sm.size() * 4, cudaMemcpyHostToDevice);
+  return out;
+}
+
+inline void free_super_rows(super_rows& r) {
+  cudaFree(r.offsets), cudaFree(r.entries), cudaFree(r.masks);
+  r = {};
+}
+
+template <unsigned S, bool Wrap>
+__device__ __forceinline__ void super_row(std::uint32_t s, std::uint32_t begin, std::uint32_t end,
+                                          super_rows const rows, float4 const* xq, float* slot_forces,
+                                          float4 const (&xi)[S], float3 length, float3 inverse, float rc2,
+                                          float (&fi)[S][3]) {
+  std::uint32_t const lane = threadIdx.x % 32, ii = lane % 8, jg = lane / 8;
+  for (std::uint32_t e = begin; e < end; ++e) {
+    std::uint32_t const jc = rows.entries[e], mask = rows.masks[e];
+    float4 xj[2];
+#pragma unroll
+    for (int h = 0; h < 2; ++h) xj[h] = xq[jc * 8 + jg + 4 * h];
+    float v[6] = {0, 0, 0, 0, 0, 0};
+    bool hit = false;
+#pragma unroll
+    for (unsigned k = 0; k < S; ++k) {
+      if (!(mask & (1u << k))) continue;  // the same for the whole warp
+      std::uint32_t const c = s * S + k, own = c * 8 + ii;
+#pragma unroll
+      for (int h = 0; h < 2; ++h) {
+        std::uint32_t const slot = jc * 8 + jg + 4 * h;
+        float dx = xi[k].x - xj[h].x, dy = xi[k].y - xj[h].y, dz = xi[k].z - xj[h].z;
+        if (Wrap) {
+          dx -= length.x * rintf(dx * inverse.x);
+          dy -= length.y * rintf(dy * inverse.y);
+          dz -= length.z * rintf(dz * inverse.z);
+        }
+        float const r2 = dx * dx + dy * dy + dz * dz;
+        bool const pair = xi[k].w != 0.f && xj[h].w != 0.f && (jc != c || slot > own) && r2 < rc2;
+        float const r2i = __fdividef(1.f, r2), s6 = r2i * r2i * r2i;
+        float const fr = pair ? 24.f * s6 * (2.f * s6 - 1.f) * r2i : 0.f;
+        fi[k][0] += fr * dx, fi[k][1] += fr * dy, fi[k][2] += fr * dz;
+        v[3 * h + 0] -= fr * dx, v[3 * h + 1] -= fr * dy, v[3 * h + 2] -= fr * dz;
+        hit = hit || pair;
+      }
+    }
+    if (!__any_sync(0xffffffffu, hit)) continue;
+    bool const b0 = ii & 1u, b1 = ii & 2u, b2 = ii & 4u;  // reduce-scatter, as hand_cluster_pairs.cuh
+    float w[3];
+#pragma unroll
+    for (int k = 0; k < 3; ++k) {
+      w[k] = (b0 ? v[2 * k + 1] : v[2 * k]) + __shfl_xor_sync(0xffffffffu, b0 ? v[2 * k] : v[2 * k + 1], 1);
+    }
+    float const u0 = (b1 ? w[1] : w[0]) + __shfl_xor_sync(0xffffffffu, b1 ? w[0] : w[1], 2);
+    float const u1 = w[2] + __shfl_xor_sync(0xffffffffu, w[2], 2);
+    float const sum = (b2 ? u1 : u0) + __shfl_xor_sync(0xffffffffu, b2 ? u0 : u1, 4);
+    std::uint32_t const which = b2 ? 4u + (ii & 1u) : (ii & 3u);
+    if (!(b2 && b1) && sum != 0.f) atomicAdd(slot_forces + 4 * (jc * 8 + jg + 4 * (which / 3)) + which % 3, sum);
+  }
+}
+
+template <unsigned S>
+__global__ void hand_super_cluster_force(super_rows const rows, std::uint32_t clusters, float4 const* xq,
+                                         float* slot_forces, float3 length, float3 inverse, float rc2) {
+  std::uint32_t const s = (blockIdx.x * blockDim.x + threadIdx.x) / 32;
+  if (s >= rows.stacks) return;  // whole warps
+  std::uint32_t const lane = threadIdx.x % 32, ii = lane % 8, jg = lane / 8;
+  float4 xi[S];
+  float fi[S][3];
+  float const rc = sqrtf(rc2) * 1.0001f;
+  bool near = false;
+#pragma unroll
+  for (unsigned k = 0; k < S; ++k) {
+    std::uint32_t const c = s * S + k;
+    xi[k] = c < clusters ? xq[c * 8 + ii] : float4{0.f, 0.f, 0.f, 0.f};
+    fi[k][0] = fi[k][1] = fi[k][2] = 0.f;
+    near = near || (xi[k].w != 0.f && (xi[k].x < rc || xi[k].x > length.x - rc || xi[k].y < rc ||
+                                        xi[k].y > length.y - rc || xi[k].z < rc || xi[k].z > length.z - rc));
+  }
+  if (__any_sync(0xffffffffu, near)) {
+    super_row<S, true>(s, rows.offsets[s], rows.offsets[s + 1], rows, xq, slot_forces, xi, length, inverse, rc2, fi);
+  } else {
+    super_row<S, false>(s, rows.offsets[s], rows.offsets[s + 1], rows, xq, slot_forces, xi, length, inverse, rc2, fi);
+  }
+#pragma unroll
+  for (unsigned k = 0; k < S; ++k) {
+#pragma unroll
+    for (int d = 0; d < 3; ++d) {
+      fi[k][d] += __shfl_xor_sync(0xffffffffu, fi[k][d], 8);
+      fi[k][d] += __shfl_xor_sync(0xffffffffu, fi[k][d], 16);
+    }
+    if (jg == 0 && xi[k].w != 0.f) {
+      std::uint32_t const own = (s * S + k) * 8 + ii;
+      atomicAdd(slot_forces + 4 * own + 0, fi[k][0]);
+      atomicAdd(slot_forces + 4 * own + 1, fi[k][1]);
+      atomicAdd(slot_forces + 4 * own + 2, fi[k][2]);
+    }
+  }
+}
+
+// The step of hand_cluster_pair_step with the super-cluster kernel (the same staging and store).
+template <unsigned S, class Atom, class Layout>
+void hand_super_cluster_step(coalesce::device_vector<Atom, Layout>& d,
+                             coalesce::verlet_list_ref<coalesce::cluster_pairs> const& list, super_rows const& rows,
+                             float4* xq, float* slot_forces, float length, float rc2) {
+  auto v = d.view();
+  std::size_t const slots = list.clusters * 8;
+  std::uint32_t const* slot_particle = list.slots;
+  float const inv = 1.f / length;
+  coalesce::for_each_index(coalesce::device{}, slots, [=] COALESCE_HOST_DEVICE(std::size_t k) {
+    std::uint32_t const p = slot_particle[k];
+    float4 x{0.f, 0.f, 0.f, 0.f};
+    if (p != coalesce::cluster_pairs::empty_slot) {
+      float const r[3] = {v[p][&Atom::pos][&decltype(Atom::pos)::x], v[p][&Atom::pos][&decltype(Atom::pos)::y],
+                          v[p][&Atom::pos][&decltype(Atom::pos)::z]};
+      float in[3];
+      for (int a = 0; a < 3; ++a) in[a] = r[a] - length * floorf(r[a] * inv);
+      x = float4{in[0], in[1], in[2], 1.f};
+    }
+    xq[k] = x;
+    reinterpret_cast<float4*>(slot_forces)[k] = float4{0.f, 0.f, 0.f, 0.f};
+  });
+  unsigned const block = 256, blocks = static_cast<unsigned>((rows.stacks * 32 + block - 1) / block);
+  hand_super_cluster_force<S><<<blocks, block>>>(rows, static_cast<std::uint32_t>(list.clusters), xq, slot_forces,
+                                                 float3{length, length, length}, float3{inv, inv, inv}, rc2);
+  coalesce::for_each_index(coalesce::device{}, slots, [=] COALESCE_HOST_DEVICE(std::size_t k) {
+    std::uint32_t const p = slot_particle[k];
+    if (p == coalesce::cluster_pairs::empty_slot) return;
+    float4 const f = reinterpret_cast<float4 const*>(slot_forces)[k];
+    v[p][&Atom::force][&decltype(Atom::force)::x] = f.x;
+    v[p][&Atom::force][&decltype(Atom::force)::y] = f.y;
+    v[p][&Atom::force][&decltype(Atom::force)::z] = f.z;
+  });
+  cudaDeviceSynchronize();
+}
+
+}  // namespace bench_engine
