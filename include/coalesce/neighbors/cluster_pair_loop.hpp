@@ -271,7 +271,9 @@ COALESCE_HOST_DEVICE COALESCE_INLINE void staged_cluster_pair_lane(std::size_t t
           if (in_reach && excluded.contains(list.slots[slot])) in_reach = false;
         }
         if constexpr (branch_free_law<Evaluator>) {  // every slot evaluated, the value kept in reach
-          pair_value<Real> const p = law(in_reach ? rr : reach2, table.param(ti, tj));
+          // Out of reach: evaluated at half the cutoff squared, where every law is finite and a
+          // tabulated one in range (the CPU's SIMD loop does the same for its masked lanes).
+          pair_value<Real> const p = law(in_reach ? rr : Real(0.5) * reach2, table.param(ti, tj));
           // Out of reach: a zero force along a zero separation (an empty slot's is NaN).
           Real const f = in_reach ? p.force_over_r : Real(0);
           Real const e0 = in_reach ? d0 : Real(0), e1 = in_reach ? d1 : Real(0), e2 = in_reach ? d2 : Real(0);

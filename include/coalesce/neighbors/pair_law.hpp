@@ -36,9 +36,9 @@ concept pair_evaluator = requires {
 
 // A law that declares `static constexpr bool branch_free = true;` may be called for every pair the
 // loop meets, in reach or not: the cluster-pair loop on the GPU then evaluates it for each of its
-// pairs at once (at r2 = the type pair's cutoff squared for a pair out of reach, its value dropped)
-// instead of branching around it per pair. Declare it when the law is cheap and defined on (0, rc^2]
-// (Lennard-Jones, soft repulsions); leave it out when it reads tables or does costly work per call.
+// pairs at once (at half the type pair's cutoff squared for a pair out of reach, its value dropped,
+// as the CPU's SIMD loop always does) instead of branching around it per pair. Declare it when the
+// law is cheap (Lennard-Jones, soft repulsions); leave it out when it does costly work per call.
 template <class E> consteval bool declares_branch_free() {
   if constexpr (requires { E::branch_free; }) {
     return static_cast<bool>(E::branch_free);
