@@ -179,6 +179,26 @@ std::vector<row> run_engine_rows(coalesce::device_vector<Atom, Layout>& d, coale
     };
     rows.push_back(stacks(std::integral_constant<unsigned, 4>{}));
     rows.push_back(stacks(std::integral_constant<unsigned, 8>{}));
+    {  // the pruning experiment: the rows kept to entries with a pair within the cutoff + 0.1
+      pruned_rows pruned = prune_rows(view, xq, length, cutoff + 0.1f);
+      row q = r;
+      char name[96];
+      std::snprintf(name, sizeof name, "hand-written, rows pruned at rc + 0.1 (%.1f of %.1f entries)",
+                    pruned.entries_per_cluster, pruned.outer_per_cluster);
+      q.name = name;
+      q.force_ms = median_ms([&] { hand_cluster_pair_step(d, pruned.view, xq, slot_forces, length, cutoff * cutoff); });
+      q.error = error_now();
+      rows.push_back(q);
+      super_rows super = make_super_rows<8>(pruned.view);
+      std::snprintf(name, sizeof name, "hand-written stacks of 8, pruned (%.2f bits/entry)", super.bits_per_entry);
+      q.name = name;
+      q.force_ms = median_ms(
+          [&] { hand_super_cluster_step<8>(d, pruned.view, super, xq, slot_forces, length, cutoff * cutoff); });
+      q.error = error_now();
+      rows.push_back(q);
+      free_super_rows(super);
+      cudaFree(pruned.offsets), cudaFree(pruned.entries);
+    }
     cudaFree(xq);
     cudaFree(slot_forces);
   }

@@ -11,6 +11,7 @@
 #pragma once
 #include <coalesce/coalesce.hpp>
 
+#include <cmath>
 #include <cstdint>
 #include <vector>
 
@@ -26,8 +27,7 @@ struct super_rows {
 };
 
 // The half list's rows regrouped by stacks of S clusters (the list copied to the host and back).
-template <unsigned S>
-super_rows make_super_rows(coalesce::verlet_list_ref<coalesce::cluster_pairs> const& list) {
+template <unsigned S> super_rows make_super_rows(coalesce::verlet_list_ref<coalesce::cluster_pairs> const& list) {
   std::size_t const clusters = list.clusters;
   std::vector<std::uint32_t> offsets(clusters + 1);
   cudaMemcpy(offsets.data(), list.row_offsets, offsets.size() * 4, cudaMemcpyDeviceToHost);
@@ -64,6 +64,61 @@ super_rows make_super_rows(coalesce::verlet_list_ref<coalesce::cluster_pairs> co
   cudaMemcpy(out.offsets, so.data(), so.size() * 4, cudaMemcpyHostToDevice);
   cudaMemcpy(out.entries, se.data(), se.size() * 4, cudaMemcpyHostToDevice);
   cudaMemcpy(out.masks, sm.data(), sm.size() * 4, cudaMemcpyHostToDevice);
+  return out;
+}
+
+// GROMACS's dynamic pruning, its best case: the rows kept to the entries with a pair within
+// `reach` (the cutoff and a small inner skin) at this moment, found on the host from the staged
+// positions (xq, slot order, w = 0 for an empty slot). A pruned list's force pass, against the
+// outer list's, bounds what a prune every few steps could gain (its own cost and the inner skin's
+// growth between prunes not counted).
+struct pruned_rows {
+  coalesce::verlet_list_ref<coalesce::cluster_pairs> view;
+  std::uint32_t* offsets = nullptr;
+  std::uint32_t* entries = nullptr;
+  double entries_per_cluster = 0, outer_per_cluster = 0;
+};
+
+inline pruned_rows prune_rows(coalesce::verlet_list_ref<coalesce::cluster_pairs> const& list, float4 const* xq,
+                              float length, float reach) {
+  std::size_t const clusters = list.clusters;
+  std::vector<std::uint32_t> offsets(clusters + 1);
+  cudaMemcpy(offsets.data(), list.row_offsets, offsets.size() * 4, cudaMemcpyDeviceToHost);
+  std::vector<std::uint32_t> entries(offsets.back());
+  cudaMemcpy(entries.data(), list.entries, entries.size() * 4, cudaMemcpyDeviceToHost);
+  std::vector<float4> x(clusters * 8);
+  cudaMemcpy(x.data(), xq, x.size() * sizeof(float4), cudaMemcpyDeviceToHost);
+  float const reach2 = reach * reach;
+  auto const image = [&](float d) { return d - length * std::rint(d / length); };
+  std::vector<std::uint32_t> po(clusters + 1, 0), pe;
+  for (std::size_t c = 0; c < clusters; ++c) {
+    for (std::uint32_t e = offsets[c]; e < offsets[c + 1]; ++e) {
+      std::uint32_t const jc = entries[e];
+      bool keep = false;
+      for (int i = 0; i < 8 && !keep; ++i) {
+        float4 const a = x[c * 8 + i];
+        if (a.w == 0.f) continue;
+        for (int j = 0; j < 8 && !keep; ++j) {
+          float4 const b = x[jc * 8 + j];
+          if (b.w == 0.f || (jc == c && j <= i)) continue;
+          float const dx = image(a.x - b.x), dy = image(a.y - b.y), dz = image(a.z - b.z);
+          keep = dx * dx + dy * dy + dz * dz < reach2;
+        }
+      }
+      if (keep) pe.push_back(jc);
+    }
+    po[c + 1] = static_cast<std::uint32_t>(pe.size());
+  }
+  pruned_rows out;
+  out.entries_per_cluster = clusters ? static_cast<double>(pe.size()) / static_cast<double>(clusters) : 0;
+  out.outer_per_cluster = clusters ? static_cast<double>(entries.size()) / static_cast<double>(clusters) : 0;
+  cudaMalloc(&out.offsets, po.size() * 4);
+  cudaMalloc(&out.entries, (pe.size() + 1) * 4);
+  cudaMemcpy(out.offsets, po.data(), po.size() * 4, cudaMemcpyHostToDevice);
+  cudaMemcpy(out.entries, pe.data(), pe.size() * 4, cudaMemcpyHostToDevice);
+  out.view = list;
+  out.view.row_offsets = out.offsets;
+  out.view.entries = out.entries;
   return out;
 }
 
@@ -122,9 +177,9 @@ __device__ __forceinline__ void super_row(std::uint32_t s, std::uint32_t begin, 
   }
 }
 
-template <unsigned S>
-__global__ void hand_super_cluster_force(super_rows const rows, std::uint32_t clusters, float4 const* xq,
-                                         float* slot_forces, float3 length, float3 inverse, float rc2) {
+template <unsigned S> __global__ void hand_super_cluster_force(super_rows const rows, std::uint32_t clusters,
+                                                               float4 const* xq, float* slot_forces, float3 length,
+                                                               float3 inverse, float rc2) {
   std::uint32_t const s = (blockIdx.x * blockDim.x + threadIdx.x) / 32;
   if (s >= rows.stacks) return;  // whole warps
   std::uint32_t const lane = threadIdx.x % 32, ii = lane % 8, jg = lane / 8;
@@ -138,7 +193,7 @@ __global__ void hand_super_cluster_force(super_rows const rows, std::uint32_t cl
     xi[k] = c < clusters ? xq[c * 8 + ii] : float4{0.f, 0.f, 0.f, 0.f};
     fi[k][0] = fi[k][1] = fi[k][2] = 0.f;
     near = near || (xi[k].w != 0.f && (xi[k].x < rc || xi[k].x > length.x - rc || xi[k].y < rc ||
-                                        xi[k].y > length.y - rc || xi[k].z < rc || xi[k].z > length.z - rc));
+                                       xi[k].y > length.y - rc || xi[k].z < rc || xi[k].z > length.z - rc));
   }
   if (__any_sync(0xffffffffu, near)) {
     super_row<S, true>(s, rows.offsets[s], rows.offsets[s + 1], rows, xq, slot_forces, xi, length, inverse, rc2, fi);
