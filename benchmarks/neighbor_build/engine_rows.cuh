@@ -179,6 +179,19 @@ std::vector<row> run_engine_rows(coalesce::device_vector<Atom, Layout>& d, coale
     };
     rows.push_back(stacks(std::integral_constant<unsigned, 4>{}));
     rows.push_back(stacks(std::integral_constant<unsigned, 8>{}));
+    // The same stacks merged in the kernel from the list's own rows (no list of their own).
+    auto const merged = [&](auto size) {
+      constexpr unsigned S = decltype(size)::value;
+      row q = r;
+      q.name = "hand-written stacks of " + std::to_string(S) + ", merged in the kernel";
+      super_rows const none{};
+      q.force_ms =
+          median_ms([&] { hand_super_cluster_step<S>(d, view, none, xq, slot_forces, length, cutoff * cutoff); });
+      q.error = error_now();
+      return q;
+    };
+    rows.push_back(merged(std::integral_constant<unsigned, 4>{}));
+    rows.push_back(merged(std::integral_constant<unsigned, 8>{}));
     {  // the pruning experiment: the rows kept to entries with a pair within the cutoff + 0.1
       pruned_rows pruned = prune_rows(view, xq, length, cutoff + 0.1f);
       row q = r;

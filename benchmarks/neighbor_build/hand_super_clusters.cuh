@@ -127,53 +127,82 @@ inline void free_super_rows(super_rows& r) {
   r = {};
 }
 
+// One (j cluster, mask) entry of stack s: the j particles read once, the pairs with each masked i
+// cluster of the stack, the reactions reduced and added once.
+template <unsigned S, bool Wrap>
+__device__ __forceinline__ void stack_entry(std::uint32_t s, std::uint32_t jc, std::uint32_t mask, float4 const* xq,
+                                            float* slot_forces, float4 const (&xi)[S], float3 length, float3 inverse,
+                                            float rc2, float (&fi)[S][3]) {
+  std::uint32_t const lane = threadIdx.x % 32, ii = lane % 8, jg = lane / 8;
+  float4 xj[2];
+#pragma unroll
+  for (int h = 0; h < 2; ++h) xj[h] = xq[jc * 8 + jg + 4 * h];
+  float v[6] = {0, 0, 0, 0, 0, 0};
+  bool hit = false;
+#pragma unroll
+  for (unsigned k = 0; k < S; ++k) {
+    if (!(mask & (1u << k))) continue;  // the same for the whole warp
+    std::uint32_t const c = s * S + k, own = c * 8 + ii;
+#pragma unroll
+    for (int h = 0; h < 2; ++h) {
+      std::uint32_t const slot = jc * 8 + jg + 4 * h;
+      float dx = xi[k].x - xj[h].x, dy = xi[k].y - xj[h].y, dz = xi[k].z - xj[h].z;
+      if (Wrap) {
+        dx -= length.x * rintf(dx * inverse.x);
+        dy -= length.y * rintf(dy * inverse.y);
+        dz -= length.z * rintf(dz * inverse.z);
+      }
+      float const r2 = dx * dx + dy * dy + dz * dz;
+      bool const pair = xi[k].w != 0.f && xj[h].w != 0.f && (jc != c || slot > own) && r2 < rc2;
+      float const r2i = __fdividef(1.f, r2), s6 = r2i * r2i * r2i;
+      float const fr = pair ? 24.f * s6 * (2.f * s6 - 1.f) * r2i : 0.f;
+      fi[k][0] += fr * dx, fi[k][1] += fr * dy, fi[k][2] += fr * dz;
+      v[3 * h + 0] -= fr * dx, v[3 * h + 1] -= fr * dy, v[3 * h + 2] -= fr * dz;
+      hit = hit || pair;
+    }
+  }
+  if (!__any_sync(0xffffffffu, hit)) return;
+  bool const b0 = ii & 1u, b1 = ii & 2u, b2 = ii & 4u;  // reduce-scatter, as hand_cluster_pairs.cuh
+  float w[3];
+#pragma unroll
+  for (int k = 0; k < 3; ++k) {
+    w[k] = (b0 ? v[2 * k + 1] : v[2 * k]) + __shfl_xor_sync(0xffffffffu, b0 ? v[2 * k] : v[2 * k + 1], 1);
+  }
+  float const u0 = (b1 ? w[1] : w[0]) + __shfl_xor_sync(0xffffffffu, b1 ? w[0] : w[1], 2);
+  float const u1 = w[2] + __shfl_xor_sync(0xffffffffu, w[2], 2);
+  float const sum = (b2 ? u1 : u0) + __shfl_xor_sync(0xffffffffu, b2 ? u0 : u1, 4);
+  std::uint32_t const which = b2 ? 4u + (ii & 1u) : (ii & 3u);
+  if (!(b2 && b1) && sum != 0.f) atomicAdd(slot_forces + 4 * (jc * 8 + jg + 4 * (which / 3)) + which % 3, sum);
+}
+
 template <unsigned S, bool Wrap>
 __device__ __forceinline__ void super_row(std::uint32_t s, std::uint32_t begin, std::uint32_t end,
                                           super_rows const rows, float4 const* xq, float* slot_forces,
                                           float4 const (&xi)[S], float3 length, float3 inverse, float rc2,
                                           float (&fi)[S][3]) {
-  std::uint32_t const lane = threadIdx.x % 32, ii = lane % 8, jg = lane / 8;
   for (std::uint32_t e = begin; e < end; ++e) {
-    std::uint32_t const jc = rows.entries[e], mask = rows.masks[e];
-    float4 xj[2];
-#pragma unroll
-    for (int h = 0; h < 2; ++h) xj[h] = xq[jc * 8 + jg + 4 * h];
-    float v[6] = {0, 0, 0, 0, 0, 0};
-    bool hit = false;
-#pragma unroll
-    for (unsigned k = 0; k < S; ++k) {
-      if (!(mask & (1u << k))) continue;  // the same for the whole warp
-      std::uint32_t const c = s * S + k, own = c * 8 + ii;
-#pragma unroll
-      for (int h = 0; h < 2; ++h) {
-        std::uint32_t const slot = jc * 8 + jg + 4 * h;
-        float dx = xi[k].x - xj[h].x, dy = xi[k].y - xj[h].y, dz = xi[k].z - xj[h].z;
-        if (Wrap) {
-          dx -= length.x * rintf(dx * inverse.x);
-          dy -= length.y * rintf(dy * inverse.y);
-          dz -= length.z * rintf(dz * inverse.z);
-        }
-        float const r2 = dx * dx + dy * dy + dz * dz;
-        bool const pair = xi[k].w != 0.f && xj[h].w != 0.f && (jc != c || slot > own) && r2 < rc2;
-        float const r2i = __fdividef(1.f, r2), s6 = r2i * r2i * r2i;
-        float const fr = pair ? 24.f * s6 * (2.f * s6 - 1.f) * r2i : 0.f;
-        fi[k][0] += fr * dx, fi[k][1] += fr * dy, fi[k][2] += fr * dz;
-        v[3 * h + 0] -= fr * dx, v[3 * h + 1] -= fr * dy, v[3 * h + 2] -= fr * dz;
-        hit = hit || pair;
-      }
-    }
-    if (!__any_sync(0xffffffffu, hit)) continue;
-    bool const b0 = ii & 1u, b1 = ii & 2u, b2 = ii & 4u;  // reduce-scatter, as hand_cluster_pairs.cuh
-    float w[3];
-#pragma unroll
-    for (int k = 0; k < 3; ++k) {
-      w[k] = (b0 ? v[2 * k + 1] : v[2 * k]) + __shfl_xor_sync(0xffffffffu, b0 ? v[2 * k] : v[2 * k + 1], 1);
-    }
-    float const u0 = (b1 ? w[1] : w[0]) + __shfl_xor_sync(0xffffffffu, b1 ? w[0] : w[1], 2);
-    float const u1 = w[2] + __shfl_xor_sync(0xffffffffu, w[2], 2);
-    float const sum = (b2 ? u1 : u0) + __shfl_xor_sync(0xffffffffu, b2 ? u0 : u1, 4);
-    std::uint32_t const which = b2 ? 4u + (ii & 1u) : (ii & 3u);
-    if (!(b2 && b1) && sum != 0.f) atomicAdd(slot_forces + 4 * (jc * 8 + jg + 4 * (which / 3)) + which % 3, sum);
+    stack_entry<S, Wrap>(s, rows.entries[e], rows.masks[e], xq, slot_forces, xi, length, inverse, rc2, fi);
+  }
+}
+
+// The same stack's entries merged in the kernel from its clusters' own rows (no list of its own):
+// lane k < S walks cluster k's row; each step takes the least j cluster at the rows' heads (one
+// warp reduction), its mask the lanes holding it (a ballot), and those lanes step on. Rows are in
+// ascending j order but where the search wrapped a periodic face; any order is merged correctly
+// (each entry taken once), a sorted one into the fewest entries.
+template <unsigned S, bool Wrap>
+__device__ __forceinline__ void merged_row(std::uint32_t s, std::uint32_t pos, std::uint32_t end,
+                                           std::uint32_t const* entries, float4 const* xq, float* slot_forces,
+                                           float4 const (&xi)[S], float3 length, float3 inverse, float rc2,
+                                           float (&fi)[S][3]) {
+  constexpr std::uint32_t none = 0xffffffffu;
+  std::uint32_t head = pos < end ? entries[pos] : none;
+  for (;;) {
+    std::uint32_t const jc = __reduce_min_sync(0xffffffffu, head);
+    if (jc == none) break;
+    std::uint32_t const mask = __ballot_sync(0xffffffffu, head == jc);
+    if (head == jc) head = ++pos < end ? entries[pos] : none;  // read while the entry is evaluated
+    stack_entry<S, Wrap>(s, jc, mask, xq, slot_forces, xi, length, inverse, rc2, fi);
   }
 }
 
@@ -216,7 +245,51 @@ template <unsigned S> __global__ void hand_super_cluster_force(super_rows const 
   }
 }
 
-// The step of hand_cluster_pair_step with the super-cluster kernel (the same staging and store).
+template <unsigned S> __global__ void hand_merged_stack_force(std::uint32_t clusters, std::uint32_t const* row_offsets,
+                                                              std::uint32_t const* entries, float4 const* xq,
+                                                              float* slot_forces, float3 length, float3 inverse,
+                                                              float rc2) {
+  std::uint32_t const s = (blockIdx.x * blockDim.x + threadIdx.x) / 32;
+  if (s * S >= clusters) return;  // whole warps
+  std::uint32_t const lane = threadIdx.x % 32, ii = lane % 8, jg = lane / 8;
+  float4 xi[S];
+  float fi[S][3];
+  float const rc = sqrtf(rc2) * 1.0001f;
+  bool near = false;
+#pragma unroll
+  for (unsigned k = 0; k < S; ++k) {
+    std::uint32_t const c = s * S + k;
+    xi[k] = c < clusters ? xq[c * 8 + ii] : float4{0.f, 0.f, 0.f, 0.f};
+    fi[k][0] = fi[k][1] = fi[k][2] = 0.f;
+    near = near || (xi[k].w != 0.f && (xi[k].x < rc || xi[k].x > length.x - rc || xi[k].y < rc ||
+                                       xi[k].y > length.y - rc || xi[k].z < rc || xi[k].z > length.z - rc));
+  }
+  std::uint32_t const mine = s * S + lane;
+  std::uint32_t pos = 0, end = 0;
+  if (lane < S && mine < clusters) pos = row_offsets[mine], end = row_offsets[mine + 1];
+  if (__any_sync(0xffffffffu, near)) {
+    merged_row<S, true>(s, pos, end, entries, xq, slot_forces, xi, length, inverse, rc2, fi);
+  } else {
+    merged_row<S, false>(s, pos, end, entries, xq, slot_forces, xi, length, inverse, rc2, fi);
+  }
+#pragma unroll
+  for (unsigned k = 0; k < S; ++k) {
+#pragma unroll
+    for (int d = 0; d < 3; ++d) {
+      fi[k][d] += __shfl_xor_sync(0xffffffffu, fi[k][d], 8);
+      fi[k][d] += __shfl_xor_sync(0xffffffffu, fi[k][d], 16);
+    }
+    if (jg == 0 && xi[k].w != 0.f) {
+      std::uint32_t const own = (s * S + k) * 8 + ii;
+      atomicAdd(slot_forces + 4 * own + 0, fi[k][0]);
+      atomicAdd(slot_forces + 4 * own + 1, fi[k][1]);
+      atomicAdd(slot_forces + 4 * own + 2, fi[k][2]);
+    }
+  }
+}
+
+// The step of hand_cluster_pair_step with the super-cluster kernel (the same staging and store);
+// rows.stacks == 0: the stacks merged in the kernel from the list's own rows (hand_merged_stack_force).
 template <unsigned S, class Atom, class Layout>
 void hand_super_cluster_step(coalesce::device_vector<Atom, Layout>& d,
                              coalesce::verlet_list_ref<coalesce::cluster_pairs> const& list, super_rows const& rows,
@@ -238,9 +311,16 @@ void hand_super_cluster_step(coalesce::device_vector<Atom, Layout>& d,
     xq[k] = x;
     reinterpret_cast<float4*>(slot_forces)[k] = float4{0.f, 0.f, 0.f, 0.f};
   });
-  unsigned const block = 256, blocks = static_cast<unsigned>((rows.stacks * 32 + block - 1) / block);
-  hand_super_cluster_force<S><<<blocks, block>>>(rows, static_cast<std::uint32_t>(list.clusters), xq, slot_forces,
-                                                 float3{length, length, length}, float3{inv, inv, inv}, rc2);
+  std::size_t const stacks = (list.clusters + S - 1) / S;
+  unsigned const block = 256, blocks = static_cast<unsigned>((stacks * 32 + block - 1) / block);
+  if (rows.stacks == 0) {
+    hand_merged_stack_force<S><<<blocks, block>>>(static_cast<std::uint32_t>(list.clusters), list.row_offsets,
+                                                  list.entries, xq, slot_forces, float3{length, length, length},
+                                                  float3{inv, inv, inv}, rc2);
+  } else {
+    hand_super_cluster_force<S><<<blocks, block>>>(rows, static_cast<std::uint32_t>(list.clusters), xq, slot_forces,
+                                                   float3{length, length, length}, float3{inv, inv, inv}, rc2);
+  }
   coalesce::for_each_index(coalesce::device{}, slots, [=] COALESCE_HOST_DEVICE(std::size_t k) {
     std::uint32_t const p = slot_particle[k];
     if (p == coalesce::cluster_pairs::empty_slot) return;
