@@ -162,17 +162,7 @@ __device__ __forceinline__ void stack_entry(std::uint32_t s, std::uint32_t jc, s
     }
   }
   if (!__any_sync(0xffffffffu, hit)) return;
-  bool const b0 = ii & 1u, b1 = ii & 2u, b2 = ii & 4u;  // reduce-scatter, as hand_cluster_pairs.cuh
-  float w[3];
-#pragma unroll
-  for (int k = 0; k < 3; ++k) {
-    w[k] = (b0 ? v[2 * k + 1] : v[2 * k]) + __shfl_xor_sync(0xffffffffu, b0 ? v[2 * k] : v[2 * k + 1], 1);
-  }
-  float const u0 = (b1 ? w[1] : w[0]) + __shfl_xor_sync(0xffffffffu, b1 ? w[0] : w[1], 2);
-  float const u1 = w[2] + __shfl_xor_sync(0xffffffffu, w[2], 2);
-  float const sum = (b2 ? u1 : u0) + __shfl_xor_sync(0xffffffffu, b2 ? u0 : u1, 4);
-  std::uint32_t const which = b2 ? 4u + (ii & 1u) : (ii & 3u);
-  if (!(b2 && b1) && sum != 0.f) atomicAdd(slot_forces + 4 * (jc * 8 + jg + 4 * (which / 3)) + which % 3, sum);
+  add_reactions(v, ii, jc, jg, slot_forces);
 }
 
 template <unsigned S, bool Wrap>
@@ -206,49 +196,13 @@ __device__ __forceinline__ void merged_row(std::uint32_t s, std::uint32_t pos, s
   }
 }
 
-template <unsigned S> __global__ void hand_super_cluster_force(super_rows const rows, std::uint32_t clusters,
-                                                               float4 const* xq, float* slot_forces, float3 length,
-                                                               float3 inverse, float rc2) {
-  std::uint32_t const s = (blockIdx.x * blockDim.x + threadIdx.x) / 32;
-  if (s >= rows.stacks) return;  // whole warps
-  std::uint32_t const lane = threadIdx.x % 32, ii = lane % 8, jg = lane / 8;
-  float4 xi[S];
-  float fi[S][3];
-  float const rc = sqrtf(rc2) * 1.0001f;
-  bool near = false;
-#pragma unroll
-  for (unsigned k = 0; k < S; ++k) {
-    std::uint32_t const c = s * S + k;
-    xi[k] = c < clusters ? xq[c * 8 + ii] : float4{0.f, 0.f, 0.f, 0.f};
-    fi[k][0] = fi[k][1] = fi[k][2] = 0.f;
-    near = near || (xi[k].w != 0.f && (xi[k].x < rc || xi[k].x > length.x - rc || xi[k].y < rc ||
-                                       xi[k].y > length.y - rc || xi[k].z < rc || xi[k].z > length.z - rc));
-  }
-  if (__any_sync(0xffffffffu, near)) {
-    super_row<S, true>(s, rows.offsets[s], rows.offsets[s + 1], rows, xq, slot_forces, xi, length, inverse, rc2, fi);
-  } else {
-    super_row<S, false>(s, rows.offsets[s], rows.offsets[s + 1], rows, xq, slot_forces, xi, length, inverse, rc2, fi);
-  }
-#pragma unroll
-  for (unsigned k = 0; k < S; ++k) {
-#pragma unroll
-    for (int d = 0; d < 3; ++d) {
-      fi[k][d] += __shfl_xor_sync(0xffffffffu, fi[k][d], 8);
-      fi[k][d] += __shfl_xor_sync(0xffffffffu, fi[k][d], 16);
-    }
-    if (jg == 0 && xi[k].w != 0.f) {
-      std::uint32_t const own = (s * S + k) * 8 + ii;
-      atomicAdd(slot_forces + 4 * own + 0, fi[k][0]);
-      atomicAdd(slot_forces + 4 * own + 1, fi[k][1]);
-      atomicAdd(slot_forces + 4 * own + 2, fi[k][2]);
-    }
-  }
-}
-
-template <unsigned S> __global__ void hand_merged_stack_force(std::uint32_t clusters, std::uint32_t const* row_offsets,
-                                                              std::uint32_t const* entries, float4 const* xq,
-                                                              float* slot_forces, float3 length, float3 inverse,
-                                                              float rc2) {
+// A warp per stack: its S clusters' i particles and force sums in registers, then the stack's
+// entries from its own rows (Merged: merged_row, the list's rows merged in the kernel) or from
+// `rows` (super_row), then each i cluster's sums over the warp's four j groups.
+template <unsigned S, bool Merged>
+__global__ void hand_stack_force(super_rows const rows, std::uint32_t clusters, std::uint32_t const* row_offsets,
+                                 std::uint32_t const* entries, float4 const* xq, float* slot_forces, float3 length,
+                                 float3 inverse, float rc2) {
   std::uint32_t const s = (blockIdx.x * blockDim.x + threadIdx.x) / 32;
   if (s * S >= clusters) return;  // whole warps
   std::uint32_t const lane = threadIdx.x % 32, ii = lane % 8, jg = lane / 8;
@@ -264,13 +218,22 @@ template <unsigned S> __global__ void hand_merged_stack_force(std::uint32_t clus
     near = near || (xi[k].w != 0.f && (xi[k].x < rc || xi[k].x > length.x - rc || xi[k].y < rc ||
                                        xi[k].y > length.y - rc || xi[k].z < rc || xi[k].z > length.z - rc));
   }
-  std::uint32_t const mine = s * S + lane;
-  std::uint32_t pos = 0, end = 0;
-  if (lane < S && mine < clusters) pos = row_offsets[mine], end = row_offsets[mine + 1];
-  if (__any_sync(0xffffffffu, near)) {
-    merged_row<S, true>(s, pos, end, entries, xq, slot_forces, xi, length, inverse, rc2, fi);
+  bool const wrap = __any_sync(0xffffffffu, near);
+  if constexpr (Merged) {
+    std::uint32_t const mine = s * S + lane;
+    std::uint32_t pos = 0, end = 0;
+    if (lane < S && mine < clusters) pos = row_offsets[mine], end = row_offsets[mine + 1];
+    if (wrap) {
+      merged_row<S, true>(s, pos, end, entries, xq, slot_forces, xi, length, inverse, rc2, fi);
+    } else {
+      merged_row<S, false>(s, pos, end, entries, xq, slot_forces, xi, length, inverse, rc2, fi);
+    }
   } else {
-    merged_row<S, false>(s, pos, end, entries, xq, slot_forces, xi, length, inverse, rc2, fi);
+    if (wrap) {
+      super_row<S, true>(s, rows.offsets[s], rows.offsets[s + 1], rows, xq, slot_forces, xi, length, inverse, rc2, fi);
+    } else {
+      super_row<S, false>(s, rows.offsets[s], rows.offsets[s + 1], rows, xq, slot_forces, xi, length, inverse, rc2, fi);
+    }
   }
 #pragma unroll
   for (unsigned k = 0; k < S; ++k) {
@@ -294,42 +257,20 @@ template <unsigned S, class Atom, class Layout>
 void hand_super_cluster_step(coalesce::device_vector<Atom, Layout>& d,
                              coalesce::verlet_list_ref<coalesce::cluster_pairs> const& list, super_rows const& rows,
                              float4* xq, float* slot_forces, float length, float rc2) {
-  auto v = d.view();
-  std::size_t const slots = list.clusters * 8;
-  std::uint32_t const* slot_particle = list.slots;
+  stage_cluster_slots(d, list, xq, slot_forces, length);
   float const inv = 1.f / length;
-  coalesce::for_each_index(coalesce::device{}, slots, [=] COALESCE_HOST_DEVICE(std::size_t k) {
-    std::uint32_t const p = slot_particle[k];
-    float4 x{0.f, 0.f, 0.f, 0.f};
-    if (p != coalesce::cluster_pairs::empty_slot) {
-      float const r[3] = {v[p][&Atom::pos][&decltype(Atom::pos)::x], v[p][&Atom::pos][&decltype(Atom::pos)::y],
-                          v[p][&Atom::pos][&decltype(Atom::pos)::z]};
-      float in[3];
-      for (int a = 0; a < 3; ++a) in[a] = r[a] - length * floorf(r[a] * inv);
-      x = float4{in[0], in[1], in[2], 1.f};
-    }
-    xq[k] = x;
-    reinterpret_cast<float4*>(slot_forces)[k] = float4{0.f, 0.f, 0.f, 0.f};
-  });
   std::size_t const stacks = (list.clusters + S - 1) / S;
   unsigned const block = 256, blocks = static_cast<unsigned>((stacks * 32 + block - 1) / block);
+  auto const clusters = static_cast<std::uint32_t>(list.clusters);
+  float3 const l3{length, length, length}, i3{inv, inv, inv};
   if (rows.stacks == 0) {
-    hand_merged_stack_force<S><<<blocks, block>>>(static_cast<std::uint32_t>(list.clusters), list.row_offsets,
-                                                  list.entries, xq, slot_forces, float3{length, length, length},
-                                                  float3{inv, inv, inv}, rc2);
+    hand_stack_force<S, true>
+        <<<blocks, block>>>(rows, clusters, list.row_offsets, list.entries, xq, slot_forces, l3, i3, rc2);
   } else {
-    hand_super_cluster_force<S><<<blocks, block>>>(rows, static_cast<std::uint32_t>(list.clusters), xq, slot_forces,
-                                                   float3{length, length, length}, float3{inv, inv, inv}, rc2);
+    hand_stack_force<S, false>
+        <<<blocks, block>>>(rows, clusters, list.row_offsets, list.entries, xq, slot_forces, l3, i3, rc2);
   }
-  coalesce::for_each_index(coalesce::device{}, slots, [=] COALESCE_HOST_DEVICE(std::size_t k) {
-    std::uint32_t const p = slot_particle[k];
-    if (p == coalesce::cluster_pairs::empty_slot) return;
-    float4 const f = reinterpret_cast<float4 const*>(slot_forces)[k];
-    v[p][&Atom::force][&decltype(Atom::force)::x] = f.x;
-    v[p][&Atom::force][&decltype(Atom::force)::y] = f.y;
-    v[p][&Atom::force][&decltype(Atom::force)::z] = f.z;
-  });
-  cudaDeviceSynchronize();
+  store_cluster_forces(d, list, slot_forces);
 }
 
 }  // namespace bench_engine
