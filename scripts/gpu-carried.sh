@@ -3,6 +3,9 @@
 # to running). build/carry holds neighbor_build, coalesce_gpu_tests and the libraries they load
 # (libcudart, libstdc++ and libgcc_s of the build machine): pass carry ["build/carry"].
 #   usage: scripts/gpu-carried.sh   (logs under $OUT; a short table last)
+# The sanitizer over the carried GPU tests (no CPU tests, no samples):
+#   LD_LIBRARY_PATH=$PWD/build/carry/lib SANITIZE_GPU_TESTS=build/carry/coalesce_gpu_tests SANITIZE_CPU_TESTS= \
+#     SANITIZE_SAMPLES=0 SANITIZE_TOOLS="memcheck initcheck" scripts/gpu-sanitize.sh build/carry $OUT
 set -uo pipefail
 out=${OUT:-$PWD/out}
 mkdir -p "$out"

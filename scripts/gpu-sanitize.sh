@@ -19,8 +19,11 @@ log=$out/sanitize.log
 : > "$log"
 status=0
 benchmarks=$build/benchmarks examples=$build/examples
-gpu_tests=$build/tests/gpu/coalesce_gpu_tests
-cpu_tests=$build/tests/coalesce_tests
+# SANITIZE_GPU_TESTS / SANITIZE_CPU_TESTS name the test binaries elsewhere (binaries built on the
+# development machine and carried: scripts/gpu-carried.sh); SANITIZE_CPU_TESTS= (empty) leaves the
+# CPU tests out.
+gpu_tests=${SANITIZE_GPU_TESTS-$build/tests/gpu/coalesce_gpu_tests}
+cpu_tests=${SANITIZE_CPU_TESTS-$build/tests/coalesce_tests}
 # neighbor_reorder in its --layouts mode: its default mode measures a ceiling by copying the raw
 # bytes of a soa allocation, padding between columns included, which initcheck rightly reports.
 small_samples=("$benchmarks/particle_integrator/particle_integrator --n 100000 --runs 1"
@@ -109,7 +112,8 @@ for tool in memcheck initcheck; do
   check "$tool" 300 "${opts[@]}" "$gpu_tests" --source-file='*list_graph_test*' || status=1
 done
 # SANITIZE_BINARIES=0 leaves the two test binaries to another call (the samples only).
-binaries=("$gpu_tests" "$cpu_tests")
+binaries=()
+for b in "$gpu_tests" "$cpu_tests"; do [[ -n $b ]] && binaries+=("$b"); done
 ((${SANITIZE_BINARIES:-1})) || binaries=()
 for binary in "${binaries[@]}"; do
   for tool in memcheck initcheck racecheck synccheck; do
