@@ -366,6 +366,55 @@ void launch_staged_loop(verlet_list_ref<cluster_pairs> const& list, staged_parti
   }
 }
 
+// The passes below are named functors, not extended lambdas: their instantiations depend on the
+// particles' types only, so two .cu files of a program that call compute_pairs (or
+// compute_many_body) on the same particles instantiate the same kernel, and nvcc's short
+// __host__ __device__ lambdas instantiated identically in several translation units crashed the
+// host at the launch (SIGSEGV; the GPU test binary on the H100, 2026-12-06: the second file to zero
+// a half list's forces crashed; as count_bad_input above).
+
+// Slot k of a cluster-pair list staged: the particle's position (in the loop's real type, in the box) and
+// type, NaN for an empty slot; its force sums zeroed where the loop sums in slots (a half list).
+template <class Real, class View, class PositionMember, class TypeMember> struct stage_cluster_slots {
+  std::uint32_t const* slots;
+  View v;
+  PositionMember position;
+  TypeMember type_member;
+  staged_box<Real> box;  // positions into [0, L] along a periodic axis
+  staged_particle<Real>* staged;
+  Real* slot_forces;
+  bool zero_sums;
+  COALESCE_HOST_DEVICE void operator()(std::size_t k) const {
+    std::uint32_t const p = slots[k];
+    Real const nan = std::numeric_limits<Real>::quiet_NaN();
+    staged_particle<Real> out{nan, nan, nan, 0};  // an empty slot: no distance to it passes a cutoff
+    if (p != cluster_pairs::empty_slot) {
+      auto const x = v[p][position.pointer];
+      out.x = into_box(coordinate<Real>(x, 0), box.length[0], box.inverse[0]);
+      out.y = into_box(coordinate<Real>(x, 1), box.length[1], box.inverse[1]);
+      out.z = into_box(coordinate<Real>(x, 2), box.length[2], box.inverse[2]);
+      out.type = static_cast<std::int32_t>(type_of(v[p], type_member));
+    }
+    staged[k] = out;
+    if (zero_sums) {
+      for (int d = 0; d < 4; ++d) slot_forces[4 * k + d] = Real(0);
+    }
+  }
+};
+
+// Slot k's summed force into its particle's force member.
+template <class Real, class View, class ForceMember> struct store_slot_forces {
+  std::uint32_t const* slots;
+  View v;
+  ForceMember force;
+  Real const* slot_forces;
+  COALESCE_HOST_DEVICE void operator()(std::size_t k) const {
+    std::uint32_t const p = slots[k];
+    if (p == cluster_pairs::empty_slot) return;
+    for (int d = 0; d < 3; ++d) v[p][force.pointer][d] = slot_forces[4 * k + d];
+  }
+};
+
 // compute_pairs over a cluster-pair list in GPU memory, the particles staged in slot order
 // (cluster_pair_loop.hpp): stage positions and types, the warp-per-cluster loop, the forces. A force
 // member of plain float or double leaves: summed in slot order (zeroed with the staging on a half
@@ -388,36 +437,14 @@ void run_staged_cluster_pairs(View const& v, PositionMember position, ForceMembe
   Real* const slot_forces = reinterpret_cast<Real*>(force_memory.data());
   bool const zero_sums = PlainForce && half;
   staged_box<Real> const box = staged_box<Real>::make(length, periodic, table.largest_cutoff());
-  for_each_index(
-      device{}, slot_count,
-      [=] COALESCE_HOST_DEVICE(std::size_t k) {
-        std::uint32_t const p = list.slots[k];
-        Real const nan = std::numeric_limits<Real>::quiet_NaN();
-        staged_particle<Real> out{nan, nan, nan, 0};  // an empty slot: no distance to it passes a cutoff
-        if (p != cluster_pairs::empty_slot) {
-          auto const x = v[p][position.pointer];  // into [0, L] along a periodic axis (staged_box)
-          out.x = into_box(coordinate<Real>(x, 0), box.length[0], box.inverse[0]);
-          out.y = into_box(coordinate<Real>(x, 1), box.length[1], box.inverse[1]);
-          out.z = into_box(coordinate<Real>(x, 2), box.length[2], box.inverse[2]);
-          out.type = static_cast<std::int32_t>(type_of(v[p], type_member));
-        }
-        staged[k] = out;
-        if (zero_sums) {
-          for (int d = 0; d < 4; ++d) slot_forces[4 * k + d] = Real(0);
-        }
-      },
-      on);
+  using stage = stage_cluster_slots<Real, View, PositionMember, TypeMember>;
+  for_each_index(device{}, slot_count, stage{list.slots, v, position, type_member, box, staged, slot_forces, zero_sums},
+                 on);
   if constexpr (PlainForce) {
     launch_staged_loop<Energy, Virial, Real>(list, staged, slot_sums<Real>{slot_forces}, law, table, exclusions, box, s,
                                              on);
-    for_each_index(
-        device{}, slot_count,
-        [=] COALESCE_HOST_DEVICE(std::size_t k) {
-          std::uint32_t const p = list.slots[k];
-          if (p == cluster_pairs::empty_slot) return;
-          for (int d = 0; d < 3; ++d) v[p][force.pointer][d] = slot_forces[4 * k + d];
-        },
-        on);
+    for_each_index(device{}, slot_count, store_slot_forces<Real, View, ForceMember>{list.slots, v, force, slot_forces},
+                   on);
   } else {
     launch_staged_loop<Energy, Virial, Real>(list, staged, member_sums<View, ForceMember>{v, force, list.slots}, law,
                                              table, exclusions, box, s, on);
@@ -426,15 +453,18 @@ void run_staged_cluster_pairs(View const& v, PositionMember position, ForceMembe
 
 // The forces of particles [first, first + count) set to zero: where a half list starts (reactions
 // are added into any row) and past a list's rows (a halo's ghosts get no force of their own).
+template <class View, class ForceMember> struct zero_force_rows {
+  View v;
+  ForceMember force;
+  std::size_t first;
+  COALESCE_HOST_DEVICE void operator()(std::size_t k) const {
+    for (int d = 0; d < 3; ++d) v[first + k][force.pointer][d] = 0;
+  }
+};
 template <class Space, class View, class ForceMember>
 void zero_forces(View const& v, ForceMember force, std::size_t first, std::size_t count, stream on) {
   if (count == 0) return;
-  for_each_index(
-      Space{}, count,
-      [=] COALESCE_HOST_DEVICE(std::size_t k) {
-        for (int d = 0; d < 3; ++d) v[first + k][force.pointer][d] = 0;
-      },
-      on);
+  for_each_index(Space{}, count, zero_force_rows<View, ForceMember>{v, force, first}, on);
 }
 
 // The whole pass: checks, zeroing (half lists), the pair loop, the sums.
