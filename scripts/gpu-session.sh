@@ -2,7 +2,7 @@
 # One device call that checks a session's GPU work in the time a call allows: build everything
 # (CUDA, Release, sm_90), run the GPU tests and the CPU tests on GPU memory, then neighbor_build at
 # 4M (the pair engine's rows) and lj_md at 1M. Logs under $OUT; a short table last.
-#   usage: scripts/gpu-session.sh [build] [tests] [bench] [profile]   (none: the first three)
+#   usage: scripts/gpu-session.sh [build] [tests] [bench] [sass] [profile]   (none: the first three)
 # After it, on the same warm machine: scripts/gpu-sanitize.sh build-gpu "$OUT" (the sanitizers).
 set -uo pipefail
 what=" ${*:-build tests bench} "
@@ -37,12 +37,18 @@ if wants bench; then
   done
   echo "bench done $((SECONDS - t0)) s"
 fi
+if wants sass; then
+  # The cluster-pair loops' machine code (engine and hand-written), to count instructions per entry.
+  cuobjdump -sass build-gpu/benchmarks/neighbor_build/neighbor_build |
+    awk '/Function :/ { keep = ($0 ~ /launch_staged_warps|hand_cluster_pair_force|hand_stack_force/) } keep' > "$out/cluster_loops.sass"
+  grep -c "Function :" "$out/cluster_loops.sass"
+fi
 if wants profile; then
   # Where the cluster-pair build and the force pass spend their time, kernel by kernel (1M atoms):
   # duration, instructions issued, issue activity, for the build's steps, the engine's loop and the
   # hand-written cluster-pair kernel (averages over the launches profiled).
   export PATH=$PATH:$(ls -d /opt/nvidia/nsight-compute/*/ 2>/dev/null | tail -1)
-  kernels='assign_kernel|cell_bounds|gather_points|column_counts|slots_kernel|boxes_kernel|count_kernel_warp|fill_kernel_warp|launch_staged_warps|hand_cluster_pair_force|run_staged_cluster_pairs'
+  kernels='assign_kernel|cell_bounds|gather_points|column_counts|slots_kernel|boxes_kernel|count_kernel_warp|fill_kernel_warp|launch_staged_warps|hand_cluster_pair_force|hand_stack_force|run_staged_cluster_pairs'
   ncu --kernel-name-base mangled --kernel-name "regex:$kernels" --launch-count 150 \
     --metrics gpu__time_duration.sum,smsp__inst_executed.sum,smsp__issue_active.avg.pct_of_peak_sustained_active,sm__warps_active.avg.pct_of_peak_sustained_active \
     --print-summary per-kernel build-gpu/benchmarks/neighbor_build/neighbor_build --n 1048576 --runs 1 > "$out/profile.txt" 2>&1 || status=1

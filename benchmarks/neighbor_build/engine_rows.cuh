@@ -9,11 +9,14 @@
 #include <coalesce/coalesce.hpp>
 
 #include "hand_cluster_pairs.cuh"
+#include "hand_super_clusters.cuh"
 
 #include <array>
 #include <cmath>
 #include <cstddef>
+#include <cstdio>
 #include <string>
+#include <type_traits>
 #include <vector>
 
 namespace bench_engine {
@@ -33,6 +36,11 @@ struct lennard_jones {
     float const s2 = q.sigma2 * r2i, s6 = s2 * s2 * s2;
     return {24.f * q.epsilon * s6 * (2.f * s6 - 1.f) * r2i, 4.f * q.epsilon * s6 * (s6 - 1.f)};
   }
+};
+// The same law, declared cheap and defined up to the cutoff: the cluster-pair loop evaluates it for
+// every pair slot without a branch (pair_law.hpp, branch_free_law).
+struct lennard_jones_branch_free : lennard_jones {
+  static constexpr bool branch_free = true;
 };
 
 struct row {
@@ -111,17 +119,17 @@ std::vector<row> run_engine_rows(coalesce::device_vector<Atom, Layout>& d, coale
     return worst;
   };
   std::vector<row> rows;
-  auto measure = [&](auto& list, char const* name, double sort_ms) {
+  auto measure = [&](auto& list, char const* name, double sort_ms, auto law) {
     row r;
     r.name = name;
     r.sort_ms = sort_ms;
     r.build_ms = median_ms([&] { list.build(d, &Atom::pos, domain); });
     auto const view = list.view(d);
-    r.force_ms = median_ms(
-        [&] { (void)coalesce::compute_pairs<&Atom::pos, &Atom::force>(d, view, domain, lennard_jones{}, table); });
+    r.force_ms =
+        median_ms([&] { (void)coalesce::compute_pairs<&Atom::pos, &Atom::force>(d, view, domain, law, table); });
     r.error = error_now();
     r.sums_ms = median_ms([&] {
-      (void)coalesce::compute_pairs<&Atom::pos, &Atom::force>(d, view, domain, lennard_jones{}, table,
+      (void)coalesce::compute_pairs<&Atom::pos, &Atom::force>(d, view, domain, law, table,
                                                               {.energy = true, .virial = true});
     });
     r.bytes = static_cast<double>(list.bytes());
@@ -134,14 +142,15 @@ std::vector<row> run_engine_rows(coalesce::device_vector<Atom, Layout>& d, coale
     rows.push_back(r);
   };
   coalesce::verlet_list<coalesce::padded_columns> padded({.cutoff = cutoff, .skin = skin});
-  measure(padded, "engine padded_columns (full)", 0.0);
+  measure(padded, "engine padded_columns (full)", 0.0, lennard_jones{});
   // The cluster order: the list's own keys, then its builds sort nothing.
   coalesce::verlet_list<coalesce::cluster_pairs> half({.cutoff = cutoff, .skin = skin, .half = true});
   coalesce::verlet_list<coalesce::cluster_pairs> full({.cutoff = cutoff, .skin = skin});
   coalesce::reorder_plan plan;
   double const sort_ms =
       median_ms([&] { coalesce::sort_by_key(d, half.cell_keys(d, &Atom::pos, domain, plan), plan); });
-  measure(half, "engine cluster_pairs (half)", sort_ms);
+  measure(half, "engine cluster_pairs (half), branch-free law", sort_ms, lennard_jones_branch_free{});
+  measure(half, "engine cluster_pairs (half)", sort_ms, lennard_jones{});
   {  // the same list through a hand-written kernel for this one law (hand_cluster_pairs.cuh)
     row r = rows.back();
     r.name = "hand-written cluster-pair kernel (half)";
@@ -153,11 +162,60 @@ std::vector<row> run_engine_rows(coalesce::device_vector<Atom, Layout>& d, coale
     cudaMalloc(&slot_forces, view.clusters * 8 * sizeof(float4));
     r.force_ms = median_ms([&] { hand_cluster_pair_step(d, view, xq, slot_forces, length, cutoff * cutoff); });
     r.error = error_now();
+    rows.push_back(r);
+    // The experiment of hand_super_clusters.cuh: stacks of 4 and 8 clusters sharing their rows.
+    auto const stacks = [&](auto size) {
+      constexpr unsigned S = decltype(size)::value;
+      super_rows super = make_super_rows<S>(view);
+      row q = r;
+      char name[96];
+      std::snprintf(name, sizeof name, "hand-written stacks of %u clusters (%.2f bits/entry)", S, super.bits_per_entry);
+      q.name = name;
+      q.force_ms =
+          median_ms([&] { hand_super_cluster_step<S>(d, view, super, xq, slot_forces, length, cutoff * cutoff); });
+      q.error = error_now();
+      free_super_rows(super);
+      return q;
+    };
+    rows.push_back(stacks(std::integral_constant<unsigned, 4>{}));
+    rows.push_back(stacks(std::integral_constant<unsigned, 8>{}));
+    // The same stacks merged in the kernel from the list's own rows (no list of their own).
+    auto const merged = [&](auto size) {
+      constexpr unsigned S = decltype(size)::value;
+      row q = r;
+      q.name = "hand-written stacks of " + std::to_string(S) + ", merged in the kernel";
+      super_rows const none{};
+      q.force_ms =
+          median_ms([&] { hand_super_cluster_step<S>(d, view, none, xq, slot_forces, length, cutoff * cutoff); });
+      q.error = error_now();
+      return q;
+    };
+    rows.push_back(merged(std::integral_constant<unsigned, 4>{}));
+    rows.push_back(merged(std::integral_constant<unsigned, 8>{}));
+    {  // the pruning experiment: the rows kept to entries with a pair within the cutoff + 0.1
+      pruned_rows pruned = prune_rows(view, xq, length, cutoff + 0.1f);
+      row q = r;
+      char name[96];
+      std::snprintf(name, sizeof name, "hand-written, rows pruned at rc + 0.1 (%.1f of %.1f entries)",
+                    pruned.entries_per_cluster, pruned.outer_per_cluster);
+      q.name = name;
+      q.force_ms = median_ms([&] { hand_cluster_pair_step(d, pruned.view, xq, slot_forces, length, cutoff * cutoff); });
+      q.error = error_now();
+      rows.push_back(q);
+      super_rows super = make_super_rows<8>(pruned.view);
+      std::snprintf(name, sizeof name, "hand-written stacks of 8, pruned (%.2f bits/entry)", super.bits_per_entry);
+      q.name = name;
+      q.force_ms = median_ms(
+          [&] { hand_super_cluster_step<8>(d, pruned.view, super, xq, slot_forces, length, cutoff * cutoff); });
+      q.error = error_now();
+      rows.push_back(q);
+      free_super_rows(super);
+      cudaFree(pruned.offsets), cudaFree(pruned.entries);
+    }
     cudaFree(xq);
     cudaFree(slot_forces);
-    rows.push_back(r);
   }
-  measure(full, "engine cluster_pairs (full)", sort_ms);
+  measure(full, "engine cluster_pairs (full)", sort_ms, lennard_jones{});
   return rows;
 }
 

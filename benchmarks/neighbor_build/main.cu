@@ -676,12 +676,12 @@ int main(int argc, char** argv) {
       "pair engine (compute_pairs, LJ evaluator, forces into the particles; against the hand-written pipeline: "
       "build %.3f ms, force %.3f ms, error %.2e; step = force + (sort + build) / 10, integration left out):\n",
       naive_rebuild, naive_force, hand.error);
-  std::printf("%-41s %8s %9s %8s %9s %8s %9s %8s %8s %10s %9s %8s\n", "engine", "sort ms", "build ms", "x hand",
+  std::printf("%-46s %8s %9s %8s %9s %8s %9s %8s %8s %10s %9s %8s\n", "engine", "sort ms", "build ms", "x hand",
               "force ms", "x hand", "+sums ms", "x force", "step x", "B/particle", "pairs/p", "error");
   for (auto const& r : engine) {
     double const rebuild = r.sort_ms + r.build_ms;
     double const error_ratio = hand.error > 0 ? r.error / hand.error : 1.0;
-    std::printf("%-41s %8.3f %9.3f %8.2f %9.3f %8.2f %9.3f %8.2f %8.2f %10.1f %9.1f %8.2e%s\n", r.name.c_str(),
+    std::printf("%-46s %8.3f %9.3f %8.2f %9.3f %8.2f %9.3f %8.2f %8.2f %10.1f %9.1f %8.2e%s\n", r.name.c_str(),
                 r.sort_ms, r.build_ms, rebuild / naive_rebuild, r.force_ms, r.force_ms / naive_force, r.sums_ms,
                 r.sums_ms > 0 ? r.sums_ms / r.force_ms : 0.0,
                 (r.force_ms + rebuild / 10) / (naive_force + naive_rebuild / 10), r.bytes / n, r.evaluated, r.error,

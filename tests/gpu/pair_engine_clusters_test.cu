@@ -32,6 +32,18 @@ TEST_CASE(
 }
 
 TEST_CASE(
+    "compute_pairs' warp loop: positions at other images, a branch-free law, with and without exclusions: the host's "
+    "forces and sums") {
+  // The loop stages positions into the box and skips the nearest image for rows a cutoff from every
+  // face; the branch-free law is evaluated for every pair slot (empty ones too) and kept in reach.
+  for (bool const half : {false, true}) {
+    check_device_against_host<coalesce::cluster_pairs, coalesce::soa>(half, true);
+    check_device_against_host<coalesce::cluster_pairs, coalesce::soa, false, lennard_jones_branch_free>(half, true);
+    check_device_against_host<coalesce::cluster_pairs, coalesce::soa, true, lennard_jones_branch_free>(half);
+  }
+}
+
+TEST_CASE(
     "cluster_pairs built in GPU memory is the host's list, entry for entry; sorted by its keys, both agree again") {
   int const side = 14;
   coalesce::box const b{.lo = {0, 0, 0}, .hi = {side * 1.1, side * 1.1, side * 1.1}};

@@ -40,6 +40,11 @@ struct lennard_jones {
   }
 };
 
+// The same law declared branch-free: the warp loop evaluates it for every pair slot, no branch.
+struct lennard_jones_branch_free : lennard_jones {
+  static constexpr bool branch_free = true;
+};
+
 inline coalesce::pair_table<lennard_jones::param_type> two_types() {
   coalesce::pair_table<lennard_jones::param_type> t(2);
   t.set(0, 0, {1.0f, 1.0f}, 2.5);
@@ -86,7 +91,7 @@ inline std::vector<std::uint32_t> chains_along_x(int side) {
 
 // Exclude: the bonds as pair_exclusions<Space>; else the form without exclusions (its own kernels:
 // chosen when compiling, so that each test compiles only the kernels it runs).
-template <class Format, class Layout, class Space, bool Exclude = false>
+template <class Format, class Layout, class Space, bool Exclude = false, class Law = lennard_jones>
 std::tuple<std::vector<Atom>, coalesce::pair_totals> run(std::vector<Atom> const& atoms, coalesce::box const& b,
                                                          bool half, std::vector<std::uint32_t> const& bonds = {}) {
   coalesce::vector<Atom, Layout, Space> v(atoms);
@@ -95,12 +100,12 @@ std::tuple<std::vector<Atom>, coalesce::pair_totals> run(std::vector<Atom> const
   // the members as template arguments: the form whose loop names them as a user's kernel does
   coalesce::pair_totals totals;
   if constexpr (!Exclude) {
-    totals = coalesce::compute_pairs<&Atom::pos, &Atom::force, &Atom::type>(
-        v, list.view(v), b, lennard_jones{}, two_types(), {.energy = true, .virial = true});
+    totals = coalesce::compute_pairs<&Atom::pos, &Atom::force, &Atom::type>(v, list.view(v), b, Law{}, two_types(),
+                                                                            {.energy = true, .virial = true});
   } else {
     coalesce::pair_exclusions<Space> const excluded(atoms.size(), bonds);
-    totals = coalesce::compute_pairs<&Atom::pos, &Atom::force, &Atom::type>(
-        v, list.view(v), b, lennard_jones{}, two_types(), excluded, {.energy = true, .virial = true});
+    totals = coalesce::compute_pairs<&Atom::pos, &Atom::force, &Atom::type>(v, list.view(v), b, Law{}, two_types(),
+                                                                            excluded, {.energy = true, .virial = true});
   }
   std::vector<Atom> out(atoms.size());
   v.copy_to(std::span<Atom>(out));
@@ -121,16 +126,28 @@ inline std::pair<double, double> largest_and_worst(std::vector<Atom> const& host
   return {largest, worst};
 }
 
-template <class Format, class Layout, bool Exclude = false> void check_device_against_host(bool half) {
+// other_images: the device's particles given at other periodic images (every third moved by a
+// whole box length or two along some axes), the host's in the box: the same forces.
+template <class Format, class Layout, bool Exclude = false, class Law = lennard_jones>
+void check_device_against_host(bool half, bool other_images = false) {
   CAPTURE(half);
   CAPTURE(Exclude);
+  CAPTURE(other_images);
   int const side = 12;
   float const spacing = 1.1f;
   coalesce::box const b{.lo = {0, 0, 0}, .hi = {side * spacing, side * spacing, side * spacing}};
   auto const atoms = lattice(side, spacing, 3);
+  auto moved = atoms;
+  if (other_images) {
+    float const length = side * spacing;
+    for (std::size_t i = 0; i < moved.size(); i += 3) {
+      moved[i].pos.x += static_cast<float>(static_cast<int>(i % 5) - 2) * length;
+      moved[i].pos.z -= static_cast<float>(i % 2) * length;
+    }
+  }
   std::vector<std::uint32_t> const bonds = Exclude ? chains_along_x(side) : std::vector<std::uint32_t>{};
   auto const [host, host_totals] = run<Format, Layout, coalesce::host, Exclude>(atoms, b, half, bonds);
-  auto const [device, device_totals] = run<Format, Layout, coalesce::device, Exclude>(atoms, b, half, bonds);
+  auto const [device, device_totals] = run<Format, Layout, coalesce::device, Exclude, Law>(moved, b, half, bonds);
   if constexpr (Exclude) {  // the exclusions took pairs away (the host's loop is checked against O(N^2) on the CPU)
     double const all_pairs = std::get<1>(run<Format, Layout, coalesce::host>(atoms, b, half)).energy;
     CHECK(host_totals.energy != doctest::Approx(all_pairs).epsilon(1e-3));

@@ -339,16 +339,14 @@ template <bool Energy, bool Virial, class Real, class Forces, class Evaluator, c
           class Sums>
 void launch_staged_warps(verlet_list_ref<cluster_pairs> const& list, staged_particle<Real> const* staged,
                          Forces const& forces, Evaluator const& law, Pairs const& pairs, Exclusions const& exclusions,
-                         Real const (&len)[3], Real const (&inverse)[3], Sums const& s, stream on) {
-  Real const length[3] = {len[0], len[1], len[2]}, inverse_length[3] = {inverse[0], inverse[1], inverse[2]};
+                         staged_box<Real> const& box, Sums const& s, stream on) {
   auto const warps = [=] COALESCE_HOST_DEVICE(std::size_t t) {
     (void)s;  // captured here, not first inside an if constexpr (nvcc's rule for extended lambdas)
     auto const add = [&](double energy, double virial) {
       if constexpr (Energy) atomic_add(s[0][&pair_sums::energy], energy);
       if constexpr (Virial) atomic_add(s[0][&pair_sums::virial], virial);
     };
-    staged_cluster_pair_lane<Energy, Virial, Real>(t, list, staged, forces, law, pairs, exclusions, length,
-                                                   inverse_length, add);
+    staged_cluster_pair_lane<Energy, Virial, Real>(t, list, staged, forces, law, pairs, exclusions, box, add);
   };
   for_each_index(device{}, list.clusters * 32, warps, on);
 }
@@ -358,13 +356,13 @@ template <bool Energy, bool Virial, class Real, class Forces, class Evaluator, c
           class Sums>
 void launch_staged_loop(verlet_list_ref<cluster_pairs> const& list, staged_particle<Real> const* staged,
                         Forces const& forces, Evaluator const& law, Table const& table, Exclusions const& exclusions,
-                        Real const (&len)[3], Real const (&inverse)[3], Sums const& s, stream on) {
+                        staged_box<Real> const& box, Sums const& s, stream on) {
   if (table.types() == 1) {
     using param = std::remove_cvref_t<decltype(table.param(0, 0))>;
     one_type_pair<param> const pair{table.param(0, 0), table.cutoff2(0, 0), table.cutoff2_float(0, 0)};
-    launch_staged_warps<Energy, Virial, Real>(list, staged, forces, law, pair, exclusions, len, inverse, s, on);
+    launch_staged_warps<Energy, Virial, Real>(list, staged, forces, law, pair, exclusions, box, s, on);
   } else {
-    launch_staged_warps<Energy, Virial, Real>(list, staged, forces, law, table, exclusions, len, inverse, s, on);
+    launch_staged_warps<Energy, Virial, Real>(list, staged, forces, law, table, exclusions, box, s, on);
   }
 }
 
@@ -375,13 +373,14 @@ void launch_staged_loop(verlet_list_ref<cluster_pairs> const& list, staged_parti
 // host at the launch (SIGSEGV; the GPU test binary on the H100, 2026-12-06: the second file to zero
 // a half list's forces crashed; as count_bad_input above).
 
-// Slot k of a cluster-pair list staged: the particle's position (in the loop's real type) and
+// Slot k of a cluster-pair list staged: the particle's position (in the loop's real type, in the box) and
 // type, NaN for an empty slot; its force sums zeroed where the loop sums in slots (a half list).
 template <class Real, class View, class PositionMember, class TypeMember> struct stage_cluster_slots {
   std::uint32_t const* slots;
   View v;
   PositionMember position;
   TypeMember type_member;
+  staged_box<Real> box;  // positions into [0, L] along a periodic axis
   staged_particle<Real>* staged;
   Real* slot_forces;
   bool zero_sums;
@@ -391,9 +390,9 @@ template <class Real, class View, class PositionMember, class TypeMember> struct
     staged_particle<Real> out{nan, nan, nan, 0};  // an empty slot: no distance to it passes a cutoff
     if (p != cluster_pairs::empty_slot) {
       auto const x = v[p][position.pointer];
-      out.x = coordinate<Real>(x, 0);
-      out.y = coordinate<Real>(x, 1);
-      out.z = coordinate<Real>(x, 2);
+      out.x = into_box(coordinate<Real>(x, 0), box.length[0], box.inverse[0]);
+      out.y = into_box(coordinate<Real>(x, 1), box.length[1], box.inverse[1]);
+      out.z = into_box(coordinate<Real>(x, 2), box.length[2], box.inverse[2]);
       out.type = static_cast<std::int32_t>(type_of(v[p], type_member));
     }
     staged[k] = out;
@@ -437,21 +436,18 @@ void run_staged_cluster_pairs(View const& v, PositionMember position, ForceMembe
   auto* const staged = reinterpret_cast<staged_particle<Real>*>(staged_memory.data());
   Real* const slot_forces = reinterpret_cast<Real*>(force_memory.data());
   bool const zero_sums = PlainForce && half;
+  staged_box<Real> const box = staged_box<Real>::make(length, periodic, table.largest_cutoff());
   using stage = stage_cluster_slots<Real, View, PositionMember, TypeMember>;
-  for_each_index(device{}, slot_count, stage{list.slots, v, position, type_member, staged, slot_forces, zero_sums}, on);
-  Real len[3], inverse[3];
-  for (int a = 0; a < 3; ++a) {
-    len[a] = static_cast<Real>(length[a]);
-    inverse[a] = periodic[a] ? static_cast<Real>(1.0 / length[a]) : Real(0);
-  }
+  for_each_index(device{}, slot_count, stage{list.slots, v, position, type_member, box, staged, slot_forces, zero_sums},
+                 on);
   if constexpr (PlainForce) {
-    launch_staged_loop<Energy, Virial, Real>(list, staged, slot_sums<Real>{slot_forces}, law, table, exclusions, len,
-                                             inverse, s, on);
+    launch_staged_loop<Energy, Virial, Real>(list, staged, slot_sums<Real>{slot_forces}, law, table, exclusions, box, s,
+                                             on);
     for_each_index(device{}, slot_count, store_slot_forces<Real, View, ForceMember>{list.slots, v, force, slot_forces},
                    on);
   } else {
     launch_staged_loop<Energy, Virial, Real>(list, staged, member_sums<View, ForceMember>{v, force, list.slots}, law,
-                                             table, exclusions, len, inverse, s, on);
+                                             table, exclusions, box, s, on);
   }
 }
 

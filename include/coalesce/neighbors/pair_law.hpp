@@ -34,6 +34,20 @@ concept pair_evaluator = requires {
   typename E::param_type;
 };
 
+// A law that declares `static constexpr bool branch_free = true;` may be called for every pair the
+// loop meets, in reach or not: the cluster-pair loop on the GPU then evaluates it for each of its
+// pairs at once (at half the type pair's cutoff squared for a pair out of reach, its value dropped,
+// as the CPU's SIMD loop always does) instead of branching around it per pair. Declare it when the
+// law is cheap (Lennard-Jones, soft repulsions); leave it out when it does costly work per call.
+template <class E> consteval bool declares_branch_free() {
+  if constexpr (requires { E::branch_free; }) {
+    return static_cast<bool>(E::branch_free);
+  } else {
+    return false;
+  }
+}
+template <class E> constexpr bool branch_free_law = declares_branch_free<E>();
+
 // The evaluator's real type: what its operator() returns pair_value of.
 template <class E> using pair_real_t =
     decltype(std::declval<E const&>()(0.0f, std::declval<typename E::param_type const&>()).force_over_r);
