@@ -615,7 +615,7 @@ pair_totals run_pairs(vector<T, L, Space>& particles, PositionMember position, F
     std::size_t const ti = type_of(v[i], type_member);
     auto const excluded = exclusions.row(i);  // i's partners (no_exclusions: nothing, tested nowhere)
     Real f0 = 0, f1 = 0, f2 = 0;
-    std::int64_t g[3] = {0, 0, 0};  // PerPair: the row's sum as the format's integers
+    std::int64_t g0 = 0, g1 = 0, g2 = 0;  // PerPair: the row's sum as the format's integers
     double energy = 0, virial = 0;
     // Lengths in the loop's type once per row, not a conversion per pair.
     Real const len[3] = {static_cast<Real>(length[0]), static_cast<Real>(length[1]), static_cast<Real>(length[2])};
@@ -635,10 +635,14 @@ pair_totals run_pairs(vector<T, L, Space>& particles, PositionMember position, F
       }
       pair_value<Real> const p = law(r2, table.param(ti, tj));
       if constexpr (PerPair) {
-        for (int a = 0; a < 3; ++a) {
-          std::int64_t const q = to_fixed(p.force_over_r * d[a]);
-          g[a] += q;
-          if (half) add_fixed_integer(v[j][force.pointer][a], -q, fixed);  // exactly -q: the pair sums to zero
+        // Three named sums, not a loop over g[a]: kept in registers (the loop kept them on the stack).
+        std::int64_t const q0 = to_fixed(p.force_over_r * d[0]), q1 = to_fixed(p.force_over_r * d[1]),
+                           q2 = to_fixed(p.force_over_r * d[2]);
+        g0 += q0, g1 += q1, g2 += q2;
+        if (half) {  // exactly -q: the pair sums to zero
+          add_fixed_integer(v[j][force.pointer][0], -q0, fixed);
+          add_fixed_integer(v[j][force.pointer][1], -q1, fixed);
+          add_fixed_integer(v[j][force.pointer][2], -q2, fixed);
         }
       } else {
         f0 += p.force_over_r * d[0];
@@ -656,6 +660,7 @@ pair_totals run_pairs(vector<T, L, Space>& particles, PositionMember position, F
       if constexpr (Virial) virial += share * static_cast<double>(p.force_over_r) * static_cast<double>(r2);
     });
     if constexpr (PerPair) {
+      std::int64_t const g[3] = {g0, g1, g2};
       for (int a = 0; a < 3; ++a) {
         if (half) {
           add_fixed_integer(v[i][force.pointer][a], g[a], fixed);
