@@ -21,6 +21,7 @@
 #include <coalesce/coalesce.hpp>
 
 #include "neighbor_cases.hpp"
+#include "pair_law_reference.hpp"
 #include "test_types.hpp"
 
 using coalesce_test::Particle;
@@ -32,16 +33,7 @@ namespace {
 // (tests/gpu covers the GPU).
 using engine_space = std::conditional_t<coalesce::device_is_gpu, coalesce::host, coalesce::device>;
 
-// Lennard-Jones, sigma 1, epsilon 1 (one type; the per-type table is pair_engine_test.cpp's).
-struct lennard_jones {
-  struct param_type {
-    float epsilon, sigma2;
-  };
-  COALESCE_HOST_DEVICE coalesce::pair_value<float> operator()(float r2, param_type const& q) const {
-    float const s2 = q.sigma2 / r2, s6 = s2 * s2 * s2;
-    return {24.f * q.epsilon * s6 * (2.f * s6 - 1.f) / r2, 4.f * q.epsilon * s6 * (s6 - 1.f)};
-  }
-};
+using coalesce_test::lennard_jones;  // pair_law_reference.hpp; here one type, sigma 1, epsilon 1
 
 coalesce::pair_table<lennard_jones::param_type> one_type() {
   coalesce::pair_table<lennard_jones::param_type> t(1);

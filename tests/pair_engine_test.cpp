@@ -23,6 +23,7 @@
 #endif
 
 #include "neighbor_cases.hpp"
+#include "pair_law_reference.hpp"
 #include "test_types.hpp"
 
 using coalesce_test::Particle;
@@ -35,16 +36,7 @@ using engine_space = std::conditional_t<coalesce::device_is_gpu, coalesce::host,
 
 namespace {
 
-// Lennard-Jones with a per-pair epsilon and sigma^2: the pair law a user writes once.
-struct lennard_jones {
-  struct param_type {
-    float epsilon, sigma2;
-  };
-  COALESCE_HOST_DEVICE coalesce::pair_value<float> operator()(float r2, param_type const& q) const {
-    float const s2 = q.sigma2 / r2, s6 = s2 * s2 * s2;
-    return {24.f * q.epsilon * s6 * (2.f * s6 - 1.f) / r2, 4.f * q.epsilon * s6 * (s6 - 1.f)};
-  }
-};
+using coalesce_test::lennard_jones;  // the pair law a user writes once (pair_law_reference.hpp)
 
 // Two types (the member id, 0 or 1), their cutoffs different.
 coalesce::pair_table<lennard_jones::param_type> two_types() {

@@ -17,6 +17,8 @@
 
 #include <coalesce/coalesce.hpp>
 
+#include "pair_law_reference.hpp"
+
 // A named namespace: nvcc's extended lambdas (the engine's kernels) cannot name types of an
 // anonymous one in their enclosing function's template arguments.
 namespace pair_engine_gpu_test {
@@ -30,15 +32,7 @@ struct Atom {
   std::uint32_t type;
 };
 
-struct lennard_jones {
-  struct param_type {
-    float epsilon, sigma2;
-  };
-  COALESCE_HOST_DEVICE coalesce::pair_value<float> operator()(float r2, param_type const& q) const {
-    float const s2 = q.sigma2 / r2, s6 = s2 * s2 * s2;
-    return {24.f * q.epsilon * s6 * (2.f * s6 - 1.f) / r2, 4.f * q.epsilon * s6 * (s6 - 1.f)};
-  }
-};
+using coalesce_test::lennard_jones;  // the CPU tests' law (pair_law_reference.hpp)
 
 // The same law declared branch-free: the warp loop evaluates it for every pair slot, no branch.
 struct lennard_jones_branch_free : lennard_jones {
@@ -154,7 +148,11 @@ void check_device_against_host(bool half, bool other_images = false) {
   }
   auto const [largest, worst] = largest_and_worst(host, device);
   CHECK(largest > 0);
-  CHECK(worst <= 1e-5 * largest + 1e-4);
+  // Positions moved by one or two box lengths lose up to two bits (|x| up to 3L), so the device's
+  // separations differ from the host's by a few 1e-6: times the LJ force's gradient near r = 0.9
+  // (~2e3), forces differ by ~1e-2 at most (the H100, 2026-12-06: 8.1e-3 of 355).
+  double const tolerance = other_images ? 5e-5 * largest + 1e-3 : 1e-5 * largest + 1e-4;
+  CHECK(worst <= tolerance);
   CHECK(device_totals.energy == doctest::Approx(host_totals.energy).epsilon(1e-6));
   CHECK(device_totals.virial == doctest::Approx(host_totals.virial).epsilon(1e-6));
 }

@@ -42,18 +42,19 @@ struct energies {
 // The same work in either unit: a jittered cubic lattice, a padded list and a cluster-pair list,
 // both engines, energies returned. `static`: each unit has its own copy, as two files of a program
 // have their own functions; only the library's templates are shared between them.
-static energies run_here() {
+// Space: coalesce::device (the GPU: what the two units share) or coalesce::host (the reference).
+template <class Space> static energies run_in() {
   auto const atoms = pair_engine_gpu_test::lattice(12, 1.1f, 5);
   coalesce::box const b{.lo = {0, 0, 0}, .hi = {13.2, 13.2, 13.2}};
-  coalesce::vector<Atom, coalesce::soa, coalesce::device> v(atoms);
+  coalesce::vector<Atom, coalesce::soa, Space> v(atoms);
   auto const table = pair_engine_gpu_test::two_types();
   energies out;
-  coalesce::verlet_list<coalesce::padded_columns, coalesce::device> rows({.cutoff = 2.5, .skin = 0.3});
+  coalesce::verlet_list<coalesce::padded_columns, Space> rows({.cutoff = 2.5, .skin = 0.3});
   rows.build(v, &Atom::pos, b);
   out.pairs = coalesce::compute_pairs<&Atom::pos, &Atom::force, &Atom::type>(v, rows.view(v), b, lennard_jones{}, table,
                                                                              {.energy = true})
                   .energy;
-  coalesce::verlet_list<coalesce::cluster_pairs, coalesce::device> clusters({.cutoff = 2.5, .skin = 0.3, .half = true});
+  coalesce::verlet_list<coalesce::cluster_pairs, Space> clusters({.cutoff = 2.5, .skin = 0.3, .half = true});
   clusters.build(v, &Atom::pos, b);
   out.pairs += coalesce::compute_pairs<&Atom::pos, &Atom::force, &Atom::type>(v, clusters.view(v), b, lennard_jones{},
                                                                               table, {.energy = true})
@@ -63,6 +64,8 @@ static energies run_here() {
                       .energy;
   return out;
 }
+
+static energies run_here() { return run_in<coalesce::device>(); }
 
 energies run_in_unit_b();  // two_units_b_test.cu
 
