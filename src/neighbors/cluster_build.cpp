@@ -13,23 +13,12 @@ namespace coalesce::detail {
 
 namespace {
 
-template <class Real>
+template <class Backend, class Real>
 void build_clusters_in(list_memory& m, position_columns const& p, std::size_t n, list_geometry const& g, void* stream) {
   std::size_t cell_count = 0;
   cell_grid<Real> const grid = make_grid<Real>(g, n, cell_count);
-  bool const gpu = on_gpu_memory(m.kind);
-#if COALESCE_WITH_CUDA
-  std::size_t const bad = gpu ? cuda_lists::bin(m, p, n, g.dims, grid, cell_count, true, stream)
-                              : host_lists::bin(m, p, n, g.dims, grid, cell_count);
-  std::uint64_t const covered = bad < n ? 0
-                                : gpu   ? cuda_clusters::boxes(m, n, grid, stream)
-                                        : host_clusters::boxes(m, n, grid);
-#else
-  (void)stream;
-  (void)gpu;
-  std::size_t const bad = host_lists::bin(m, p, n, g.dims, grid, cell_count);
-  std::uint64_t const covered = bad < n ? 0 : host_clusters::boxes(m, n, grid);
-#endif
+  std::size_t const bad = Backend::bin(m, p, n, g.dims, grid, cell_count, true, stream);
+  std::uint64_t const covered = bad < n ? 0 : Backend::boxes(m, n, grid, stream);
   if (bad < n) report_bad_particle(m, p, g, bad);
   // Clusters of particles in a spatial order reach a few dozen cells each; in a random order
   // every cluster spans the box, and scanning it per cluster would cost more than the padded
@@ -43,19 +32,9 @@ void build_clusters_in(list_memory& m, position_columns const& p, std::size_t n,
         " cells on average); sort them along space first (coalesce::hilbert_keys + sort_by_key), or use "
         "the padded_columns format; nothing was written");
   }
-  std::size_t runs = 0, tested = 0;
-#if COALESCE_WITH_CUDA
-  if (gpu) {
-    cuda_clusters::candidates(m, n, grid, stream);
-    runs = cuda_clusters::runs(m, n, tested, stream);
-  } else {
-    host_clusters::candidates(m, n, grid);
-    runs = host_clusters::runs(m, n, tested);
-  }
-#else
-  host_clusters::candidates(m, n, grid);
-  runs = host_clusters::runs(m, n, tested);
-#endif
+  Backend::candidates(m, n, grid, stream);
+  std::size_t tested = 0;
+  std::size_t const runs = Backend::runs(m, n, tested, stream);
   // Everything the rest writes is allocated before the new list replaces the old one: a build
   // that runs out of memory part-way leaves the previous list whole. The new runs, their offsets
   // and the wrapped positions the traversal filters with are copied into the list's own buffers,
@@ -66,7 +45,7 @@ void build_clusters_in(list_memory& m, position_columns const& p, std::size_t n,
   ensure_room(m, m.indices, 2 * runs * sizeof(std::uint32_t));  // a refill's runs grow as particles move
   ensure_bytes(m, m.offsets, (clusters + 1) * sizeof(std::uint32_t));
   ensure_bytes(m, m.points, n * sizeof(point4<Real>));
-  void* const s = gpu ? stream : nullptr;
+  void* const s = Backend::gpu ? stream : nullptr;
   copy_bytes(m.kind, m.indices.data(), m.kind, m.next_runs.data(), 2 * runs * sizeof(std::uint32_t), s);
   copy_bytes(m.kind, m.offsets.data(), m.kind, m.next_offsets.data(), (clusters + 1) * sizeof(std::uint32_t), s);
   copy_bytes(m.kind, m.points.data(), m.kind, m.own_points.data(), n * sizeof(point4<Real>), s);
@@ -76,22 +55,11 @@ void build_clusters_in(list_memory& m, position_columns const& p, std::size_t n,
   m.particles = n;
   m.built_over = n;
   m.width = 0;
-#if COALESCE_WITH_CUDA
-  list_pass_result const r = gpu ? cuda_clusters::count(m, n, g, stream) : host_clusters::count(m, n, g);
-  if (gpu) {
-    cuda_lists::keep_reference(m, p, n, g.dims, true, stream);
-  } else {
-    host_lists::keep_reference(m, p, n, g.dims);
-  }
-#else
-  list_pass_result const r = host_clusters::count(m, n, g);
-  host_lists::keep_reference(m, p, n, g.dims);
-#endif
+  list_pass_result const r = Backend::count(m, n, g, stream);
+  Backend::keep_reference(m, p, n, g.dims, true, stream);
   m.entries = r.entries;
   m.widest = r.widest;
-#if COALESCE_WITH_CUDA
-  if (gpu) cuda_clusters::keep_status(m, stream);
-#endif
+  if constexpr (Backend::gpu) Backend::keep_status(m, stream);
   ++m.builds;
 }
 
@@ -100,11 +68,12 @@ void build_clusters_in(list_memory& m, position_columns const& p, std::size_t n,
 template <class Real> void refill_clusters_in(list_memory& m, position_columns const& p, std::size_t n,
                                               list_geometry const& g, void* stream) {
 #if COALESCE_WITH_CUDA
+  using gpu = cuda_list_backend;
   std::size_t cell_count = 0;
   cell_grid<Real> const grid = make_grid<Real>(g, n, cell_count);
-  (void)cuda_lists::bin(m, p, n, g.dims, grid, cell_count, false, stream);
-  cuda_clusters::refill(m, n, grid, g, stream);
-  cuda_lists::keep_reference(m, p, n, g.dims, false, stream);
+  (void)gpu::bin(m, p, n, g.dims, grid, cell_count, false, stream);
+  gpu::refill_clusters(m, n, grid, g, stream);
+  gpu::keep_reference(m, p, n, g.dims, false, stream);
   ++m.builds;
 #else
   (void)m, (void)p, (void)n, (void)g, (void)stream;
@@ -120,7 +89,7 @@ void cluster_rows(list_memory const& m, list_geometry const& g, std::vector<std:
   indices.clear();
   if (n == 0) return;
 #if COALESCE_WITH_CUDA
-  if (on_gpu_memory(m.kind)) return cuda_clusters::rows(m, g, offsets, indices, stream);
+  if (on_gpu_memory(m.kind)) return cuda_list_backend::cluster_rows(m, g, offsets, indices, stream);
 #else
   (void)stream;
 #endif
@@ -136,11 +105,9 @@ void build_cluster_list(list_memory& m, position_columns const& position, std::s
                         void* stream) {
   if (start_build(m, g, n)) return;
   keeping_status_on_error(m, stream, [&] {
-    if (position.width == 4) {
-      build_clusters_in<float>(m, position, n, g, stream);
-    } else {
-      build_clusters_in<double>(m, position, n, g, stream);
-    }
+    with_list_backend(m.kind, position, [&](auto backend, auto real) {
+      build_clusters_in<decltype(backend), decltype(real)>(m, position, n, g, stream);
+    });
   });
 }
 

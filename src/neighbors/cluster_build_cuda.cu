@@ -20,7 +20,7 @@
 #include "cluster_kernels.hpp"
 #include "list_backend.hpp"
 
-namespace coalesce::detail::cuda_clusters {
+namespace coalesce::detail {
 
 namespace {
 
@@ -199,7 +199,8 @@ void sort_candidates(list_memory& m, std::size_t clusters, std::size_t n, bool r
 
 }  // namespace
 
-template <class Real> std::uint64_t boxes(list_memory& m, std::size_t n, cell_grid<Real> const& g, void* stream) {
+template <class Real>
+std::uint64_t cuda_list_backend::boxes(list_memory& m, std::size_t n, cell_grid<Real> const& g, void* stream) {
   auto const s = static_cast<cudaStream_t>(stream);
   std::size_t const clusters = cluster_count_of(n);
   ensure_bytes(m, m.boxes, clusters * sizeof(cluster_box<Real>));
@@ -213,7 +214,8 @@ template <class Real> std::uint64_t boxes(list_memory& m, std::size_t n, cell_gr
   return covered;
 }
 
-template <class Real> std::size_t candidates(list_memory& m, std::size_t n, cell_grid<Real> const& g, void* stream) {
+template <class Real>
+std::size_t cuda_list_backend::candidates(list_memory& m, std::size_t n, cell_grid<Real> const& g, void* stream) {
   auto const s = static_cast<cudaStream_t>(stream);
   std::size_t const clusters = cluster_count_of(n);
   ensure_bytes(m, m.cluster_counts, (clusters + 1) * sizeof(std::uint32_t));
@@ -239,7 +241,7 @@ template <class Real> std::size_t candidates(list_memory& m, std::size_t n, cell
   return total;
 }
 
-std::size_t runs(list_memory& m, std::size_t n, std::size_t& tested, void* stream) {
+std::size_t cuda_list_backend::runs(list_memory& m, std::size_t n, std::size_t& tested, void* stream) {
   auto const s = static_cast<cudaStream_t>(stream);
   std::size_t const clusters = cluster_count_of(n);
   auto* counts = as<std::uint32_t>(m.cluster_counts);
@@ -262,7 +264,7 @@ std::size_t runs(list_memory& m, std::size_t n, std::size_t& tested, void* strea
   return total;
 }
 
-list_pass_result count(list_memory& m, std::size_t n, list_geometry const& g, void* stream) {
+list_pass_result cuda_list_backend::count(list_memory& m, std::size_t n, list_geometry const& g, void* stream) {
   auto const s = static_cast<cudaStream_t>(stream);
   unsigned long long* words = zeroed_words(m, s);
   count_kernel<<<blocks(n), threads, 0, s>>>(cluster_ref(m, g), n, as<std::uint32_t>(m.counts), words);
@@ -273,7 +275,7 @@ list_pass_result count(list_memory& m, std::size_t n, list_geometry const& g, vo
   return {static_cast<std::size_t>(got[0]), static_cast<std::size_t>(got[1])};
 }
 
-void keep_status(list_memory& m, void* stream) {
+void cuda_list_backend::keep_status(list_memory& m, void* stream) {
   auto const s = static_cast<cudaStream_t>(stream);
   auto* words = as<unsigned long long>(m.words);
   // Copied from the host: a build is never captured, so the values are read now.
@@ -284,8 +286,8 @@ void keep_status(list_memory& m, void* stream) {
   COALESCE_CUDA_TRY(cudaStreamSynchronize(s));
 }
 
-template <class Real>
-void refill(list_memory& m, std::size_t n, cell_grid<Real> const& g, list_geometry const& geometry, void* stream) {
+template <class Real> void cuda_list_backend::refill_clusters(list_memory& m, std::size_t n, cell_grid<Real> const& g,
+                                                              list_geometry const& geometry, void* stream) {
   auto const s = static_cast<cudaStream_t>(stream);
   std::size_t const clusters = cluster_count_of(n);
   auto* words = as<unsigned long long>(m.words);
@@ -302,7 +304,7 @@ void refill(list_memory& m, std::size_t n, cell_grid<Real> const& g, list_geomet
   COALESCE_CUDA_TRY(cudaGetLastError());
   queue_candidates<Real>(m, g, clusters, nullptr, words + 7, s);
   scan_queued(m, counts, clusters, candidate_offsets, s);
-  cuda_lists::clamp_offsets(candidate_offsets, clusters, candidate_capacity(m), words + 7, words + 8, s);
+  clamp_offsets(candidate_offsets, clusters, candidate_capacity(m), words + 7, words + 8, s);
   queue_candidates<Real>(m, g, clusters, candidate_offsets, words + 7, s);
   sort_candidates(m, clusters, n, true, s);
   // The runs go where the list's are (its offsets and runs, in place: a graph's pointers are fixed).
@@ -312,7 +314,7 @@ void refill(list_memory& m, std::size_t n, cell_grid<Real> const& g, list_geomet
                                                    words + 9);
   COALESCE_CUDA_TRY(cudaGetLastError());
   scan_queued(m, counts, clusters, run_offsets, s);
-  cuda_lists::clamp_offsets(run_offsets, clusters, run_capacity(m), words + 9, words + 10, s);
+  clamp_offsets(run_offsets, clusters, run_capacity(m), words + 9, words + 10, s);
   runs_kernel<<<blocks(clusters), threads, 0, s>>>(n, clusters, candidate_offsets, sorted, counts, run_offsets,
                                                    as<std::uint32_t>(m.indices), words + 11);
   COALESCE_CUDA_TRY(cudaGetLastError());
@@ -323,8 +325,8 @@ void refill(list_memory& m, std::size_t n, cell_grid<Real> const& g, list_geomet
   COALESCE_CUDA_TRY(cudaGetLastError());
 }
 
-void rows(list_memory const& m, list_geometry const& g, std::vector<std::uint32_t>& offsets,
-          std::vector<std::uint32_t>& indices, void* stream) {
+void cuda_list_backend::cluster_rows(list_memory const& m, list_geometry const& g, std::vector<std::uint32_t>& offsets,
+                                     std::vector<std::uint32_t>& indices, void* stream) {
   auto const s = static_cast<cudaStream_t>(stream);
   std::size_t const n = m.particles;
   // A check and output path, not a step of a time loop: its own buffers.
@@ -346,11 +348,13 @@ void rows(list_memory const& m, list_geometry const& g, std::vector<std::uint32_
   COALESCE_CUDA_TRY(cudaStreamSynchronize(s));
 }
 
-template std::uint64_t boxes<float>(list_memory&, std::size_t, cell_grid<float> const&, void*);
-template std::uint64_t boxes<double>(list_memory&, std::size_t, cell_grid<double> const&, void*);
-template std::size_t candidates<float>(list_memory&, std::size_t, cell_grid<float> const&, void*);
-template std::size_t candidates<double>(list_memory&, std::size_t, cell_grid<double> const&, void*);
-template void refill<float>(list_memory&, std::size_t, cell_grid<float> const&, list_geometry const&, void*);
-template void refill<double>(list_memory&, std::size_t, cell_grid<double> const&, list_geometry const&, void*);
+template std::uint64_t cuda_list_backend::boxes<float>(list_memory&, std::size_t, cell_grid<float> const&, void*);
+template std::uint64_t cuda_list_backend::boxes<double>(list_memory&, std::size_t, cell_grid<double> const&, void*);
+template std::size_t cuda_list_backend::candidates<float>(list_memory&, std::size_t, cell_grid<float> const&, void*);
+template std::size_t cuda_list_backend::candidates<double>(list_memory&, std::size_t, cell_grid<double> const&, void*);
+template void cuda_list_backend::refill_clusters<float>(list_memory&, std::size_t, cell_grid<float> const&,
+                                                        list_geometry const&, void*);
+template void cuda_list_backend::refill_clusters<double>(list_memory&, std::size_t, cell_grid<double> const&,
+                                                         list_geometry const&, void*);
 
-}  // namespace coalesce::detail::cuda_clusters
+}  // namespace coalesce::detail

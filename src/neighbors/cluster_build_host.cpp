@@ -10,13 +10,14 @@
 #include "cluster_kernels.hpp"
 #include "list_backend.hpp"
 
-namespace coalesce::detail::host_clusters {
+namespace coalesce::detail {
 
 namespace {
 template <class U> U* as(buffer const& b) { return reinterpret_cast<U*>(b.data()); }
 }  // namespace
 
-template <class Real> std::uint64_t boxes(list_memory& m, std::size_t n, cell_grid<Real> const& g) {
+template <class Real>
+std::uint64_t host_list_backend::boxes(list_memory& m, std::size_t n, cell_grid<Real> const& g, void*) {
   std::size_t const clusters = cluster_count_of(n);
   ensure_bytes(m, m.boxes, clusters * sizeof(cluster_box<Real>));
   auto const* own = as<point4<Real> const>(m.own_points);
@@ -33,7 +34,8 @@ template <class Real> std::uint64_t boxes(list_memory& m, std::size_t n, cell_gr
   return covered;
 }
 
-template <class Real> std::size_t candidates(list_memory& m, std::size_t n, cell_grid<Real> const& g) {
+template <class Real>
+std::size_t host_list_backend::candidates(list_memory& m, std::size_t n, cell_grid<Real> const& g, void*) {
   std::size_t const clusters = cluster_count_of(n);
   auto const* bx = as<cluster_box<Real> const>(m.boxes);
   auto const* start = as<std::uint32_t const>(m.cell_start);
@@ -74,7 +76,7 @@ template <class Real> std::size_t candidates(list_memory& m, std::size_t n, cell
   return total;
 }
 
-std::size_t runs(list_memory& m, std::size_t n, std::size_t& tested_out) {
+std::size_t host_list_backend::runs(list_memory& m, std::size_t n, std::size_t& tested_out, void*) {
   std::size_t const clusters = cluster_count_of(n);
   auto const* offsets = as<std::uint32_t const>(m.candidate_offsets);
   auto const* ids = as<std::uint32_t const>(m.candidate_sorted);
@@ -112,7 +114,7 @@ std::size_t runs(list_memory& m, std::size_t n, std::size_t& tested_out) {
   return total;
 }
 
-list_pass_result count(list_memory& m, std::size_t n, list_geometry const& g) {
+list_pass_result host_list_backend::count(list_memory& m, std::size_t n, list_geometry const& g, void*) {
   verlet_list_ref<clusters> const r = cluster_ref(m, g);
   auto* counts = as<std::uint32_t>(m.counts);
   std::size_t widest = 0, entries = 0;
@@ -131,9 +133,9 @@ list_pass_result count(list_memory& m, std::size_t n, list_geometry const& g) {
   return {widest, entries};
 }
 
-template std::uint64_t boxes<float>(list_memory&, std::size_t, cell_grid<float> const&);
-template std::uint64_t boxes<double>(list_memory&, std::size_t, cell_grid<double> const&);
-template std::size_t candidates<float>(list_memory&, std::size_t, cell_grid<float> const&);
-template std::size_t candidates<double>(list_memory&, std::size_t, cell_grid<double> const&);
+template std::uint64_t host_list_backend::boxes<float>(list_memory&, std::size_t, cell_grid<float> const&, void*);
+template std::size_t host_list_backend::candidates<float>(list_memory&, std::size_t, cell_grid<float> const&, void*);
+template std::uint64_t host_list_backend::boxes<double>(list_memory&, std::size_t, cell_grid<double> const&, void*);
+template std::size_t host_list_backend::candidates<double>(list_memory&, std::size_t, cell_grid<double> const&, void*);
 
-}  // namespace coalesce::detail::host_clusters
+}  // namespace coalesce::detail

@@ -124,119 +124,163 @@ template <class Real> inline cell_grid<Real> make_grid(list_geometry const& g, s
   return make_grid<Real>(g, n, cell_count, {g.reach(), g.reach(), g.reach()});
 }
 
-// The steps of a build that differ between host and GPU memory. Each returns what the driver
-// (list_build.cpp) needs to decide the next step.
+// What a fill pass found: the widest row and the entries of all rows.
 struct list_pass_result {
   std::size_t widest = 0;
   std::size_t entries = 0;
 };
-namespace host_lists {
-// Cells of every particle, sorted by cell (by index inside a cell); the first bad particle or n.
-template <class Real> std::size_t bin(list_memory& m, position_columns const& p, std::size_t n, unsigned dims,
-                                      cell_grid<Real> const& g, std::size_t cell_count);
-template <class Real> list_pass_result fill(list_memory& m, std::size_t n, cell_grid<Real> const& g, bool count_only);
-// The cell bin() puts each particle in, as a sort key, into keys; the first bad particle or n.
-template <class Real> std::size_t cell_keys(position_columns const& p, std::size_t n, unsigned dims,
-                                            cell_grid<Real> const& g, std::uint32_t* keys);
-// A CSR list in one pass: counts, offsets and indices (allocated here), the widest row and the entries.
-template <class Real> list_pass_result fill_csr(list_memory& m, std::size_t n, cell_grid<Real> const& g);
-void keep_reference(list_memory& m, position_columns const& p, std::size_t n, unsigned dims);
-double max_displacement(list_memory const& m, position_columns const& p, std::size_t n, unsigned dims,
-                        double const* length, bool const* periodic);
-}  // namespace host_lists
-// The GPU half (list_build_cuda.cu); without CUDA never called (GPU memory does not exist), so
-// it is not declared and the driver's calls compile away.
-namespace cuda_lists {
-#if COALESCE_WITH_CUDA
-// read_back false (a refill): nothing waits; the first bad particle stays in the status word.
-template <class Real> std::size_t bin(list_memory& m, position_columns const& p, std::size_t n, unsigned dims,
-                                      cell_grid<Real> const& g, std::size_t cell_count, bool read_back, void* stream);
-template <class Real> list_pass_result fill(list_memory& m, std::size_t n, cell_grid<Real> const& g, bool count_only,
-                                            bool read_back, void* stream);
-template <class Real> std::size_t cell_keys(list_memory& m, position_columns const& p, std::size_t n, unsigned dims,
-                                            cell_grid<Real> const& g, std::uint32_t* keys, void* stream);
-// A csr list in one pass over the particles, rows staged `width` wide chunk by chunk, then packed
-// into m.indices at its capacity: counts and offsets always, indices complete only where the
-// result's widest row fits the width and its entries the capacity (else build in two passes).
-// refill: nothing read back or allocated; a row past the width keeps `width` entries and the
-// offsets stop at the capacity, both left in the status words for check().
-template <class Real> list_pass_result fill_csr(list_memory& m, std::size_t n, cell_grid<Real> const& g,
-                                                std::size_t width, bool refill, void* stream);
-void offsets_from_counts(list_memory& m, std::size_t n, void* stream);
-// offsets[0, count] clamped to `capacity` (queued): a refill's rows past its memory are cut; the
-// 64-bit total the offsets came from goes into `most` (the most since the build) for check().
-void clamp_offsets(std::uint32_t* offsets, std::size_t count, std::size_t capacity, unsigned long long const* total,
-                   unsigned long long* most, void* stream);
-// Allocates what fill_csr at `width` needs (staging, scan scratch): a rebuild or refill then allocates nothing.
-void reserve_csr_staging(list_memory& m, std::size_t n, std::size_t width);
-void keep_reference(list_memory& m, position_columns const& p, std::size_t n, unsigned dims, bool wait, void* stream);
-double max_displacement(list_memory const& m, position_columns const& p, std::size_t n, unsigned dims,
-                        double const* length, bool const* periodic, void* stream);
-// The status words of the last bin and fill (one read-back).
-list_status read_status(list_memory const& m, void* stream);
-// Queues the largest displacement and a kernel that sets the graph condition to (it > threshold).
-void set_condition_if_moved(list_memory const& m, position_columns const& p, std::size_t n, unsigned dims,
-                            double const* length, bool const* periodic, double threshold, std::uint64_t condition,
-                            void* stream);
-#else
-template <class Real> std::size_t bin(list_memory&, position_columns const&, std::size_t, unsigned,
-                                      cell_grid<Real> const&, std::size_t, bool, void*) {
-  return 0;
-}
-template <class Real> list_pass_result fill(list_memory&, std::size_t, cell_grid<Real> const&, bool, bool, void*) {
-  return {};
-}
-template <class Real> std::size_t cell_keys(list_memory&, position_columns const&, std::size_t, unsigned,
-                                            cell_grid<Real> const&, std::uint32_t*, void*) {
-  return 0;
-}
-template <class Real>
-list_pass_result fill_csr(list_memory&, std::size_t, cell_grid<Real> const&, std::size_t, bool, void*) {
-  return {};
-}
-inline void offsets_from_counts(list_memory&, std::size_t, void*) {}
-inline void reserve_csr_staging(list_memory&, std::size_t, std::size_t) {}
-inline void keep_reference(list_memory&, position_columns const&, std::size_t, unsigned, bool, void*) {}
-inline double max_displacement(list_memory const&, position_columns const&, std::size_t, unsigned, double const*,
-                               bool const*, void*) {
-  return 0.0;
-}
-inline list_status read_status(list_memory const&, void*) { return {}; }
-inline void set_condition_if_moved(list_memory const&, position_columns const&, std::size_t, unsigned, double const*,
-                                   bool const*, double, std::uint64_t, void*) {}
-#endif
-}  // namespace cuda_lists
 
-// The cluster format's steps (cluster_build.cpp drives them; cluster_kernels.hpp has the bodies),
-// after bin() above has sorted the particles by cell.
-//   boxes:       each cluster's bounding box; returns the cells all clusters' reach covers
-//   candidates:  each cluster's candidates, sorted by index; returns how many in all
-//   runs:        the runs of every cluster into m.next_runs / m.next_offsets; returns how many,
-//                and the candidates a traversal of every row tests
-//   count:       each particle's neighbours through the traversal (entries, widest row)
-namespace host_clusters {
-template <class Real> std::uint64_t boxes(list_memory& m, std::size_t n, cell_grid<Real> const& g);
-template <class Real> std::size_t candidates(list_memory& m, std::size_t n, cell_grid<Real> const& g);
-std::size_t runs(list_memory& m, std::size_t n, std::size_t& tested);
-list_pass_result count(list_memory& m, std::size_t n, list_geometry const& g);
-}  // namespace host_clusters
-namespace cuda_clusters {
+// The cluster-pair build's types (pair_list_kernels.hpp, pair_list_backend.hpp), named here for
+// the backends' declarations.
+template <class Real> struct pair_build_view;
+struct pair_row_totals;
+
+// The steps of a build that differ between host and GPU memory, one struct per memory. Each format's
+// driver (list_build.cpp, cluster_build.cpp, pair_list_build.cpp) is written once, as a template over
+// the backend, and with_list_backend below chooses the backend once per call: no driver asks which
+// memory it is in. Both backends take the same arguments for the same step; the host's steps always
+// finish before they return, so it ignores `read_back` and the stream. The steps only a GPU build
+// has (refills for CUDA graphs, status words, staged csr rows) are cuda_list_backend's alone, and a driver
+// reaches them under `if constexpr (Backend::gpu)`.
+//
+// The bodies both run are shared: list_kernels.hpp, cluster_kernels.hpp, pair_list_kernels.hpp.
+// The host's steps are in list_build_host.cpp, cluster_build_host.cpp and pair_list_build_host.cpp;
+// the GPU's in the *_cuda.cu files of the same names.
+struct host_list_backend {
+  static constexpr bool gpu = false;
+
+  // Lists (list_build_host.cpp).
+  // Cells of every particle, sorted by cell (by index inside a cell); the first bad particle or n.
+  template <class Real> static std::size_t bin(list_memory& m, position_columns const& p, std::size_t n, unsigned dims,
+                                               cell_grid<Real> const& g, std::size_t cell_count, bool read_back,
+                                               void* stream);
+  // Every row [0, n) into the list's format (count_only: only the counts).
+  template <class Real> static list_pass_result fill(list_memory& m, std::size_t n, cell_grid<Real> const& g,
+                                                     bool count_only, bool read_back, void* stream);
+  // The cell bin() puts each particle in, as a sort key, into keys; the first bad particle or n.
+  template <class Real> static std::size_t cell_keys(list_memory& m, position_columns const& p, std::size_t n,
+                                                     unsigned dims, cell_grid<Real> const& g, std::uint32_t* keys,
+                                                     void* stream);
+  // A csr list in one pass: counts, offsets and indices (allocated here), the widest row and the entries.
+  template <class Real> static list_pass_result fill_csr(list_memory& m, std::size_t n, cell_grid<Real> const& g);
+  // The positions the next max_displacement measures from.
+  static void keep_reference(list_memory& m, position_columns const& p, std::size_t n, unsigned dims, bool wait,
+                             void* stream);
+  // The largest squared displacement since keep_reference.
+  static double max_displacement(list_memory const& m, position_columns const& p, std::size_t n, unsigned dims,
+                                 double const* length, bool const* periodic, void* stream);
+
+  // Clusters (cluster_build_host.cpp), after bin() has sorted the particles by cell:
+  //   boxes:       each cluster's bounding box; returns the cells all clusters' reach covers
+  //   candidates:  each cluster's candidates, sorted by index; returns how many in all
+  //   runs:        the runs of every cluster into m.next_runs / m.next_offsets; returns how many,
+  //                and the candidates a traversal of every row tests
+  //   count:       each particle's neighbours through the traversal (entries, widest row)
+  template <class Real>
+  static std::uint64_t boxes(list_memory& m, std::size_t n, cell_grid<Real> const& g, void* stream);
+  template <class Real>
+  static std::size_t candidates(list_memory& m, std::size_t n, cell_grid<Real> const& g, void* stream);
+  static std::size_t runs(list_memory& m, std::size_t n, std::size_t& tested, void* stream);
+  static list_pass_result count(list_memory& m, std::size_t n, list_geometry const& g, void* stream);
+
+  // Cluster pairs (pair_list_build_host.cpp), after bin() has sorted the particles by column and slice.
+  // Each column's cluster count (its particles / 8, rounded up) into counts (host memory).
+  template <class Real> static void column_cluster_counts(list_memory& m, cell_grid<Real> const& g,
+                                                          std::uint32_t columns, std::uint32_t* counts, void* stream);
+  // Every slot's particle and position, every cluster's bounding box.
+  template <class Real> static void slots_and_boxes(pair_build_view<Real> const& v, std::size_t clusters, void* stream);
+  // Each row's count into m.cluster_counts, their offsets into m.offsets; the totals.
+  template <class Real>
+  static pair_row_totals count_rows(list_memory& m, pair_build_view<Real> const& v, std::size_t clusters, void* stream);
+  // Each row's entries into m.indices at m.offsets (returns when the list is complete).
+  template <class Real>
+  static void fill_rows(list_memory& m, pair_build_view<Real> const& v, std::size_t clusters, void* stream);
+};
+
 #if COALESCE_WITH_CUDA
-template <class Real> std::uint64_t boxes(list_memory& m, std::size_t n, cell_grid<Real> const& g, void* stream);
-template <class Real> std::size_t candidates(list_memory& m, std::size_t n, cell_grid<Real> const& g, void* stream);
-std::size_t runs(list_memory& m, std::size_t n, std::size_t& tested, void* stream);
-list_pass_result count(list_memory& m, std::size_t n, list_geometry const& g, void* stream);
-// After a build: the status words a refill's check() starts from (no bad particle, the build's
-// widest row and entries, nothing cut).
-void keep_status(list_memory& m, void* stream);
-// The build's steps again into the memory it left (after cuda_lists::bin, queued): nothing read
-// back, waited for or allocated; candidates and runs past that memory cut (status words 7-10).
-template <class Real>
-void refill(list_memory& m, std::size_t n, cell_grid<Real> const& g, list_geometry const& geometry, void* stream);
-// Every row, from the counts of count() (m.counts): offsets and indices copied to the host.
-void rows(list_memory const& m, list_geometry const& g, std::vector<std::uint32_t>& offsets,
-          std::vector<std::uint32_t>& indices, void* stream);
+// The GPU's steps (list_build_cuda.cu, cluster_build_cuda.cu, pair_list_build_cuda.cu); without
+// CUDA there is no GPU memory, and the type is not declared. read_back false (a refill): nothing
+// waits; the first bad particle stays in the status word.
+struct cuda_list_backend {
+  static constexpr bool gpu = true;
+
+  // Lists (list_build_cuda.cu): the host's steps, queued on the stream.
+  template <class Real> static std::size_t bin(list_memory& m, position_columns const& p, std::size_t n, unsigned dims,
+                                               cell_grid<Real> const& g, std::size_t cell_count, bool read_back,
+                                               void* stream);
+  template <class Real> static list_pass_result fill(list_memory& m, std::size_t n, cell_grid<Real> const& g,
+                                                     bool count_only, bool read_back, void* stream);
+  template <class Real> static std::size_t cell_keys(list_memory& m, position_columns const& p, std::size_t n,
+                                                     unsigned dims, cell_grid<Real> const& g, std::uint32_t* keys,
+                                                     void* stream);
+  static void keep_reference(list_memory& m, position_columns const& p, std::size_t n, unsigned dims, bool wait,
+                             void* stream);
+  static double max_displacement(list_memory const& m, position_columns const& p, std::size_t n, unsigned dims,
+                                 double const* length, bool const* periodic, void* stream);
+  // A csr list in one pass over the particles, rows staged `width` wide chunk by chunk, then packed
+  // into m.indices at its capacity: counts and offsets always, indices complete only where the
+  // result's widest row fits the width and its entries the capacity (else build in two passes).
+  // refill: nothing read back or allocated; a row past the width keeps `width` entries and the
+  // offsets stop at the capacity, both left in the status words for check().
+  template <class Real> static list_pass_result fill_csr(list_memory& m, std::size_t n, cell_grid<Real> const& g,
+                                                         std::size_t width, bool refill, void* stream);
+  static void offsets_from_counts(list_memory& m, std::size_t n, void* stream);
+  // offsets[0, count] clamped to `capacity` (queued): a refill's rows past its memory are cut; the
+  // 64-bit total the offsets came from goes into `most` (the most since the build) for check().
+  static void clamp_offsets(std::uint32_t* offsets, std::size_t count, std::size_t capacity,
+                            unsigned long long const* total, unsigned long long* most, void* stream);
+  // Allocates what fill_csr at `width` needs (staging, scan scratch): a rebuild or refill then allocates nothing.
+  static void reserve_csr_staging(list_memory& m, std::size_t n, std::size_t width);
+  // The status words of the last bin and fill (one read-back).
+  static list_status read_status(list_memory const& m, void* stream);
+  // Queues the largest displacement and a kernel that sets the graph condition to (it > threshold).
+  static void set_condition_if_moved(list_memory const& m, position_columns const& p, std::size_t n, unsigned dims,
+                                     double const* length, bool const* periodic, double threshold,
+                                     std::uint64_t condition, void* stream);
+
+  // Clusters (cluster_build_cuda.cu): the host's steps, and a refill's.
+  template <class Real>
+  static std::uint64_t boxes(list_memory& m, std::size_t n, cell_grid<Real> const& g, void* stream);
+  template <class Real>
+  static std::size_t candidates(list_memory& m, std::size_t n, cell_grid<Real> const& g, void* stream);
+  static std::size_t runs(list_memory& m, std::size_t n, std::size_t& tested, void* stream);
+  static list_pass_result count(list_memory& m, std::size_t n, list_geometry const& g, void* stream);
+  // After a build: the status words a refill's check() starts from (no bad particle, the build's
+  // widest row and entries, nothing cut).
+  static void keep_status(list_memory& m, void* stream);
+  // The build's steps again into the memory it left (after bin, queued): nothing read back, waited
+  // for or allocated; candidates and runs past that memory cut (status words 7-10).
+  template <class Real> static void refill_clusters(list_memory& m, std::size_t n, cell_grid<Real> const& g,
+                                                    list_geometry const& geometry, void* stream);
+  // Every row, from the counts of count() (m.counts): offsets and indices copied to the host.
+  static void cluster_rows(list_memory const& m, list_geometry const& g, std::vector<std::uint32_t>& offsets,
+                           std::vector<std::uint32_t>& indices, void* stream);
+
+  // Cluster pairs (pair_list_build_cuda.cu): the host's steps.
+  template <class Real> static void column_cluster_counts(list_memory& m, cell_grid<Real> const& g,
+                                                          std::uint32_t columns, std::uint32_t* counts, void* stream);
+  template <class Real> static void slots_and_boxes(pair_build_view<Real> const& v, std::size_t clusters, void* stream);
+  template <class Real>
+  static pair_row_totals count_rows(list_memory& m, pair_build_view<Real> const& v, std::size_t clusters, void* stream);
+  template <class Real>
+  static void fill_rows(list_memory& m, pair_build_view<Real> const& v, std::size_t clusters, void* stream);
+};
 #endif
-}  // namespace cuda_clusters
+
+// The one place a build chooses its memory and its position precision: run(backend, real) with
+// backend a host_list_backend or cuda_list_backend and real a float or double (a value of the type the
+// positions are read as: 4-byte columns float, 8-byte ones double).
+template <class Run> decltype(auto) with_list_backend(memory_kind kind, position_columns const& p, Run&& run) {
+  auto const with_real = [&](auto backend) -> decltype(auto) {
+    if (p.width == 4) return run(backend, float{});
+    return run(backend, double{});
+  };
+#if COALESCE_WITH_CUDA
+  if (on_gpu_memory(kind)) return with_real(cuda_list_backend{});
+#else
+  (void)kind;  // no GPU memory without CUDA
+#endif
+  return with_real(host_list_backend{});
+}
 
 }  // namespace coalesce::detail

@@ -92,71 +92,52 @@ std::size_t padded_width(list_memory const& m, std::size_t widest) {
 // Queues a refill (refill_list): the same steps as a build's bin and fill, nothing read back.
 template <class Real>
 void refill_in(list_memory& m, position_columns const& p, std::size_t n, list_geometry const& g, void* stream) {
+#if COALESCE_WITH_CUDA
+  using gpu = cuda_list_backend;
   std::size_t cell_count = 0;
   cell_grid<Real> const grid = make_grid<Real>(g, n, cell_count);
-  (void)cuda_lists::bin(m, p, n, g.dims, grid, cell_count, false, stream);
+  (void)gpu::bin(m, p, n, g.dims, grid, cell_count, false, stream);
   if (m.particles > 0 && m.format == list_format::csr) {
-    (void)cuda_lists::fill_csr(m, m.particles, grid, m.staged_width, true, stream);
+    (void)gpu::fill_csr(m, m.particles, grid, m.staged_width, true, stream);
   } else if (m.particles > 0) {
-    (void)cuda_lists::fill(m, m.particles, grid, false, false, stream);
+    (void)gpu::fill(m, m.particles, grid, false, false, stream);
   }
-  cuda_lists::keep_reference(m, p, n, g.dims, false, stream);
+  gpu::keep_reference(m, p, n, g.dims, false, stream);
   ++m.builds;
+#else
+  (void)m, (void)p, (void)n, (void)g, (void)stream;
+#endif
 }
 
-template <class Real> void build_in(list_memory& m, list_format format, position_columns const& p, std::size_t n,
-                                    std::size_t rows, list_geometry const& g, void* stream) {
-  std::size_t cell_count = 0;
-  cell_grid<Real> const grid = make_grid<Real>(g, n, cell_count);
-  bool const gpu = on_gpu_memory(m.kind);
-  std::size_t const bad = gpu ? cuda_lists::bin(m, p, n, g.dims, grid, cell_count, true, stream)
-                              : host_lists::bin(m, p, n, g.dims, grid, cell_count);
-  if (bad < n) report_bad_particle(m, p, g, bad);
-  m.format = format;
-  m.particles = rows;  // rows [0, rows); the fills index and stride by the row count
-  m.built_over = n;
-  ensure_bytes(m, m.counts, (rows + 1) * sizeof(std::uint32_t));
-  auto const fill = [&](bool count_only) {
-    if (rows == 0) return list_pass_result{};  // a rank with ghosts and no particle of its own
-    return gpu ? cuda_lists::fill(m, rows, grid, count_only, true, stream)
-               : host_lists::fill(m, rows, grid, count_only);
-  };
-  if (format == list_format::csr && !gpu) {
-    ensure_bytes(m, m.offsets, (rows + 1) * sizeof(std::uint32_t));
-    list_pass_result r{};
-    if (rows == 0) {
-      zero_bytes(m.kind, m.offsets.data(), sizeof(std::uint32_t), stream);
-    } else {
-      r = host_lists::fill_csr(m, rows, grid);
-    }
-    m.entries = r.entries;
-    m.widest = r.widest;
-    m.width = 0;
-  } else if (format == list_format::csr) {
-    ensure_bytes(m, m.offsets, (rows + 1) * sizeof(std::uint32_t));
+// A csr list: on the host in one pass; in GPU memory staged at the last build's widest row where
+// there was one (one pass), else counted, scanned and filled.
+template <class Backend, class Real>
+void build_csr(list_memory& m, std::size_t rows, cell_grid<Real> const& grid, void* stream) {
+  ensure_bytes(m, m.offsets, (rows + 1) * sizeof(std::uint32_t));
+  list_pass_result r{};
+  if (rows == 0) zero_bytes(m.kind, m.offsets.data(), sizeof(std::uint32_t), stream);
+  if constexpr (!Backend::gpu) {
+    if (rows > 0) r = Backend::fill_csr(m, rows, grid);
+  } else {
+    auto const fill = [&](bool count_only) {
+      if (rows == 0) return list_pass_result{};  // a rank with ghosts and no particle of its own
+      return Backend::fill(m, rows, grid, count_only, true, stream);
+    };
     // A rebuild stages rows at the last widest row (and 8 more) and packs them: one pass. Its counts
     // and offsets are exact either way; where a row outgrew the staging or the entries the list's
     // capacity, the rows are filled again at those offsets. A first build counts, scans and fills.
-    list_pass_result r{};
     if (rows > 0 && m.staged_width > 0) {
-      r = cuda_lists::fill_csr(m, rows, grid, m.staged_width, false, stream);
+      r = Backend::fill_csr(m, rows, grid, m.staged_width, false, stream);
       if (r.widest > m.staged_width || r.entries > m.indices.size() / sizeof(std::uint32_t)) {
         ensure_bytes(m, m.indices, r.entries * sizeof(std::uint32_t));
         (void)fill(false);
       }
     } else {
       r = fill(true);
-      if (rows == 0) {
-        zero_bytes(m.kind, m.offsets.data(), sizeof(std::uint32_t), stream);
-      } else {
-        cuda_lists::offsets_from_counts(m, rows, stream);
-      }
+      if (rows > 0) Backend::offsets_from_counts(m, rows, stream);
       ensure_bytes(m, m.indices, r.entries * sizeof(std::uint32_t));
       (void)fill(false);
     }
-    m.entries = r.entries;
-    m.widest = r.widest;
-    m.width = 0;
     // The next rebuild's staging is allocated now: a steady-state rebuild allocates nothing. The
     // staging width never shrinks while rows stay: a graph's captured refill stages at the width it
     // was captured with, and a later build keeps it valid unless the width grows (reshapes).
@@ -164,34 +145,58 @@ template <class Real> void build_in(list_memory& m, list_format format, position
         rows > 0 ? std::max({(r.widest + 7) / 8 * 8 + 8, (m.least_width + 7) / 8 * 8, m.staged_width}) : 0;
     if (staged != m.staged_width) ++m.reshapes;
     m.staged_width = staged;
-    if (rows > 0) cuda_lists::reserve_csr_staging(m, rows, m.staged_width);
-  } else {
-    // Padded: one pass into the width the list has; a row that did not fit grows every row and
-    // the pass runs again (never a truncated row).
-    list_pass_result r{};
-    if (m.width > 0 && m.indices.size() >= rows * m.width * sizeof(std::uint32_t)) {
-      r = fill(false);
-    } else {
-      m.width = 0;
-      r = fill(true);
-    }
-    if (r.widest > m.width || m.width < padded_width(m, 0)) {
-      m.width = padded_width(m, r.widest);
-      ++m.reshapes;  // a graph's captured refill writes rows at the width it was captured with
-      // Slots past a row's count are never read by a traversal, but whole-list copies (remap's
-      // description, rows_on_host, a user's cudaMemcpy) must not read bytes nothing wrote.
-      if (ensure_bytes(m, m.indices, rows * m.width * sizeof(std::uint32_t)))
-        zero_bytes(m.kind, m.indices.data(), m.indices.size(), stream);
-      r = fill(false);
-    }
-    m.entries = r.entries;
-    m.widest = r.widest;
+    if (rows > 0) Backend::reserve_csr_staging(m, rows, m.staged_width);
   }
-  if (gpu) {
-    cuda_lists::keep_reference(m, p, n, g.dims, true, stream);
+  m.entries = r.entries;
+  m.widest = r.widest;
+  m.width = 0;
+}
+
+// A padded list: one pass into the width the list has; a row that did not fit grows every row and
+// the pass runs again (never a truncated row).
+template <class Backend, class Real>
+void build_padded(list_memory& m, std::size_t rows, cell_grid<Real> const& grid, void* stream) {
+  auto const fill = [&](bool count_only) {
+    if (rows == 0) return list_pass_result{};  // a rank with ghosts and no particle of its own
+    return Backend::fill(m, rows, grid, count_only, true, stream);
+  };
+  list_pass_result r{};
+  if (m.width > 0 && m.indices.size() >= rows * m.width * sizeof(std::uint32_t)) {
+    r = fill(false);
   } else {
-    host_lists::keep_reference(m, p, n, g.dims);
+    m.width = 0;
+    r = fill(true);
   }
+  if (r.widest > m.width || m.width < padded_width(m, 0)) {
+    m.width = padded_width(m, r.widest);
+    ++m.reshapes;  // a graph's captured refill writes rows at the width it was captured with
+    // Slots past a row's count are never read by a traversal, but whole-list copies (remap's
+    // description, rows_on_host, a user's cudaMemcpy) must not read bytes nothing wrote.
+    if (ensure_bytes(m, m.indices, rows * m.width * sizeof(std::uint32_t)))
+      zero_bytes(m.kind, m.indices.data(), m.indices.size(), stream);
+    r = fill(false);
+  }
+  m.entries = r.entries;
+  m.widest = r.widest;
+}
+
+template <class Backend, class Real> void build_in(list_memory& m, list_format format, position_columns const& p,
+                                                   std::size_t n, std::size_t rows, list_geometry const& g,
+                                                   void* stream) {
+  std::size_t cell_count = 0;
+  cell_grid<Real> const grid = make_grid<Real>(g, n, cell_count);
+  std::size_t const bad = Backend::bin(m, p, n, g.dims, grid, cell_count, true, stream);
+  if (bad < n) report_bad_particle(m, p, g, bad);
+  m.format = format;
+  m.particles = rows;  // rows [0, rows); the fills index and stride by the row count
+  m.built_over = n;
+  ensure_bytes(m, m.counts, (rows + 1) * sizeof(std::uint32_t));
+  if (format == list_format::csr) {
+    build_csr<Backend>(m, rows, grid, stream);
+  } else {
+    build_padded<Backend>(m, rows, grid, stream);
+  }
+  Backend::keep_reference(m, p, n, g.dims, true, stream);
   ++m.builds;
 }
 
@@ -204,22 +209,19 @@ void build_list(list_memory& m, list_format format, position_columns const& posi
     return;
   }
   keeping_status_on_error(m, stream, [&] {
-    if (position.width == 4) {
-      build_in<float>(m, format, position, n, rows, g, stream);
-    } else {
-      build_in<double>(m, format, position, n, rows, g, stream);
-    }
+    with_list_backend(m.kind, position, [&](auto backend, auto real) {
+      build_in<decltype(backend), decltype(real)>(m, format, position, n, rows, g, stream);
+    });
   });
 }
 
 namespace {
-template <class Real> std::uint64_t cell_keys_in(list_memory& m, position_columns const& p, std::size_t n,
-                                                 list_geometry const& g, std::uint32_t* keys,
-                                                 std::array<std::uint32_t, 3>& grid_cells, void* stream) {
+template <class Backend, class Real>
+std::uint64_t cell_keys_in(list_memory& m, position_columns const& p, std::size_t n, list_geometry const& g,
+                           std::uint32_t* keys, std::array<std::uint32_t, 3>& grid_cells, void* stream) {
   std::size_t cell_count = 0;
   cell_grid<Real> const grid = make_grid<Real>(g, n, cell_count);
-  std::size_t const bad = on_gpu_memory(m.kind) ? cuda_lists::cell_keys(m, p, n, g.dims, grid, keys, stream)
-                                                : host_lists::cell_keys(p, n, g.dims, grid, keys);
+  std::size_t const bad = Backend::cell_keys(m, p, n, g.dims, grid, keys, stream);
   if (bad < n) report_bad_particle(m, p, g, bad);
   for (unsigned a = 0; a < 3; ++a) grid_cells[a] = static_cast<std::uint32_t>(grid.cells[a]);
   return cell_count;
@@ -234,8 +236,9 @@ std::uint64_t list_cell_keys(list_memory& m, position_columns const& position, s
   }
   grid = {1, 1, 1};
   if (n == 0) return 1;
-  return position.width == 4 ? cell_keys_in<float>(m, position, n, g, keys, grid, stream)
-                             : cell_keys_in<double>(m, position, n, g, keys, grid, stream);
+  return with_list_backend(m.kind, position, [&](auto backend, auto real) {
+    return cell_keys_in<decltype(backend), decltype(real)>(m, position, n, g, keys, grid, stream);
+  });
 }
 
 namespace {
@@ -268,14 +271,23 @@ void refill_list(list_memory& m, position_columns const& position, std::size_t n
 }
 
 list_status read_list_status(list_memory const& m, void* stream) {
-  if (!on_gpu_memory(m.kind) || m.built_over == 0) return {m.built_over, m.widest, m.entries, m.entries};
-  return cuda_lists::read_status(m, stream);
+#if COALESCE_WITH_CUDA
+  if (on_gpu_memory(m.kind) && m.built_over > 0) return cuda_list_backend::read_status(m, stream);
+#else
+  (void)stream;
+#endif
+  return {m.built_over, m.widest, m.entries, m.entries};  // a host build knows its own
 }
 
 void set_condition_if_moved(list_memory const& m, position_columns const& position, std::size_t n,
                             list_geometry const& g, double threshold, std::uint64_t condition, void* stream) {
+#if COALESCE_WITH_CUDA  // (graphs exist only with CUDA: neighbors/list_graph.hpp)
   displacement_axes const ax = displacement_axes_of(g);
-  cuda_lists::set_condition_if_moved(m, position, n, g.dims, ax.length, ax.periodic, threshold, condition, stream);
+  cuda_list_backend::set_condition_if_moved(m, position, n, g.dims, ax.length, ax.periodic, threshold, condition,
+                                            stream);
+#else
+  (void)m, (void)position, (void)n, (void)g, (void)threshold, (void)condition, (void)stream;
+#endif
 }
 
 bool start_build(list_memory& m, list_geometry const& g, std::size_t n) {
@@ -300,10 +312,9 @@ double max_displacement(list_memory const& m, position_columns const& position, 
                         void* stream) {
   if (n == 0) return 0.0;
   displacement_axes const ax = displacement_axes_of(g);
-  double const d2 = on_gpu_memory(m.kind)
-                        ? cuda_lists::max_displacement(m, position, n, g.dims, ax.length, ax.periodic, stream)
-                        : host_lists::max_displacement(m, position, n, g.dims, ax.length, ax.periodic);
-  return std::sqrt(d2);
+  return std::sqrt(with_list_backend(m.kind, position, [&](auto backend, auto) {
+    return decltype(backend)::max_displacement(m, position, n, g.dims, ax.length, ax.periodic, stream);
+  }));
 }
 
 }  // namespace coalesce::detail

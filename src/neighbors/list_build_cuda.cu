@@ -15,7 +15,7 @@
 #include "../core/cuda_check.hpp"
 #include "list_backend.hpp"
 
-namespace coalesce::detail::cuda_lists {
+namespace coalesce::detail {
 
 namespace {
 
@@ -198,8 +198,9 @@ __global__ void set_condition_kernel(unsigned long long const* word, double thre
 
 }  // namespace
 
-template <class Real> std::size_t bin(list_memory& m, position_columns const& p, std::size_t n, unsigned dims,
-                                      cell_grid<Real> const& g, std::size_t cell_count, bool read_back, void* stream) {
+template <class Real> std::size_t cuda_list_backend::bin(list_memory& m, position_columns const& p, std::size_t n,
+                                                         unsigned dims, cell_grid<Real> const& g,
+                                                         std::size_t cell_count, bool read_back, void* stream) {
   auto const s = static_cast<cudaStream_t>(stream);
   ensure_bytes(m, m.keys, n * sizeof(std::uint32_t));
   ensure_bytes(m, m.ids, n * sizeof(std::uint32_t));
@@ -270,8 +271,8 @@ template <class Real> std::size_t bin(list_memory& m, position_columns const& p,
   return n;
 }
 
-template <class Real> list_pass_result fill(list_memory& m, std::size_t n, cell_grid<Real> const& g, bool count_only,
-                                            bool read_back, void* stream) {
+template <class Real> list_pass_result cuda_list_backend::fill(list_memory& m, std::size_t n, cell_grid<Real> const& g,
+                                                               bool count_only, bool read_back, void* stream) {
   auto const s = static_cast<cudaStream_t>(stream);
   auto* words = as<unsigned long long>(m.words);
   if (read_back) {
@@ -293,8 +294,9 @@ template <class Real> list_pass_result fill(list_memory& m, std::size_t n, cell_
   return {static_cast<std::size_t>(got[0]), static_cast<std::size_t>(got[1])};
 }
 
-template <class Real> list_pass_result fill_csr(list_memory& m, std::size_t n, cell_grid<Real> const& g,
-                                                std::size_t width, bool refill, void* stream) {
+template <class Real> list_pass_result cuda_list_backend::fill_csr(list_memory& m, std::size_t n,
+                                                                   cell_grid<Real> const& g, std::size_t width,
+                                                                   bool refill, void* stream) {
   auto const s = static_cast<cudaStream_t>(stream);
   // A refill allocates nothing: it stages as many rows per chunk as the build allocated for.
   std::size_t const chunk = refill ? m.staged_chunk : staged_chunk_rows(n, width);
@@ -348,7 +350,7 @@ template <class Real> list_pass_result fill_csr(list_memory& m, std::size_t n, c
   return {static_cast<std::size_t>(got[0]), static_cast<std::size_t>(got[1])};
 }
 
-void reserve_csr_staging(list_memory& m, std::size_t n, std::size_t width) {
+void cuda_list_backend::reserve_csr_staging(list_memory& m, std::size_t n, std::size_t width) {
   std::size_t const chunk = staged_chunk_rows(n, width);
   ensure_bytes(m, m.staged, chunk * width * sizeof(std::uint32_t));
   m.staged_chunk = chunk;
@@ -360,14 +362,14 @@ void reserve_csr_staging(list_memory& m, std::size_t n, std::size_t width) {
   ensure_bytes(m, m.temp, scan_bytes);
 }
 
-void clamp_offsets(std::uint32_t* offsets, std::size_t count, std::size_t capacity, unsigned long long const* total,
-                   unsigned long long* most, void* stream) {
+void cuda_list_backend::clamp_offsets(std::uint32_t* offsets, std::size_t count, std::size_t capacity,
+                                      unsigned long long const* total, unsigned long long* most, void* stream) {
   clamp_offsets_kernel<<<blocks(count + 1), threads, 0, static_cast<cudaStream_t>(stream)>>>(offsets, count, capacity,
                                                                                              total, most);
   COALESCE_CUDA_TRY(cudaGetLastError());
 }
 
-void offsets_from_counts(list_memory& m, std::size_t n, void* stream) {
+void cuda_list_backend::offsets_from_counts(list_memory& m, std::size_t n, void* stream) {
   auto const s = static_cast<cudaStream_t>(stream);
   // CUB takes a null scratch as a size query and scans nothing: the scratch is made sure of here.
   std::size_t temp_bytes = 0;
@@ -379,8 +381,9 @@ void offsets_from_counts(list_memory& m, std::size_t n, void* stream) {
                                                   as<std::uint32_t>(m.offsets), static_cast<int>(n + 1), s));
 }
 
-template <class Real> std::size_t cell_keys(list_memory& m, position_columns const& p, std::size_t n, unsigned dims,
-                                            cell_grid<Real> const& g, std::uint32_t* keys, void* stream) {
+template <class Real> std::size_t cuda_list_backend::cell_keys(list_memory& m, position_columns const& p, std::size_t n,
+                                                               unsigned dims, cell_grid<Real> const& g,
+                                                               std::uint32_t* keys, void* stream) {
   auto const s = static_cast<cudaStream_t>(stream);
   status_words(m, s);
   auto* bad_word = as<unsigned long long>(m.words) + 5;  // not the status words a refill's check() reads
@@ -393,7 +396,8 @@ template <class Real> std::size_t cell_keys(list_memory& m, position_columns con
   return bad < n ? static_cast<std::size_t>(bad) : n;
 }
 
-void keep_reference(list_memory& m, position_columns const& p, std::size_t n, unsigned dims, bool wait, void* stream) {
+void cuda_list_backend::keep_reference(list_memory& m, position_columns const& p, std::size_t n, unsigned dims,
+                                       bool wait, void* stream) {
   auto const s = static_cast<cudaStream_t>(stream);
   ensure_bytes(m, m.reference, 3 * n * sizeof(double));
   reference_kernel<<<blocks(n), threads, 0, s>>>(p, dims, n, as<double>(m.reference));
@@ -401,7 +405,7 @@ void keep_reference(list_memory& m, position_columns const& p, std::size_t n, un
   if (wait) COALESCE_CUDA_TRY(cudaStreamSynchronize(s));
 }
 
-list_status read_status(list_memory const& m, void* stream) {
+list_status cuda_list_backend::read_status(list_memory const& m, void* stream) {
   auto const s = static_cast<cudaStream_t>(stream);
   unsigned long long got[list_status_words] = {};
   COALESCE_CUDA_TRY(cudaMemcpyAsync(got, m.words.data(), sizeof got, cudaMemcpyDeviceToHost, s));
@@ -432,17 +436,17 @@ unsigned long long* queue_displacement(list_memory const& m, position_columns co
 }
 }  // namespace
 
-void set_condition_if_moved(list_memory const& m, position_columns const& p, std::size_t n, unsigned dims,
-                            double const* length, bool const* periodic, double threshold, std::uint64_t condition,
-                            void* stream) {
+void cuda_list_backend::set_condition_if_moved(list_memory const& m, position_columns const& p, std::size_t n,
+                                               unsigned dims, double const* length, bool const* periodic,
+                                               double threshold, std::uint64_t condition, void* stream) {
   auto const s = static_cast<cudaStream_t>(stream);
   auto const* word = queue_displacement(m, p, n, dims, length, periodic, s);
   set_condition_kernel<<<1, 1, 0, s>>>(word, threshold * threshold, static_cast<cudaGraphConditionalHandle>(condition));
   COALESCE_CUDA_TRY(cudaGetLastError());
 }
 
-double max_displacement(list_memory const& m, position_columns const& p, std::size_t n, unsigned dims,
-                        double const* length, bool const* periodic, void* stream) {
+double cuda_list_backend::max_displacement(list_memory const& m, position_columns const& p, std::size_t n,
+                                           unsigned dims, double const* length, bool const* periodic, void* stream) {
   auto const s = static_cast<cudaStream_t>(stream);
   auto const* word = queue_displacement(m, p, n, dims, length, periodic, s);
   unsigned long long bits = 0;
@@ -454,18 +458,21 @@ double max_displacement(list_memory const& m, position_columns const& p, std::si
   return d2;
 }
 
-template std::size_t bin<float>(list_memory&, position_columns const&, std::size_t, unsigned, cell_grid<float> const&,
-                                std::size_t, bool, void*);
-template std::size_t bin<double>(list_memory&, position_columns const&, std::size_t, unsigned, cell_grid<double> const&,
-                                 std::size_t, bool, void*);
-template std::size_t cell_keys<float>(list_memory&, position_columns const&, std::size_t, unsigned,
-                                      cell_grid<float> const&, std::uint32_t*, void*);
-template std::size_t cell_keys<double>(list_memory&, position_columns const&, std::size_t, unsigned,
-                                       cell_grid<double> const&, std::uint32_t*, void*);
-template list_pass_result fill<float>(list_memory&, std::size_t, cell_grid<float> const&, bool, bool, void*);
-template list_pass_result fill<double>(list_memory&, std::size_t, cell_grid<double> const&, bool, bool, void*);
-template list_pass_result fill_csr<float>(list_memory&, std::size_t, cell_grid<float> const&, std::size_t, bool, void*);
-template list_pass_result fill_csr<double>(list_memory&, std::size_t, cell_grid<double> const&, std::size_t, bool,
-                                           void*);
+template std::size_t cuda_list_backend::bin<float>(list_memory&, position_columns const&, std::size_t, unsigned,
+                                                   cell_grid<float> const&, std::size_t, bool, void*);
+template std::size_t cuda_list_backend::bin<double>(list_memory&, position_columns const&, std::size_t, unsigned,
+                                                    cell_grid<double> const&, std::size_t, bool, void*);
+template std::size_t cuda_list_backend::cell_keys<float>(list_memory&, position_columns const&, std::size_t, unsigned,
+                                                         cell_grid<float> const&, std::uint32_t*, void*);
+template std::size_t cuda_list_backend::cell_keys<double>(list_memory&, position_columns const&, std::size_t, unsigned,
+                                                          cell_grid<double> const&, std::uint32_t*, void*);
+template list_pass_result cuda_list_backend::fill<float>(list_memory&, std::size_t, cell_grid<float> const&, bool, bool,
+                                                         void*);
+template list_pass_result cuda_list_backend::fill<double>(list_memory&, std::size_t, cell_grid<double> const&, bool,
+                                                          bool, void*);
+template list_pass_result cuda_list_backend::fill_csr<float>(list_memory&, std::size_t, cell_grid<float> const&,
+                                                             std::size_t, bool, void*);
+template list_pass_result cuda_list_backend::fill_csr<double>(list_memory&, std::size_t, cell_grid<double> const&,
+                                                              std::size_t, bool, void*);
 
-}  // namespace coalesce::detail::cuda_lists
+}  // namespace coalesce::detail

@@ -12,7 +12,7 @@
 
 #include "list_backend.hpp"
 
-namespace coalesce::detail::host_lists {
+namespace coalesce::detail {
 
 namespace {
 template <class U> U* as(buffer const& b) { return reinterpret_cast<U*>(b.data()); }
@@ -35,8 +35,9 @@ template <class Real> std::size_t place_all(cell_grid<Real> const& g, position_c
 }
 }  // namespace
 
-template <class Real> std::size_t bin(list_memory& m, position_columns const& p, std::size_t n, unsigned dims,
-                                      cell_grid<Real> const& g, std::size_t cell_count) {
+template <class Real> std::size_t host_list_backend::bin(list_memory& m, position_columns const& p, std::size_t n,
+                                                         unsigned dims, cell_grid<Real> const& g,
+                                                         std::size_t cell_count, bool, void*) {
   ensure_bytes(m, m.keys, n * sizeof(std::uint32_t));
   ensure_bytes(m, m.sorted_ids, n * sizeof(std::uint32_t));
   ensure_bytes(m, m.own_points, n * sizeof(point4<Real>));
@@ -129,8 +130,9 @@ template <class Real> std::size_t bin(list_memory& m, position_columns const& p,
   return n;
 }
 
-template <class Real> std::size_t cell_keys(position_columns const& p, std::size_t n, unsigned dims,
-                                            cell_grid<Real> const& g, std::uint32_t* keys) {
+template <class Real> std::size_t host_list_backend::cell_keys(list_memory&, position_columns const& p, std::size_t n,
+                                                               unsigned dims, cell_grid<Real> const& g,
+                                                               std::uint32_t* keys, void*) {
   return place_all<Real>(g, p, dims, n, keys, nullptr);
 }
 
@@ -160,7 +162,7 @@ template <class Real> struct binned_particles {
 // One pass over the rows; the format and whether entries are written are compile-time, so the
 // emit in the inner loop is one store (or nothing).
 template <class Real, bool CountOnly, list_format Format>
-list_pass_result fill_rows(list_memory& m, std::size_t n, cell_grid<Real> const& g) {
+list_pass_result fill_list_rows(list_memory& m, std::size_t n, cell_grid<Real> const& g) {
   binned_particles<Real> const binned(m, g);
   auto* counts = as<std::uint32_t>(m.counts);
   auto* indices = as<std::uint32_t>(m.indices);
@@ -195,15 +197,16 @@ list_pass_result fill_rows(list_memory& m, std::size_t n, cell_grid<Real> const&
 }
 }  // namespace
 
-template <class Real> list_pass_result fill(list_memory& m, std::size_t n, cell_grid<Real> const& g, bool count_only) {
-  if (count_only) return fill_rows<Real, true, list_format::row_major>(m, n, g);
+template <class Real> list_pass_result host_list_backend::fill(list_memory& m, std::size_t n, cell_grid<Real> const& g,
+                                                               bool count_only, bool, void*) {
+  if (count_only) return fill_list_rows<Real, true, list_format::row_major>(m, n, g);
   switch (m.format) {
     case list_format::csr:
-      return fill_rows<Real, false, list_format::csr>(m, n, g);
+      return fill_list_rows<Real, false, list_format::csr>(m, n, g);
     case list_format::column_major:
-      return fill_rows<Real, false, list_format::column_major>(m, n, g);
+      return fill_list_rows<Real, false, list_format::column_major>(m, n, g);
     default:
-      return fill_rows<Real, false, list_format::row_major>(m, n, g);
+      return fill_list_rows<Real, false, list_format::row_major>(m, n, g);
   }
 }
 
@@ -212,7 +215,8 @@ template <class Real> list_pass_result fill(list_memory& m, std::size_t n, cell_
 // distance tests run once (a count pass and a fill pass ran them twice); the extra memory is the
 // entries themselves, for the length of the build. Allocations happen outside the parallel
 // regions or are caught inside (an exception may not leave one).
-template <class Real> list_pass_result fill_csr(list_memory& m, std::size_t n, cell_grid<Real> const& g) {
+template <class Real>
+list_pass_result host_list_backend::fill_csr(list_memory& m, std::size_t n, cell_grid<Real> const& g) {
   binned_particles<Real> const binned(m, g);
   auto* counts = as<std::uint32_t>(m.counts);
 #if defined(_OPENMP)
@@ -267,7 +271,8 @@ template <class Real> list_pass_result fill_csr(list_memory& m, std::size_t n, c
   return {widest, entries};
 }
 
-void keep_reference(list_memory& m, position_columns const& p, std::size_t n, unsigned dims) {
+void host_list_backend::keep_reference(list_memory& m, position_columns const& p, std::size_t n, unsigned dims, bool,
+                                       void*) {
   ensure_bytes(m, m.reference, 3 * n * sizeof(double));
   auto* ref = as<double>(m.reference);
   auto const n_signed = static_cast<std::ptrdiff_t>(n);
@@ -280,8 +285,8 @@ void keep_reference(list_memory& m, position_columns const& p, std::size_t n, un
   }
 }
 
-double max_displacement(list_memory const& m, position_columns const& p, std::size_t n, unsigned dims,
-                        double const* length, bool const* periodic) {
+double host_list_backend::max_displacement(list_memory const& m, position_columns const& p, std::size_t n,
+                                           unsigned dims, double const* length, bool const* periodic, void*) {
   auto const* ref = as<double const>(m.reference);
   double most = 0;
   auto const n_signed = static_cast<std::ptrdiff_t>(n);
@@ -294,17 +299,19 @@ double max_displacement(list_memory const& m, position_columns const& p, std::si
   return most;
 }
 
-template std::size_t bin<float>(list_memory&, position_columns const&, std::size_t, unsigned, cell_grid<float> const&,
-                                std::size_t);
-template std::size_t bin<double>(list_memory&, position_columns const&, std::size_t, unsigned, cell_grid<double> const&,
-                                 std::size_t);
-template list_pass_result fill<float>(list_memory&, std::size_t, cell_grid<float> const&, bool);
-template list_pass_result fill<double>(list_memory&, std::size_t, cell_grid<double> const&, bool);
-template list_pass_result fill_csr<float>(list_memory&, std::size_t, cell_grid<float> const&);
-template list_pass_result fill_csr<double>(list_memory&, std::size_t, cell_grid<double> const&);
-template std::size_t cell_keys<float>(position_columns const&, std::size_t, unsigned, cell_grid<float> const&,
-                                      std::uint32_t*);
-template std::size_t cell_keys<double>(position_columns const&, std::size_t, unsigned, cell_grid<double> const&,
-                                       std::uint32_t*);
+template std::size_t host_list_backend::bin<float>(list_memory&, position_columns const&, std::size_t, unsigned,
+                                                   cell_grid<float> const&, std::size_t, bool, void*);
+template list_pass_result host_list_backend::fill<float>(list_memory&, std::size_t, cell_grid<float> const&, bool, bool,
+                                                         void*);
+template list_pass_result host_list_backend::fill_csr<float>(list_memory&, std::size_t, cell_grid<float> const&);
+template std::size_t host_list_backend::cell_keys<float>(list_memory&, position_columns const&, std::size_t, unsigned,
+                                                         cell_grid<float> const&, std::uint32_t*, void*);
+template std::size_t host_list_backend::bin<double>(list_memory&, position_columns const&, std::size_t, unsigned,
+                                                    cell_grid<double> const&, std::size_t, bool, void*);
+template list_pass_result host_list_backend::fill<double>(list_memory&, std::size_t, cell_grid<double> const&, bool,
+                                                          bool, void*);
+template list_pass_result host_list_backend::fill_csr<double>(list_memory&, std::size_t, cell_grid<double> const&);
+template std::size_t host_list_backend::cell_keys<double>(list_memory&, position_columns const&, std::size_t, unsigned,
+                                                          cell_grid<double> const&, std::uint32_t*, void*);
 
-}  // namespace coalesce::detail::host_lists
+}  // namespace coalesce::detail

@@ -11,7 +11,7 @@
 #include "../core/cuda_check.hpp"
 #include "pair_list_backend.hpp"
 
-namespace coalesce::detail::cuda_pairs {
+namespace coalesce::detail {
 
 namespace {
 
@@ -230,8 +230,9 @@ std::uint32_t scratch_room(list_memory const& m, bool half) {
 
 }  // namespace
 
-template <class Real> void column_cluster_counts(list_memory& m, cell_grid<Real> const& g, std::uint32_t columns,
-                                                 std::uint32_t* counts, void* stream) {
+template <class Real> void cuda_list_backend::column_cluster_counts(list_memory& m, cell_grid<Real> const& g,
+                                                                    std::uint32_t columns, std::uint32_t* counts,
+                                                                    void* stream) {
   cudaStream_t const s = as_stream(stream);
   ensure_bytes(m, m.cluster_counts, (columns + 1) * sizeof(std::uint32_t));
   column_counts_kernel<<<blocks(columns), threads, 0, s>>>(
@@ -243,7 +244,8 @@ template <class Real> void column_cluster_counts(list_memory& m, cell_grid<Real>
   COALESCE_CUDA_TRY(cudaStreamSynchronize(s));
 }
 
-template <class Real> void slots_and_boxes(pair_build_view<Real> const& v, std::size_t clusters, void* stream) {
+template <class Real>
+void cuda_list_backend::slots_and_boxes(pair_build_view<Real> const& v, std::size_t clusters, void* stream) {
   cudaStream_t const s = as_stream(stream);
   slots_kernel<Real><<<blocks(clusters * pair_cluster), threads, 0, s>>>(v, clusters * pair_cluster);
   COALESCE_CUDA_TRY(cudaGetLastError());
@@ -251,8 +253,8 @@ template <class Real> void slots_and_boxes(pair_build_view<Real> const& v, std::
   COALESCE_CUDA_TRY(cudaGetLastError());
 }
 
-template <class Real>
-pair_row_totals count_rows(list_memory& m, pair_build_view<Real> const& v, std::size_t clusters, void* stream) {
+template <class Real> pair_row_totals cuda_list_backend::count_rows(list_memory& m, pair_build_view<Real> const& v,
+                                                                    std::size_t clusters, void* stream) {
   cudaStream_t const s = as_stream(stream);
   ensure_bytes(m, m.candidate_offsets, 4 * sizeof(unsigned long long));  // the totals (scratch)
   auto* totals = as<unsigned long long>(m.candidate_offsets);
@@ -284,7 +286,7 @@ pair_row_totals count_rows(list_memory& m, pair_build_view<Real> const& v, std::
 }
 
 template <class Real>
-void fill_rows(list_memory& m, pair_build_view<Real> const& v, std::size_t clusters, void* stream) {
+void cuda_list_backend::fill_rows(list_memory& m, pair_build_view<Real> const& v, std::size_t clusters, void* stream) {
   cudaStream_t const s = as_stream(stream);
   fill_kernel_warp<Real><<<blocks(clusters * 32), threads, 0, s>>>(
       v, clusters, as<std::uint32_t const>(m.cluster_counts), as<std::uint32_t const>(m.offsets),
@@ -293,14 +295,15 @@ void fill_rows(list_memory& m, pair_build_view<Real> const& v, std::size_t clust
   COALESCE_CUDA_TRY(cudaStreamSynchronize(s));
 }
 
-#define COALESCE_PAIR_LIST_STEPS(Real)                                                                           \
-  template void column_cluster_counts<Real>(list_memory&, cell_grid<Real> const&, std::uint32_t, std::uint32_t*, \
-                                            void*);                                                              \
-  template void slots_and_boxes<Real>(pair_build_view<Real> const&, std::size_t, void*);                         \
-  template pair_row_totals count_rows<Real>(list_memory&, pair_build_view<Real> const&, std::size_t, void*);     \
-  template void fill_rows<Real>(list_memory&, pair_build_view<Real> const&, std::size_t, void*);
+#define COALESCE_PAIR_LIST_STEPS(Real)                                                                              \
+  template void cuda_list_backend::column_cluster_counts<Real>(list_memory&, cell_grid<Real> const&, std::uint32_t, \
+                                                               std::uint32_t*, void*);                              \
+  template void cuda_list_backend::slots_and_boxes<Real>(pair_build_view<Real> const&, std::size_t, void*);         \
+  template pair_row_totals cuda_list_backend::count_rows<Real>(list_memory&, pair_build_view<Real> const&,          \
+                                                               std::size_t, void*);                                 \
+  template void cuda_list_backend::fill_rows<Real>(list_memory&, pair_build_view<Real> const&, std::size_t, void*);
 COALESCE_PAIR_LIST_STEPS(float)
 COALESCE_PAIR_LIST_STEPS(double)
 #undef COALESCE_PAIR_LIST_STEPS
 
-}  // namespace coalesce::detail::cuda_pairs
+}  // namespace coalesce::detail
