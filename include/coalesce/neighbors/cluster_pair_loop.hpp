@@ -237,6 +237,14 @@ COALESCE_HOST_DEVICE COALESCE_INLINE void staged_cluster_pair_lane(std::size_t t
   double energy = 0, virial = 0;
   bool const half = list.half;
   double const share = half ? 1.0 : 0.5;  // each pair once over the pass
+  // Within its own cluster (jc == c) the lane's pair with j particle jg + 4 h is kept once (half: the
+  // higher slot's) or unless it is the particle itself (full): decided here once, not per pair.
+  bool self_kept[2];
+#pragma unroll
+  for (int h = 0; h < 2; ++h) {
+    std::uint32_t const j = jg + 4 * static_cast<std::uint32_t>(h);
+    self_kept[h] = half ? j > ii : j != ii;
+  }
   std::uint32_t const end = list.row_offsets[c + 1];
   // The row's entries, the nearest image taken per pair (Wrap) or not (the 8 particles interior).
   auto const row = [&](auto wrap) {
@@ -249,14 +257,16 @@ COALESCE_HOST_DEVICE COALESCE_INLINE void staged_cluster_pair_lane(std::size_t t
       bool const own_cluster = jc == c;    // the same for the whole warp
       Real react[6] = {0, 0, 0, 0, 0, 0};  // reactions on the two j particles, v[3 h + d]
       bool hit = false;
+      // Both j particles read before either is used: the two loads are in flight together (read
+      // where each is used, behind a branch, the second waited for the first's pair: H100, 2026-12-06).
+      staged_particle<Real> sjs[2];
+#pragma unroll
+      for (int h = 0; h < 2; ++h) sjs[h] = staged[jc * size + jg + 4 * static_cast<std::uint32_t>(h)];
 #pragma unroll
       for (int h = 0; h < 2; ++h) {
         std::uint32_t const slot = jc * size + jg + 4 * static_cast<std::uint32_t>(h);
-        staged_particle<Real> const sj = staged[slot];
-        bool const other = !own_cluster || (half ? slot > own : slot != own);
-        if constexpr (!branch_free_law<Evaluator>) {
-          if (!other) continue;
-        }
+        staged_particle<Real> const& sj = sjs[h];
+        bool const other = !own_cluster || self_kept[h];  // the particle itself: d = 0, never in reach
         Real d0 = si.x - sj.x, d1 = si.y - sj.y, d2 = si.z - sj.z;
         if constexpr (Wrap) {
           d0 = wrapped(d0, box.length[0], box.inverse[0]);
