@@ -255,7 +255,7 @@ COALESCE_HOST_DEVICE COALESCE_INLINE void staged_cluster_pair_lane(std::size_t t
       std::uint32_t const jc = next;
       if (e + 1 < end) next = list.entries[e + 1];
       bool const own_cluster = jc == c;    // the same for the whole warp
-      Real react[6] = {0, 0, 0, 0, 0, 0};  // reactions on the two j particles, v[3 h + d]
+      Real react[6] = {0, 0, 0, 0, 0, 0};  // minus the reactions on the two j particles, v[3 h + d]
       bool hit = false;
       // Both j particles read before either is used: the two loads are in flight together (read
       // where each is used, behind a branch, the second waited for the first's pair: H100, 2026-12-06).
@@ -287,32 +287,34 @@ COALESCE_HOST_DEVICE COALESCE_INLINE void staged_cluster_pair_lane(std::size_t t
           // Out of reach: a zero force along a zero separation (an empty slot's is NaN).
           Real const f = in_reach ? p.force_over_r : Real(0);
           Real const e0 = in_reach ? d0 : Real(0), e1 = in_reach ? d1 : Real(0), e2 = in_reach ? d2 : Real(0);
-          f0 += f * e0;
-          f1 += f * e1;
-          f2 += f * e2;
-          react[3 * h + 0] = -f * e0;
-          react[3 * h + 1] = -f * e1;
-          react[3 * h + 2] = -f * e2;
+          react[3 * h + 0] = f * e0;
+          react[3 * h + 1] = f * e1;
+          react[3 * h + 2] = f * e2;
+          f0 += react[3 * h + 0];
+          f1 += react[3 * h + 1];
+          f2 += react[3 * h + 2];
           hit = hit || in_reach;
           if constexpr (Energy) energy += in_reach ? share * static_cast<double>(p.energy) : 0.0;
           if constexpr (Virial) virial += in_reach ? share * static_cast<double>(f) * static_cast<double>(rr) : 0.0;
         } else {
           if (!in_reach) continue;
           pair_value<Real> const p = law(rr, table.param(ti, tj));
-          f0 += p.force_over_r * d0;
-          f1 += p.force_over_r * d1;
-          f2 += p.force_over_r * d2;
-          react[3 * h + 0] = -p.force_over_r * d0;
-          react[3 * h + 1] = -p.force_over_r * d1;
-          react[3 * h + 2] = -p.force_over_r * d2;
+          // The reactions' terms kept as +f d (the sign goes on their sum): a negated copy of each
+          // product cost an instruction per component and pair where the branch merges.
+          react[3 * h + 0] = p.force_over_r * d0;
+          react[3 * h + 1] = p.force_over_r * d1;
+          react[3 * h + 2] = p.force_over_r * d2;
+          f0 += react[3 * h + 0];
+          f1 += react[3 * h + 1];
+          f2 += react[3 * h + 2];
           hit = true;
           if constexpr (Energy) energy += share * static_cast<double>(p.energy);
           if constexpr (Virial) virial += share * static_cast<double>(p.force_over_r) * static_cast<double>(rr);
         }
       }
       if (!half || !__any_sync(0xffffffffu, hit)) continue;
-      Real const sum = reduce_scatter_reactions(react, ii);
-      if (adds_reaction && sum != Real(0)) forces.add_component(jc * size + reaction_slot, reaction_axis, sum);
+      Real const sum = reduce_scatter_reactions(react, ii);  // the j particles' reaction is -sum
+      if (adds_reaction && sum != Real(0)) forces.add_component(jc * size + reaction_slot, reaction_axis, -sum);
     }
   };
   if (__any_sync(0xffffffffu, box.near_a_face(si.x, si.y, si.z))) {

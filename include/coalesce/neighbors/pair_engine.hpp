@@ -569,7 +569,8 @@ pair_totals run_pairs(vector<T, L, Space>& particles, PositionMember position, F
                 "operator()(double r2, param_type const&)) or store the positions as float");
   // Checks first, nothing written.
   check_pair_input<Real>(particles, position, type_member, table.types(), "the pair table's", caller, on);
-  vector<pair_sums, soa, Space> sums(1, pair_sums{0, 0}, on);
+  // The energy and virial sums exist only when asked for (forces only: no allocation, no fill).
+  vector<pair_sums, soa, Space> sums(Energy || Virial ? 1 : 0, pair_sums{0, 0}, on);
   auto s = sums.view();
   // A cluster-pair list in GPU memory: the warp-per-cluster loop (cluster_pair_loop.hpp). One in memory
   // the CPU reads (host memory; the OpenMP device system): the SIMD loop over clusters
