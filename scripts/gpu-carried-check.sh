@@ -17,10 +17,10 @@ if [[ ${SANITIZE:-1} == 1 ]]; then
   echo "sanitize rc $? ($((SECONDS - t0)) s)"
 fi
 if [[ ${PROFILE:-1} == 1 ]] && command -v ncu > /dev/null; then
-  timeout 120 ncu --kernel-name regex:'hand_cluster_pair_force|launch_staged_warps' --launch-count 4 \
+  timeout 120 ncu --kernel-name regex:'hand_cluster_pair_force|staged_warps' --launch-count 4 \
     --section LaunchStats --section Occupancy --section SpeedOfLight \
     build/carry/neighbor_build --n 1048576 --runs 1 > "$out/ncu.txt" 2>&1
   echo "ncu rc $? ($((SECONDS - t0)) s)"
-  grep -E "hand_cluster_pair_force|launch_staged_warps|Registers Per|Achieved Occupancy|Duration|Block Size" "$out/ncu.txt" |
+  grep -E "hand_cluster_pair_force|staged_warps|Registers Per|Achieved Occupancy|Duration|Block Size" "$out/ncu.txt" |
     cut -c1-160 | head -40
 fi

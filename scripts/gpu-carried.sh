@@ -20,6 +20,6 @@ timeout ${TEST_SECONDS:-240} build/carry/coalesce_gpu_tests > "$out/gpu_tests.lo
 echo "gpu tests rc $? ($((SECONDS - t0)) s)"
 grep -E "ERROR|FAILED|test cases|assertions" "$out/gpu_tests.log" | tail -12
 cuobjdump -sass build/carry/neighbor_build |
-  awk '/Function :/ { keep = ($0 ~ /launch_staged_warps|hand_cluster_pair_force|hand_stack_force/) } keep' \
+  awk '/Function :/ { keep = ($0 ~ /staged_warps|hand_cluster_pair_force|hand_stack_force/) } keep' \
     > "$out/cluster_loops.sass" 2>/dev/null
 echo "sass $(grep -c 'Function :' "$out/cluster_loops.sass") functions ($((SECONDS - t0)) s)"

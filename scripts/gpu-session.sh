@@ -40,7 +40,7 @@ fi
 if wants sass; then
   # The cluster-pair loops' machine code (engine and hand-written), to count instructions per entry.
   cuobjdump -sass build-gpu/benchmarks/neighbor_build/neighbor_build |
-    awk '/Function :/ { keep = ($0 ~ /launch_staged_warps|hand_cluster_pair_force|hand_stack_force/) } keep' > "$out/cluster_loops.sass"
+    awk '/Function :/ { keep = ($0 ~ /staged_warps|hand_cluster_pair_force|hand_stack_force/) } keep' > "$out/cluster_loops.sass"
   grep -c "Function :" "$out/cluster_loops.sass"
 fi
 if wants profile; then
@@ -48,7 +48,7 @@ if wants profile; then
   # duration, instructions issued, issue activity, for the build's steps, the engine's loop and the
   # hand-written cluster-pair kernel (averages over the launches profiled).
   export PATH=$PATH:$(ls -d /opt/nvidia/nsight-compute/*/ 2>/dev/null | tail -1)
-  kernels='assign_kernel|cell_bounds|gather_points|column_counts|slots_kernel|boxes_kernel|count_kernel_warp|fill_kernel_warp|launch_staged_warps|hand_cluster_pair_force|hand_stack_force|run_staged_cluster_pairs'
+  kernels='assign_kernel|cell_bounds|gather_points|column_counts|slots_kernel|boxes_kernel|count_kernel_warp|fill_kernel_warp|staged_warps|hand_cluster_pair_force|hand_stack_force|run_staged_cluster_pairs'
   ncu --kernel-name-base mangled --kernel-name "regex:$kernels" --launch-count 150 \
     --metrics gpu__time_duration.sum,smsp__inst_executed.sum,smsp__issue_active.avg.pct_of_peak_sustained_active,sm__warps_active.avg.pct_of_peak_sustained_active \
     --print-summary per-kernel build-gpu/benchmarks/neighbor_build/neighbor_build --n 1048576 --runs 1 > "$out/profile.txt" 2>&1 || status=1

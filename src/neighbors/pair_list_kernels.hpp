@@ -1,5 +1,5 @@
 // Internal to libcoalesce: the steps of the cluster-pair format's build (cluster_pairs.hpp), one
-// body each for the host loops (pair_list_build.cpp) and the CUDA kernels (pair_list_build_cuda.cu),
+// body each for the host loops (pair_list_build_host.cpp) and the CUDA kernels (pair_list_build_cuda.cu),
 // so both memories get the same list.
 //
 // The build bins the particles with the padded build's bin() on a grid of its own, in its own axes:

@@ -1,6 +1,7 @@
 // coalesce::compute_pairs in GPU memory: a force member stored as 64-bit fixed point gives
 // bit-identical forces run to run; bad input throws and writes nothing.
 #include <cstdint>
+#include <limits>
 #include <random>
 #include <span>
 #include <type_traits>
@@ -75,4 +76,40 @@ TEST_CASE(
   bool untouched = true;
   for (auto const& a : out) untouched = untouched && a.force.x == 7 && a.force.y == 7 && a.force.z == 7;
   CHECK(untouched);
+}
+
+// The cluster-pair loop that sums forces in slots checks its input in the staging pass (no pass of
+// its own): the same refusals, named the same way, with nothing written, on half and full lists.
+TEST_CASE("compute_pairs over cluster_pairs in GPU memory refuses a bad type or position in its staging pass") {
+  auto const atoms = lattice(6, 1.1f, 2);
+  coalesce::box const b{.lo = {0, 0, 0}, .hi = {6.6, 6.6, 6.6}};
+  for (bool const half : {true, false}) {
+    CAPTURE(half);
+    coalesce::device_vector<Atom> built(atoms);
+    coalesce::verlet_list<coalesce::cluster_pairs> list({.cutoff = 2.5, .skin = 0.3, .half = half});
+    list.build(built, &Atom::pos, b);
+    std::vector<Atom> order(atoms.size());
+    built.copy_to(std::span<Atom>(order));  // the particles as the list holds them (unsorted: the input order)
+    auto refused = [&](std::vector<Atom> const& input, char const* says) {
+      coalesce::device_vector<Atom> v(input);
+      CHECK_THROWS_WITH_AS(coalesce::compute_pairs(v, &Atom::pos, &Atom::force, &Atom::type, list.view(), b,
+                                                   lennard_jones{}, two_types()),
+                           doctest::Contains(says), coalesce::error);
+      std::vector<Atom> left(input.size());
+      v.copy_to(std::span<Atom>(left));
+      bool untouched = true;
+      for (auto const& a : left) untouched = untouched && a.force.x == 7 && a.force.y == 7 && a.force.z == 7;
+      CHECK(untouched);
+    };
+    auto bad_type = order;
+    bad_type[40].type = 5;
+    refused(bad_type, "particle 40 has type 5");
+    auto bad_position = order;
+    bad_position[77].pos.y = std::numeric_limits<float>::quiet_NaN();
+    refused(bad_position, "particle 77 has a position that is not finite");
+    // and the good input computes
+    coalesce::device_vector<Atom> v(order);
+    CHECK_NOTHROW(coalesce::compute_pairs(v, &Atom::pos, &Atom::force, &Atom::type, list.view(), b, lennard_jones{},
+                                          two_types()));
+  }
 }

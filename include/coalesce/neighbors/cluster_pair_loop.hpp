@@ -264,7 +264,6 @@ COALESCE_HOST_DEVICE COALESCE_INLINE void staged_cluster_pair_lane(std::size_t t
       for (int h = 0; h < 2; ++h) sjs[h] = staged[jc * size + jg + 4 * static_cast<std::uint32_t>(h)];
 #pragma unroll
       for (int h = 0; h < 2; ++h) {
-        std::uint32_t const slot = jc * size + jg + 4 * static_cast<std::uint32_t>(h);
         staged_particle<Real> const& sj = sjs[h];
         bool const other = !own_cluster || self_kept[h];  // the particle itself: d = 0, never in reach
         Real d0 = si.x - sj.x, d1 = si.y - sj.y, d2 = si.z - sj.z;
@@ -278,6 +277,7 @@ COALESCE_HOST_DEVICE COALESCE_INLINE void staged_cluster_pair_lane(std::size_t t
         Real const reach2 = cutoff2_in<Real>(table, ti, tj);
         bool in_reach = other && rr < reach2;  // NaN (an empty slot): not in reach
         if constexpr (excludes_pairs<Exclusions>) {
+          std::uint32_t const slot = jc * size + jg + 4 * static_cast<std::uint32_t>(h);
           if (in_reach && excluded.contains(list.slots[slot])) in_reach = false;
         }
         if constexpr (branch_free_law<Evaluator>) {  // every slot evaluated, the value kept in reach

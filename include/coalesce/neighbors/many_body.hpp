@@ -140,6 +140,25 @@ template <class Real, class Space> struct exchange_ref {
   void (*call)(void*, array<Real, Space>&) = nullptr;
 };
 
+// The embedding pass (2) of run_many_body: dF(rho) of each row kept, F into the energy. A named
+// functor, not an extended lambda: it is short, and nvcc's short __host__ __device__ lambdas
+// instantiated alike by several translation units crash the host at the launch (pair_engine.hpp's
+// staged_warps says where that was found).
+template <bool Energy, class Real, class View, class TypeMember, class Law, class Sums> struct embed_rows {
+  View v;
+  TypeMember type_member;
+  Law law;
+  Real const* rho_of;
+  Real* dF;
+  Sums s;
+  std::size_t rows;
+  COALESCE_HOST_DEVICE void operator()(std::size_t i) const {
+    embedding_value<Real> const f = law.embed(rho_of[i], type_of(v[i], type_member));
+    dF[i] = f.derivative;
+    if constexpr (Energy) add_row_sums<true, false>(s, static_cast<double>(f.value), 0.0, i, rows);
+  }
+};
+
 template <bool Energy, bool Virial, class Law, class T, class L, class Space, class PositionMember, class ForceMember,
           class TypeMember, class List>
 pair_totals run_many_body(vector<T, L, Space>& particles, PositionMember position, ForceMember force,
@@ -216,15 +235,8 @@ pair_totals run_many_body(vector<T, L, Space>& particles, PositionMember positio
       },
       on);
   // (2) Embedding of the rows: dF kept, F into the energy.
-  for_each_index(
-      Space{}, rows,
-      [=] COALESCE_HOST_DEVICE(std::size_t i) {
-        (void)s, (void)rows;  // captured here, not first inside an if constexpr (nvcc's rule)
-        embedding_value<Real> const f = law.embed(rho_of[i], type_of(v[i], type_member));
-        dF[i] = f.derivative;
-        if constexpr (Energy) add_row_sums<true, false>(s, static_cast<double>(f.value), 0.0, i, rows);
-      },
-      on);
+  using embedding = embed_rows<Energy, Real, decltype(v), TypeMember, Law, decltype(s)>;
+  for_each_index(Space{}, rows, embedding{v, type_member, law, rho_of, dF, s, rows}, on);
   if (exchanges) {
     // The embedding writes the derivatives on `on`; the exchange (a halo's forward, on the halo's
     // stream) reads them: they must be there first. (Its forward returns with the ghosts' in place.)

@@ -261,6 +261,11 @@ template <class Real, class View, class PositionMember, class TypeMember, class 
 };
 
 template <class Real, class T, class L, class Space, class PositionMember, class TypeMember>
+[[noreturn]] void refuse_bad_pair_input(vector<T, L, Space> const& particles, PositionMember position,
+                                        TypeMember type_member, std::size_t types, char const* types_of,
+                                        char const* caller);
+
+template <class Real, class T, class L, class Space, class PositionMember, class TypeMember>
 void check_pair_input(vector<T, L, Space>& particles, PositionMember position, TypeMember type_member,
                       std::size_t types, char const* types_of, char const* caller, stream on) {
   std::size_t const n = particles.size();
@@ -271,6 +276,16 @@ void check_pair_input(vector<T, L, Space>& particles, PositionMember position, T
   for_each_index(Space{}, n, counter{v, position, type_member, types, b}, on);
   bad_count const found = host_vector<bad_count, soa>(bad, on).view()[0];
   if (found.count == 0) return;
+  refuse_bad_pair_input<Real>(particles, position, type_member, types, types_of, caller);
+}
+
+// After a count found bad particles (check_pair_input, or the GPU cluster-pair staging pass): the
+// first one named in a coalesce::error (a copy of the particles read on the host).
+template <class Real, class T, class L, class Space, class PositionMember, class TypeMember>
+[[noreturn]] void refuse_bad_pair_input(vector<T, L, Space> const& particles, PositionMember position,
+                                        TypeMember type_member, std::size_t types, char const* types_of,
+                                        char const* caller) {
+  std::size_t const n = particles.size();
   host_vector<T, L> const copy(particles);
   auto const w = copy.view();
   for (std::size_t i = 0; i < n; ++i) {
@@ -287,6 +302,9 @@ void check_pair_input(vector<T, L, Space>& particles, PositionMember position, T
       }
     }
   }
+  // The count saw what the copy does not: the particles changed under the call.
+  throw_error(std::string(caller) + ": a particle's type or position was out of range while the pass read them, and " +
+              "not when it read them again (are they written concurrently?); nothing was written");
 }
 
 // x as the integer of a fixed-point format f (rounded to a multiple of 2^-F): the per-pair rounding
@@ -376,21 +394,37 @@ template <bool Energy, bool Virial, class Sums> pair_totals read_pair_totals(Sum
 }
 
 // The warp-per-cluster loop over the staged particles, forces into `forces` (cluster_pair_loop.hpp),
-// the type pairs' parameters read from `pairs` (the table, or its one pair: one_type_pair).
+// the type pairs' parameters read from `pairs` (the table, or its one pair: one_type_pair). A named
+// functor, not an extended lambda: two .cu files of a program that call compute_pairs over the same
+// particles, list and law instantiate the same kernel, and nvcc's short __host__ __device__ lambdas
+// instantiated identically in several translation units crash the host at the launch (the GPU
+// tests, H100, 2026-12-06: a second file computing over cluster_pairs with the same Atom crashed).
 template <bool Energy, bool Virial, class Real, class Forces, class Evaluator, class Pairs, class Exclusions,
           class Sums>
-void launch_staged_warps(verlet_list_ref<cluster_pairs> const& list, staged_particle<Real> const* staged,
-                         Forces const& forces, Evaluator const& law, Pairs const& pairs, Exclusions const& exclusions,
-                         staged_box<Real> const& box, Sums const& s, stream on) {
-  auto const warps = [=] COALESCE_HOST_DEVICE(std::size_t t) {
-    (void)s;  // captured here, not first inside an if constexpr (nvcc's rule for extended lambdas)
+struct staged_warps {
+  verlet_list_ref<cluster_pairs> list;
+  staged_particle<Real> const* staged;
+  Forces forces;
+  Evaluator law;
+  Pairs pairs;
+  Exclusions exclusions;
+  staged_box<Real> box;
+  Sums s;
+  COALESCE_HOST_DEVICE void operator()(std::size_t t) const {
     auto const add = [&](double energy, double virial) {
       if constexpr (Energy) atomic_add(s[0][&pair_sums::energy], energy);
       if constexpr (Virial) atomic_add(s[0][&pair_sums::virial], virial);
     };
     staged_cluster_pair_lane<Energy, Virial, Real>(t, list, staged, forces, law, pairs, exclusions, box, add);
-  };
-  for_each_index(device{}, list.clusters * 32, warps, on);
+  }
+};
+template <bool Energy, bool Virial, class Real, class Forces, class Evaluator, class Pairs, class Exclusions,
+          class Sums>
+void launch_staged_warps(verlet_list_ref<cluster_pairs> const& list, staged_particle<Real> const* staged,
+                         Forces const& forces, Evaluator const& law, Pairs const& pairs, Exclusions const& exclusions,
+                         staged_box<Real> const& box, Sums const& s, stream on) {
+  using warps = staged_warps<Energy, Virial, Real, Forces, Evaluator, Pairs, Exclusions, Sums>;
+  for_each_index(device{}, list.clusters * 32, warps{list, staged, forces, law, pairs, exclusions, box, s}, on);
 }
 
 // A table of one type goes in as its one pair (its parameters then stay in registers).
@@ -417,7 +451,10 @@ void launch_staged_loop(verlet_list_ref<cluster_pairs> const& list, staged_parti
 
 // Slot k of a cluster-pair list staged: the particle's position (in the loop's real type, in the box) and
 // type, NaN for an empty slot; its force sums zeroed where the loop sums in slots (a half list).
-template <class Real, class View, class PositionMember, class TypeMember> struct stage_cluster_slots {
+// With `check`, it also counts the particles check_pair_input would refuse (a type at or past
+// `types`, a position not finite) into bad: the pass reads them anyway, and a separate counting pass
+// read every particle once more per call.
+template <class Real, class View, class PositionMember, class TypeMember, class Bad> struct stage_cluster_slots {
   std::uint32_t const* slots;
   View v;
   PositionMember position;
@@ -426,16 +463,26 @@ template <class Real, class View, class PositionMember, class TypeMember> struct
   staged_particle<Real>* staged;
   Real* slot_forces;
   bool zero_sums;
+  bool check;
+  std::size_t types;
+  Bad bad;
   COALESCE_HOST_DEVICE void operator()(std::size_t k) const {
     std::uint32_t const p = slots[k];
     Real const nan = std::numeric_limits<Real>::quiet_NaN();
     staged_particle<Real> out{nan, nan, nan, 0};  // an empty slot: no distance to it passes a cutoff
     if (p != cluster_pairs::empty_slot) {
       auto const x = v[p][position.pointer];
-      out.x = into_box(coordinate<Real>(x, 0), box.length[0], box.inverse[0]);
-      out.y = into_box(coordinate<Real>(x, 1), box.length[1], box.inverse[1]);
-      out.z = into_box(coordinate<Real>(x, 2), box.length[2], box.inverse[2]);
-      out.type = static_cast<std::int32_t>(type_of(v[p], type_member));
+      Real const r[3] = {coordinate<Real>(x, 0), coordinate<Real>(x, 1), coordinate<Real>(x, 2)};
+      std::size_t const t = type_of(v[p], type_member);
+      if (check) {
+        bool const ok = t < types && std::isfinite(static_cast<double>(r[0])) &&
+                        std::isfinite(static_cast<double>(r[1])) && std::isfinite(static_cast<double>(r[2]));
+        if (!ok) atomic_add(bad[0][&bad_count::count], std::uint64_t{1});
+      }
+      out.x = into_box(r[0], box.length[0], box.inverse[0]);
+      out.y = into_box(r[1], box.length[1], box.inverse[1]);
+      out.z = into_box(r[2], box.length[2], box.inverse[2]);
+      out.type = static_cast<std::int32_t>(t);
     }
     staged[k] = out;
     if (zero_sums) {
@@ -463,14 +510,18 @@ template <class Real, class View, class ForceMember> struct store_slot_forces {
 // list) and stored into every particle by a last pass; any other (fixed point): added into the
 // member itself (the caller zeroed it on a half list). The staging memory (16 or 32 bytes per slot,
 // as much again for the sums) is scratch from coalesce's pool (buffer.hpp: no driver call per step).
+// check: the particles' input is checked by the staging pass (every particle is in a slot), before
+// anything is written; refuse() names the first bad one (it throws).
 template <bool Energy, bool Virial, bool PlainForce, class Real, class View, class PositionMember, class ForceMember,
-          class TypeMember, class Evaluator, class Table, class Exclusions, class Sums>
+          class TypeMember, class Evaluator, class Table, class Exclusions, class Sums, class Refuse>
 void run_staged_cluster_pairs(View const& v, PositionMember position, ForceMember force, TypeMember type_member,
                               verlet_list_ref<cluster_pairs> const& list, Evaluator const& law, Table const& table,
                               Exclusions const& exclusions, double const (&length)[3], bool const (&periodic)[3],
-                              bool half, Sums const& s, stream on) {
+                              bool half, Sums const& s, bool check, Refuse const& refuse, stream on) {
   std::size_t const slot_count = list.clusters * cluster_pairs::cluster_size;
   if (slot_count == 0) return;
+  vector<bad_count, soa, device> bad(check ? 1 : 0, bad_count{0}, on);
+  auto const b = bad.view();
   buffer staged_memory(memory_kind::device, slot_count * sizeof(staged_particle<Real>), on.handle(),
                        buffer::scratch_tag{});
   buffer force_memory(memory_kind::device, PlainForce ? slot_count * 4 * sizeof(Real) : 0, on.handle(),
@@ -479,9 +530,14 @@ void run_staged_cluster_pairs(View const& v, PositionMember position, ForceMembe
   Real* const slot_forces = reinterpret_cast<Real*>(force_memory.data());
   bool const zero_sums = PlainForce && half;
   staged_box<Real> const box = staged_box<Real>::make(length, periodic, table.largest_cutoff());
-  using stage = stage_cluster_slots<Real, View, PositionMember, TypeMember>;
-  for_each_index(device{}, slot_count, stage{list.slots, v, position, type_member, box, staged, slot_forces, zero_sums},
-                 on);
+  using stage = stage_cluster_slots<Real, View, PositionMember, TypeMember, decltype(b)>;
+  for_each_index(
+      device{}, slot_count,
+      stage{list.slots, v, position, type_member, box, staged, slot_forces, zero_sums, check, table.types(), b}, on);
+  if (check) {
+    bad_count const found = host_vector<bad_count, soa>(bad, on).view()[0];
+    if (found.count != 0) refuse();
+  }
   if constexpr (PlainForce) {
     launch_staged_loop<Energy, Virial, Real>(list, staged, slot_sums<Real>{slot_forces}, law, table, exclusions, box, s,
                                              on);
@@ -567,8 +623,21 @@ pair_totals run_pairs(vector<T, L, Space>& particles, PositionMember position, F
                 "coalesce::compute_pairs: the evaluator computes in float (its operator() takes float r2 and returns "
                 "pair_value<float>) but the positions are double; write the evaluator in double (pair_value<double> "
                 "operator()(double r2, param_type const&)) or store the positions as float");
-  // Checks first, nothing written.
-  check_pair_input<Real>(particles, position, type_member, table.types(), "the pair table's", caller, on);
+  // Checks first, nothing written. The GPU cluster-pair loop that sums forces in slots checks in its
+  // staging pass (which reads every particle of the list anyway, and writes only scratch).
+  constexpr bool is_cluster_pairs = std::is_same_v<List, verlet_list_ref<cluster_pairs>>;
+  constexpr bool cluster_loop = is_cluster_pairs && device_is_gpu && kind_of_space<Space> == memory_kind::device;
+  using force_leaf = decltype(v[0][force.pointer][0]);
+  constexpr bool plain_force =
+      std::is_lvalue_reference_v<force_leaf> && std::is_floating_point_v<std::remove_reference_t<force_leaf>>;
+  bool const every_particle_listed = rows == n;
+  bool const check_in_staging = cluster_loop && !PerPair && plain_force && every_row && every_particle_listed;
+  if (!check_in_staging) {
+    check_pair_input<Real>(particles, position, type_member, table.types(), "the pair table's", caller, on);
+  }
+  [[maybe_unused]] auto const refuse = [&] {
+    refuse_bad_pair_input<Real>(particles, position, type_member, table.types(), "the pair table's", caller);
+  };
   // The energy and virial sums exist only when asked for (forces only: no allocation, no fill).
   vector<pair_sums, soa, Space> sums(Energy || Virial ? 1 : 0, pair_sums{0, 0}, on);
   auto s = sums.view();
@@ -577,14 +646,9 @@ pair_totals run_pairs(vector<T, L, Space>& particles, PositionMember position, F
   // (cluster_pair_loop_host.hpp), which stores every particle's force itself, unless called inside a
   // parallel region of the caller's. Anywhere else (every other list) the generic loop below, a thread
   // per row.
-  constexpr bool is_cluster_pairs = std::is_same_v<List, verlet_list_ref<cluster_pairs>>;
-  constexpr bool cluster_loop = is_cluster_pairs && device_is_gpu && kind_of_space<Space> == memory_kind::device;
   // The SIMD loop takes a force member of plain float or double leaves (its sums' last bits follow
   // its schedule), or one stored as fixed point (fixed_point<std::int64_t or std::int32_t, F>: its
   // sums kept as the format's integers, the same bits whatever the threads, as the atomics give).
-  using force_leaf = decltype(v[0][force.pointer][0]);
-  constexpr bool plain_force =
-      std::is_lvalue_reference_v<force_leaf> && std::is_floating_point_v<std::remove_reference_t<force_leaf>>;
   [[maybe_unused]] stored_format fixed_force{};  // the member's format, when fixed point
   bool fixed_force_member = false;
   if constexpr (is_cluster_pairs && !cluster_loop && !plain_force && !std::is_lvalue_reference_v<force_leaf>) {
@@ -677,7 +741,8 @@ pair_totals run_pairs(vector<T, L, Space>& particles, PositionMember position, F
   if (cluster_gpu_loop) {
     if constexpr (cluster_loop && !generic_only) {
       run_staged_cluster_pairs<Energy, Virial, plain_force, Real>(v, position, force, type_member, list, law, table,
-                                                                  exclusions, length, periodic, half, s, on);
+                                                                  exclusions, length, periodic, half, s,
+                                                                  check_in_staging, refuse, on);
     }
   } else if (host_cluster_loop) {
     if constexpr (is_cluster_pairs && !cluster_loop && !generic_only) {
