@@ -113,13 +113,15 @@ template <class Real> struct fixed_rounding {
     return format.bytes == 8 ? load_bytes<std::int64_t>(encoded) : load_bytes<std::int32_t>(encoded);
   }
 };
-// The integers of a fixed-point leaf written as they are (4 bytes: the low half, as the atomics wrap).
-template <class Leaf> void store_fixed(Leaf const& leaf, std::int64_t raw) {
+// The integers of a fixed-point leaf written as they are (4 bytes: the low half, as the atomics and
+// the integer sums wrap). Host and device: the generic loop's per-pair rounding (pair_engine.hpp)
+// stores its row sums with it too.
+template <class Leaf> COALESCE_HOST_DEVICE COALESCE_INLINE void store_fixed(Leaf const& leaf, std::int64_t raw) {
   if (leaf.format().bytes == 8) {
-    std::memcpy(leaf.address(), &raw, 8);
+    memcpy(leaf.address(), &raw, 8);
   } else {
     auto const low = static_cast<std::int32_t>(static_cast<std::uint32_t>(static_cast<std::uint64_t>(raw)));
-    std::memcpy(leaf.address(), &low, 4);
+    memcpy(leaf.address(), &low, 4);
   }
 }
 

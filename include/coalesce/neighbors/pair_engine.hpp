@@ -353,17 +353,6 @@ template <class Real> struct fixed_rounding_of_pairs {
   }
 };
 
-// A fixed-point leaf set to the integer `raw` (4 bytes: its low half, as the integer sums wrap).
-template <class Leaf>
-COALESCE_HOST_DEVICE COALESCE_INLINE void store_fixed_integer(Leaf const& leaf, std::int64_t raw) {
-  if (leaf.format().bytes == 8) {
-    memcpy(leaf.address(), &raw, 8);
-  } else {
-    auto const low = static_cast<std::int32_t>(static_cast<std::uint32_t>(static_cast<std::uint64_t>(raw)));
-    memcpy(leaf.address(), &low, 4);
-  }
-}
-
 // Row i's summed force into its member: added (a half list: reactions from other rows arrive
 // too) or stored (a full list: the row holds every pair of i).
 template <class View, class ForceMember, class Real>
@@ -730,7 +719,7 @@ pair_totals run_pairs(vector<T, L, Space>& particles, PositionMember position, F
         if (half) {
           add_fixed_integer(v[i][force.pointer][a], g[a], fixed);
         } else {
-          store_fixed_integer(v[i][force.pointer][a], g[a]);
+          store_fixed(v[i][force.pointer][a], g[a]);
         }
       }
     } else {
