@@ -21,18 +21,14 @@
 
 namespace bench_engine {
 
-// The pair law as a user writes it once. The reciprocal is __fdividef's (one MUFU.RCP and a
-// multiply) on the GPU: IEEE division adds a branch around its slow path to every pair.
+// The pair law as a user writes it once. The reciprocal is coalesce::fast_reciprocal's (one
+// MUFU.RCP on the GPU): IEEE division adds a branch around its slow path to every pair.
 struct lennard_jones {
   struct param_type {
     float epsilon, sigma2;
   };
   COALESCE_HOST_DEVICE coalesce::pair_value<float> operator()(float r2, param_type const& q) const {
-#if defined(__CUDA_ARCH__)
-    float const r2i = __fdividef(1.f, r2);
-#else
-    float const r2i = 1.f / r2;
-#endif
+    float const r2i = coalesce::fast_reciprocal(r2);
     float const s2 = q.sigma2 * r2i, s6 = s2 * s2 * s2;
     return {24.f * q.epsilon * s6 * (2.f * s6 - 1.f) * r2i, 4.f * q.epsilon * s6 * (s6 - 1.f)};
   }

@@ -56,7 +56,7 @@ __device__ __forceinline__ void hand_cluster_pair_row(std::uint32_t c, std::uint
       }
       float const r2 = dx * dx + dy * dy + dz * dz;
       bool const pair = has_i && xj.w != 0.f && (jc != c || slot > own) && r2 < rc2;
-      float const r2i = __fdividef(1.f, r2), s6 = r2i * r2i * r2i;
+      float const r2i = coalesce::fast_reciprocal(r2), s6 = r2i * r2i * r2i;
       float const fr = pair ? 24.f * s6 * (2.f * s6 - 1.f) * r2i : 0.f;
       fx += fr * dx, fy += fr * dy, fz += fr * dz;
       rx[h] = -fr * dx, ry[h] = -fr * dy, rz[h] = -fr * dz;

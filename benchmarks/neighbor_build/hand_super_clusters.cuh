@@ -154,7 +154,7 @@ __device__ __forceinline__ void stack_entry(std::uint32_t s, std::uint32_t jc, s
       }
       float const r2 = dx * dx + dy * dy + dz * dz;
       bool const pair = xi[k].w != 0.f && xj[h].w != 0.f && (jc != c || slot > own) && r2 < rc2;
-      float const r2i = __fdividef(1.f, r2), s6 = r2i * r2i * r2i;
+      float const r2i = coalesce::fast_reciprocal(r2), s6 = r2i * r2i * r2i;
       float const fr = pair ? 24.f * s6 * (2.f * s6 - 1.f) * r2i : 0.f;
       fi[k][0] += fr * dx, fi[k][1] += fr * dy, fi[k][2] += fr * dz;
       v[3 * h + 0] -= fr * dx, v[3 * h + 1] -= fr * dy, v[3 * h + 2] -= fr * dz;

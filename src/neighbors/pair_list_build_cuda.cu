@@ -50,6 +50,7 @@ template <class Real> __global__ void boxes_kernel(pair_build_view<Real> v, std:
 // (exact_pairs_warp). The candidates come in the thread-per-cluster order (columns r2-major, slices
 // ascending), so the row is the same list, entry for entry.
 constexpr unsigned warps_per_block = threads / 32;
+constexpr int search_blocks_per_sm = 4;
 
 struct column_ranges {  // a lane's column: up to two runs of candidate clusters, [begin, begin + count)
   std::uint32_t begin[2];
@@ -84,39 +85,74 @@ template <class Real> __device__ column_ranges column_candidates(pair_build_view
   return out;
 }
 
-// Clusters i and j under the exact test, by the whole warp: lane l takes i's particle l % 8 against
-// j's l / 8 and l / 8 + 4 (the force loop's pairing), ballots count. The same pairs and the same
-// test as exact_pairs (pair_in_reach, pair_list_kernels.hpp), so the same clusters are kept; one lane testing
-// all 64 pairs of its own candidate left the lanes whose candidates failed the box test idle.
-// Returns the pairs within reach (every lane); `tested`: the pairs the two clusters hold.
-template <class Real> __device__ std::uint32_t exact_pairs_warp(pair_build_view<Real> const& v, std::uint32_t i,
-                                                                std::uint32_t j, std::uint32_t lane,
-                                                                std::uint32_t& tested) {
-  cell_grid<Real> const& g = v.grid;
+// Whether some particle of box b lies within reach (and a little) of a periodic face. When none
+// does, the nearest image of every particle within reach of one of b's is the particle itself, and
+// a plain difference decides as pair_in_reach does, bit for bit: pair_in_reach's image then adds
+// a zero shift, and a pair whose plain difference along an axis exceeds half the length lies at
+// least the margin from every image. About nine rows in ten at 4M LJ particles.
+template <class Real> __device__ bool needs_image(cell_grid<Real> const& g, pair_box<Real> const& b) {
+  Real const margin = sqrt(g.reach2) * Real(1.001);
+  bool near_face = false;
+#pragma unroll
+  for (int a = 0; a < 3; ++a) {
+    if (g.periodic[a]) near_face |= b.lo[a] - g.lo[a] < margin || g.lo[a] + g.length[a] - b.hi[a] < margin;
+  }
+  return near_face;
+}
+
+// Clusters i and j under the exact test, by the whole warp: lane l holds i's particle a = l % 8 and
+// j's particles b = l / 8 and l / 8 + 4 (the force loop's pairing), ballots count. The same pairs and
+// the same test as exact_pairs (pair_in_reach, pair_list_kernels.hpp; Wrap false: a row that needs
+// no image, see needs_image), so the same clusters are kept; one lane testing all 64 pairs of its
+// own candidate left the lanes whose candidates failed the box test idle. Returns the pairs within
+// reach (every lane); `tested`: the pairs the two clusters hold.
+template <bool Wrap, class Real> __device__ std::uint32_t exact_pairs_warp(cell_grid<Real> const& g, std::uint32_t i,
+                                                                           std::uint32_t j, point4<Real> const& a,
+                                                                           point4<Real> const (&b)[2],
+                                                                           std::uint32_t lane, std::uint32_t& tested) {
   std::uint32_t const p = lane % pair_cluster, q0 = lane / pair_cluster;
-  point4<Real> const a = v.points[static_cast<std::size_t>(i) * pair_cluster + p];
   std::uint32_t within = 0;
   tested = 0;
 #pragma unroll
   for (std::uint32_t h = 0; h < 2; ++h) {
     std::uint32_t const q = q0 + 4 * h;
-    point4<Real> const b = v.points[static_cast<std::size_t>(j) * pair_cluster + q];
-    bool const valid = a.w != Real(0) && b.w != Real(0) && !(i == j && (g.half ? q <= p : q == p));
-    bool const in_reach = valid && pair_in_reach(g, a, b);
+    bool const valid = a.w != Real(0) && b[h].w != Real(0) && !(i == j && (g.half ? q <= p : q == p));
+    bool in_reach = false;
+    if constexpr (Wrap) {
+      in_reach = valid && pair_in_reach(g, a, b[h]);
+    } else {
+      in_reach = valid && distance2(a.x - b[h].x, a.y - b[h].y, a.z - b[h].z) < g.reach2;
+    }
     within += static_cast<std::uint32_t>(__popc(__ballot_sync(0xffffffffu, in_reach)));
     tested += static_cast<std::uint32_t>(__popc(__ballot_sync(0xffffffffu, valid)));
   }
   return within;
 }
 
+// Lane l's two particles of cluster j in the exact test's pairing (l / 8 and l / 8 + 4).
+template <class Real> __device__ void load_pair_points(pair_build_view<Real> const& v, std::uint32_t j,
+                                                       std::uint32_t lane, point4<Real> (&b)[2]) {
+  std::size_t const base = static_cast<std::size_t>(j) * pair_cluster + lane / pair_cluster;
+  b[0] = v.points[base];
+  b[1] = v.points[base + 4];
+}
+
 // Lane `lane` of the warp searching cluster i: emit(e, j) from lane 0 for the e-th entry. Returns
 // the row's count (every lane). `counts` (Count) is lane 0's.
+//
+// The warp's time goes to the exact tests of the candidates whose boxes passed (about 3,200 warp
+// instructions per row at the LJ liquid, most of them there, ncu 2026-12-06): i's particle is read
+// once per row, a row far from the periodic faces tests without images (needs_image), and the
+// candidates are taken two at a time with all four loads issued before either test (one memory
+// latency per two candidates), still in order, so the row is the same list.
 template <bool Count, class Real, class Emit>
 __device__ std::uint32_t search_row_warp(pair_build_view<Real> const& v, std::uint32_t i, std::uint32_t lane,
                                          pair_search_counts& counts, column_ranges* shared_ranges,
                                          std::uint32_t* shared_ends, Emit&& emit) {
   cell_grid<Real> const& g = v.grid;
   pair_box<Real> const bi = v.boxes[i];
+  point4<Real> const a = v.points[static_cast<std::size_t>(i) * pair_cluster + lane % pair_cluster];
+  bool const wrap = needs_image(g, bi);
   Real const limit = g.reach2 * Real(1.00001);  // bounding boxes: rounding never drops a pair
   row_reach const reach = reach_of(g, bi);
   int const(&first)[3] = reach.first;
@@ -125,6 +161,14 @@ __device__ std::uint32_t search_row_warp(pair_build_view<Real> const& v, std::ui
   int const across1 = last[1] - first[1] + 1;
   int const columns = (last[2] - first[2] + 1) * across1;
   std::uint32_t kept = 0;
+  auto keep = [&](std::uint32_t j, std::uint32_t within, std::uint32_t tested) {
+    if (within == 0) return;
+    if (lane == 0) {
+      if constexpr (Count) counts.within += within, counts.tested += tested;
+      emit(kept, j);
+    }
+    ++kept;
+  };
   for (int chunk = 0; chunk < columns; chunk += 32) {
     int const q = chunk + static_cast<int>(lane);
     column_ranges mine{{0, 0}, {0, 0}};
@@ -156,16 +200,27 @@ __device__ std::uint32_t search_row_warp(pair_build_view<Real> const& v, std::ui
         Real const ez = interval_gap(g, 2, bi.lo[2], bi.hi[2], bj.lo[2], bj.hi[2]);
         near = ex * ex + ey * ey + ez * ez < limit;
       }
-      for (unsigned pending = __ballot_sync(0xffffffffu, near); pending != 0; pending &= pending - 1) {
-        std::uint32_t const jj = __shfl_sync(0xffffffffu, j, __ffs(pending) - 1);
-        std::uint32_t tested = 0;
-        std::uint32_t const within = exact_pairs_warp(v, i, jj, lane, tested);
-        if (within == 0) continue;
-        if (lane == 0) {
-          if constexpr (Count) counts.within += within, counts.tested += tested;
-          emit(kept, jj);
+      unsigned pending = __ballot_sync(0xffffffffu, near);
+      while (pending != 0) {  // two candidates at a time, in order
+        std::uint32_t const j0 = __shfl_sync(0xffffffffu, j, __ffs(pending) - 1);
+        pending &= pending - 1;
+        bool const two = pending != 0;
+        std::uint32_t const j1 = __shfl_sync(0xffffffffu, j, two ? __ffs(pending) - 1 : 0);
+        if (two) pending &= pending - 1;
+        point4<Real> b0[2], b1[2];
+        load_pair_points(v, j0, lane, b0);
+        load_pair_points(v, two ? j1 : j0, lane, b1);
+        std::uint32_t tested0 = 0, tested1 = 0;
+        std::uint32_t within0 = 0, within1 = 0;
+        if (wrap) {
+          within0 = exact_pairs_warp<true>(g, i, j0, a, b0, lane, tested0);
+          if (two) within1 = exact_pairs_warp<true>(g, i, j1, a, b1, lane, tested1);
+        } else {
+          within0 = exact_pairs_warp<false>(g, i, j0, a, b0, lane, tested0);
+          if (two) within1 = exact_pairs_warp<false>(g, i, j1, a, b1, lane, tested1);
         }
-        ++kept;
+        keep(j0, within0, tested0);
+        keep(j1, within1, tested1);
       }
     }
     __syncwarp();  // the shared ranges are read before the next chunk writes them
@@ -176,9 +231,9 @@ __device__ std::uint32_t search_row_warp(pair_build_view<Real> const& v, std::ui
 // totals: [0] entries (64-bit), [1] widest row, [2] pairs within reach, [3] pairs tested. A row's
 // first `room` entries go to scratch[c * room ...]: the filling pass copies them instead of searching
 // again (a row longer than that is searched again there).
-template <class Real> __global__ void count_kernel_warp(pair_build_view<Real> v, std::size_t clusters,
-                                                        std::uint32_t* counts, unsigned long long* totals,
-                                                        std::uint32_t* scratch, std::uint32_t room) {
+template <class Real> __global__ void __launch_bounds__(threads, search_blocks_per_sm)
+    count_kernel_warp(pair_build_view<Real> v, std::size_t clusters, std::uint32_t* counts, unsigned long long* totals,
+                      std::uint32_t* scratch, std::uint32_t room) {
   __shared__ column_ranges ranges[warps_per_block][32];
   __shared__ std::uint32_t ends[warps_per_block][32];
   std::size_t const c = (static_cast<std::size_t>(blockIdx.x) * blockDim.x + threadIdx.x) / 32;
@@ -199,10 +254,10 @@ template <class Real> __global__ void count_kernel_warp(pair_build_view<Real> v,
   atomicAdd(totals + 3, tested);
 }
 
-template <class Real> __global__ void fill_kernel_warp(pair_build_view<Real> v, std::size_t clusters,
-                                                       std::uint32_t const* counts, std::uint32_t const* offsets,
-                                                       std::uint32_t const* scratch, std::uint32_t room,
-                                                       std::uint32_t* entries) {
+template <class Real> __global__ void __launch_bounds__(threads, search_blocks_per_sm)
+    fill_kernel_warp(pair_build_view<Real> v, std::size_t clusters, std::uint32_t const* counts,
+                     std::uint32_t const* offsets, std::uint32_t const* scratch, std::uint32_t room,
+                     std::uint32_t* entries) {
   __shared__ column_ranges ranges[warps_per_block][32];
   __shared__ std::uint32_t ends[warps_per_block][32];
   std::size_t const c = (static_cast<std::size_t>(blockIdx.x) * blockDim.x + threadIdx.x) / 32;
