@@ -593,3 +593,8 @@ TEST_CASE("compute_pairs over cluster_pairs: a law finite only inside its cutoff
     CHECK(worst <= 1e-4 * largest + 1e-6);  // float sums in another order (half: reactions)
   }
 }
+
+TEST_CASE("fast_reciprocal on the host is the division, in float and double") {
+  for (float const x : {1e-6f, 0.37f, 1.0f, 2.5f, 6.25f, 1e6f}) CHECK(coalesce::fast_reciprocal(x) == 1.0f / x);
+  for (double const x : {1e-6, 0.37, 6.25, 1e6}) CHECK(coalesce::fast_reciprocal(x) == 1.0 / x);
+}

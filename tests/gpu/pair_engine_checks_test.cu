@@ -1,10 +1,13 @@
 // coalesce::compute_pairs in GPU memory: a force member stored as 64-bit fixed point gives
-// bit-identical forces run to run; bad input throws and writes nothing.
+// bit-identical forces run to run; bad input throws and writes nothing. And the pair laws'
+// fast_reciprocal on the GPU (one instruction) within 1 ulp of 1 / x.
+#include <cmath>
 #include <cstdint>
 #include <limits>
 #include <random>
 #include <span>
 #include <type_traits>
+#include <utility>
 #include <vector>
 
 #include <doctest/doctest.h>
@@ -112,4 +115,36 @@ TEST_CASE("compute_pairs over cluster_pairs in GPU memory refuses a bad type or 
     CHECK_NOTHROW(coalesce::compute_pairs(v, &Atom::pos, &Atom::force, &Atom::type, list.view(), b, lennard_jones{},
                                           two_types()));
   }
+}
+
+namespace {
+struct reciprocal_case {
+  float x;
+  float r;
+};
+// fast_reciprocal over the values, on the GPU (a named functor: the engine's rule for device code in
+// several .cu files).
+struct reciprocal_pass {
+  decltype(std::declval<coalesce::device_vector<reciprocal_case>&>().view()) v;
+  COALESCE_HOST_DEVICE void operator()(std::size_t i) const {
+    v[i][&reciprocal_case::r] = coalesce::fast_reciprocal(static_cast<float>(v[i][&reciprocal_case::x]));
+  }
+};
+}  // namespace
+
+TEST_CASE("fast_reciprocal on the GPU: 1 / x within 1 ulp of the exact quotient, for r^2 from 1e-6 to 1e6") {
+  std::vector<reciprocal_case> cases;
+  for (int k = 0; k <= 12000; ++k)
+    cases.push_back({std::pow(10.0f, -6.0f + 12.0f * static_cast<float>(k) / 12000.0f), 0});
+  coalesce::device_vector<reciprocal_case> d(cases);
+  coalesce::for_each_index(coalesce::device{}, d.size(), reciprocal_pass{d.view()});
+  std::vector<reciprocal_case> out(cases.size());
+  d.copy_to(std::span<reciprocal_case>(out));
+  int outside = 0;
+  for (auto const& c : out) {
+    float const exact = static_cast<float>(1.0 / static_cast<double>(c.x));  // correctly rounded
+    bool const within_ulp = c.r >= std::nextafter(exact, 0.0f) && c.r <= std::nextafter(exact, 2.0f * exact);
+    if (!within_ulp) ++outside;
+  }
+  CHECK(outside == 0);
 }

@@ -300,6 +300,9 @@ COALESCE_HOST_DEVICE COALESCE_INLINE void staged_cluster_pair_lane(std::size_t t
           if constexpr (Energy) row_energy += in_reach ? p.energy : Real(0);
           if constexpr (Virial) row_virial += in_reach ? f * rr : Real(0);
         } else {
+          // The flag from the predicate, before the branch (set inside it, it lived in a byte
+          // register with three byte moves per entry).
+          hit = hit || in_reach;
           if (!in_reach) continue;
           pair_value<Real> const p = law(rr, table.param(ti, tj));
           // The reactions' terms kept as +f d (the sign goes on their sum): a negated copy of each
@@ -310,7 +313,6 @@ COALESCE_HOST_DEVICE COALESCE_INLINE void staged_cluster_pair_lane(std::size_t t
           f0 += react[3 * h + 0];
           f1 += react[3 * h + 1];
           f2 += react[3 * h + 2];
-          hit = true;
           if constexpr (Energy) row_energy += p.energy;
           if constexpr (Virial) row_virial += p.force_over_r * rr;
         }

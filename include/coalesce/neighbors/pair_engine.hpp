@@ -247,6 +247,14 @@ COALESCE_HOST_DEVICE COALESCE_INLINE void add_row_sums(Sums const& s, double ene
 // said to lie outside `types_of` ("the pair table's", "the law's"). compute_pairs and
 // compute_many_body share them.
 //
+// A particle the pair passes accept: its type within the table and every coordinate finite. The
+// one test of the checks' counting pass (count_bad_input) and the cluster loop's staging pass.
+template <class Real>
+COALESCE_HOST_DEVICE COALESCE_INLINE bool pair_input_ok(std::size_t type, std::size_t types, Real const (&r)[3]) {
+  return type < types && std::isfinite(static_cast<double>(r[0])) && std::isfinite(static_cast<double>(r[1])) &&
+         std::isfinite(static_cast<double>(r[2]));
+}
+
 // The counting pass is a named functor, not an extended lambda: its instantiation does not depend on
 // the list or the law, so a program's .cu files that call compute_pairs and compute_many_body on the
 // same particles all instantiate the same kernel, and nvcc's __host__ __device__ lambdas in one
@@ -260,9 +268,8 @@ template <class Real, class View, class PositionMember, class TypeMember, class 
   Bad b;
   COALESCE_HOST_DEVICE void operator()(std::size_t i) const {
     auto const x = v[i][position.pointer];
-    bool ok = type_of(v[i], type_member) < types;
-    for (int d = 0; d < 3; ++d) ok = ok && std::isfinite(static_cast<double>(coordinate<Real>(x, d)));
-    if (!ok) atomic_add(b[0][&bad_count::count], std::uint64_t{1});
+    Real const r[3] = {coordinate<Real>(x, 0), coordinate<Real>(x, 1), coordinate<Real>(x, 2)};
+    if (!pair_input_ok(type_of(v[i], type_member), types, r)) atomic_add(b[0][&bad_count::count], std::uint64_t{1});
   }
 };
 
@@ -474,11 +481,7 @@ template <class Real, class View, class PositionMember, class TypeMember, class 
       auto const x = v[p][position.pointer];
       Real const r[3] = {coordinate<Real>(x, 0), coordinate<Real>(x, 1), coordinate<Real>(x, 2)};
       std::size_t const t = type_of(v[p], type_member);
-      if (check) {
-        bool const ok = t < types && std::isfinite(static_cast<double>(r[0])) &&
-                        std::isfinite(static_cast<double>(r[1])) && std::isfinite(static_cast<double>(r[2]));
-        if (!ok) atomic_add(bad[0][&bad_count::count], std::uint64_t{1});
-      }
+      if (check && !pair_input_ok(t, types, r)) atomic_add(bad[0][&bad_count::count], std::uint64_t{1});
       out.x = into_box(r[0], box.length[0], box.inverse[0]);
       out.y = into_box(r[1], box.length[1], box.inverse[1]);
       out.z = into_box(r[2], box.length[2], box.inverse[2]);
