@@ -6,11 +6,7 @@
 # its binary is carried (the carry holds 64 MiB: three neighbor_builds, or the tests and lj_md).
 #   usage: scripts/gpu-carried-ab.sh   (carry ["build/carry"]; logs under $OUT)
 set -uo pipefail
-out=${OUT:-$PWD/out}
-mkdir -p "$out"
-export LD_LIBRARY_PATH=$PWD/build/carry/lib${LD_LIBRARY_PATH:+:$LD_LIBRARY_PATH}
-nvidia-smi --query-gpu=name,driver_version,clocks.sm,clocks.mem --format=csv | tee "$out/gpu.txt"
-t0=$SECONDS
+source "$(dirname "$0")/carried-env.sh"
 binaries=($(ls build/carry/neighbor_build build/carry/neighbor_build_* 2>/dev/null))
 for pass in 1 2; do
   [ ${#binaries[@]} -gt 0 ] || break

@@ -7,11 +7,7 @@
 #   LD_LIBRARY_PATH=$PWD/build/carry/lib SANITIZE_GPU_TESTS=build/carry/coalesce_gpu_tests SANITIZE_CPU_TESTS= \
 #     SANITIZE_SAMPLES=0 SANITIZE_TOOLS="memcheck initcheck" scripts/gpu-sanitize.sh build/carry $OUT
 set -uo pipefail
-out=${OUT:-$PWD/out}
-mkdir -p "$out"
-export LD_LIBRARY_PATH=$PWD/build/carry/lib${LD_LIBRARY_PATH:+:$LD_LIBRARY_PATH}
-nvidia-smi --query-gpu=name,driver_version,clocks.sm,clocks.mem --format=csv | tee "$out/gpu.txt"
-t0=$SECONDS
+source "$(dirname "$0")/carried-env.sh"
 build/carry/neighbor_build ${NB_ARGS:-} > "$out/neighbor_build.txt" 2>&1  # NB_ARGS: e.g. --n 1048576 --runs 3
 echo "neighbor_build rc $? ($((SECONDS - t0)) s)"
 grep -E "^hand-written|FAILED|lists identical|error while loading" "$out/neighbor_build.txt" | head -6

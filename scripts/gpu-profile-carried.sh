@@ -5,9 +5,7 @@
 # their warp stall reasons too (ncu's WarpStateStats section).
 #   usage: scripts/gpu-profile-carried.sh [n]   (carry ["build/carry"])
 set -uo pipefail
-out=${OUT:-$PWD/out}
-mkdir -p "$out"
-export LD_LIBRARY_PATH=$PWD/build/carry/lib${LD_LIBRARY_PATH:+:$LD_LIBRARY_PATH}
+source "$(dirname "$0")/carried-env.sh"
 export PATH=$PATH:$(ls -d /opt/nvidia/nsight-compute/*/ 2>/dev/null | tail -1)
 n=${1:-4194304}
 metrics=gpu__time_duration.sum,smsp__inst_executed.sum,smsp__issue_active.avg.pct_of_peak_sustained_active,dram__bytes.sum,launch__registers_per_thread,sm__warps_active.avg.pct_of_peak_sustained_active
@@ -16,7 +14,6 @@ if [ -n "${NCU_KERNELS:-}" ]; then
   filter=(--kernel-name-base function --kernel-name "regex:$NCU_KERNELS" --launch-count ${NCU_LAUNCHES:-4}
           --section WarpStateStats --section SchedulerStats)
 fi
-t0=$SECONDS
 timeout 480 ncu --clock-control none --csv --print-units base --metrics "$metrics" "${filter[@]}" \
   --log-file "$out/ncu_neighbor_build.csv" \
   build/carry/neighbor_build --n "$n" --runs 1 > "$out/neighbor_build_profiled.txt" 2>&1
