@@ -89,7 +89,8 @@ template <class Real> __device__ column_ranges column_candidates(pair_build_view
 // does, the nearest image of every particle within reach of one of b's is the particle itself, and
 // a plain difference decides as pair_in_reach does, bit for bit: pair_in_reach's image then adds
 // a zero shift, and a pair whose plain difference along an axis exceeds half the length lies at
-// least the margin from every image. About nine rows in ten at 4M LJ particles.
+// least the margin from every image. About nine rows in ten at 4M LJ particles (a box 170 long,
+// rows within 2.8 of a face: counted from the geometry, not measured).
 template <class Real> __device__ bool needs_image(cell_grid<Real> const& g, pair_box<Real> const& b) {
   Real const margin = sqrt(g.reach2) * Real(1.001);
   bool near_face = false;
