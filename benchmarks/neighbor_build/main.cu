@@ -508,7 +508,9 @@ int main(int argc, char** argv) {
   // long, finer than float's steps above 2), in the packed slot (padded to 16 bytes, as the float
   // slot is) and unpadded (12 bytes: what a gather moves). The same list, the same kernel source;
   // errors against the same double-precision reference.
-  using fixed_position = coalesce::fixed_point<std::int32_t, 23>;
+  constexpr int fraction_bits = 23;
+  using fixed_position = coalesce::fixed_point<std::int32_t, fraction_bits>;
+  double const fixed_range = std::ldexp(1.0, 31 - fraction_bits);  // |coordinate| below it
   using fixed_position_layout = coalesce::stored_as<atom_layout, coalesce::store<&Atom::pos, fixed_position>>;
   using fixed_position_12 = coalesce::stored_as<
       coalesce::split<coalesce::fields<&Atom::pos>, coalesce::aos, coalesce::soa, coalesce::unpadded>,
@@ -532,7 +534,7 @@ int main(int argc, char** argv) {
   };
   auto const image_force = [&](auto nl, auto pv) { library_force(nl, pv, length, rc2); };
   time_positions("float, packed slot (16 B)", d, image_force);
-  if (length < 256) {  // the format's range (the library refuses a coordinate past it)
+  if (length < fixed_range) {  // the library refuses a coordinate past the format's range
     {
       coalesce::device_vector<Atom, fixed_position_layout> fixed16(atoms);
       time_positions("fixed_point<int32, 23>, packed slot (16 B)", fixed16, image_force);
@@ -542,8 +544,8 @@ int main(int argc, char** argv) {
       time_positions("fixed_point<int32, 23>, unpadded (12 B)", fixed12, image_force);
     }
   } else {
-    std::printf("positions as fixed_point<int32, 23>: skipped, the box (%.1f long) is past the format's range (256)\n",
-                static_cast<double>(length));
+    std::printf("positions as fixed_point<int32, 23>: skipped, the box (%.1f long) is past the format's range (%.0f)\n",
+                static_cast<double>(length), fixed_range);
   }
   // Box-relative: 32-bit fractions of the box (box_fixed<wrap>), unpadded 12-byte slot. Through the
   // float the member reads (the image arithmetic as for float), and as periodic_difference.

@@ -138,10 +138,12 @@ void build_csr(list_memory& m, std::size_t rows, cell_grid<Real> const& grid, vo
       ensure_bytes(m, m.indices, r.entries * sizeof(std::uint32_t));
       (void)fill(false);
     }
-    // The list is whole here: it says so before the staging below may fail to allocate.
-    m.entries = r.entries;
-    m.widest = r.widest;
-    m.width = 0;
+  }
+  // The list is whole here: it says so before the staging below may fail to allocate.
+  m.entries = r.entries;
+  m.widest = r.widest;
+  m.width = 0;
+  if constexpr (Backend::gpu) {
     // The next rebuild's staging is allocated now: a steady-state rebuild allocates nothing. The
     // staging width never shrinks while rows stay: a graph's captured refill stages at the width it
     // was captured with, and a later build keeps it valid unless the width grows (reshapes).
@@ -150,11 +152,7 @@ void build_csr(list_memory& m, std::size_t rows, cell_grid<Real> const& grid, vo
     if (staged != m.staged_width) ++m.reshapes;
     m.staged_width = staged;
     if (rows > 0) Backend::reserve_csr_staging(m, rows, m.staged_width);
-    return;
   }
-  m.entries = r.entries;
-  m.widest = r.widest;
-  m.width = 0;
 }
 
 // A padded list: one pass into the width the list has; a row that did not fit grows every row and

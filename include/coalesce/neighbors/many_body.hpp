@@ -213,7 +213,7 @@ pair_totals run_many_body(vector<T, L, Space>& particles, PositionMember positio
   array<Real, Space> densities(n, on), derivatives(n, on);
   Real* const rho_of = densities.data();
   Real* const dF = derivatives.data();
-  vector<pair_sums, soa, Space> sums(pair_sum_slots, pair_sums{0, 0}, on);
+  vector<pair_sums, soa, Space> sums(Energy || Virial ? pair_sum_slots : 0, pair_sums{0, 0}, on);
   auto s = sums.view();
   // (1) Densities.
   for_each_index(

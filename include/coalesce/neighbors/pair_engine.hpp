@@ -209,7 +209,7 @@ struct bad_count {
 };
 
 // The sums of a pass, in the particles' memory: pair_sum_slots elements, warp w adding into
-// element w % pair_sum_slots, summed in order when read (read_pair_totals). Two atomics per warp
+// element w % pair_sum_slots (add_warp_sums), summed in order when read (read_pair_totals). Two atomics per warp
 // into one address serialised in L2: over cluster_pairs (a warp per cluster, 524,288 warps at 4M
 // particles) they made energy and virial 1.29x the forces-only pass (H100, 2026-12-06).
 struct pair_sums {
@@ -217,8 +217,12 @@ struct pair_sums {
   double virial;
 };
 inline constexpr std::size_t pair_sum_slots = 64;
-// The element warp `warp` adds into.
-COALESCE_HOST_DEVICE COALESCE_INLINE std::size_t pair_sum_slot(std::size_t warp) { return warp % pair_sum_slots; }
+// Warp `warp`'s energy and virial into its element of the sums.
+template <bool Energy, bool Virial, class Sums>
+COALESCE_HOST_DEVICE COALESCE_INLINE void add_warp_sums(Sums const& s, std::size_t warp, double energy, double virial) {
+  if constexpr (Energy) atomic_add(s[warp % pair_sum_slots][&pair_sums::energy], energy);
+  if constexpr (Virial) atomic_add(s[warp % pair_sum_slots][&pair_sums::virial], virial);
+}
 
 // A row's energy and virial into the pass's sums. On the GPU a warp whose 32 rows all exist sums
 // them with shuffles first and adds once (every row adding into the one address serialised the
@@ -238,15 +242,9 @@ COALESCE_HOST_DEVICE COALESCE_INLINE void add_row_sums(Sums const& s, double ene
 #else
   (void)i, (void)rows;
 #endif
-  if constexpr (Energy) atomic_add(s[pair_sum_slot(i / 32)][&pair_sums::energy], energy);
-  if constexpr (Virial) atomic_add(s[pair_sum_slot(i / 32)][&pair_sums::virial], virial);
+  add_warp_sums<Energy, Virial>(s, i / 32, energy, virial);
 }
 
-// The checks of a pass, before anything is written: every particle's type below `types` and its
-// position finite; a count of bad particles first, then (only then) the first one named, its type
-// said to lie outside `types_of` ("the pair table's", "the law's"). compute_pairs and
-// compute_many_body share them.
-//
 // A particle the pair passes accept: its type within the table and every coordinate finite. The
 // one test of the checks' counting pass (count_bad_input) and the cluster loop's staging pass.
 template <class Real>
@@ -255,6 +253,11 @@ COALESCE_HOST_DEVICE COALESCE_INLINE bool pair_input_ok(std::size_t type, std::s
          std::isfinite(static_cast<double>(r[2]));
 }
 
+// The checks of a pass, before anything is written: every particle's type below `types` and its
+// position finite; a count of bad particles first, then (only then) the first one named, its type
+// said to lie outside `types_of` ("the pair table's", "the law's"). compute_pairs and
+// compute_many_body share them.
+//
 // The counting pass is a named functor, not an extended lambda: its instantiation does not depend on
 // the list or the law, so a program's .cu files that call compute_pairs and compute_many_body on the
 // same particles all instantiate the same kernel, and nvcc's __host__ __device__ lambdas in one
@@ -387,10 +390,11 @@ template <bool Energy, bool Virial, class Sums> pair_totals read_pair_totals(Sum
   pair_totals out;
   if constexpr (Energy || Virial) {
     host_vector<pair_sums, soa> const slots(sums, on);  // waits for `on`
+    auto const w = slots.view();
     double energy = 0, virial = 0;
-    for (std::size_t k = 0; k < slots.size(); ++k) {  // in order: the same bits for the same slots
-      energy += slots.view()[k][&pair_sums::energy];
-      virial += slots.view()[k][&pair_sums::virial];
+    for (std::size_t k = 0; k < w.size(); ++k) {  // in order: the same bits for the same slots
+      energy += w[k][&pair_sums::energy];
+      virial += w[k][&pair_sums::virial];
     }
     out.energy = Energy ? energy : 0.0;
     out.virial = Virial ? virial : 0.0;
@@ -418,10 +422,7 @@ struct staged_warps {
   staged_box<Real> box;
   Sums s;
   COALESCE_HOST_DEVICE void operator()(std::size_t t) const {
-    auto const add = [&](double energy, double virial) {
-      if constexpr (Energy) atomic_add(s[pair_sum_slot(t / 32)][&pair_sums::energy], energy);
-      if constexpr (Virial) atomic_add(s[pair_sum_slot(t / 32)][&pair_sums::virial], virial);
-    };
+    auto const add = [&](double energy, double virial) { add_warp_sums<Energy, Virial>(s, t / 32, energy, virial); };
     staged_cluster_pair_lane<Energy, Virial, Real>(t, list, staged, forces, law, pairs, exclusions, box, add);
   }
 };
