@@ -84,6 +84,37 @@ TEST_CASE_TEMPLATE("GPU sort_by_key equals the host path: keys, permutation and 
   }
 }
 
+// Columns larger than half of L2 are gathered a launch per column for far sources, every column in
+// the first launch for near ones (reorder_cuda.cu): a re-sort of nearly sorted particles, local
+// shuffles plus long jumps, moves every element of every column once, on every layout.
+TEST_CASE_TEMPLATE("GPU sort_by_key past L2: near and far sources, every column moved once", Layout, GPU_LAYOUTS) {
+  std::size_t const n = std::size_t{1} << 24;  // 64 MB per 4-byte column: one column per far launch
+  std::vector<std::uint32_t> key(n);
+  std::iota(key.begin(), key.end(), 0u);
+  std::mt19937 rng(7);
+  for (std::size_t w = 0; w + 64 <= n; w += 64) std::shuffle(key.begin() + w, key.begin() + w + 64, rng);
+  std::uniform_int_distribution<std::size_t> any(0, n - 1);
+  for (std::size_t k = 0; k < n / 50; ++k) std::swap(key[any(rng)], key[any(rng)]);  // 4 % far
+  std::vector<Particle> records(n);
+  for (std::size_t i = 0; i < n; ++i) {
+    auto const f = static_cast<float>(i);
+    records[i] = {{f, f + 0.25f, f + 0.5f}, {-f, -f - 0.25f, -f - 0.5f}, f * 2, static_cast<std::uint32_t>(i)};
+  }
+  coalesce::device_vector<Particle, Layout> d(records);
+  std::uint32_t* keys = nullptr;
+  REQUIRE(cudaMalloc(&keys, n * 4) == cudaSuccess);
+  REQUIRE(cudaMemcpy(keys, key.data(), n * 4, cudaMemcpyHostToDevice) == cudaSuccess);
+  coalesce::reorder_plan plan;
+  coalesce::sort_by_key(d, coalesce::key_array<std::uint32_t, coalesce::device>{.data = keys, .size = n, .end_bit = 24},
+                        plan);
+  cudaFree(keys);
+  std::vector<Particle> got(n);
+  d.copy_to(got);
+  std::size_t mismatches = 0;
+  for (std::size_t i = 0; i < n; ++i) mismatches += got[key[i]].id != i || !same_bytes(got[key[i]], records[i]);
+  CHECK(mismatches == 0);
+}
+
 TEST_CASE("GPU steady state: no allocation, kernels keep working through remapped neighbour lists") {
   std::size_t const n = 1 << 20, max = 8;
   auto const records = random_particles(n, 5);
