@@ -175,6 +175,30 @@ std::vector<row> run_engine_rows(coalesce::device_vector<Atom, Layout>& d, coale
     };
     rows.push_back(stacks(std::integral_constant<unsigned, 4>{}));
     rows.push_back(stacks(std::integral_constant<unsigned, 8>{}));
+    {  // GROMACS's shape: 8 clusters of a cell twice their spacing (2 x 2 x 2), not 8 along a column
+      super_rows super = make_super_rows<8>(view, compact_members<8>(view, xq, length));
+      row q = r;
+      char name[96];
+      std::snprintf(name, sizeof name, "hand-written super-clusters 2x2x2 (%.2f bits/entry)", super.bits_per_entry);
+      q.name = name;
+      q.force_ms =
+          median_ms([&] { hand_super_cluster_step<8>(d, view, super, xq, slot_forces, length, cutoff * cutoff); });
+      q.error = error_now();
+      rows.push_back(q);
+      q.name = std::string(name) + ", positions in shared memory";
+      q.force_ms = median_ms([&] { hand_group_step<8>(d, view, super, xq, slot_forces, length, cutoff * cutoff); });
+      q.error = error_now();
+      rows.push_back(q);
+      free_super_rows(super);
+      super = make_super_rows<4>(view, compact_members<4>(view, xq, length));
+      std::snprintf(name, sizeof name, "hand-written groups of 4 nearby (%.2f bits/entry), shared memory",
+                    super.bits_per_entry);
+      q.name = name;
+      q.force_ms = median_ms([&] { hand_group_step<4>(d, view, super, xq, slot_forces, length, cutoff * cutoff); });
+      q.error = error_now();
+      rows.push_back(q);
+      free_super_rows(super);
+    }
     // The same stacks merged in the kernel from the list's own rows (no list of their own).
     auto const merged = [&](auto size) {
       constexpr unsigned S = decltype(size)::value;

@@ -13,7 +13,7 @@
 // Each force is checked against a double-precision sum over the same pairs for 4096 particles:
 // the largest per-component error of every variant, beside the hand-written kernel's. Exit status
 // 1 when a list misses or adds a pair or a force is off by more than 2x the hand-written error.
-//   usage: neighbor_build [--n N] [--runs R]
+//   usage: neighbor_build [--n N] [--runs R] [--cutoff C] [--skin S] [--density D]
 #include <coalesce/coalesce.hpp>
 
 #include "../common/lj_lattice.hpp"
@@ -42,7 +42,9 @@ struct Atom {
 };
 using atom_layout = coalesce::split<coalesce::fields<&Atom::pos>, coalesce::aos, coalesce::soa>;
 
-constexpr float cutoff = 2.5f, skin = 0.3f;
+// The state: the LJ liquid by default; --cutoff, --skin and --density for others (which list
+// format pays depends on how many neighbours a cluster of 8 has).
+float cutoff = 2.5f, skin = 0.3f, density = 0.8442f;
 
 #define CHECK_CUDA(call)                                                     \
   do {                                                                       \
@@ -307,6 +309,9 @@ int main(int argc, char** argv) {
   for (int a = 1; a + 1 < argc; a += 2) {
     if (!std::strcmp(argv[a], "--n")) n = std::strtoull(argv[a + 1], nullptr, 10);
     if (!std::strcmp(argv[a], "--runs")) runs = std::atoi(argv[a + 1]);
+    if (!std::strcmp(argv[a], "--cutoff")) cutoff = std::strtof(argv[a + 1], nullptr);
+    if (!std::strcmp(argv[a], "--skin")) skin = std::strtof(argv[a + 1], nullptr);
+    if (!std::strcmp(argv[a], "--density")) density = std::strtof(argv[a + 1], nullptr);
   }
   int devices = 0;
   if (cudaGetDeviceCount(&devices) != cudaSuccess || devices == 0) {
@@ -314,7 +319,7 @@ int main(int argc, char** argv) {
     return 77;
   }
   // The LJ liquid in a random order (benchmarks/common/lj_lattice.hpp), then Hilbert-sorted below.
-  bench::lj_lattice const lattice = bench::make_lj_lattice(n);
+  bench::lj_lattice const lattice = bench::make_lj_lattice(n, density);
   float const length = lattice.length;
   std::vector<Atom> atoms(n);
   for (std::size_t i = 0; i < n; ++i) {
@@ -630,9 +635,8 @@ int main(int argc, char** argv) {
   pos = hilbert_pos;
   double const hilbert_force_ms = results[1].force_ms;  // library padded_columns, after the hand-written row
 
-  std::printf(
-      "neighbor_build: %zu particles, density 0.8442, cutoff %.1f + skin %.1f, Hilbert order, %d runs (median)\n", n,
-      cutoff, skin, runs);
+  std::printf("neighbor_build: %zu particles, density %.4f, cutoff %.2f + skin %.2f, Hilbert order, %d runs (median)\n",
+              n, density, cutoff, skin, runs);
   std::printf("ceiling: writing the padded list once (cudaMemset of %.1f MB): %.3f ms\n", double(n) * width * 4 / 1e6,
               write_floor);
   std::printf("%-38s %9s %8s %8s %9s %8s %6s %6s %10s %8s\n", "list", "build ms", "x hand", "x floor", "force ms",
