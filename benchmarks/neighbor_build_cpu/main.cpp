@@ -19,6 +19,7 @@
 //   usage: neighbor_build_cpu [--n N] [--runs R]
 #include <coalesce/coalesce.hpp>
 
+#include "../common/cluster_sharing.hpp"
 #include "../common/lj_lattice.hpp"
 
 #include <algorithm>
@@ -571,6 +572,22 @@ int main(int argc, char** argv) {
   std::printf(
       "cluster_pairs: %.2f candidate pairs per pair in reach (half), energy %.6e vs %.6e (double over the list)%s\n",
       1.0 / pairs_half.fill(), sums_got.energy, energy_ref, engine_agrees ? "" : "  DIFFERENT");
+  {  // what super-clusters could share at this state (benchmarks/common/cluster_sharing.hpp)
+    auto const view = pairs_half.view(e_half);
+    auto const hv = e_half.view();
+    auto const where = [&](std::uint32_t p) {
+      auto const& r = hv[p][&Atom::pos];
+      return std::array<double, 3>{r[&vec3::x], r[&vec3::y], r[&vec3::z]};
+    };
+    std::printf(
+        "cluster_pairs half: %.2f entries per cluster; rows merged by groups of 8 clusters, mask bits per entry:",
+        double(view.row_offsets[view.clusters]) / double(view.clusters));
+    for (bool compact : {false, true}) {
+      auto const s = bench::sharing_of(view, bench::cluster_groups(view, where, length, 8, compact), 8);
+      std::printf(" %s %.2f", compact ? "2x2x2 cells" : "stacks along a column", s.bits_per_entry);
+    }
+    std::printf("\n");
+  }
   std::printf(
       "EAM from tables (compute_many_body, three passes, full lists), x the hand-written three passes over the padded "
       "list (%.2f ms in this round):\n",
