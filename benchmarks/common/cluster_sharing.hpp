@@ -69,17 +69,24 @@ std::vector<std::uint32_t> cluster_groups(coalesce::verlet_list_ref<coalesce::cl
   return members;
 }
 
-// The rows of each group merged into (j cluster, mask) entries.
+// The rows of each group merged into (j cluster, mask) entries. by_group (a full list): each pair of
+// clusters kept once, in the row of the lower group (within a group, of the lower cluster), as
+// GROMACS halves its list by super-cluster; otherwise the list's own rows (a half list's by cluster).
 inline cluster_sharing sharing_of(coalesce::verlet_list_ref<coalesce::cluster_pairs> const& list,
-                                  std::vector<std::uint32_t> const& members, unsigned group) {
+                                  std::vector<std::uint32_t> const& members, unsigned group, bool by_group = false) {
   std::size_t const groups = members.size() / group;
-  std::vector<std::uint32_t> seen(list.clusters, 0xffffffffu);
+  std::vector<std::uint32_t> seen(list.clusters, 0xffffffffu), group_of(list.clusters, 0xffffffffu);
+  for (std::size_t k = 0; k < members.size(); ++k) {
+    if (members[k] < list.clusters) group_of[members[k]] = static_cast<std::uint32_t>(k / group);
+  }
   std::size_t merged = 0, pairs = 0;
   for (std::size_t g = 0; g < groups; ++g) {
     for (unsigned k = 0; k < group; ++k) {
       std::uint32_t const c = members[g * group + k];
       if (c >= list.clusters) continue;
       for (std::uint32_t e = list.row_offsets[c]; e < list.row_offsets[c + 1]; ++e) {
+        std::uint32_t const j = list.entries[e];
+        if (by_group && (group_of[j] < g || (group_of[j] == g && j < c))) continue;
         ++pairs;
         if (seen[list.entries[e]] != g) seen[list.entries[e]] = static_cast<std::uint32_t>(g), ++merged;
       }

@@ -16,7 +16,7 @@
 //     compute_many_body's three passes over padded_columns and cluster_pairs (full lists) against a
 //     hand-written OpenMP EAM of three passes over the hand-written padded list.
 // Both lists must hold the same pairs (each row compared as a set); exit status 1 otherwise.
-//   usage: neighbor_build_cpu [--n N] [--runs R]
+//   usage: neighbor_build_cpu [--n N] [--runs R] [--cutoff C] [--density D]
 #include <coalesce/coalesce.hpp>
 
 #include "../common/cluster_sharing.hpp"
@@ -51,7 +51,8 @@ using atom_layout = coalesce::split<coalesce::fields<&Atom::pos>, coalesce::aos,
 // The same with the force kept as 64-bit fixed point (sums the same bits whatever the threads).
 using fixed_force_layout =
     coalesce::stored_as<atom_layout, coalesce::store<&Atom::force, coalesce::fixed_point<std::int64_t, 32>>>;
-constexpr float cutoff = 2.5f, skin = 0.3f;
+// The LJ liquid by default; --cutoff and --density for other states.
+float cutoff = 2.5f, skin = 0.3f, density = 0.8442f;
 
 // Medians of `runs` rounds, each round timing every variant once in turn: on a shared 2-core
 // machine the load drifts over seconds, and interleaving puts every variant under the same drift.
@@ -322,13 +323,17 @@ int main(int argc, char** argv) {
       n = std::strtoull(argv[++a], nullptr, 10);
     } else if (arg == "--runs" && a + 1 < argc) {
       runs = std::max(1, std::atoi(argv[++a]));
+    } else if (arg == "--cutoff" && a + 1 < argc) {
+      cutoff = std::strtof(argv[++a], nullptr);
+    } else if (arg == "--density" && a + 1 < argc) {
+      density = std::strtof(argv[++a], nullptr);
     } else {
-      std::fprintf(stderr, "usage: neighbor_build_cpu [--n N] [--runs R]\n");
+      std::fprintf(stderr, "usage: neighbor_build_cpu [--n N] [--runs R] [--cutoff C] [--density D]\n");
       return 2;
     }
   }
   // The LJ liquid in a random order (benchmarks/common/lj_lattice.hpp), then Hilbert-sorted below.
-  bench::lj_lattice const lattice = bench::make_lj_lattice(n);
+  bench::lj_lattice const lattice = bench::make_lj_lattice(n, density);
   float const length = lattice.length;
   std::vector<Atom> atoms(n);
   for (std::size_t i = 0; i < n; ++i) {
@@ -586,7 +591,9 @@ int main(int argc, char** argv) {
       auto const s = bench::sharing_of(view, bench::cluster_groups(view, where, length, 8, compact), 8);
       std::printf(" %s %.2f", compact ? "2x2x2 cells" : "stacks along a column", s.bits_per_entry);
     }
-    std::printf("\n");
+    auto const full = pairs_full.view(e_full);  // the same particles, the same clusters
+    auto const s = bench::sharing_of(full, bench::cluster_groups(full, where, length, 8, true), 8, true);
+    std::printf("; 2x2x2 cells halved by group (GROMACS) %.2f\n", s.bits_per_entry);
   }
   std::printf(
       "EAM from tables (compute_many_body, three passes, full lists), x the hand-written three passes over the padded "
