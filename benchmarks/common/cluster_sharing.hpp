@@ -20,12 +20,11 @@ struct cluster_sharing {
   double bits_per_entry = 0;  // cluster pairs per merged entry
 };
 
-// Cluster ids grouped S at a time (none: 0xffffffff past the last); compact: by centre cells.
-template <class Position>
-std::vector<std::uint32_t> cluster_groups(coalesce::verlet_list_ref<coalesce::cluster_pairs> const& list,
-                                          Position&& position, float length, unsigned group, bool compact,
-                                          double cell_factor = 2.0) {
-  std::size_t const clusters = list.clusters;
+// Cluster ids grouped S at a time (0xffffffff past the last); compact: by centre cells. at(s, x)
+// puts slot s's position into x and returns false for an empty slot.
+template <class SlotPosition> std::vector<std::uint32_t> cluster_groups(std::size_t clusters, SlotPosition&& at,
+                                                                        float length, unsigned group, bool compact,
+                                                                        double cell_factor = 2.0) {
   std::vector<std::uint32_t> members;
   if (!compact) {
     members.assign((clusters + group - 1) / group * group, 0xffffffffu);
@@ -44,14 +43,11 @@ std::vector<std::uint32_t> cluster_groups(coalesce::verlet_list_ref<coalesce::cl
     double sum[3] = {0, 0, 0}, first[3] = {0, 0, 0};
     int count = 0;
     for (std::size_t s = c * 8; s < c * 8 + 8; ++s) {
-      std::uint32_t const p = list.slots[s];
-      if (p == coalesce::cluster_pairs::empty_slot) continue;
-      auto const x = position(p);
+      double x[3];
+      if (!at(s, x)) continue;
       for (int a = 0; a < 3; ++a) {
-        double v = x[a];
-        if (count == 0) first[a] = v;
-        v -= length * std::nearbyint((v - first[a]) / length);  // the image nearest the first particle
-        sum[a] += v;
+        if (count == 0) first[a] = x[a];
+        sum[a] += x[a] - length * std::nearbyint((x[a] - first[a]) / length);  // the image nearest the first
       }
       ++count;
     }

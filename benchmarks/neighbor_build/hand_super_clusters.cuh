@@ -11,6 +11,8 @@
 #pragma once
 #include <coalesce/coalesce.hpp>
 
+#include "../common/cluster_sharing.hpp"
+
 #include <algorithm>
 #include <cmath>
 #include <cstdint>
@@ -133,43 +135,19 @@ inline pruned_rows prune_rows(coalesce::verlet_list_ref<coalesce::cluster_pairs>
   return out;
 }
 
-// GROMACS's super-cluster shape from the list's clusters: groups of S = 8 clusters whose centres
-// share a cell of twice the clusters' mean spacing (2 x 2 x 2 clusters, about 4.2 sigma across at
-// the LJ liquid), where a stack of 8 along one column is 8 clusters tall. Cells in Morton order,
-// the clusters of consecutive cells chunked by S (a group may straddle two neighbouring cells).
+// GROMACS's super-cluster shape from the list's clusters: 8 clusters of one cell twice their mean
+// spacing (bench::cluster_groups, benchmarks/common/cluster_sharing.hpp), from the staged positions.
 template <unsigned S>
 std::vector<std::uint32_t> compact_members(coalesce::verlet_list_ref<coalesce::cluster_pairs> const& list,
                                            float4 const* xq, float length) {
-  std::size_t const clusters = list.clusters;
-  std::vector<float4> x(clusters * 8);
+  std::vector<float4> x(list.clusters * 8);
   cudaMemcpy(x.data(), xq, x.size() * sizeof(float4), cudaMemcpyDeviceToHost);
-  double const spacing = std::cbrt(double(length) * length * length / static_cast<double>(clusters));
-  auto const cells = static_cast<std::uint32_t>(std::max(1.0, std::floor(length / (2 * spacing))));
-  auto const spread = [](std::uint32_t v) {  // bits of v at every third place
-    std::uint64_t r = 0;
-    for (int b = 0; b < 21; ++b) r |= std::uint64_t((v >> b) & 1u) << (3 * b);
-    return r;
+  auto const at = [&](std::size_t s, double(&p)[3]) {
+    if (x[s].w == 0.f) return false;
+    p[0] = x[s].x, p[1] = x[s].y, p[2] = x[s].z;
+    return true;
   };
-  std::vector<std::pair<std::uint64_t, std::uint32_t>> keyed;
-  for (std::size_t c = 0; c < clusters; ++c) {
-    double centre[3] = {0, 0, 0};
-    int n = 0;
-    for (int k = 0; k < 8; ++k) {
-      float4 const p = x[c * 8 + k];
-      if (p.w == 0.f) continue;
-      centre[0] += p.x, centre[1] += p.y, centre[2] += p.z, ++n;
-    }
-    if (n == 0) continue;  // an empty cluster has no pairs
-    std::uint32_t cell[3];
-    for (int a = 0; a < 3; ++a) {
-      cell[a] = std::min(cells - 1, static_cast<std::uint32_t>(centre[a] / n / length * cells));
-    }
-    keyed.push_back({spread(cell[0]) | spread(cell[1]) << 1 | spread(cell[2]) << 2, static_cast<std::uint32_t>(c)});
-  }
-  std::sort(keyed.begin(), keyed.end());
-  std::vector<std::uint32_t> members((keyed.size() + S - 1) / S * S, no_cluster);
-  for (std::size_t k = 0; k < keyed.size(); ++k) members[k] = keyed[k].second;
-  return members;
+  return bench::cluster_groups(list.clusters, at, length, S, true);
 }
 
 inline void free_super_rows(super_rows& r) {

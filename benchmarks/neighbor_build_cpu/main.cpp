@@ -580,19 +580,24 @@ int main(int argc, char** argv) {
   {  // what super-clusters could share at this state (benchmarks/common/cluster_sharing.hpp)
     auto const view = pairs_half.view(e_half);
     auto const hv = e_half.view();
-    auto const where = [&](std::uint32_t p) {
-      auto const& r = hv[p][&Atom::pos];
-      return std::array<double, 3>{r[&vec3::x], r[&vec3::y], r[&vec3::z]};
+    auto const where = [&](auto const& list) {  // slot s's position, false for an empty slot
+      return [&](std::size_t s, double(&x)[3]) {
+        std::uint32_t const p = list.slots[s];
+        if (p == coalesce::cluster_pairs::empty_slot) return false;
+        auto const& r = hv[p][&Atom::pos];
+        x[0] = r[&vec3::x], x[1] = r[&vec3::y], x[2] = r[&vec3::z];
+        return true;
+      };
     };
     std::printf(
         "cluster_pairs half: %.2f entries per cluster; rows merged by groups of 8 clusters, mask bits per entry:",
         double(view.row_offsets[view.clusters]) / double(view.clusters));
     for (bool compact : {false, true}) {
-      auto const s = bench::sharing_of(view, bench::cluster_groups(view, where, length, 8, compact), 8);
+      auto const s = bench::sharing_of(view, bench::cluster_groups(view.clusters, where(view), length, 8, compact), 8);
       std::printf(" %s %.2f", compact ? "2x2x2 cells" : "stacks along a column", s.bits_per_entry);
     }
     auto const full = pairs_full.view(e_full);  // the same particles, the same clusters
-    auto const s = bench::sharing_of(full, bench::cluster_groups(full, where, length, 8, true), 8, true);
+    auto const s = bench::sharing_of(full, bench::cluster_groups(full.clusters, where(full), length, 8, true), 8, true);
     std::printf("; 2x2x2 cells halved by group (GROMACS) %.2f\n", s.bits_per_entry);
   }
   std::printf(
