@@ -84,9 +84,9 @@ TEST_CASE_TEMPLATE("GPU sort_by_key equals the host path: keys, permutation and 
   }
 }
 
-// Columns larger than half of L2 are gathered a launch per column for far sources, every column in
-// the first launch for near ones (reorder_cuda.cu): a re-sort of nearly sorted particles, local
-// shuffles plus long jumps, moves every element of every column once, on every layout.
+// Columns larger than half of L2 are gathered over several launches, as many columns per launch as
+// fill half of L2 (reorder_cuda.cu): a re-sort of nearly sorted particles, local shuffles plus long
+// jumps, moves every element of every column once, on every layout.
 TEST_CASE_TEMPLATE("GPU sort_by_key past L2: near and far sources, every column moved once", Layout, GPU_LAYOUTS) {
   std::size_t const n = std::size_t{1} << 24;  // 64 MB per 4-byte column: one column per far launch
   std::vector<std::uint32_t> key(n);
