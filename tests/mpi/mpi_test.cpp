@@ -440,7 +440,7 @@ template <class L> void check_halo() {
   CHECK(ghost_charges);
 
   // reverse: every entry 1; an owned particle ends with 1 + the number of its ghost copies anywhere.
-  test_vector<vec3> forces(std::vector<vec3>(particles.size(), vec3{1.0f, 2.0f, 0.0f}));
+  test_vector<vec3> forces(std::vector<vec3>(particles.size(), vec3{1.0f, 2.0f, 4.0f}));
   cm::reverse(halo, forces);
   std::vector<std::uint32_t> my_ghost_ids;
   for (std::size_t g = halo.owned(); g < with_ghosts.size(); ++g) my_ghost_ids.push_back(with_ghosts[g].id);
@@ -454,7 +454,7 @@ template <class L> void check_halo() {
   bool summed = true;
   for (std::size_t i = 0; i < halo.owned(); ++i) {
     float const want = 1.0f + static_cast<float>(copies[owned[i].id]);
-    summed = summed && totals[i].x == want && totals[i].y == 2.0f * want;
+    summed = summed && totals[i].x == want && totals[i].y == 2.0f * want && totals[i].z == 4.0f * want;
   }
   CHECK(summed);
 
@@ -463,7 +463,7 @@ template <class L> void check_halo() {
   {
     std::vector<Particle> records(particles.size());
     particles.copy_to(records);
-    for (auto& r : records) r.vel = vec3{1.0f, 2.0f, 0.0f};
+    for (auto& r : records) r.vel = vec3{1.0f, 2.0f, 4.0f};
     particles.assign(coalesce::host_vector<Particle, L>(records));
     if constexpr (!coalesce::layout_storage<Particle, L>::natural(3)) {  // vel stored as half: not summed
       CHECK_THROWS_WITH_AS(cm::reverse(halo, particles, &Particle::vel), doctest::Contains("stored as half"),
@@ -475,7 +475,8 @@ template <class L> void check_halo() {
     particles.copy_to(after);
     bool member_summed = true, others_kept = true;
     for (std::size_t i = 0; i < halo.owned(); ++i) {
-      member_summed = member_summed && after[i].vel.x == totals[i].x && after[i].vel.y == totals[i].y;
+      member_summed = member_summed && after[i].vel.x == totals[i].x && after[i].vel.y == totals[i].y &&
+                      after[i].vel.z == totals[i].z;
       others_kept = others_kept && after[i].id == records[i].id && after[i].pos.x == records[i].pos.x &&
                     after[i].mass == records[i].mass;
     }
