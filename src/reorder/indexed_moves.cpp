@@ -196,6 +196,57 @@ bool same_shape(column_ref const& a, column_ref const& b) {
 // the elements `ahead` are asked for early: the owners lie anywhere, so column by column each
 // pass waited on its own misses (the pack of aosoa<16> records was 57% of a forward at 1.95x
 // the hand-written SoA code).
+// f(c) for c = 0 .. C-1 as C statements (GCC keeps a loop over C otherwise).
+template <std::size_t C, class F> inline __attribute__((always_inline)) void for_each_column(F&& f) {
+  [&]<std::size_t... c>(std::index_sequence<c...>) { (f(c), ...); }
+  (std::make_index_sequence<C>{});
+}
+
+// The lines an element's leaves lie on, as offsets from its first column's address: a leaf at least
+// a line past the last one kept gets a prefetch of its own, and the last leaf's end one too (a
+// record of aos: two prefetches, often of one line, not one per leaf; soa or aosoa leaves: one
+// each, and the end).
+struct element_lines {
+  static constexpr std::size_t max = 33;
+  std::ptrdiff_t at[max];
+  std::size_t count = 0;
+};
+element_lines lines_of(column_copy const* columns, std::size_t count, std::size_t width) {
+  constexpr std::ptrdiff_t line = 64;
+  std::ptrdiff_t offsets[element_lines::max] = {};
+  for (std::size_t c = 0; c < count; ++c) offsets[c] = columns[c].src.base - columns[0].src.base;
+  std::sort(offsets, offsets + count);
+  element_lines out;
+  out.at[out.count++] = offsets[0];
+  for (std::size_t c = 1; c < count; ++c) {
+    if (offsets[c] - out.at[out.count - 1] >= line) out.at[out.count++] = offsets[c];
+  }
+  std::ptrdiff_t const end = offsets[count - 1] + static_cast<std::ptrdiff_t>(width) - 1;
+  if (end > out.at[out.count - 1]) out.at[out.count++] = end;  // (the element may straddle a line)
+  return out;
+}
+
+// The loop of gather_columns_together with the column count C known at compile time (the element's
+// copies unrolled: the loop is bound by how many owners' misses the core keeps in flight, so every
+// instruction per element counts; add_columns_together says more), or C = 0: any count.
+template <std::size_t W, std::size_t C, class Offset>
+void gather_columns_of(std::byte const* const* source, std::byte* const* destination, std::size_t count, std::size_t n,
+                       std::uint32_t const* index, Offset offset, element_lines const& lines) {
+  constexpr std::size_t ahead = 16;
+  for (std::size_t k = 0; k < n; ++k) {
+    if (k + ahead < n) {
+      std::byte const* const later = source[0] + offset(index[k + ahead]);
+      for (std::size_t l = 0; l < lines.count; ++l) __builtin_prefetch(later + lines.at[l], 0);
+    }
+    std::size_t const at = offset(index[k]);
+    if constexpr (C != 0) {
+      for_each_column<C>([&](std::size_t c) { std::memcpy(destination[c] + k * W, source[c] + at, W); });
+    } else {
+      for (std::size_t c = 0; c < count; ++c) std::memcpy(destination[c] + k * W, source[c] + at, W);
+    }
+  }
+}
+
 template <std::size_t W> void gather_columns_together(column_copy const* columns, std::size_t count, std::size_t n,
                                                       std::uint32_t const* index, std::size_t first) {
   constexpr std::size_t max_columns = 32;
@@ -205,16 +256,37 @@ template <std::size_t W> void gather_columns_together(column_copy const* columns
     source[c] = columns[c].src.base;
     destination[c] = columns[c].dst.base + first * W;
   }
-  constexpr std::size_t ahead = 8;
+  element_lines const lines = lines_of(columns, count, W);
   with_offset(columns[0].src, [&](auto offset_of) {
     auto const offset = offset_of;  // a local copy, as in move_column
-    for (std::size_t k = 0; k < n; ++k) {
-      if (k + ahead < n) {
-        std::size_t const later = offset(index[k + ahead]);
-        for (std::size_t c = 0; c < count; ++c) __builtin_prefetch(source[c] + later, 0);
-      }
-      std::size_t const at = offset(index[k]);
-      for (std::size_t c = 0; c < count; ++c) std::memcpy(destination[c] + k * W, source[c] + at, W);
+    auto const with = [&]<std::size_t C>() {
+      gather_columns_of<W, C>(source, destination, count, n, index, offset, lines);
+    };
+    switch (count) {  // the counts of common records (a vec3 and a few scalars up to two vec3 and more)
+      case 2:
+        return with.template operator()<2>();
+      case 3:
+        return with.template operator()<3>();
+      case 4:
+        return with.template operator()<4>();
+      case 5:
+        return with.template operator()<5>();
+      case 6:
+        return with.template operator()<6>();
+      case 7:
+        return with.template operator()<7>();
+      case 8:
+        return with.template operator()<8>();
+      case 9:
+        return with.template operator()<9>();
+      case 10:
+        return with.template operator()<10>();
+      case 11:
+        return with.template operator()<11>();
+      case 12:
+        return with.template operator()<12>();
+      default:
+        return with.template operator()<0>();
     }
   });
 }
@@ -317,12 +389,6 @@ bool gather_together(column_copy const* columns, std::size_t count, std::size_t 
 // base plus a byte offset, a prefetch per column 16 ahead: three per aos record) 0.55-0.62).
 // Addresses are a base plus a constant or a scaled index, never a separately computed pointer.
 constexpr std::size_t sum_ahead = 32;
-
-// f(c) for c = 0 .. C-1 as C statements (GCC keeps a loop over C otherwise).
-template <std::size_t C, class F> inline __attribute__((always_inline)) void for_each_column(F&& f) {
-  [&]<std::size_t... c>(std::index_sequence<c...>) { (f(c), ...); }
-  (std::make_index_sequence<C>{});
-}
 
 // The owners' leaves side by side in one record (a vec3 member of aos records, or any record with
 // E-sized leaves in a row): one pointer per element, the leaves at constant displacements, one
