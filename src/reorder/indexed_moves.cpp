@@ -202,10 +202,9 @@ template <std::size_t C, class F> inline __attribute__((always_inline)) void for
   (std::make_index_sequence<C>{});
 }
 
-// The lines an element's leaves lie on, as offsets from its first column's address: a leaf at least
-// a line past the last one kept gets a prefetch of its own, and the last leaf's end one too (a
-// record of aos: two prefetches, often of one line, not one per leaf; soa or aosoa leaves: one
-// each, and the end).
+// The lines an element's leaves lie on, as offsets from its first column's address (a record of aos:
+// its first and last byte, two prefetches, often of one line, not one per leaf; soa or aosoa
+// leaves: one each).
 struct element_lines {
   static constexpr std::size_t max = 33;
   std::ptrdiff_t at[max];
@@ -214,15 +213,29 @@ struct element_lines {
 element_lines lines_of(column_copy const* columns, std::size_t count, std::size_t width) {
   constexpr std::ptrdiff_t line = 64;
   std::ptrdiff_t offsets[element_lines::max] = {};
-  for (std::size_t c = 0; c < count; ++c) offsets[c] = columns[c].src.base - columns[0].src.base;
-  std::sort(offsets, offsets + count);
-  element_lines out;
-  out.at[out.count++] = offsets[0];
-  for (std::size_t c = 1; c < count; ++c) {
-    if (offsets[c] - out.at[out.count - 1] >= line) out.at[out.count++] = offsets[c];
+  for (std::size_t c = 0; c < count; ++c) {  // (as integers: the columns may lie in different arrays)
+    offsets[c] = static_cast<std::ptrdiff_t>(reinterpret_cast<std::uintptr_t>(columns[c].src.base) -
+                                             reinterpret_cast<std::uintptr_t>(columns[0].src.base));
   }
-  std::ptrdiff_t const end = offsets[count - 1] + static_cast<std::ptrdiff_t>(width) - 1;
-  if (end > out.at[out.count - 1]) out.at[out.count++] = end;  // (the element may straddle a line)
+  std::sort(offsets, offsets + count);
+  // Leaves in runs at most a line long (first byte to last): a run touches one or two lines, its
+  // first and last bytes one in each; a run of one leaf (aligned, at most 8 bytes) one line.
+  element_lines out;
+  auto const width_bytes = static_cast<std::ptrdiff_t>(width);
+  std::ptrdiff_t run_start = offsets[0], run_end = offsets[0] + width_bytes - 1;
+  auto const close_run = [&] {
+    out.at[out.count++] = run_start;
+    if (run_end - run_start + 1 > width_bytes) out.at[out.count++] = run_end;
+  };
+  for (std::size_t c = 1; c < count; ++c) {
+    std::ptrdiff_t const end = offsets[c] + width_bytes - 1;
+    if (end - run_start >= line) {
+      close_run();
+      run_start = offsets[c];
+    }
+    run_end = end;
+  }
+  close_run();
   return out;
 }
 
@@ -236,7 +249,10 @@ void gather_columns_of(std::byte const* const* source, std::byte* const* destina
   for (std::size_t k = 0; k < n; ++k) {
     if (k + ahead < n) {
       std::byte const* const later = source[0] + offset(index[k + ahead]);
-      for (std::size_t l = 0; l < lines.count; ++l) __builtin_prefetch(later + lines.at[l], 0);
+      auto const base = reinterpret_cast<std::uintptr_t>(later);
+      for (std::size_t l = 0; l < lines.count; ++l) {
+        __builtin_prefetch(reinterpret_cast<void const*>(base + static_cast<std::uintptr_t>(lines.at[l])), 0);
+      }
     }
     std::size_t const at = offset(index[k]);
     if constexpr (C != 0) {
@@ -340,9 +356,13 @@ void move_range_one_side_blocked(column_copy const& c, std::size_t n, std::size_
   std::size_t k = first_run;
   if (k == n) return;
   at = blocked.address(start + k);  // a block's first element
-  std::size_t const block_bytes = block * c.width;
-  for (; n - k >= block; k += block, at += blocked.block_stride) copy(at, block_bytes);
-  if (k < n) copy(at, (n - k) * c.width);
+  while (true) {  // (the pointer steps to a block only when elements remain there)
+    std::size_t const run = std::min(block, n - k);
+    copy(at, run * c.width);
+    k += run;
+    if (k == n) break;
+    at += blocked.block_stride;
+  }
 }
 
 // A range of elements [from, from + n) into [to, to + n) of a column whose elements are packed
@@ -390,6 +410,16 @@ bool gather_together(column_copy const* columns, std::size_t count, std::size_t 
 // Addresses are a base plus a constant or a scaled index, never a separately computed pointer.
 constexpr std::size_t sum_ahead = 32;
 
+// *to += *from through memcpy (the message and the owners are bytes the library copied numbers
+// into): the same moves as a typed access, with no aliasing rule to break.
+template <class E> inline void add_at(E* to, E const* from) {
+  E a, b;
+  std::memcpy(&a, to, sizeof(E));
+  std::memcpy(&b, from, sizeof(E));
+  a += b;
+  std::memcpy(to, &a, sizeof(E));
+}
+
 // The owners' leaves side by side in one record (a vec3 member of aos records, or any record with
 // E-sized leaves in a row): one pointer per element, the leaves at constant displacements, one
 // prefetch per record.
@@ -399,7 +429,7 @@ template <class E, std::size_t C> void add_leaves_of_records(std::byte* to, std:
   for (std::size_t k = 0; k < n; ++k) {
     if (k + sum_ahead < n) __builtin_prefetch(to + index[k + sum_ahead] * stride, 1);
     auto* const owner = reinterpret_cast<E*>(to + index[k] * stride);
-    for_each_column<C>([&](std::size_t c) { owner[c] += from[c][k]; });
+    for_each_column<C>([&](std::size_t c) { add_at(owner + c, from[c] + k); });
   }
 }
 
@@ -412,7 +442,7 @@ void add_packed_columns(E* const (&to)[C], E const* const (&from)[C], std::size_
       for_each_column<C>([&](std::size_t c) { __builtin_prefetch(to[c] + later, 1); });
     }
     std::size_t const i = index[k];
-    for_each_column<C>([&](std::size_t c) { to[c][i] += from[c][k]; });
+    for_each_column<C>([&](std::size_t c) { add_at(to[c] + i, from[c] + k); });
   }
 }
 
@@ -432,7 +462,7 @@ template <class E, std::size_t C> void add_blocked_leaves(std::byte* to, column_
       for_each_column<C>([&](std::size_t c) { __builtin_prefetch(later + c * spacing, 1); });
     }
     std::byte* const owner = to + offset(index[k]);
-    for_each_column<C>([&](std::size_t c) { *reinterpret_cast<E*>(owner + c * spacing) += from[c][k]; });
+    for_each_column<C>([&](std::size_t c) { add_at(reinterpret_cast<E*>(owner + c * spacing), from[c] + k); });
   }
 }
 
@@ -791,6 +821,9 @@ std::size_t find_leavers(int const* dest, std::size_t n, int self, int ranks, st
   // L1). 32, not 16 or 8: at 10 % leaving a smaller block is skipped often enough to make its test
   // a mispredicted branch (migrate_bench, 2 ranks, AMD: 16 cost 3 %, 8 cost 8 % of that step;
   // with nobody leaving the per-element walk took 2x a hand-written count per rank, 32 0.5x).
+  if (self < 0 || self >= ranks) {  // the block test below relies on self being a valid rank
+    throw_error("migrate: rank " + std::to_string(self) + " of " + std::to_string(ranks) + " ranks");
+  }
   std::size_t m = 0;
   bool bad = false;
   auto const walk = [&](std::size_t from, std::size_t to) {
