@@ -9,8 +9,8 @@
 //   - one sort for both: particles sorted by verlet_list::cell_keys (the build skips its sort);
 //   - the LJ force kernel over padded_rows, the library's (for_each_neighbor) against a hand-written
 //     OpenMP loop over the hand-written list (check_asm.py compares their machine code);
-//   - the pair engine (compute_pairs, the same LJ law as an evaluator) over padded_columns (the
-//     generic loop) and over cluster_pairs, half and full (the SIMD loop of
+//   - the pair engine (compute_pairs, the same LJ law as an evaluator) over padded_columns and
+//     padded_rows (the generic loop) and over cluster_pairs, half and full (the SIMD loop of
 //     cluster_pair_loop_host.hpp), each against the same hand-written loop, forces compared;
 //   - an EAM potential from tables (a funcfl-style table set made here, LAMMPS's splines):
 //     compute_many_body's three passes over padded_columns and cluster_pairs (full lists) against a
@@ -408,13 +408,14 @@ int main(int argc, char** argv) {
   // atomic-free scatter): sums agree to float rounding.
   bool const forces_agree = force_diff <= 1e-4 * std::max(1.0, force_scale);
 
-  // The pair engine over the same particles: padded_columns (the generic loop, a thread per row) and
+  // The pair engine over the same particles: padded_columns and padded_rows (the generic loop, a
+  // thread per row) and
   // cluster_pairs half and full (the SIMD loop over clusters of 8), each into its own copy.
   coalesce::pair_table<lj_law::param_type> lj_table(1);
   lj_table.set(0, 0, {0.f}, cutoff);
   coalesce::verlet_list<coalesce::cluster_pairs> pairs_half({.cutoff = cutoff, .skin = skin, .half = true});
   coalesce::verlet_list<coalesce::cluster_pairs> pairs_full({.cutoff = cutoff, .skin = skin, .half = false});
-  coalesce::device_vector<Atom, atom_layout> e_columns = h, e_half = h, e_full = h, e_sums = h;
+  coalesce::device_vector<Atom, atom_layout> e_columns = h, e_rows = h, e_half = h, e_full = h, e_sums = h;
   coalesce::device_vector<Atom, fixed_force_layout> e_fixed(atoms);  // the same particles in the same order
   coalesce::verlet_list<coalesce::cluster_pairs> pairs_fixed({.cutoff = cutoff, .skin = skin, .half = true});
   pairs_fixed.build(e_fixed, &Atom::pos, domain);
@@ -430,6 +431,9 @@ int main(int argc, char** argv) {
        [&] {
          coalesce::compute_pairs<&Atom::pos, &Atom::force>(e_columns, columns.view(e_columns), domain, lj_law{},
                                                            lj_table);
+       },
+       [&] {
+         coalesce::compute_pairs<&Atom::pos, &Atom::force>(e_rows, rows.view(e_rows), domain, lj_law{}, lj_table);
        },
        [&] {
          coalesce::compute_pairs<&Atom::pos, &Atom::force>(e_half, pairs_half.view(e_half), domain, lj_law{}, lj_table);
@@ -461,8 +465,8 @@ int main(int argc, char** argv) {
     return diff / std::max(1e-30, scale);
   };
   auto const engine_error = [&](auto const& e) { return relative_error(e, hand_force); };
-  double const engine_errors[5] = {engine_error(e_columns), engine_error(e_half), engine_error(e_full),
-                                   engine_error(e_sums), engine_error(e_fixed)};
+  double const engine_errors[6] = {engine_error(e_columns), engine_error(e_rows), engine_error(e_half),
+                                   engine_error(e_full),    engine_error(e_sums), engine_error(e_fixed)};
   // Energy against a double sum over the hand-written list (each pair twice there).
   double energy_ref = 0;
   for (std::size_t i = 0; i < n; ++i) {
@@ -567,10 +571,10 @@ int main(int argc, char** argv) {
       "in this round); relative error = largest |difference| / largest force:\n",
       engine_ms[0]);
   std::printf("%-44s %10s %10s %12s\n", "engine", "ms", "x hand", "rel. error");
-  char const* const engine_names[5] = {"padded_columns (generic loop)", "cluster_pairs half (SIMD loop)",
-                                       "cluster_pairs full (SIMD loop)", "cluster_pairs half + energy, virial",
-                                       "cluster_pairs half, fixed-point force"};
-  for (int k = 0; k < 5; ++k) {
+  char const* const engine_names[6] = {"padded_columns (generic loop)",       "padded_rows (generic loop)",
+                                       "cluster_pairs half (SIMD loop)",      "cluster_pairs full (SIMD loop)",
+                                       "cluster_pairs half + energy, virial", "cluster_pairs half, fixed-point force"};
+  for (int k = 0; k < 6; ++k) {
     std::printf("%-44s %10.2f %10.2f %12.2e\n", engine_names[k], engine_ms[k + 1], engine_ms[k + 1] / engine_ms[0],
                 engine_errors[k]);
   }

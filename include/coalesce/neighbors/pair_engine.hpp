@@ -688,46 +688,59 @@ pair_totals run_pairs(vector<T, L, Space>& particles, PositionMember position, F
     double energy = 0, virial = 0;
     // Lengths in the loop's type once per row, not a conversion per pair.
     Real const len[3] = {static_cast<Real>(length[0]), static_cast<Real>(length[1]), static_cast<Real>(length[2])};
-    for_each_neighbor(list, i, [&](std::uint32_t j) {
-      auto const xj = v[j][position.pointer];
-      // The minimum image as the list builds choose it (cluster_tile.hpp's nearest_image).
-      Real const d[3] = {x0 - nearest_image(x0, coordinate<Real>(xj, 0), periodic[0], len[0]),
-                         x1 - nearest_image(x1, coordinate<Real>(xj, 1), periodic[1], len[1]),
-                         x2 - nearest_image(x2, coordinate<Real>(xj, 2), periodic[2], len[2])};
-      Real const r2 = d[0] * d[0] + d[1] * d[1] + d[2] * d[2];
-      std::size_t const tj = type_of(v[j], type_member);
-      if (!within_cutoff(r2, table, ti, tj)) return;
-      // After the cutoff: only pairs in reach scan the row. i's row is enough on a half list too (the
-      // exclusions are symmetric).
-      if constexpr (excludes_pairs<Exclusions>) {
-        if (excluded.contains(j)) return;
-      }
-      pair_value<Real> const p = law(r2, table.param(ti, tj));
-      if constexpr (PerPair) {
-        // Three named sums, not a loop over g[a]: kept in registers (the loop kept them on the stack).
-        std::int64_t const q0 = to_fixed(p.force_over_r * d[0]), q1 = to_fixed(p.force_over_r * d[1]),
-                           q2 = to_fixed(p.force_over_r * d[2]);
-        g0 += q0, g1 += q1, g2 += q2;
-        if (half) {  // exactly -q: the pair sums to zero
-          add_fixed_integer(v[j][force.pointer][0], -q0, fixed);
-          add_fixed_integer(v[j][force.pointer][1], -q1, fixed);
-          add_fixed_integer(v[j][force.pointer][2], -q2, fixed);
+    // The row's loop with the list's kind a compile-time constant: a full list's loop then stores
+    // nothing but its sums and the pair's work sits under one condition, so the compiler vectorises
+    // it on the CPU (with the kind a run-time flag, its reactions' atomics kept the loop scalar:
+    // 3.9x a hand-written padded loop at the LJ liquid, 2026-12-06).
+    auto const row_loop = [&](auto half_list) {
+      constexpr bool Half = decltype(half_list)::value;
+      for_each_neighbor(list, i, [&](std::uint32_t j) {
+        auto const xj = v[j][position.pointer];
+        // The minimum image as the list builds choose it (cluster_tile.hpp's nearest_image).
+        Real const d[3] = {x0 - nearest_image(x0, coordinate<Real>(xj, 0), periodic[0], len[0]),
+                           x1 - nearest_image(x1, coordinate<Real>(xj, 1), periodic[1], len[1]),
+                           x2 - nearest_image(x2, coordinate<Real>(xj, 2), periodic[2], len[2])};
+        Real const r2 = d[0] * d[0] + d[1] * d[1] + d[2] * d[2];
+        std::size_t const tj = type_of(v[j], type_member);
+        if (within_cutoff(r2, table, ti, tj)) {
+          // After the cutoff: only pairs in reach scan the row. i's row is enough on a half list too
+          // (the exclusions are symmetric).
+          if constexpr (excludes_pairs<Exclusions>) {
+            if (excluded.contains(j)) return;
+          }
+          pair_value<Real> const p = law(r2, table.param(ti, tj));
+          if constexpr (PerPair) {
+            // Three named sums, not a loop over g[a]: kept in registers (the loop kept them on the stack).
+            std::int64_t const q0 = to_fixed(p.force_over_r * d[0]), q1 = to_fixed(p.force_over_r * d[1]),
+                               q2 = to_fixed(p.force_over_r * d[2]);
+            g0 += q0, g1 += q1, g2 += q2;
+            if constexpr (Half) {  // exactly -q: the pair sums to zero
+              add_fixed_integer(v[j][force.pointer][0], -q0, fixed);
+              add_fixed_integer(v[j][force.pointer][1], -q1, fixed);
+              add_fixed_integer(v[j][force.pointer][2], -q2, fixed);
+            }
+          } else {
+            f0 += p.force_over_r * d[0];
+            f1 += p.force_over_r * d[1];
+            f2 += p.force_over_r * d[2];
+            if constexpr (Half) {
+              atomic_add(v[j][force.pointer][0], -p.force_over_r * d[0]);
+              atomic_add(v[j][force.pointer][1], -p.force_over_r * d[1]);
+              atomic_add(v[j][force.pointer][2], -p.force_over_r * d[2]);
+            }
+          }
+          // Each pair once over the whole pass: a full list meets it twice.
+          [[maybe_unused]] constexpr double share = Half ? 1.0 : 0.5;
+          if constexpr (Energy) energy += share * static_cast<double>(p.energy);
+          if constexpr (Virial) virial += share * static_cast<double>(p.force_over_r) * static_cast<double>(r2);
         }
-      } else {
-        f0 += p.force_over_r * d[0];
-        f1 += p.force_over_r * d[1];
-        f2 += p.force_over_r * d[2];
-        if (half) {
-          atomic_add(v[j][force.pointer][0], -p.force_over_r * d[0]);
-          atomic_add(v[j][force.pointer][1], -p.force_over_r * d[1]);
-          atomic_add(v[j][force.pointer][2], -p.force_over_r * d[2]);
-        }
-      }
-      // Each pair once over the whole pass: a full list meets it twice.
-      double const share = half ? 1.0 : 0.5;
-      if constexpr (Energy) energy += share * static_cast<double>(p.energy);
-      if constexpr (Virial) virial += share * static_cast<double>(p.force_over_r) * static_cast<double>(r2);
-    });
+      });
+    };
+    if (half) {
+      row_loop(std::true_type{});
+    } else {
+      row_loop(std::false_type{});
+    }
     if constexpr (PerPair) {
       std::int64_t const g[3] = {g0, g1, g2};
       for (int a = 0; a < 3; ++a) {
