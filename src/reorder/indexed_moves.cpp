@@ -356,7 +356,7 @@ void move_range_one_side_blocked(column_copy const& c, std::size_t n, std::size_
   std::size_t k = first_run;
   if (k == n) return;
   at = blocked.address(start + k);  // a block's first element
-  while (true) {  // (the pointer steps to a block only when elements remain there)
+  while (true) {                    // (the pointer steps to a block only when elements remain there)
     std::size_t const run = std::min(block, n - k);
     copy(at, run * c.width);
     k += run;
