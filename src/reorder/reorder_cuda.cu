@@ -22,26 +22,42 @@ constexpr int columns_per_launch = 64;
 
 struct gather_batch {
   column_copy columns[columns_per_launch];
-  int count;
+  int count;  // columns of the group
+  int first;  // this launch's columns for far sources: [first, first + step)
+  int step;
   std::size_t n;
   std::uint32_t const* perm;
 };
 
-// One thread per destination element, every block launched at once: the thread reads its
-// source index once, then moves the element of every column (move_element keeps several random
-// reads in flight; a grid sized to resident blocks looping over 4 elements per thread was
-// slower than column-by-column thrust::gather on the H200).
+// A source within this many elements of its destination is near: its reads of every column
+// stream through L2 with its neighbours' (a re-sort of particles sorted a few steps ago moves most
+// of them a few places; a particle that changed cell column moves by a column's length or more).
+constexpr std::size_t near_source = 1024;
 
+// One thread per destination element, every block launched at once: the thread reads its source
+// index, then moves the element of the launch's columns (move_element keeps several random reads in
+// flight; a grid sized to resident blocks looping over 4 elements per thread was slower than
+// column-by-column thrust::gather on the H200). A near source moves every column of the group in
+// the group's first launch and nothing in the others; a far one moves the launch's columns.
 template <class Word> __global__ void gather_columns_kernel(__grid_constant__ gather_batch const batch) {
   std::size_t const i = static_cast<std::size_t>(blockIdx.x) * blockDim.x + threadIdx.x;
   if (i >= batch.n) return;
-  move_element<Word>(batch.columns, batch.count, __ldg(batch.perm + i), i);
+  std::size_t const from = __ldg(batch.perm + i);
+  bool const near = (from > i ? from - i : i - from) <= near_source;
+  if (near) {
+    if (batch.first == 0) move_element<Word>(batch.columns, batch.count, from, i);
+    return;
+  }
+  int const count = min(batch.step, batch.count - batch.first);
+  move_element<Word>(batch.columns + batch.first, count, from, i);
 }
 
 // Random reads are served from L2 when the columns being gathered fit in it: a launch takes
 // only as many columns as fill half of L2 (at least one), so a permutation from random order
 // reads each source sector from DRAM about once (all columns at once measured 1.9x slower than
-// column-by-column thrust::gather on the H200, 4M particles x 8 columns).
+// column-by-column thrust::gather on the H200, 4M particles x 8 columns). Near sources (above) are
+// exempt: a re-sort of sorted particles took 7 launches of one column each, 0.37 of its 0.70 ms
+// at 4M LJ particles (ncu, H100, 2026-12-06).
 std::size_t columns_fitting_l2(std::size_t n, std::size_t word_bytes) {
   static std::size_t const l2_bytes = [] {
     int device = 0, bytes = 0;
@@ -57,15 +73,18 @@ template <class Word> void launch_gathers(cudaStream_t stream, std::vector<colum
                                           std::uint32_t const* perm) {
   if (parts.empty()) return;
   unsigned const grid = static_cast<unsigned>((n + launch_threads - 1) / launch_threads);
-  std::size_t const per_launch = columns_fitting_l2(n, sizeof(Word));
-  for (std::size_t begin = 0; begin < parts.size(); begin += per_launch) {
+  auto const per_launch = static_cast<int>(columns_fitting_l2(n, sizeof(Word)));
+  for (std::size_t group = 0; group < parts.size(); group += columns_per_launch) {
     gather_batch batch{};
-    batch.count = static_cast<int>(std::min<std::size_t>(per_launch, parts.size() - begin));
-    std::copy_n(parts.data() + begin, batch.count, batch.columns);
+    batch.count = static_cast<int>(std::min<std::size_t>(columns_per_launch, parts.size() - group));
+    std::copy_n(parts.data() + group, batch.count, batch.columns);
+    batch.step = per_launch;
     batch.n = n;
     batch.perm = perm;
-    gather_columns_kernel<Word><<<grid, launch_threads, 0, stream>>>(batch);
-    COALESCE_CUDA_TRY(cudaGetLastError());
+    for (batch.first = 0; batch.first < batch.count; batch.first += per_launch) {
+      gather_columns_kernel<Word><<<grid, launch_threads, 0, stream>>>(batch);
+      COALESCE_CUDA_TRY(cudaGetLastError());
+    }
   }
 }
 
