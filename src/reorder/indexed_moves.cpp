@@ -410,14 +410,10 @@ bool gather_together(column_copy const* columns, std::size_t count, std::size_t 
 // Addresses are a base plus a constant or a scaled index, never a separately computed pointer.
 constexpr std::size_t sum_ahead = 32;
 
-// *to += *from through memcpy (the message and the owners are bytes the library copied numbers
-// into): the same moves as a typed access, with no aliasing rule to break.
+// *to += *from for typed pointers: add_one's memcpy moves (the message and the owners are bytes
+// the library copied numbers into), with no aliasing rule to break.
 template <class E> inline void add_at(E* to, E const* from) {
-  E a, b;
-  std::memcpy(&a, to, sizeof(E));
-  std::memcpy(&b, from, sizeof(E));
-  a += b;
-  std::memcpy(to, &a, sizeof(E));
+  add_one<E>(reinterpret_cast<std::byte*>(to), reinterpret_cast<std::byte const*>(from));
 }
 
 // The owners' leaves side by side in one record (a vec3 member of aos records, or any record with
