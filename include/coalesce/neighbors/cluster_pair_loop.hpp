@@ -36,37 +36,61 @@
 namespace coalesce::detail {
 
 #if defined(__CUDA_ARCH__)
+// Addresses in the cluster loop: a lane's pointer into an array (the same every entry) plus the
+// entry's cluster times a stride, one wide multiply-add (IMAD.WIDE.U32) per address. The lane's
+// pointer passes through opaque_pointer so that nvcc does not fold its offset into the entry's
+// index: folded, every address was a wide multiply, an OR and a 64-bit shift-add (4 instructions,
+// 3 for the second j particle and 4 for the reaction's). The pointer is then generic to nvcc, so
+// the loads and the reduction say their state space themselves (ld.global.nc: the staged particles
+// are read-only during the loop; red.global).
+template <class T> __device__ COALESCE_INLINE T* opaque_pointer(T* p) {
+  std::uint64_t out;
+  asm("mov.b64 %0, %1;" : "=l"(out) : "l"(reinterpret_cast<std::uint64_t>(p)));
+  return reinterpret_cast<T*>(out);
+}
+template <class Real> __device__ COALESCE_INLINE void red_global_add(Real* p, Real f) {
+  if constexpr (std::is_same_v<Real, float>) {
+    asm volatile("red.global.add.f32 [%0], %1;" ::"l"(p), "f"(f) : "memory");
+  } else if constexpr (std::is_same_v<Real, double>) {
+    asm volatile("red.global.add.f64 [%0], %1;" ::"l"(p), "d"(f) : "memory");
+  } else {
+    atomic_add_scalar(p, f);
+  }
+}
+
 template <class Real>
 __device__ COALESCE_INLINE Real warp_sum_lanes(Real value, unsigned first_mask, unsigned last_mask) {
   for (unsigned step = first_mask; step <= last_mask; step <<= 1) value += __shfl_xor_sync(0xffffffffu, value, step);
   return value;
 }
 
-// Six values (two particles' reactions, x y z each: v[3 h + d]) summed over the 8 lanes of a group
-// (lane bits 0-2 = ii) and scattered: each lane gets one sum, of value reaction_index(ii). Each step
-// halves what a lane holds: it keeps one of each pair of values and sends the other (3 shuffles,
-// then 2 and 1), against three shuffles for each of the six in a plain butterfly.
-template <class Real> __device__ COALESCE_INLINE Real reduce_scatter_reactions(Real const (&v)[6], unsigned ii) {
+// Six values (two particles' reactions, x y z each: v[h][d]) summed over the 8 lanes of a group
+// (lane bits 0-2 = ii) and scattered: each lane gets one sum. Lane ii's v[0] is j particle
+// jg + 4 (ii & 1) and v[1] the other one (the loop reads them in that order), so the first step
+// keeps v[0] and sends v[1] with no select: after it the lane pair holds one particle's x y z, and
+// each step after halves what a lane holds (2 shuffles, then 1): 6 shuffles and 4 selects, not 18
+// shuffles for a plain butterfly (nor 10 selects with both particles in the same order in every lane).
+// The sum a lane holds: reaction_particle(ii) (of jg, jg + 4), component reaction_axis(ii).
+template <class Real> __device__ COALESCE_INLINE Real reduce_scatter_reactions(Real const (&v)[2][3], unsigned ii) {
   constexpr unsigned all = 0xffffffffu;
-  bool const b0 = (ii & 1u) != 0, b1 = (ii & 2u) != 0, b2 = (ii & 4u) != 0;
-  Real w[3];  // w[k]: v[2 k + b0] over the lane pair
+  bool const b1 = (ii & 2u) != 0, b2 = (ii & 4u) != 0;
+  Real w[3];  // w[d]: component d of particle jg + 4 (ii & 1) over the lane pair
 #pragma unroll
-  for (int k = 0; k < 3; ++k) {
-    Real const keep = b0 ? v[2 * k + 1] : v[2 * k], send = b0 ? v[2 * k] : v[2 * k + 1];
-    w[k] = keep + __shfl_xor_sync(all, send, 1);
-  }
+  for (int d = 0; d < 3; ++d) w[d] = v[0][d] + __shfl_xor_sync(all, v[1][d], 1);
   Real const keep1 = b1 ? w[1] : w[0], send1 = b1 ? w[0] : w[1];
-  Real const u0 = keep1 + __shfl_xor_sync(all, send1, 2);  // v[2 b1 + b0] over 4 lanes
-  Real const u1 = w[2] + __shfl_xor_sync(all, w[2], 2);    // v[4 + b0] over 4 lanes
+  Real const u0 = keep1 + __shfl_xor_sync(all, send1, 2);  // component b1 over 4 lanes
+  Real const u1 = w[2] + __shfl_xor_sync(all, w[2], 2);    // component 2 over 4 lanes
   Real const keep2 = b2 ? u1 : u0, send2 = b2 ? u0 : u1;
   return keep2 + __shfl_xor_sync(all, send2, 4);
 }
 #endif
 
-// Which of reduce_scatter_reactions' six sums lane ii of a group holds (v[3 h + d]); lanes 6 and 7
-// (bits 2 and 1 set) hold a copy of lanes 4 and 5's.
-COALESCE_HOST_DEVICE COALESCE_INLINE std::uint32_t reaction_index(std::uint32_t ii) {
-  return (ii & 4u) != 0 ? 4u + (ii & 1u) : (ii & 3u);
+// Which j particle of its group (0: jg, 1: jg + 4) lane ii reads first, and whose reaction sum
+// (reduce_scatter_reactions) it holds; and which component: lanes 6 and 7 (bits 2 and 1 set) hold
+// a copy of lanes 4 and 5's z.
+COALESCE_HOST_DEVICE COALESCE_INLINE std::uint32_t reaction_particle(std::uint32_t ii) { return ii & 1u; }
+COALESCE_HOST_DEVICE COALESCE_INLINE std::uint32_t reaction_axis(std::uint32_t ii) {
+  return (ii & 4u) != 0 ? 2u : (ii & 2u) >> 1;
 }
 
 // r2 below the type pair's cutoff, decided as double(r2) < cutoff2 (the generic loop's test) without
@@ -80,12 +104,46 @@ COALESCE_HOST_DEVICE COALESCE_INLINE bool within_cutoff(Real r2, Table const& ta
 // into one vector of 16 bytes (float; 32 for double), so a listed cluster's 8 particles are one
 // coalesced 128-byte read and a j particle one vector load (read through the slot's particle index
 // and the particles' own layout, a j particle was 5 scattered loads). The nearest image is
-// d - L rint(d / L), branch-free (1 / L = 0 along an open axis). An empty slot is staged at NaN
-// (type 0): every distance to it is NaN and fails the cutoff test, so no pair tests for it.
+// d - L rint(d / L), branch-free (1 / L = 0 along an open axis). An empty slot is staged far away,
+// at staged_far (type 0), and an empty i slot's lane holds -staged_far instead: a difference with
+// either is about 1e20 or more along each axis, so its square fails every cutoff (float: infinite)
+// while the difference stays finite, and a zero force times it is zero. So the loop masks a pair's
+// force alone (one select or none per pair); staged at NaN, every product with the difference had
+// to be masked as well (NaN times zero is NaN: 6 selects or moves per entry). The nearest image would
+// fold such a difference back into the box, so where the loop takes it, it also tests the plain
+// difference along x (staged_close: one compare per pair, in the rows near a face only).
 template <class Real> struct alignas(4 * sizeof(Real)) staged_particle {
   Real x, y, z;
   std::int32_t type;
 };
+template <class Real> inline constexpr Real staged_far = Real(1e20);
+#if defined(__CUDA_ARCH__)
+// One staged particle from global memory, read-only during the loop (through a pointer nvcc sees as
+// generic: opaque_pointer above).
+template <class Real> __device__ COALESCE_INLINE staged_particle<Real> load_staged(staged_particle<Real> const* p) {
+  if constexpr (std::is_same_v<Real, float>) {
+    float4 const v = __ldg(reinterpret_cast<float4 const*>(p));
+    return {v.x, v.y, v.z, __float_as_int(v.w)};
+  } else {
+    static_assert(std::is_same_v<Real, double>);
+    double2 const a = __ldg(reinterpret_cast<double2 const*>(p));
+    double2 const b = __ldg(reinterpret_cast<double2 const*>(p) + 1);
+    return {a.x, a.y, b.x, static_cast<std::int32_t>(static_cast<std::uint32_t>(__double_as_longlong(b.y)))};
+  }
+}
+#endif
+// A plain difference of staged positions that involves no empty slot (nor an empty i lane).
+template <class Real> COALESCE_HOST_DEVICE COALESCE_INLINE bool staged_close(Real d) {
+#if defined(__CUDA_ARCH__)
+  if constexpr (std::is_same_v<Real, float>) {
+    return fabsf(d) < 1e19f;  // one compare of the absolute value
+  } else {
+    return fabs(d) < 1e19;
+  }
+#else
+  return d < Real(1e19) && d > Real(-1e19);
+#endif
+}
 
 // The table of a single particle type as the loop reads it: the one pair's parameters and cutoff
 // as values, so that the kernel reads them once instead of indexing the table by two types per
@@ -152,7 +210,7 @@ template <class Real> struct staged_box {
     }
     return b;
   }
-  COALESCE_HOST_DEVICE COALESCE_INLINE bool near_a_face(Real x, Real y, Real z) const {  // NaN: not near
+  COALESCE_HOST_DEVICE COALESCE_INLINE bool near_a_face(Real x, Real y, Real z) const {
     return x < interior_low[0] || x > interior_high[0] || y < interior_low[1] || y > interior_high[1] ||
            z < interior_low[2] || z > interior_high[2];
   }
@@ -165,8 +223,23 @@ template <class Real> struct staged_box {
 // after the loop; zeroed first on a half list).
 template <class Real> struct slot_sums {
   Real* sums;
-  COALESCE_HOST_DEVICE COALESCE_INLINE void add_component(std::uint32_t slot, std::uint32_t d, Real f) const {
+  COALESCE_HOST_DEVICE COALESCE_INLINE void add_component(std::size_t slot, std::uint32_t d, Real f) const {
     atomic_add_scalar(sums + 4 * slot + d, f);
+  }
+  // Component d of slot k of cluster jc (the cluster loop's reactions; first: jc * cluster_size):
+  // the lane's own address within a cluster (the same every entry) advanced by the cluster, one
+  // instruction per entry.
+  COALESCE_HOST_DEVICE COALESCE_INLINE void add_in_cluster(std::uint32_t first, std::uint32_t k, std::uint32_t d,
+                                                           Real f) const {
+#if defined(__CUDA_ARCH__)
+    struct slot_stride {  // a slot's 4 Reals, for the stride alone
+      Real v[4];
+    };
+    auto* const lane = opaque_pointer(reinterpret_cast<slot_stride*>(sums + (4 * k + d)));  // hoisted
+    red_global_add(reinterpret_cast<Real*>(lane + first), f);
+#else
+    add_component(static_cast<std::size_t>(first) + k, d, f);
+#endif
   }
   COALESCE_HOST_DEVICE COALESCE_INLINE void add(std::uint32_t slot, Real f0, Real f1, Real f2) const {
     atomic_add_scalar(sums + 4 * slot + 0, f0);
@@ -186,8 +259,13 @@ template <class View, class Force> struct member_sums {
   Force force;
   std::uint32_t const* slots;
   template <class Real>
-  COALESCE_HOST_DEVICE COALESCE_INLINE void add_component(std::uint32_t slot, std::uint32_t d, Real f) const {
+  COALESCE_HOST_DEVICE COALESCE_INLINE void add_component(std::size_t slot, std::uint32_t d, Real f) const {
     atomic_add(v[slots[slot]][force.pointer][d], f);
+  }
+  template <class Real>
+  COALESCE_HOST_DEVICE COALESCE_INLINE void add_in_cluster(std::uint32_t first, std::uint32_t k, std::uint32_t d,
+                                                           Real f) const {
+    add_component(static_cast<std::size_t>(first) + k, d, f);
   }
   template <class Real>
   COALESCE_HOST_DEVICE COALESCE_INLINE void add(std::uint32_t slot, Real f0, Real f1, Real f2) const {
@@ -222,16 +300,24 @@ COALESCE_HOST_DEVICE COALESCE_INLINE void staged_cluster_pair_lane(std::size_t t
   auto const lane = static_cast<std::uint32_t>(t % 32);
   std::uint32_t const ii = lane % size, jg = lane / size;  // i particle; j particles jg and jg + 4
   std::uint32_t const own = c * size + ii;
-  staged_particle<Real> const si = staged[own];  // an empty slot: NaN, so none of its pairs is within a cutoff
-  auto const ti = static_cast<std::size_t>(si.type);
   bool const has_i = list.slots[own] != cluster_pairs::empty_slot;
+  staged_particle<Real> si = staged[own];
+  if (!has_i) si.x = si.y = si.z = -staged_far<Real>;  // apart from every slot, an empty one too
+  auto const ti = static_cast<std::size_t>(si.type);
   decltype(exclusions.row(0)) excluded{};  // i's partners, read once per lane (no_exclusions: nothing)
   if constexpr (excludes_pairs<Exclusions>) {
     if (has_i) excluded = exclusions.row(list.slots[own]);
   }
-  // The reaction sum this lane adds for each listed cluster (reduce_scatter_reactions).
-  std::uint32_t const reaction = reaction_index(ii);
-  std::uint32_t const reaction_slot = jg + 4 * (reaction / 3), reaction_axis = reaction % 3;
+  // The lane's two j particles of each listed cluster, jg + 4 q[h]: lane ii reads
+  // jg + 4 reaction_particle(ii) first (reduce_scatter_reactions), each through a pointer of its
+  // own (one wide multiply-add per load: the cluster's offset onto it).
+  std::uint32_t q[2];
+  q[0] = reaction_particle(ii);
+  q[1] = 1u - q[0];
+  staged_particle<Real> const* const lane_j[2] = {opaque_pointer(staged + (jg + 4 * q[0])),
+                                                  opaque_pointer(staged + (jg + 4 * q[1]))};
+  // The reaction sum this lane adds for each listed cluster (its component of particle jg + 4 q[0]).
+  std::uint32_t const reaction_slot = jg + 4 * q[0], axis = reaction_axis(ii);
   bool const adds_reaction = (ii & 6u) != 6u;
   Real f0 = 0, f1 = 0, f2 = 0;
   // The lane's energy and virial over its row, in Real: summed per pair in double they cost two
@@ -240,12 +326,12 @@ COALESCE_HOST_DEVICE COALESCE_INLINE void staged_cluster_pair_lane(std::size_t t
   Real row_energy = 0, row_virial = 0;
   bool const half = list.half;
   double const share = half ? 1.0 : 0.5;  // each pair once over the pass
-  // Within its own cluster (jc == c) the lane's pair with j particle jg + 4 h is kept once (half: the
-  // higher slot's) or unless it is the particle itself (full): decided here once, not per pair.
+  // Within its own cluster (jc == c) the lane's pair with j particle jg + 4 q[h] is kept once (half:
+  // the higher slot's) or unless it is the particle itself (full): decided here once, not per pair.
   bool self_kept[2];
 #pragma unroll
   for (int h = 0; h < 2; ++h) {
-    std::uint32_t const j = jg + 4 * static_cast<std::uint32_t>(h);
+    std::uint32_t const j = jg + 4 * q[h];
     self_kept[h] = half ? j > ii : j != ii;
   }
   std::uint32_t const end = list.row_offsets[c + 1];
@@ -257,20 +343,26 @@ COALESCE_HOST_DEVICE COALESCE_INLINE void staged_cluster_pair_lane(std::size_t t
     for (; e < end; ++e) {
       std::uint32_t const jc = next;
       if (e + 1 < end) next = list.entries[e + 1];
-      bool const own_cluster = jc == c;    // the same for the whole warp
-      Real react[6] = {0, 0, 0, 0, 0, 0};  // minus the reactions on the two j particles, v[3 h + d]
+      bool const own_cluster = jc == c;  // the same for the whole warp
+      // The forces on the two j particles, +f (x_j - x_i): the i particle's is minus their sum, the
+      // j particles' reactions are added as summed (no negation per entry).
+      Real react[2][3];
       bool hit = false;
       // Both j particles read before either is used: the two loads are in flight together (read
       // where each is used, behind a branch, the second waited for the first's pair: H100, 2026-12-06).
       staged_particle<Real> sjs[2];
 #pragma unroll
-      for (int h = 0; h < 2; ++h) sjs[h] = staged[jc * size + jg + 4 * static_cast<std::uint32_t>(h)];
+      for (int h = 0; h < 2; ++h) {
+        sjs[h] = load_staged(lane_j[h] + jc * size);
+      }
 #pragma unroll
       for (int h = 0; h < 2; ++h) {
         staged_particle<Real> const& sj = sjs[h];
-        bool const other = !own_cluster || self_kept[h];  // the particle itself: d = 0, never in reach
-        Real d0 = si.x - sj.x, d1 = si.y - sj.y, d2 = si.z - sj.z;
+        bool const other = !own_cluster || self_kept[h];  // the particle itself: d = 0
+        Real d0 = sj.x - si.x, d1 = sj.y - si.y, d2 = sj.z - si.z;
+        bool close = true;  // no empty slot in the pair (the interior: the distance says so)
         if constexpr (Wrap) {
+          close = staged_close(d0);
           d0 = wrapped(d0, box.length[0], box.inverse[0]);
           d1 = wrapped(d1, box.length[1], box.inverse[1]);
           d2 = wrapped(d2, box.length[2], box.inverse[2]);
@@ -278,51 +370,45 @@ COALESCE_HOST_DEVICE COALESCE_INLINE void staged_cluster_pair_lane(std::size_t t
         Real const rr = d0 * d0 + d1 * d1 + d2 * d2;
         auto const tj = static_cast<std::size_t>(sj.type);
         Real const reach2 = cutoff2_in<Real>(table, ti, tj);
-        bool in_reach = other && rr < reach2;  // NaN (an empty slot): not in reach
+        bool in_reach = other && rr < reach2 && close;  // an empty slot: far, not in reach
         if constexpr (excludes_pairs<Exclusions>) {
-          std::uint32_t const slot = jc * size + jg + 4 * static_cast<std::uint32_t>(h);
+          std::uint32_t const slot = jc * size + jg + 4 * q[h];
           if (in_reach && excluded.contains(list.slots[slot])) in_reach = false;
         }
+        // The flag from the predicate, before the law (set inside a branch, it lived in a byte
+        // register with three byte moves per entry).
+        hit = hit || in_reach;
+        // Out of reach the force is zero, and so is its product with the (finite) difference: the
+        // force alone is masked, not each product.
+        Real f = Real(0);
         if constexpr (branch_free_law<Evaluator>) {  // every slot evaluated, the value kept in reach
           // Out of reach: evaluated at half the cutoff squared, where every law is finite and a
           // tabulated one in range (the CPU's SIMD loop does the same for its masked lanes).
           pair_value<Real> const p = law(in_reach ? rr : Real(0.5) * reach2, table.param(ti, tj));
-          // Out of reach: a zero force along a zero separation (an empty slot's is NaN).
-          Real const f = in_reach ? p.force_over_r : Real(0);
-          Real const e0 = in_reach ? d0 : Real(0), e1 = in_reach ? d1 : Real(0), e2 = in_reach ? d2 : Real(0);
-          react[3 * h + 0] = f * e0;
-          react[3 * h + 1] = f * e1;
-          react[3 * h + 2] = f * e2;
-          f0 += react[3 * h + 0];
-          f1 += react[3 * h + 1];
-          f2 += react[3 * h + 2];
-          hit = hit || in_reach;
+          f = in_reach ? p.force_over_r : Real(0);
           if constexpr (Energy) row_energy += in_reach ? p.energy : Real(0);
-          if constexpr (Virial) row_virial += in_reach ? f * rr : Real(0);
-        } else {
-          // The flag from the predicate, before the branch (set inside it, it lived in a byte
-          // register with three byte moves per entry).
-          hit = hit || in_reach;
-          if (!in_reach) continue;
+          if constexpr (Virial) row_virial += in_reach ? f * rr : Real(0);  // rr: infinite to an empty slot
+        } else if (in_reach) {
           pair_value<Real> const p = law(rr, table.param(ti, tj));
-          // The reactions' terms kept as +f d (the sign goes on their sum): a negated copy of each
-          // product cost an instruction per component and pair where the branch merges.
-          react[3 * h + 0] = p.force_over_r * d0;
-          react[3 * h + 1] = p.force_over_r * d1;
-          react[3 * h + 2] = p.force_over_r * d2;
-          f0 += react[3 * h + 0];
-          f1 += react[3 * h + 1];
-          f2 += react[3 * h + 2];
+          f = p.force_over_r;
           if constexpr (Energy) row_energy += p.energy;
           if constexpr (Virial) row_virial += p.force_over_r * rr;
         }
+        react[h][0] = f * d0;
+        react[h][1] = f * d1;
+        react[h][2] = f * d2;
+        f0 -= react[h][0];
+        f1 -= react[h][1];
+        f2 -= react[h][2];
       }
       if (!half || !__any_sync(0xffffffffu, hit)) continue;
-      Real const sum = reduce_scatter_reactions(react, ii);  // the j particles' reaction is -sum
-      if (adds_reaction && sum != Real(0)) forces.add_component(jc * size + reaction_slot, reaction_axis, -sum);
+      Real const sum = reduce_scatter_reactions(react, ii);
+      if (adds_reaction && sum != Real(0)) {
+        forces.add_in_cluster(jc * size, reaction_slot, axis, sum);
+      }
     }
   };
-  if (__any_sync(0xffffffffu, box.near_a_face(si.x, si.y, si.z))) {
+  if (__any_sync(0xffffffffu, has_i && box.near_a_face(si.x, si.y, si.z))) {
     row(std::true_type{});
   } else {
     row(std::false_type{});

@@ -458,7 +458,7 @@ void launch_staged_loop(verlet_list_ref<cluster_pairs> const& list, staged_parti
 // a half list's forces crashed; as count_bad_input above).
 
 // Slot k of a cluster-pair list staged: the particle's position (in the loop's real type, in the box) and
-// type, NaN for an empty slot; its force sums zeroed where the loop sums in slots (a half list).
+// type, staged_far for an empty slot; its force sums zeroed where the loop sums in slots (a half list).
 // With `check`, it also counts the particles check_pair_input would refuse (a type at or past
 // `types`, a position not finite) into bad: the pass reads them anyway, and a separate counting pass
 // read every particle once more per call.
@@ -476,8 +476,8 @@ template <class Real, class View, class PositionMember, class TypeMember, class 
   Bad bad;
   COALESCE_HOST_DEVICE void operator()(std::size_t k) const {
     std::uint32_t const p = slots[k];
-    Real const nan = std::numeric_limits<Real>::quiet_NaN();
-    staged_particle<Real> out{nan, nan, nan, 0};  // an empty slot: no distance to it passes a cutoff
+    Real const far = staged_far<Real>;
+    staged_particle<Real> out{far, far, far, 0};  // an empty slot: no distance to it passes a cutoff
     if (p != cluster_pairs::empty_slot) {
       auto const x = v[p][position.pointer];
       Real const r[3] = {coordinate<Real>(x, 0), coordinate<Real>(x, 1), coordinate<Real>(x, 2)};
