@@ -19,6 +19,16 @@
 // fixed point: its integer atomics keep the sums alike run to run).
 // With exclusions (pair_exclusions.hpp), a pair in reach is then looked up in the short row of the
 // lane's own particle, read once per lane; without them the test is compiled out.
+//
+// Instructions (SASS, sm_90, nvcc 13.0, the LJ benchmark's forces-only half-list loop over rows away
+// from the faces, per list entry of 64 pairs; the hand-written kernel of benchmarks/neighbor_build:
+// 108): 119 -> 95 (the law behind a branch), 116 -> 92 (branch_free law). Where they went: a pair's
+// force masked alone, not its products (staged_far: -6 selects or moves); the lanes of odd ii read
+// their two j particles in the other order (reduce_scatter_reactions: -6 selects); the reactions
+// summed as the forces on the j particles (-1 negation); addresses as one wide multiply-add onto a
+// lane's own pointer (opaque_pointer: -7); the row's bounds the same in every lane by construction
+// (a shuffle from lane 0: the warp-convergence checks before each collective went, -4); the next
+// entry read without a guard (-2); half lists a compile-time case (-1).
 #pragma once
 #include <cmath>
 #include <cstddef>
@@ -334,15 +344,21 @@ COALESCE_HOST_DEVICE COALESCE_INLINE void staged_cluster_pair_lane(std::size_t t
     std::uint32_t const j = jg + 4 * q[h];
     self_kept[h] = half ? j > ii : j != ii;
   }
-  std::uint32_t const end = list.row_offsets[c + 1];
-  // The row's entries, the nearest image taken per pair (Wrap) or not (the 8 particles interior).
-  auto const row = [&](auto wrap) {
+  std::uint32_t const end = __shfl_sync(0xffffffffu, list.row_offsets[c + 1], 0);
+  // The row's entries, the nearest image taken per pair (Wrap) or not (the 8 particles interior),
+  // the reactions added (Half) or not: a compile-time flag, not a test per entry.
+  auto const row = [&](auto wrap, auto half_list) {
     constexpr bool Wrap = decltype(wrap)::value;
-    std::uint32_t e = list.row_offsets[c];
-    std::uint32_t next = e < end ? list.entries[e] : 0;  // the next entry, read an iteration ahead
+    constexpr bool Half = decltype(half_list)::value;
+    std::uint32_t e = __shfl_sync(0xffffffffu, list.row_offsets[c], 0);
+    // The next entry, read an iteration ahead; past the row's last entry the last one again (an
+    // unconditional load: a guarded one cost a compare and two moves per entry).
+    std::uint32_t const last = end - 1;
+    std::uint32_t const* const entries = opaque_pointer(list.entries);  // held, not reloaded per entry
+    std::uint32_t next = e < end ? __ldg(entries + e) : 0;
     for (; e < end; ++e) {
       std::uint32_t const jc = next;
-      if (e + 1 < end) next = list.entries[e + 1];
+      next = __ldg(entries + (e < last ? e + 1 : last));
       bool const own_cluster = jc == c;  // the same for the whole warp
       // The forces on the two j particles, +f (x_j - x_i): the i particle's is minus their sum, the
       // j particles' reactions are added as summed (no negation per entry).
@@ -401,17 +417,22 @@ COALESCE_HOST_DEVICE COALESCE_INLINE void staged_cluster_pair_lane(std::size_t t
         f1 -= react[h][1];
         f2 -= react[h][2];
       }
-      if (!half || !__any_sync(0xffffffffu, hit)) continue;
+      if (!Half || !__any_sync(0xffffffffu, hit)) continue;
       Real const sum = reduce_scatter_reactions(react, ii);
       if (adds_reaction && sum != Real(0)) {
         forces.add_in_cluster(jc * size, reaction_slot, axis, sum);
       }
     }
   };
-  if (__any_sync(0xffffffffu, has_i && box.near_a_face(si.x, si.y, si.z))) {
-    row(std::true_type{});
+  bool const near = __any_sync(0xffffffffu, has_i && box.near_a_face(si.x, si.y, si.z));
+  if (near && half) {
+    row(std::true_type{}, std::true_type{});
+  } else if (half) {
+    row(std::false_type{}, std::true_type{});
+  } else if (near) {
+    row(std::true_type{}, std::false_type{});
   } else {
-    row(std::false_type{});
+    row(std::false_type{}, std::false_type{});
   }
   f0 = warp_sum_lanes(f0, 8u, 16u);
   f1 = warp_sum_lanes(f1, 8u, 16u);
