@@ -28,7 +28,12 @@
 // summed as the forces on the j particles (-1 negation); addresses as one wide multiply-add onto a
 // lane's own pointer (opaque_pointer: -7); the row's bounds the same in every lane by construction
 // (a shuffle from lane 0: the warp-convergence checks before each collective went, -4); the next
-// entry read without a guard (-2); half lists a compile-time case (-1).
+// entry read without a guard (-2); half lists a compile-time case (-1). Then 95 -> 93 (92 -> 91):
+// the own-cluster test one compare of jc * 8 with a threshold per lane (-1) and the next entry's
+// index one min (-1). With energy and virial (the same loop, 2 x 4 instructions more per entry:
+// the law's energy, its sum and f r^2) the kernel held 48 registers, 5 blocks of 256 threads per
+// multiprocessor instead of 6: with the register the own-cluster test no longer takes, 40 (104 -> 101
+// per entry). nvcc now issues the second j load after the first pair's law in both passes.
 #pragma once
 #include <cmath>
 #include <cstddef>
@@ -337,13 +342,14 @@ COALESCE_HOST_DEVICE COALESCE_INLINE void staged_cluster_pair_lane(std::size_t t
   bool const half = list.half;
   double const share = half ? 1.0 : 0.5;  // each pair once over the pass
   // Within its own cluster (jc == c) the lane's pair with j particle jg + 4 q[h] is kept once (half:
-  // the higher slot's) or unless it is the particle itself (full): decided here once, not per pair.
-  bool self_kept[2];
+  // the higher slot's) or unless it is the particle itself (full): one compare per pair of the
+  // entry's first slot jc * 8 with the lane's threshold own - j (signed: it may be below 0). A half
+  // list lists no cluster below its row's (cluster_pairs.hpp: search_row), so there the pair is
+  // kept when jc * 8 + j > own; a full list keeps it when jc * 8 + j != own. (The test was jc == c
+  // and a flag per particle: a register and an instruction more per entry.)
+  std::int32_t below[2];
 #pragma unroll
-  for (int h = 0; h < 2; ++h) {
-    std::uint32_t const j = jg + 4 * q[h];
-    self_kept[h] = half ? j > ii : j != ii;
-  }
+  for (int h = 0; h < 2; ++h) below[h] = static_cast<std::int32_t>(own) - static_cast<std::int32_t>(jg + 4 * q[h]);
   std::uint32_t const end = __shfl_sync(0xffffffffu, list.row_offsets[c + 1], 0);
   // The row's entries, the nearest image taken per pair (Wrap) or not (the 8 particles interior),
   // the reactions added (Half) or not: a compile-time flag, not a test per entry.
@@ -358,8 +364,8 @@ COALESCE_HOST_DEVICE COALESCE_INLINE void staged_cluster_pair_lane(std::size_t t
     std::uint32_t next = e < end ? __ldg(entries + e) : 0;
     for (; e < end; ++e) {
       std::uint32_t const jc = next;
-      next = __ldg(entries + (e < last ? e + 1 : last));
-      bool const own_cluster = jc == c;  // the same for the whole warp
+      next = __ldg(entries + min(e + 1, last));  // one VIMNMX (the select was a compare and a SEL)
+      auto const first_slot = static_cast<std::int32_t>(jc * size);  // the same for the whole warp
       // The forces on the two j particles, +f (x_j - x_i): the i particle's is minus their sum, the
       // j particles' reactions are added as summed (no negation per entry).
       Real react[2][3];
@@ -374,7 +380,7 @@ COALESCE_HOST_DEVICE COALESCE_INLINE void staged_cluster_pair_lane(std::size_t t
 #pragma unroll
       for (int h = 0; h < 2; ++h) {
         staged_particle<Real> const& sj = sjs[h];
-        bool const other = !own_cluster || self_kept[h];  // the particle itself: d = 0
+        bool const other = Half ? first_slot > below[h] : first_slot != below[h];  // not i itself, each pair once
         Real d0 = sj.x - si.x, d1 = sj.y - si.y, d2 = sj.z - si.z;
         bool close = true;  // no empty slot in the pair (the interior: the distance says so)
         if constexpr (Wrap) {
