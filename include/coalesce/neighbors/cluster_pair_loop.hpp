@@ -33,7 +33,9 @@
 // index one min (-1). With energy and virial (the same loop, 2 x 4 instructions more per entry:
 // the law's energy, its sum and f r^2) the kernel held 48 registers, 5 blocks of 256 threads per
 // multiprocessor instead of 6: with the register the own-cluster test no longer takes, 40 (104 -> 101
-// per entry). nvcc now issues the second j load after the first pair's law in both passes.
+// per entry). The pairs' order in an entry (geometry of both, the vote, then the law: see the loop)
+// keeps the two j loads together in the forces-only pass; the E+V one issues the second after
+// the first pair's law.
 #pragma once
 #include <cmath>
 #include <cstddef>
@@ -377,8 +379,10 @@ COALESCE_HOST_DEVICE COALESCE_INLINE void staged_cluster_pair_lane(std::size_t t
       for (int h = 0; h < 2; ++h) {
         sjs[h] = load_staged(lane_j[h] + jc * size);
       }
-#pragma unroll
-      for (int h = 0; h < 2; ++h) {
+      // Per pair: its separation and test (geometry), then the law and the sums (evaluate).
+      Real d[2][3], rr[2], reach2[2];
+      bool in_reach[2];
+      auto const geometry = [&](int h) {
         staged_particle<Real> const& sj = sjs[h];
         bool const other = Half ? first_slot > below[h] : first_slot != below[h];  // not i itself, each pair once
         Real d0 = sj.x - si.x, d1 = sj.y - si.y, d2 = sj.z - si.z;
@@ -389,32 +393,37 @@ COALESCE_HOST_DEVICE COALESCE_INLINE void staged_cluster_pair_lane(std::size_t t
           d1 = wrapped(d1, box.length[1], box.inverse[1]);
           d2 = wrapped(d2, box.length[2], box.inverse[2]);
         }
-        Real const rr = d0 * d0 + d1 * d1 + d2 * d2;
+        d[h][0] = d0, d[h][1] = d1, d[h][2] = d2;
+        rr[h] = d0 * d0 + d1 * d1 + d2 * d2;
         auto const tj = static_cast<std::size_t>(sj.type);
-        Real const reach2 = cutoff2_in<Real>(table, ti, tj);
-        bool in_reach = other && rr < reach2 && close;  // an empty slot: far, not in reach
+        reach2[h] = cutoff2_in<Real>(table, ti, tj);
+        in_reach[h] = other && rr[h] < reach2[h] && close;  // an empty slot: far, not in reach
         if constexpr (excludes_pairs<Exclusions>) {
           std::uint32_t const slot = jc * size + jg + 4 * q[h];
-          if (in_reach && excluded.contains(list.slots[slot])) in_reach = false;
+          if (in_reach[h] && excluded.contains(list.slots[slot])) in_reach[h] = false;
         }
         // The flag from the predicate, before the law (set inside a branch, it lived in a byte
         // register with three byte moves per entry).
-        hit = hit || in_reach;
+        hit = hit || in_reach[h];
+      };
+      auto const evaluate = [&](int h) {
+        auto const tj = static_cast<std::size_t>(sjs[h].type);
+        Real const d0 = d[h][0], d1 = d[h][1], d2 = d[h][2];
         // Out of reach the force is zero, and so is its product with the (finite) difference: the
         // force alone is masked, not each product.
         Real f = Real(0);
         if constexpr (branch_free_law<Evaluator>) {  // every slot evaluated, the value kept in reach
           // Out of reach: evaluated at half the cutoff squared, where every law is finite and a
           // tabulated one in range (the CPU's SIMD loop does the same for its masked lanes).
-          pair_value<Real> const p = law(in_reach ? rr : Real(0.5) * reach2, table.param(ti, tj));
-          f = in_reach ? p.force_over_r : Real(0);
-          if constexpr (Energy) row_energy += in_reach ? p.energy : Real(0);
-          if constexpr (Virial) row_virial += in_reach ? f * rr : Real(0);  // rr: infinite to an empty slot
-        } else if (in_reach) {
-          pair_value<Real> const p = law(rr, table.param(ti, tj));
+          pair_value<Real> const p = law(in_reach[h] ? rr[h] : Real(0.5) * reach2[h], table.param(ti, tj));
+          f = in_reach[h] ? p.force_over_r : Real(0);
+          if constexpr (Energy) row_energy += in_reach[h] ? p.energy : Real(0);
+          if constexpr (Virial) row_virial += in_reach[h] ? f * rr[h] : Real(0);  // rr: infinite to an empty slot
+        } else if (in_reach[h]) {
+          pair_value<Real> const p = law(rr[h], table.param(ti, tj));
           f = p.force_over_r;
           if constexpr (Energy) row_energy += p.energy;
-          if constexpr (Virial) row_virial += p.force_over_r * rr;
+          if constexpr (Virial) row_virial += p.force_over_r * rr[h];
         }
         react[h][0] = f * d0;
         react[h][1] = f * d1;
@@ -422,8 +431,22 @@ COALESCE_HOST_DEVICE COALESCE_INLINE void staged_cluster_pair_lane(std::size_t t
         f0 -= react[h][0];
         f1 -= react[h][1];
         f2 -= react[h][2];
+      };
+      // The order decides when ptxas issues the second j load (sm_90, nvcc 13.0, 40 registers):
+      // with the law behind a branch, both pairs' geometry and the warp's vote first keep the two
+      // loads together (pair by pair, it issued the second after the first pair's law); a
+      // branch-free law, pair by pair keeps them together (and its E+V kernel in 40 registers, 45
+      // the other way).
+      bool any_hit;
+      if constexpr (branch_free_law<Evaluator>) {
+        geometry(0), evaluate(0), geometry(1), evaluate(1);
+        any_hit = Half && __any_sync(0xffffffffu, hit);
+      } else {
+        geometry(0), geometry(1);
+        any_hit = Half && __any_sync(0xffffffffu, hit);
+        evaluate(0), evaluate(1);
       }
-      if (!Half || !__any_sync(0xffffffffu, hit)) continue;
+      if (!any_hit) continue;
       Real const sum = reduce_scatter_reactions(react, ii);
       if (adds_reaction && sum != Real(0)) {
         forces.add_in_cluster(jc * size, reaction_slot, axis, sum);
