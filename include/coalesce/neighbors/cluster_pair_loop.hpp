@@ -279,9 +279,8 @@ template <class View, class Force> struct member_sums {
   COALESCE_HOST_DEVICE COALESCE_INLINE void add_component(std::size_t slot, std::uint32_t d, Real f) const {
     atomic_add(v[slots[slot]][force.pointer][d], f);
   }
-  template <class Real>
-  COALESCE_HOST_DEVICE COALESCE_INLINE void add_in_cluster(std::uint32_t first, std::uint32_t k, std::uint32_t d,
-                                                           Real f) const {
+  template <class Real> COALESCE_HOST_DEVICE COALESCE_INLINE void add_in_cluster(std::uint32_t first, std::uint32_t k,
+                                                                                 std::uint32_t d, Real f) const {
     add_component(static_cast<std::size_t>(first) + k, d, f);
   }
   template <class Real>
@@ -366,7 +365,7 @@ COALESCE_HOST_DEVICE COALESCE_INLINE void staged_cluster_pair_lane(std::size_t t
     std::uint32_t next = e < end ? __ldg(entries + e) : 0;
     for (; e < end; ++e) {
       std::uint32_t const jc = next;
-      next = __ldg(entries + min(e + 1, last));  // one VIMNMX (the select was a compare and a SEL)
+      next = __ldg(entries + min(e + 1, last));                      // one VIMNMX (the select was a compare and a SEL)
       auto const first_slot = static_cast<std::int32_t>(jc * size);  // the same for the whole warp
       // The forces on the two j particles, +f (x_j - x_i): the i particle's is minus their sum, the
       // j particles' reactions are added as summed (no negation per entry).
