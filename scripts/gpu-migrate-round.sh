@@ -5,15 +5,15 @@
 # only one is lent) for the library as carried and, when build/mcarry/migrate_gpu_base exists,
 # the library before the change, interleaved (new, base, new, base), then the new one at 4 ranks.
 #   usage: scripts/gpu-migrate-round.sh   (carry ["build/mcarry"]; logs under $OUT)
-#   CARRIED=build/carry takes the binaries from there; TEST_RANKS="" skips the tests and memcheck; MIGRATE_ARGS replaces migrate_gpu's arguments.
+#   TEST_RANKS="" skips the tests and memcheck; MIGRATE_ARGS replaces migrate_gpu's arguments.
 set -uo pipefail
 out=${OUT:-$PWD/out}
 mkdir -p "$out"
-B=${CARRIED:-build/mcarry}
-export LD_LIBRARY_PATH=$PWD/$B/lib${LD_LIBRARY_PATH:+:$LD_LIBRARY_PATH}
+export LD_LIBRARY_PATH=$PWD/build/mcarry/lib${LD_LIBRARY_PATH:+:$LD_LIBRARY_PATH}
 export OMPI_ALLOW_RUN_AS_ROOT=1 OMPI_ALLOW_RUN_AS_ROOT_CONFIRM=1 OMPI_MCA_rmaps_base_oversubscribe=1 NCCL_NVLS_ENABLE=0
 nvidia-smi --query-gpu=name,driver_version,clocks.sm,clocks.mem --format=csv | tee "$out/gpu.txt"
 t0=$SECONDS
+B=build/mcarry
 for ranks in ${TEST_RANKS-1 2 4}; do
   timeout 150 mpirun -n $ranks $B/coalesce_mpi_gpu_tests > "$out/mpi_gpu_tests_$ranks.log" 2>&1
   echo "mpi gpu tests, $ranks rank(s): rc $? ($((SECONDS - t0)) s)"

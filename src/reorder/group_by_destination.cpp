@@ -129,39 +129,38 @@ std::uint32_t const* grouped_order(reorder_plan& plan) {
   return reinterpret_cast<std::uint32_t const*>(state_of(plan).perm.data());
 }
 
-hole_filling plan_hole_filling(reorder_plan& plan, memory_kind kind, std::size_t kept,
-                               std::vector<std::size_t> const& first, std::vector<std::size_t> const& count) {
+namespace {
+// The first i < n with v[i] >= bound (v ascending), or n.
+std::size_t first_at_least(reorder_state& s, memory_kind kind, std::uint32_t const* v, std::size_t n,
+                           std::size_t bound) {
+  if (n == 0) return 0;
+  if (host_accessible(kind)) return static_cast<std::size_t>(std::lower_bound(v, v + n, bound) - v);
+  auto* flags = static_cast<std::uint64_t*>(s.ensure(s.flag, memory_kind::device, check_words * sizeof(std::uint64_t)));
+  if (s.deferred_flags_set) report_deferred(s);  // the words are reused here
+  reorder_backend& backend = s.backend(kind);
+  backend.reset_flags(flags);
+  backend.find_at_least(v, n, bound, flags);
+  std::uint64_t found = nothing_found;
+  copy_bytes(memory_kind::host, &found, kind, flags + bad_entry, sizeof found, s.stream);
+  return found == nothing_found ? n : static_cast<std::size_t>(found);
+}
+}  // namespace
+
+std::size_t stayers_past_kept(reorder_plan& plan, memory_kind kind, std::size_t kept) {
+  auto& s = state_of(plan);
+  return kept - first_at_least(s, kind, grouped_order(plan), kept, kept);
+}
+
+std::size_t fillers_for_group(reorder_plan& plan, memory_kind kind, std::size_t first, std::size_t count,
+                              std::size_t kept, std::size_t fill, std::size_t offset, std::uint32_t const*& fillers) {
   auto& s = state_of(plan);
   std::uint32_t const* order = grouped_order(plan);
-  std::size_t const groups = first.size();
-  hole_filling out;
-  out.holes.assign(groups, 0);
-  if (groups == 0 || kept == 0) return out;
-  // Range 0: the stayers (how many lie below kept; the rest fill), then each group (its holes).
-  std::vector<std::uint64_t> ranges{0, kept};
-  for (std::size_t g = 0; g < groups; ++g) ranges.insert(ranges.end(), {first[g], count[g]});
-  std::size_t const range_count = groups + 1;
-  std::vector<std::uint64_t> below(range_count, 0);
-  reorder_backend& backend = s.backend(kind);
-  if (host_accessible(kind)) {
-    backend.count_below(order, ranges.data(), range_count, kept, below.data());
-  } else {
-    auto* device_ranges = static_cast<std::uint64_t*>(s.ensure(s.ranges, kind, 3 * range_count * 8));
-    copy_bytes(kind, device_ranges, memory_kind::host, ranges.data(), 2 * range_count * 8, s.stream);
-    backend.count_below(order, device_ranges, range_count, kept, device_ranges + 2 * range_count);
-    copy_bytes(memory_kind::host, below.data(), kind, device_ranges + 2 * range_count, range_count * 8, s.stream);
-  }
-  std::size_t const fill = kept - below[0];
-  auto* fillers = static_cast<std::uint32_t*>(s.ensure(s.fillers, kind, std::max<std::size_t>(fill, 1) * 4));
-  std::size_t offset = 0;
-  for (std::size_t g = 0; g < groups; ++g) {
-    out.holes[g] = below[g + 1];
-    if (offset + out.holes[g] > fill) throw_error("migrate: more holes than stayers to fill them (internal)");
-    if (out.holes[g] > 0) backend.fillers_of_holes(order, kept, fill, order + first[g], out.holes[g], fillers + offset);
-    offset += out.holes[g];
-  }
-  out.fillers = fillers;
-  return out;
+  std::size_t const holes = first_at_least(s, kind, order + first, count, kept);
+  auto* out = static_cast<std::uint32_t*>(s.ensure(s.fillers, kind, std::max<std::size_t>(fill, 1) * 4)) + offset;
+  if (offset + holes > fill) throw_error("migrate: more holes than stayers to fill them (internal)");
+  if (holes > 0) s.backend(kind).fillers_of_holes(order, kept, fill, order + first, holes, out);
+  fillers = out;
+  return holes;
 }
 
 }  // namespace coalesce::detail

@@ -56,10 +56,6 @@ class reorder_backend {
   // fillers[k] = stayers[kept - fill + h].
   virtual void fillers_of_holes(std::uint32_t const* stayers, std::size_t kept, std::size_t fill,
                                 std::uint32_t const* holes, std::size_t count, std::uint32_t* fillers) = 0;
-  // For each range r of v, ascending (ranges[2r]: its first element, ranges[2r + 1]: its length;
-  // in the backend's memory): out[r] = how many of its elements are below `bound`.
-  virtual void count_below(std::uint32_t const* v, std::uint64_t const* ranges, std::size_t range_count,
-                           std::uint64_t bound, std::uint64_t* out) = 0;
   // v[i] = inverse[v[i]] where v[i] < bound; an entry >= bound stays as it is and goes to
   // flags[bad_entry] (when flags is not null).
   virtual void map_indices(std::uint32_t* v, std::size_t n, std::uint32_t const* inverse, std::uint64_t bound,
@@ -102,7 +98,6 @@ class reorder_backend {
   void find_at_least(std::uint32_t const*, std::size_t, std::uint64_t, std::uint64_t*) override;                     \
   void fillers_of_holes(std::uint32_t const*, std::size_t, std::size_t, std::uint32_t const*, std::size_t,           \
                         std::uint32_t*) override;                                                                    \
-  void count_below(std::uint32_t const*, std::uint64_t const*, std::size_t, std::uint64_t, std::uint64_t*) override; \
   void map_indices(std::uint32_t*, std::size_t, std::uint32_t const*, std::uint64_t, std::uint64_t*) override;       \
   void remap_fixed(neighbor_desc const&, std::uint32_t const*, std::uint32_t const*, std::uint64_t, std::uint32_t*,  \
                    std::uint32_t*, std::uint64_t*) override;                                                         \

@@ -215,22 +215,6 @@ void cuda_backend::fillers_of_holes(std::uint32_t const* stayers, std::size_t ke
   });
 }
 
-void cuda_backend::count_below(std::uint32_t const* v, std::uint64_t const* ranges, std::size_t range_count,
-                               std::uint64_t bound, std::uint64_t* out) {
-  each_on_device(static_cast<cudaStream_t>(stream_), range_count, [=] __device__(std::size_t r) {
-    std::uint32_t const* first = v + ranges[2 * r];
-    std::uint64_t lo = 0, hi = ranges[2 * r + 1];  // a binary search in the ascending range
-    while (lo < hi) {
-      std::uint64_t const mid = (lo + hi) / 2;
-      if (first[mid] < bound)
-        lo = mid + 1;
-      else
-        hi = mid;
-    }
-    out[r] = lo;
-  });
-}
-
 void cuda_backend::map_indices(std::uint32_t* v, std::size_t n, std::uint32_t const* inverse, std::uint64_t bound,
                                std::uint64_t* flags) {
   std::uint64_t* const first_bad = flags ? flags + bad_entry : nullptr;

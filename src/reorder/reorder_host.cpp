@@ -148,15 +148,6 @@ void host_backend::fillers_of_holes(std::uint32_t const* stayers, std::size_t ke
   }
 }
 
-void host_backend::count_below(std::uint32_t const* v, std::uint64_t const* ranges, std::size_t range_count,
-                               std::uint64_t bound, std::uint64_t* out) {
-  for (std::size_t r = 0; r < range_count; ++r) {
-    std::uint32_t const* first = v + ranges[2 * r];
-    std::uint32_t const* last = first + ranges[2 * r + 1];
-    out[r] = static_cast<std::uint64_t>(std::lower_bound(first, last, bound) - first);
-  }
-}
-
 void host_backend::map_indices(std::uint32_t* v, std::size_t n, std::uint32_t const* inverse, std::uint64_t bound,
                                std::uint64_t* flags) {
   std::size_t const bad = first_where(parallel_, n, [=](std::size_t i) {

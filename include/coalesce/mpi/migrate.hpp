@@ -395,20 +395,20 @@ mpi::migration_report migrate_to(bool keep_order, mpi::communicator const& d, ve
       // lowest slot the lowest stayer, as on host memory: the leavers' share of the elements
       // moves, not all of them (migrate_gpu: see docs/distributed.md).
       std::uint32_t const* order = coalesce::detail::grouped_order(plan);
-      std::vector<std::size_t> group_first, group_count;
-      for (std::size_t r = 0, first = report.kept; r < count.size(); ++r) {
+      std::size_t const fill = coalesce::detail::stayers_past_kept(plan, kind, report.kept);
+      std::size_t first = report.kept, offset = 0, filled = 0;
+      for (std::size_t r = 0; r < count.size(); ++r) {
         if (r == self || count[r] == 0) continue;
-        group_first.push_back(first), group_count.push_back(count[r]);
+        pack(columns, count[r], index_map{order + first, 0}, send + offset, stream);
+        if (fill > filled) {
+          std::uint32_t const* fillers = nullptr;
+          std::size_t const holes =
+              coalesce::detail::fillers_for_group(plan, kind, first, count[r], report.kept, fill, filled, fillers);
+          move_within(columns, holes, index_map{fillers, 0}, index_map{order + first, 0}, stream);
+          filled += holes;
+        }
+        offset += columns.bytes(count[r]);
         first += count[r];
-      }
-      auto const filling = coalesce::detail::plan_hole_filling(plan, kind, report.kept, group_first, group_count);
-      std::size_t offset = 0, filled = 0;
-      for (std::size_t g = 0; g < group_first.size(); ++g) {
-        pack(columns, group_count[g], index_map{order + group_first[g], 0}, send + offset, stream);
-        move_within(columns, filling.holes[g], index_map{filling.fillers + filled, 0},
-                    index_map{order + group_first[g], 0}, stream);
-        filled += filling.holes[g];
-        offset += columns.bytes(group_count[g]);
       }
     } else if (report.sent > 0) {
       // The leavers contiguous after the permutation: one message per destination, each column's
