@@ -304,13 +304,6 @@ void unpack(message_columns const& m, std::size_t count, std::byte const* messag
                                          stream);
 }
 
-void move_within(message_columns const& m, std::size_t count, index_map from, index_map to, void* stream) {
-  if (count == 0) return;
-  std::vector<coalesce::detail::column_copy> copies;
-  for (std::size_t c = 0; c < m.columns.size(); ++c) copies.push_back({m.columns[c], m.columns[c], m.widths[c]});
-  coalesce::detail::move_columns_indexed(m.kind, copies.data(), copies.size(), count, from, to, stream);
-}
-
 void unpack_sum(message_columns const& m, std::size_t count, std::byte const* message, index_map to, void* stream) {
   if (count == 0) return;
   std::vector<coalesce::detail::column_sum> sums;

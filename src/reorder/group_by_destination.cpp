@@ -2,7 +2,6 @@
 // from the destinations, then a stable sort by key in the plan, so that each rank's particles are
 // contiguous and in their old order. It lives in the reorder layer, not in src/mpi, because it
 // works in the plan's buffers and needs no MPI: a build without MPI compiles it too.
-#include <algorithm>
 #include <bit>
 #include <string>
 #include <vector>
@@ -123,44 +122,6 @@ std::vector<std::size_t> group_by_destination(reorder_plan& plan, memory_kind ki
           host_starts[static_cast<std::size_t>(r) + 2] - host_starts[static_cast<std::size_t>(r) + 1];
   }
   return counts;
-}
-
-std::uint32_t const* grouped_order(reorder_plan& plan) {
-  return reinterpret_cast<std::uint32_t const*>(state_of(plan).perm.data());
-}
-
-namespace {
-// The first i < n with v[i] >= bound (v ascending), or n.
-std::size_t first_at_least(reorder_state& s, memory_kind kind, std::uint32_t const* v, std::size_t n,
-                           std::size_t bound) {
-  if (n == 0) return 0;
-  if (host_accessible(kind)) return static_cast<std::size_t>(std::lower_bound(v, v + n, bound) - v);
-  auto* flags = static_cast<std::uint64_t*>(s.ensure(s.flag, memory_kind::device, check_words * sizeof(std::uint64_t)));
-  if (s.deferred_flags_set) report_deferred(s);  // the words are reused here
-  reorder_backend& backend = s.backend(kind);
-  backend.reset_flags(flags);
-  backend.find_at_least(v, n, bound, flags);
-  std::uint64_t found = nothing_found;
-  copy_bytes(memory_kind::host, &found, kind, flags + bad_entry, sizeof found, s.stream);
-  return found == nothing_found ? n : static_cast<std::size_t>(found);
-}
-}  // namespace
-
-std::size_t stayers_past_kept(reorder_plan& plan, memory_kind kind, std::size_t kept) {
-  auto& s = state_of(plan);
-  return kept - first_at_least(s, kind, grouped_order(plan), kept, kept);
-}
-
-std::size_t fillers_for_group(reorder_plan& plan, memory_kind kind, std::size_t first, std::size_t count,
-                              std::size_t kept, std::size_t fill, std::size_t offset, std::uint32_t const*& fillers) {
-  auto& s = state_of(plan);
-  std::uint32_t const* order = grouped_order(plan);
-  std::size_t const holes = first_at_least(s, kind, order + first, count, kept);
-  auto* out = static_cast<std::uint32_t*>(s.ensure(s.fillers, kind, std::max<std::size_t>(fill, 1) * 4)) + offset;
-  if (offset + holes > fill) throw_error("migrate: more holes than stayers to fill them (internal)");
-  if (holes > 0) s.backend(kind).fillers_of_holes(order, kept, fill, order + first, holes, out);
-  fillers = out;
-  return holes;
 }
 
 }  // namespace coalesce::detail

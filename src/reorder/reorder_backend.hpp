@@ -50,12 +50,6 @@ class reorder_backend {
   virtual void invert(std::uint32_t const* perm, std::uint32_t* inverse, std::size_t n) = 0;
   // First i with v[i] >= bound into flags[bad_entry].
   virtual void find_at_least(std::uint32_t const* v, std::size_t n, std::uint64_t bound, std::uint64_t* flags) = 0;
-  // An unordered migration's hole filling: stayers[0, kept) ascending (the grouping's stayers),
-  // holes[k] (k < count) leavers below kept; the hole with h leavers below it in index order
-  // (h = holes[k] - the stayers below it) takes the h-th of the `fill` stayers at or past kept:
-  // fillers[k] = stayers[kept - fill + h].
-  virtual void fillers_of_holes(std::uint32_t const* stayers, std::size_t kept, std::size_t fill,
-                                std::uint32_t const* holes, std::size_t count, std::uint32_t* fillers) = 0;
   // v[i] = inverse[v[i]] where v[i] < bound; an entry >= bound stays as it is and goes to
   // flags[bad_entry] (when flags is not null).
   virtual void map_indices(std::uint32_t* v, std::size_t n, std::uint32_t const* inverse, std::uint64_t bound,
@@ -96,8 +90,6 @@ class reorder_backend {
   void iota(std::uint32_t*, std::size_t) override;                                                                   \
   void invert(std::uint32_t const*, std::uint32_t*, std::size_t) override;                                           \
   void find_at_least(std::uint32_t const*, std::size_t, std::uint64_t, std::uint64_t*) override;                     \
-  void fillers_of_holes(std::uint32_t const*, std::size_t, std::size_t, std::uint32_t const*, std::size_t,           \
-                        std::uint32_t*) override;                                                                    \
   void map_indices(std::uint32_t*, std::size_t, std::uint32_t const*, std::uint64_t, std::uint64_t*) override;       \
   void remap_fixed(neighbor_desc const&, std::uint32_t const*, std::uint32_t const*, std::uint64_t, std::uint32_t*,  \
                    std::uint32_t*, std::uint64_t*) override;                                                         \

@@ -199,22 +199,6 @@ void cuda_backend::find_at_least(std::uint32_t const* v, std::size_t n, std::uin
       flags + bad_entry);
 }
 
-void cuda_backend::fillers_of_holes(std::uint32_t const* stayers, std::size_t kept, std::size_t fill,
-                                    std::uint32_t const* holes, std::size_t count, std::uint32_t* fillers) {
-  each_on_device(static_cast<cudaStream_t>(stream_), count, [=] __device__(std::size_t k) {
-    std::uint32_t const hole = holes[k];
-    std::size_t lo = 0, hi = kept;  // the stayers below the hole: a binary search in the ascending stayers
-    while (lo < hi) {
-      std::size_t const mid = (lo + hi) / 2;
-      if (stayers[mid] < hole)
-        lo = mid + 1;
-      else
-        hi = mid;
-    }
-    fillers[k] = stayers[kept - fill + (hole - lo)];
-  });
-}
-
 void cuda_backend::map_indices(std::uint32_t* v, std::size_t n, std::uint32_t const* inverse, std::uint64_t bound,
                                std::uint64_t* flags) {
   std::uint64_t* const first_bad = flags ? flags + bad_entry : nullptr;

@@ -140,14 +140,6 @@ void host_backend::find_at_least(std::uint32_t const* v, std::size_t n, std::uin
   record_first(flags, bad_entry, first_where(parallel_, n, [=](std::size_t i) { return v[i] >= bound; }));
 }
 
-void host_backend::fillers_of_holes(std::uint32_t const* stayers, std::size_t kept, std::size_t fill,
-                                    std::uint32_t const* holes, std::size_t count, std::uint32_t* fillers) {
-  for (std::size_t k = 0; k < count; ++k) {
-    auto const below = static_cast<std::size_t>(std::lower_bound(stayers, stayers + kept, holes[k]) - stayers);
-    fillers[k] = stayers[kept - fill + (holes[k] - below)];
-  }
-}
-
 void host_backend::map_indices(std::uint32_t* v, std::size_t n, std::uint32_t const* inverse, std::uint64_t bound,
                                std::uint64_t* flags) {
   std::size_t const bad = first_where(parallel_, n, [=](std::size_t i) {

@@ -68,7 +68,6 @@ struct reorder_state {
   buffer flag;                         // the check words of GPU passes (reorder_backend.hpp)
   buffer scalars;                      // device-side sums (neighbor_locality)
   buffer cells;                        // cell start offsets
-  buffer fillers;                      // an unordered migration's stayers that fill holes
   buffer perm_mirror, inverse_mirror;  // the permutations in the other kind of memory
   bool perm_mirror_valid = false, inverse_mirror_valid = false;
   // Scratch for out-of-place permutations and remaps (a deque: references stay valid). Each

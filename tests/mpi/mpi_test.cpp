@@ -65,8 +65,8 @@ template <class L> void migrate_by_position(std::size_t base_count = 300, bool k
   CHECK(charges_follow);
   CHECK(sum_over_ranks(static_cast<long long>(after.size())) == count_before);
   CHECK(sum_over_ranks(ids) == ids_before);
-  // Unordered: the leavers' slots filled from the tail, on host and GPU memory alike.
-  bool const fills_holes = !keep_order;
+  // GPU memory permutes every column in one pass, order kept, unordered or not.
+  bool const fills_holes = !keep_order && !(coalesce::device_is_gpu && std::is_same_v<test_space, coalesce::device>);
   if (!fills_holes) {
     // The kept elements first, in their original order (ids of this rank ascend), then arrivals.
     bool kept_in_order = true;

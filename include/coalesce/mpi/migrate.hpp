@@ -17,8 +17,8 @@
 // ascending, each in its sender's order. Extra arrays (std::vector<U> or coalesce::vector, one
 // element per particle) follow their particles. A code that sorts its particles next does not
 // need that order: migrate(coalesce::mpi::unordered, d, particles, ...) fills the leavers' slots
-// from the tail (the stayers past the last kept slot move, nothing else; the lowest such slot
-// takes the lowest such stayer), on host and GPU memory alike.
+// from the tail on host memory (the stayers past the last kept slot move, nothing else; the
+// lowest such slot takes the lowest such stayer).
 //
 // Bad input is agreed on collectively before any data moves: a destination outside the
 // communicator, or a position that is not finite (or outside the box along an open axis) on any rank makes
@@ -115,6 +115,10 @@ struct migration_report {
 
 namespace coalesce::detail {
 
+using coalesce::detail::index_map;
+using coalesce::detail::memory_kind;
+using coalesce::detail::throw_error;
+
 // Agrees on the first bad element over all ranks (local: this rank's first bad element,
 // whole_call for bad input that is no one element's (a size, a cutoff, a box), or -1; with its
 // value in words); when any rank has one, every rank throws the same error.
@@ -142,9 +146,6 @@ void pack(message_columns const& m, std::size_t count, index_map from, std::byte
 void pack_part(message_columns const& m, std::size_t total, std::size_t first, std::size_t count, index_map from,
                std::byte* message, void* stream);
 void unpack(message_columns const& m, std::size_t count, std::byte const* message, index_map to, void* stream);
-// Elements from.at(k) of every column to elements to.at(k) of the same column, k < count (the two
-// sets disjoint: an unordered migration's hole filling).
-void move_within(message_columns const& m, std::size_t count, index_map from, index_map to, void* stream);
 void unpack_sum(message_columns const& m, std::size_t count, std::byte const* message, index_map to, void* stream);
 
 // The messages of a migration: send_counts[r] elements of the columns `m` (packed by destination
@@ -389,30 +390,9 @@ mpi::migration_report migrate_to(bool keep_order, mpi::communicator const& d, ve
   for (std::size_t c : send_counts) total_send += columns.bytes(c);
   std::byte* const send = buffers.send_at_least(kind, total_send, stream);
   if constexpr (permute) {
-    if (report.sent > 0 && !keep_order) {
-      // Unordered: the leavers packed from where they are (the grouping's order lists them by
-      // destination), then the leavers' slots below `kept` take the stayers at or past it, the
-      // lowest slot the lowest stayer, as on host memory: the leavers' share of the elements
-      // moves, not all of them (migrate_gpu: see docs/distributed.md).
-      std::uint32_t const* order = coalesce::detail::grouped_order(plan);
-      std::size_t const fill = coalesce::detail::stayers_past_kept(plan, kind, report.kept);
-      std::size_t first = report.kept, offset = 0, filled = 0;
-      for (std::size_t r = 0; r < count.size(); ++r) {
-        if (r == self || count[r] == 0) continue;
-        pack(columns, count[r], index_map{order + first, 0}, send + offset, stream);
-        if (fill > filled) {
-          std::uint32_t const* fillers = nullptr;
-          std::size_t const holes =
-              coalesce::detail::fillers_for_group(plan, kind, first, count[r], report.kept, fill, filled, fillers);
-          move_within(columns, holes, index_map{fillers, 0}, index_map{order + first, 0}, stream);
-          filled += holes;
-        }
-        offset += columns.bytes(count[r]);
-        first += count[r];
-      }
-    } else if (report.sent > 0) {
-      // The leavers contiguous after the permutation: one message per destination, each column's
-      // leavers segment after segment.
+    // The leavers contiguous after the permutation: one message per destination, each column's
+    // leavers segment after segment.
+    if (report.sent > 0) {
       coalesce::apply(plan, particles, arrays...);
       columns = columns_of("migrate", particles, arrays...);  // the permuted columns may be new storage
       std::size_t first = report.kept, offset = 0;
@@ -457,9 +437,9 @@ mpi::migration_report migrate_to(bool keep_order, mpi::communicator const& d, ve
 namespace coalesce::mpi {
 
 // Pass as the first argument of migrate() when the order of the kept particles does not matter
-// (a code that sorts them next): the leavers' slots are then filled from the tail, which moves
-// about the leavers' share of the elements instead of every stayer behind the first hole (host
-// memory) or every element (GPU memory, where the order kept costs one permutation of all columns).
+// (a code that sorts them next): on host memory the leavers' slots are then filled from the tail,
+// which moves about the leavers' share of the elements instead of every stayer behind the first
+// hole. GPU memory permutes all columns in one pass either way (the order is kept).
 struct unordered_t {};
 inline constexpr unordered_t unordered{};  // the tag: migrate(coalesce::mpi::unordered, d, particles, ...)
 

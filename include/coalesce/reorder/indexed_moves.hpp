@@ -196,22 +196,6 @@ inline constexpr std::size_t no_element = static_cast<std::size_t>(-1);
 std::vector<std::size_t> group_by_destination(reorder_plan& plan, memory_kind kind, int const* dest, std::size_t n,
                                               int self, int ranks, std::size_t& first_bad, int& bad_value);
 
-// After group_by_destination: its order (new -> old, in memory of the plan's kind): the `kept`
-// stayers ascending, then each destination's leavers ascending.
-std::uint32_t const* grouped_order(reorder_plan& plan);
-
-// An unordered migration on GPU memory fills the leavers' slots below `kept` with the stayers at
-// or past it, as host memory does (pack_and_close_up): the lowest such slot takes the lowest
-// such stayer, and only about the leavers' share of the elements moves instead of all. These
-// give, after group_by_destination, the number of such stayers (the holes to fill), and for one
-// destination's leavers, order[first, first + count), its holes (a prefix: they ascend) and
-// the stayer for each: `fillers` points at them (in the plan's memory, valid until the next call
-// on the plan; the groups of one migration get disjoint parts when `offset` is the holes of the
-// groups before). Both read a count back from GPU memory (they wait for the plan's stream).
-std::size_t stayers_past_kept(reorder_plan& plan, memory_kind kind, std::size_t kept);
-std::size_t fillers_for_group(reorder_plan& plan, memory_kind kind, std::size_t first, std::size_t count,
-                              std::size_t kept, std::size_t fill, std::size_t offset, std::uint32_t const*& fillers);
-
 // The host path of a migration (host memory only; GPU memory groups through the plan above and
 // permutes). One pass over dest[0, n), as a hand-written code's counting pass: leavers[0, m) the
 // elements whose destination is not `self`, ascending (room for n), counts[r] how many go to rank
