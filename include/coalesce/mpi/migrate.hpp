@@ -115,10 +115,6 @@ struct migration_report {
 
 namespace coalesce::detail {
 
-using coalesce::detail::index_map;
-using coalesce::detail::memory_kind;
-using coalesce::detail::throw_error;
-
 // Agrees on the first bad element over all ranks (local: this rank's first bad element,
 // whole_call for bad input that is no one element's (a size, a cutoff, a box), or -1; with its
 // value in words); when any rank has one, every rank throws the same error.
