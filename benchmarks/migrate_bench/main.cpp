@@ -20,9 +20,8 @@
 // floor. Every step checks that every side holds the same particles on each rank (count and two
 // sums over the ids) and that no particle was lost or duplicated over the ranks.
 //
-// Where the library's time goes is measured from outside it: this program defines MPI_Allgather,
-// MPI_Alltoall, MPI_Isend, MPI_Irecv and MPI_Waitall (MPI's profiling interface, forwarding to
-// PMPI_*) and stamps the clock around them during a library call, which splits a migration into
+// Where the library's time goes is measured from outside it (common/mpi_probe.hpp: MPI's profiling
+// interface stamps the clock around MPI calls during a library call), which splits a migration into
 // grouping, the count exchange (which carries the agreement on errors), packing and in-place
 // moves, the messages, and the arrivals.
 #include <mpi.h>
@@ -44,6 +43,7 @@
 #include <coalesce/coalesce.hpp>
 #include <coalesce/mpi.hpp>
 
+#include "common/mpi_probe.hpp"
 #include "common/particle.hpp"
 
 using bench::Particle;
@@ -57,27 +57,19 @@ double ms_between(steady::time_point a, steady::time_point b) {
 }
 
 // ---------------------------------------------------------------------------------------------
-// Phases of a migration. The library's come from the probe below; the hand-written code stamps
+// Phases of a migration. The library's come from the probe (phases_of_call); the hand-written code stamps
 // its own at the same points (it calls the same MPI functions in the same order).
 enum phase : std::size_t { grouping, agreement, pack_and_move, counts, messages, arrivals, phase_count };
 constexpr char const* phase_names[phase_count] = {"grouping", "agree", "pack+moves", "counts", "messages", "arrivals"};
 using phase_times = std::array<double, phase_count>;
 
-namespace probe {
-bool armed = false;
-bool seen_allgather = false, seen_alltoall = false, seen_message = false;
-steady::time_point allgather_begin, allgather_end, alltoall_begin, alltoall_end, message_begin, waitall_end;
-
-void arm() {
-  armed = true;
-  seen_allgather = seen_alltoall = seen_message = false;
-}
 // migrate's host path: the grouping, Alltoall (the counts, carrying the agreement on errors),
 // packing and the in-place moves, Isend/Irecv and Waitall (messages), then the resize and
 // unpacking. (Before issue 51's fixes: the grouping, Allgather (agree_on_errors), packing and
-// moves, Alltoall (counts), the messages, the arrivals.)
-phase_times disarm(steady::time_point start, steady::time_point end) {
-  armed = false;
+// moves, Alltoall (counts), the messages, the arrivals.) From the probe's stamps of one call.
+phase_times phases_of_call(steady::time_point start, steady::time_point end) {
+  using namespace mpi_probe;
+  disarm();
   if (!seen_alltoall) return {};
   if (!seen_allgather) {
     auto const messages = seen_message ? message_begin : waitall_end;
@@ -89,48 +81,6 @@ phase_times disarm(steady::time_point start, steady::time_point end) {
           ms_between(allgather_end, alltoall_begin), ms_between(alltoall_begin, alltoall_end),
           ms_between(alltoall_end, waitall_end),     ms_between(waitall_end, end)};
 }
-void message() {
-  if (armed && !seen_message) message_begin = steady::now(), seen_message = true;
-}
-}  // namespace probe
-
-}  // namespace
-
-// The profiling interface: these definitions take the place of the MPI library's for every caller
-// in this program, libcoalesce_mpi included; they stamp the clock only while the probe is armed.
-extern "C" int MPI_Allgather(void const* send, int send_count, MPI_Datatype send_type, void* received,
-                             int received_count, MPI_Datatype received_type, MPI_Comm comm) {
-  bool const first = probe::armed && !probe::seen_allgather;
-  if (first) probe::allgather_begin = steady::now();
-  int const status = PMPI_Allgather(send, send_count, send_type, received, received_count, received_type, comm);
-  if (first) probe::allgather_end = steady::now(), probe::seen_allgather = true;
-  return status;
-}
-extern "C" int MPI_Alltoall(void const* send, int send_count, MPI_Datatype send_type, void* received,
-                            int received_count, MPI_Datatype received_type, MPI_Comm comm) {
-  bool const first = probe::armed && !probe::seen_alltoall;
-  if (first) probe::alltoall_begin = steady::now();
-  int const status = PMPI_Alltoall(send, send_count, send_type, received, received_count, received_type, comm);
-  if (first) probe::alltoall_end = steady::now(), probe::seen_alltoall = true;
-  return status;
-}
-extern "C" int MPI_Isend(void const* data, int count, MPI_Datatype type, int to, int tag, MPI_Comm comm,
-                         MPI_Request* request) {
-  probe::message();
-  return PMPI_Isend(data, count, type, to, tag, comm, request);
-}
-extern "C" int MPI_Irecv(void* data, int count, MPI_Datatype type, int from, int tag, MPI_Comm comm,
-                         MPI_Request* request) {
-  probe::message();
-  return PMPI_Irecv(data, count, type, from, tag, comm, request);
-}
-extern "C" int MPI_Waitall(int count, MPI_Request requests[], MPI_Status statuses[]) {
-  int const status = PMPI_Waitall(count, requests, statuses);
-  if (probe::armed) probe::waitall_end = steady::now();
-  return status;
-}
-
-namespace {
 
 // ---------------------------------------------------------------------------------------------
 // Timing: each call alone (a barrier first, so that no rank starts while another still works),
@@ -447,14 +397,14 @@ template <class Layout> contender library_contender(std::string name, bool keep_
   };
   c.run = [s, keep_order, &d] {
     std::span<int const> const dest(s->dest);
-    probe::arm();
+    mpi_probe::arm();
     auto const start = steady::now();
     if (keep_order) {
       (void)coalesce::mpi::migrate(d, s->particles, dest);
     } else {
       (void)coalesce::mpi::migrate(coalesce::mpi::unordered, d, s->particles, dest);
     }
-    return probe::disarm(start, steady::now());
+    return phases_of_call(start, steady::now());
   };
   return c;
 }

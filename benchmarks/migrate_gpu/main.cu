@@ -48,6 +48,7 @@
 #include <coalesce/coalesce.hpp>
 #include <coalesce/mpi.hpp>
 
+#include "common/mpi_probe.hpp"
 #include "common/particle.hpp"
 
 using bench::Particle;
@@ -413,45 +414,6 @@ class hand_migration {
 };
 
 // ---------------------------------------------------------------------------------------------
-// Where the library's time goes, from outside it: MPI's profiling interface stamps the clock at
-// the count exchange (MPI_Alltoall: the grouping ends, the packing starts after it) and at the
-// end of the messages (MPI_Waitall: the arrivals start).
-namespace probe {
-bool armed = false, seen_alltoall = false, seen_message = false;
-steady::time_point alltoall_begin, alltoall_end, message_begin, waitall_end;
-void message() {
-  if (armed && !seen_message) message_begin = steady::now(), seen_message = true;
-}
-}  // namespace probe
-}  // namespace
-
-extern "C" int MPI_Alltoall(void const* send, int send_count, MPI_Datatype send_type, void* received,
-                            int received_count, MPI_Datatype received_type, MPI_Comm comm) {
-  bool const first = probe::armed && !probe::seen_alltoall;
-  if (first) probe::alltoall_begin = steady::now();
-  int const status = PMPI_Alltoall(send, send_count, send_type, received, received_count, received_type, comm);
-  if (first) probe::alltoall_end = steady::now(), probe::seen_alltoall = true;
-  return status;
-}
-extern "C" int MPI_Isend(void const* data, int count, MPI_Datatype type, int to, int tag, MPI_Comm comm,
-                         MPI_Request* request) {
-  probe::message();
-  return PMPI_Isend(data, count, type, to, tag, comm, request);
-}
-extern "C" int MPI_Irecv(void* data, int count, MPI_Datatype type, int from, int tag, MPI_Comm comm,
-                         MPI_Request* request) {
-  probe::message();
-  return PMPI_Irecv(data, count, type, from, tag, comm, request);
-}
-extern "C" int MPI_Waitall(int count, MPI_Request requests[], MPI_Status statuses[]) {
-  int const status = PMPI_Waitall(count, requests, statuses);
-  if (probe::armed) probe::waitall_end = steady::now();
-  return status;
-}
-
-namespace {
-
-// ---------------------------------------------------------------------------------------------
 // The contenders: each prepares a step (moves this step's leavers, sums its census: untimed) and
 // then runs it (timed).
 struct contender {
@@ -488,7 +450,7 @@ template <class Layout> contender library_contender(std::string name, bool keep_
     return prepare_step(s->particles.size(), rule, view_ids<V>{v}, view_move_x<V>{v});
   };
   c.run = [s, keep_order, &d] {
-    probe::armed = true, probe::seen_alltoall = false, probe::seen_message = false;
+    mpi_probe::arm();
     auto const start = steady::now();
     if (keep_order) {
       (void)coalesce::mpi::migrate(d, s->particles, &Particle::pos);
@@ -496,12 +458,14 @@ template <class Layout> contender library_contender(std::string name, bool keep_
       (void)coalesce::mpi::migrate(coalesce::mpi::unordered, d, s->particles, &Particle::pos);
     }
     auto const end = steady::now();
-    probe::armed = false;
-    if (!probe::seen_alltoall) return phase_times{};
-    auto const messages = probe::seen_message ? probe::message_begin : probe::waitall_end;
-    return phase_times{ms_between(start, probe::alltoall_begin), ms_between(probe::alltoall_end, messages),
-                       ms_between(probe::alltoall_begin, probe::alltoall_end), ms_between(messages, probe::waitall_end),
-                       ms_between(probe::waitall_end, end)};
+    // The split at the count exchange and the messages (common/mpi_probe.hpp).
+    using namespace mpi_probe;
+    disarm();
+    if (!seen_alltoall) return phase_times{};
+    auto const messages = seen_message ? message_begin : waitall_end;
+    return phase_times{ms_between(start, alltoall_begin), ms_between(alltoall_end, messages),
+                       ms_between(alltoall_begin, alltoall_end), ms_between(messages, waitall_end),
+                       ms_between(waitall_end, end)};
   };
   return c;
 }
