@@ -1,9 +1,9 @@
 #!/usr/bin/env bash
 # One device call that does the most important part first and stops starting parts near the call's
 # limit (BUDGET seconds, default 520): the carried neighbor_build (4M), the previous one
-# (build/carry/neighbor_build_* if carried), the GPU suite, other states at 1M (STATES: lines of
-# neighbor_build options), memcheck over the sort and pair cases, then both neighbor_builds again
-# in the other order.
+# (build/carry/neighbor_build_* if carried), the GPU suite, examples/lj_md over both formats
+# (MD_STEPS steps, when set and carried), other states at 1M (STATES: lines of neighbor_build
+# options), memcheck over the sort and pair cases, then both neighbor_builds again in the other order.
 #   usage: scripts/gpu-carried-round.sh   (carry ["build/carry"]; logs under $OUT)
 set -uo pipefail
 source "$(dirname "$0")/carried-env.sh"
@@ -21,6 +21,14 @@ if [ -x build/carry/coalesce_gpu_tests ] && left $((budget - 200)); then
   timeout 200 build/carry/coalesce_gpu_tests > "$out/gpu_tests.log" 2>&1
   echo "gpu tests rc $? ($((SECONDS - t0)) s)"
   grep -E "ERROR|FAILED|test cases|assertions" "$out/gpu_tests.log" | tail -8
+fi
+if [ -x build/carry/lj_md ] && [ -n "${MD_STEPS:-}" ]; then  # the example's drift and step time per format
+  for format in cluster_pairs padded_columns; do
+    left $((budget - 120)) || continue
+    timeout 60 build/carry/lj_md --cells 30 --steps "$MD_STEPS" --thermo 1000 --format $format > "$out/lj_md_$format.txt" 2>&1
+    echo "lj_md $format rc $? ($((SECONDS - t0)) s)"
+    tail -4 "$out/lj_md_$format.txt"
+  done
 fi
 while read -r state; do
   [ -n "$state" ] && left $((budget - 60)) || continue

@@ -1,7 +1,8 @@
 // The pair engine's rows of neighbor_build (main.cu): coalesce::compute_pairs with a Lennard-Jones
 // evaluator over padded_columns (full list, the naive format) and over cluster_pairs (half and full,
 // particles sorted by the list's own keys first; the half list also through a hand-written
-// cluster-pair kernel, hand_cluster_pairs.cuh, the engine loop's baseline), each timed as the library's user runs it (checks,
+// cluster-pair kernel, hand_cluster_pairs.cuh, the engine loop's baseline; and with its forces
+// summed as 64-bit fixed point), each timed as the library's user runs it (checks,
 // zeroing, the loop, one wait), its forces held against a double-precision sum over a host cell
 // list for a sample of particles. main.cu prints them beside the hand-written pipeline of the same
 // run: build (sort + list) and force ratios, the step at a rebuild every 10 steps, bytes of list.
@@ -236,6 +237,46 @@ std::vector<row> run_engine_rows(coalesce::device_vector<Atom, Layout>& d, coale
     cudaFree(slot_forces);
   }
   measure(full, "engine cluster_pairs (full)", sort_ms, lennard_jones{});
+  {  // The half list's forces summed as 64-bit fixed point (deterministic: the same bits run to run),
+     // the same particles in the same order; its ratio against the float half row is the price.
+    using fixed_layout =
+        coalesce::stored_as<Layout, coalesce::store<&Atom::force, coalesce::fixed_point<std::int64_t, 32>>>;
+    std::vector<Atom> host(n);
+    d.copy_to(std::span<Atom>(host));
+    coalesce::device_vector<Atom, fixed_layout> e(host);
+    half.build(e, &Atom::pos, domain);
+    auto const view = half.view(e);
+    auto const forces_once = [&] {
+      (void)coalesce::compute_pairs<&Atom::pos, &Atom::force>(e, view, domain, lennard_jones{}, table);
+      std::vector<Atom> got(n);
+      e.copy_to(std::span<Atom>(got));
+      std::vector<float> f(3 * n);
+      for (std::size_t i = 0; i < n; ++i)
+        f[3 * i] = got[i].force.x, f[3 * i + 1] = got[i].force.y, f[3 * i + 2] = got[i].force.z;
+      return f;
+    };
+    std::vector<float> const first = forces_once();
+    row r;  // the float half row's list and build
+    for (auto const& q : rows) {
+      if (q.name == "engine cluster_pairs (half)") r = q;
+    }
+    r.name = forces_once() == first ? "engine cluster_pairs (half), int64 forces"
+                                    : "engine cluster_pairs (half), int64 forces NOT REPEATABLE";
+    r.force_ms = median_ms(
+        [&] { (void)coalesce::compute_pairs<&Atom::pos, &Atom::force>(e, view, domain, lennard_jones{}, table); });
+    r.sums_ms = 0;
+    double worst = 0;
+    {
+      std::vector<std::array<float, 3>> pos(n);
+      for (std::size_t i = 0; i < n; ++i) pos[i] = {host[i].pos.x, host[i].pos.y, host[i].pos.z};
+      auto const ref = reference_forces(pos, length, cutoff, sample);
+      for (std::size_t k = 0; k < sample.size(); ++k) {
+        for (int a = 0; a < 3; ++a) worst = std::max(worst, std::abs(double(first[3 * sample[k] + a]) - ref[k][a]));
+      }
+    }
+    r.error = worst;
+    rows.push_back(r);
+  }
   return rows;
 }
 

@@ -184,9 +184,10 @@ struct host_list_backend {
   static list_pass_result count(list_memory& m, std::size_t n, list_geometry const& g, void* stream);
 
   // Cluster pairs (pair_list_build_host.cpp), after bin() has sorted the particles by column and slice.
-  // Each column's cluster count (its particles / 8, rounded up) into counts (host memory).
-  template <class Real> static void column_cluster_counts(list_memory& m, cell_grid<Real> const& g,
-                                                          std::uint32_t columns, std::uint32_t* counts, void* stream);
+  // Each column's first cluster (the clusters of the columns before it: their particles / 8, rounded
+  // up) into m.column_clusters, columns + 1 of them (m.cluster_counts: scratch of columns + 1).
+  template <class Real>
+  static void column_clusters(list_memory& m, cell_grid<Real> const& g, std::uint32_t columns, void* stream);
   // Every slot's particle and position, every cluster's bounding box.
   template <class Real> static void slots_and_boxes(pair_build_view<Real> const& v, std::size_t clusters, void* stream);
   // Each row's count into m.cluster_counts, their offsets into m.offsets; the totals.
@@ -256,14 +257,19 @@ struct cuda_list_backend {
   static void cluster_rows(list_memory const& m, list_geometry const& g, std::vector<std::uint32_t>& offsets,
                            std::vector<std::uint32_t>& indices, void* stream);
 
-  // Cluster pairs (pair_list_build_cuda.cu): the host's steps.
-  template <class Real> static void column_cluster_counts(list_memory& m, cell_grid<Real> const& g,
-                                                          std::uint32_t columns, std::uint32_t* counts, void* stream);
+  // Cluster pairs (pair_list_build_cuda.cu): the host's steps, and a refill's.
+  template <class Real>
+  static void column_clusters(list_memory& m, cell_grid<Real> const& g, std::uint32_t columns, void* stream);
   template <class Real> static void slots_and_boxes(pair_build_view<Real> const& v, std::size_t clusters, void* stream);
   template <class Real>
   static pair_row_totals count_rows(list_memory& m, pair_build_view<Real> const& v, std::size_t clusters, void* stream);
   template <class Real>
   static void fill_rows(list_memory& m, pair_build_view<Real> const& v, std::size_t clusters, void* stream);
+  // A refill's count_rows and fill_rows (after slots_and_boxes, queued): rows at the offsets clamped
+  // to the entries' memory, the totals into the status words (1: widest row in particles, 2: pairs
+  // within reach, 6: the most entries since the build, 11: pairs tested), nothing read back.
+  template <class Real>
+  static void refill_rows(list_memory& m, pair_build_view<Real> const& v, std::size_t clusters, void* stream);
 };
 #endif
 

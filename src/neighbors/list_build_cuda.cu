@@ -25,9 +25,9 @@ template <class U> U* as(buffer const& b) { return reinterpret_cast<U*>(b.data()
 
 // words (list_status_words): [0] first bad particle (min), [1] widest row (max), [2] entries (sum),
 // [3] max displacement^2 bits, [4] nonzero when some particle's cell is below its predecessor's,
-// [5] the first bad particle of cell_keys, [6] the most entries a csr refill found since the build,
-// [7]-[10] a clusters refill's candidates and runs, [11] the particles its rows test
-// (cluster_build_cuda.cu).
+// [5] the first bad particle of cell_keys, [6] the most entries a csr (or cluster_pairs) refill found
+// since the build, [7]-[10] a clusters refill's candidates and runs, [11] the particles its rows test
+// (cluster_build_cuda.cu; a cluster_pairs refill's pairs tested, pair_list_build_cuda.cu).
 template <class Real> __global__ void assign_kernel(cell_grid<Real> g, position_columns p, unsigned dims, std::size_t n,
                                                     std::uint32_t* keys, std::uint32_t* ids, point4<Real>* own,
                                                     unsigned long long* words) {

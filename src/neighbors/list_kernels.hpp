@@ -24,10 +24,14 @@ template <class Real> struct cell_grid {
 };
 
 // Position i wrapped into a periodic box (open axes as they are); false when a coordinate is not
-// finite or lies outside an open axis.
+// finite or lies outside an open axis. A bad particle is placed at the box's low corner in cell 0:
+// a refill, which reports it only at check(), goes on with a position every later step can index
+// (a coordinate left undefined could send a search's cell ranges past the grid).
 template <class Real> COALESCE_HOST_DEVICE inline bool place_point(cell_grid<Real> const& g, position_columns const& p,
                                                                    unsigned dims, std::size_t i, point4<Real>& out,
                                                                    std::uint32_t& cell) {
+  out = {g.lo[0], g.lo[1], g.lo[2], Real(0)};
+  cell = 0;
   Real c[3] = {0, 0, 0};
   int index[3] = {0, 0, 0};
   for (unsigned a = 0; a < dims; ++a) {

@@ -1,8 +1,10 @@
 // The cluster-pair format's build in GPU memory: one thread per column, slot and cluster (the bodies
-// of pair_list_kernels.hpp), a warp per row's search, CUB's scan between the counting and the
-// filling pass; the counting pass keeps each row's entries in scratch (m.candidate_ids, m.pair_room
-// per row) so the filling pass copies them, searching again only for rows longer than that. Read-backs: the columns'
-// cluster counts (to size the slots) and the row totals (to size the entries).
+// of pair_list_kernels.hpp), a warp per row's search, CUB's scans for the columns' first clusters and
+// between the counting and the filling pass; the counting pass keeps each row's entries in scratch
+// (m.candidate_ids, m.pair_room per row) so the filling pass copies them, searching again only for
+// rows longer than that. A build reads the row totals back (to size the entries); a refill (CUDA
+// graphs) reads nothing back: its rows stop at the entries the build left room for, and the
+// status words say what it found.
 #include <algorithm>
 #include <cstdint>
 
@@ -150,6 +152,7 @@ template <bool Count, class Real, class Emit>
 __device__ std::uint32_t search_row_warp(pair_build_view<Real> const& v, std::uint32_t i, std::uint32_t lane,
                                          pair_search_counts& counts, column_ranges* shared_ranges,
                                          std::uint32_t* shared_ends, Emit&& emit) {
+  if (empty_cluster(v, i)) return 0;  // the whole warp: one of the clusters past the columns' own
   cell_grid<Real> const& g = v.grid;
   pair_box<Real> const bi = v.boxes[i];
   point4<Real> const a = v.points[static_cast<std::size_t>(i) * pair_cluster + lane % pair_cluster];
@@ -265,14 +268,17 @@ template <class Real> __global__ void __launch_bounds__(threads, search_blocks_p
   if (c >= clusters) return;  // whole warps
   std::uint32_t const lane = threadIdx.x % 32, warp = threadIdx.x / 32;
   std::uint32_t* row = entries + offsets[c];
-  std::uint32_t const count = counts[c];
-  if (count <= room) {
+  // A refill's offsets stop at the entries' memory (clamp_offsets): a row past it keeps what fits.
+  std::uint32_t const count = min(counts[c], offsets[c + 1] - offsets[c]);
+  if (counts[c] <= room) {
     for (std::uint32_t e = lane; e < count; e += 32) row[e] = scratch[c * room + e];
     return;
   }
   pair_search_counts unused;
   search_row_warp<false>(v, static_cast<std::uint32_t>(c), lane, unused, ranges[warp], ends[warp],
-                         [&](std::uint32_t e, std::uint32_t j) { row[e] = j; });
+                         [&](std::uint32_t e, std::uint32_t j) {
+                           if (e < count) row[e] = j;
+                         });
 }
 
 // Entries per row the counting pass keeps: the last build's widest row and a quarter (rows grow as
@@ -284,20 +290,40 @@ std::uint32_t scratch_room(list_memory const& m, bool half) {
   return static_cast<std::uint32_t>(std::clamp<std::size_t>(room, 32, 512));
 }
 
+// offsets[0, count] = the exclusive sum of counts[0, count] (counts[count] is 0), queued. The
+// scratch is made sure of here: a build's call allocates it, a refill's of the same sizes then not.
+void scan_counts(list_memory& m, std::uint32_t const* counts, std::size_t count, std::uint32_t* offsets,
+                 cudaStream_t s) {
+  std::size_t bytes = 0;
+  COALESCE_CUDA_TRY(cub::DeviceScan::ExclusiveSum(nullptr, bytes, counts, offsets, static_cast<int>(count + 1), s));
+  ensure_bytes(m, m.temp, bytes);
+  bytes = m.temp.size();
+  COALESCE_CUDA_TRY(
+      cub::DeviceScan::ExclusiveSum(m.temp.data(), bytes, counts, offsets, static_cast<int>(count + 1), s));
+}
+
+// A refill's totals (count_kernel_warp's) into the status words check() reads: the widest row in
+// particles (the most since the build), the pairs within reach and the pairs tested (this refill's).
+// (Word 6, the most entries since the build, clamp_offsets writes.)
+__global__ void refill_status_kernel(unsigned long long const* totals, unsigned long long* words) {
+  unsigned long long const widest = totals[1] * pair_cluster;
+  words[1] = widest > words[1] ? widest : words[1];
+  words[2] = totals[2];
+  words[11] = totals[3];
+}
+
 }  // namespace
 
-template <class Real> void cuda_list_backend::column_cluster_counts(list_memory& m, cell_grid<Real> const& g,
-                                                                    std::uint32_t columns, std::uint32_t* counts,
-                                                                    void* stream) {
+template <class Real>
+void cuda_list_backend::column_clusters(list_memory& m, cell_grid<Real> const& g, std::uint32_t columns, void* stream) {
   cudaStream_t const s = as_stream(stream);
-  ensure_bytes(m, m.cluster_counts, (columns + 1) * sizeof(std::uint32_t));
-  column_counts_kernel<<<blocks(columns), threads, 0, s>>>(
-      as<std::uint32_t const>(m.cell_start), as<std::uint32_t const>(m.cell_end),
-      static_cast<std::uint32_t>(g.cells[0]), columns, as<std::uint32_t>(m.cluster_counts));
+  auto* counts = as<std::uint32_t>(m.cluster_counts);
+  column_counts_kernel<<<blocks(columns), threads, 0, s>>>(as<std::uint32_t const>(m.cell_start),
+                                                           as<std::uint32_t const>(m.cell_end),
+                                                           static_cast<std::uint32_t>(g.cells[0]), columns, counts);
   COALESCE_CUDA_TRY(cudaGetLastError());
-  COALESCE_CUDA_TRY(
-      cudaMemcpyAsync(counts, m.cluster_counts.data(), columns * sizeof(std::uint32_t), cudaMemcpyDeviceToHost, s));
-  COALESCE_CUDA_TRY(cudaStreamSynchronize(s));
+  COALESCE_CUDA_TRY(cudaMemsetAsync(counts + columns, 0, sizeof(std::uint32_t), s));
+  scan_counts(m, counts, columns, as<std::uint32_t>(m.column_clusters), s);
 }
 
 template <class Real>
@@ -323,13 +349,7 @@ template <class Real> pair_row_totals cuda_list_backend::count_rows(list_memory&
       <<<blocks(clusters * 32), threads, 0, s>>>(v, clusters, counts, totals, as<std::uint32_t>(m.candidate_ids), room);
   COALESCE_CUDA_TRY(cudaGetLastError());
   COALESCE_CUDA_TRY(cudaMemsetAsync(counts + clusters, 0, sizeof(std::uint32_t), s));
-  auto* offsets = as<std::uint32_t>(m.offsets);
-  std::size_t bytes = 0;
-  COALESCE_CUDA_TRY(cub::DeviceScan::ExclusiveSum(nullptr, bytes, counts, offsets, static_cast<int>(clusters + 1), s));
-  ensure_bytes(m, m.temp, bytes);
-  bytes = m.temp.size();
-  COALESCE_CUDA_TRY(
-      cub::DeviceScan::ExclusiveSum(m.temp.data(), bytes, counts, offsets, static_cast<int>(clusters + 1), s));
+  scan_counts(m, counts, clusters, as<std::uint32_t>(m.offsets), s);
   unsigned long long host[4] = {};
   COALESCE_CUDA_TRY(cudaMemcpyAsync(host, totals, sizeof host, cudaMemcpyDeviceToHost, s));
   COALESCE_CUDA_TRY(cudaStreamSynchronize(s));
@@ -351,13 +371,35 @@ void cuda_list_backend::fill_rows(list_memory& m, pair_build_view<Real> const& v
   COALESCE_CUDA_TRY(cudaStreamSynchronize(s));
 }
 
-#define COALESCE_PAIR_LIST_STEPS(Real)                                                                              \
-  template void cuda_list_backend::column_cluster_counts<Real>(list_memory&, cell_grid<Real> const&, std::uint32_t, \
-                                                               std::uint32_t*, void*);                              \
-  template void cuda_list_backend::slots_and_boxes<Real>(pair_build_view<Real> const&, std::size_t, void*);         \
-  template pair_row_totals cuda_list_backend::count_rows<Real>(list_memory&, pair_build_view<Real> const&,          \
-                                                               std::size_t, void*);                                 \
-  template void cuda_list_backend::fill_rows<Real>(list_memory&, pair_build_view<Real> const&, std::size_t, void*);
+template <class Real> void cuda_list_backend::refill_rows(list_memory& m, pair_build_view<Real> const& v,
+                                                          std::size_t clusters, void* stream) {
+  cudaStream_t const s = as_stream(stream);
+  auto* totals = as<unsigned long long>(m.candidate_offsets);  // the build left room for the four totals
+  auto* words = as<unsigned long long>(m.words);
+  auto* counts = as<std::uint32_t>(m.cluster_counts);
+  auto* offsets = as<std::uint32_t>(m.offsets);
+  auto const room = static_cast<std::uint32_t>(m.pair_room);  // the scratch the build allocated
+  COALESCE_CUDA_TRY(cudaMemsetAsync(totals, 0, 4 * sizeof(unsigned long long), s));
+  count_kernel_warp<Real>
+      <<<blocks(clusters * 32), threads, 0, s>>>(v, clusters, counts, totals, as<std::uint32_t>(m.candidate_ids), room);
+  COALESCE_CUDA_TRY(cudaGetLastError());
+  COALESCE_CUDA_TRY(cudaMemsetAsync(counts + clusters, 0, sizeof(std::uint32_t), s));
+  scan_counts(m, counts, clusters, offsets, s);
+  clamp_offsets(offsets, clusters, m.indices.size() / sizeof(std::uint32_t), totals, words + 6, s);
+  refill_status_kernel<<<1, 1, 0, s>>>(totals, words);
+  COALESCE_CUDA_TRY(cudaGetLastError());
+  fill_kernel_warp<Real><<<blocks(clusters * 32), threads, 0, s>>>(
+      v, clusters, counts, offsets, as<std::uint32_t const>(m.candidate_ids), room, as<std::uint32_t>(m.indices));
+  COALESCE_CUDA_TRY(cudaGetLastError());
+}
+
+#define COALESCE_PAIR_LIST_STEPS(Real)                                                                                \
+  template void cuda_list_backend::column_clusters<Real>(list_memory&, cell_grid<Real> const&, std::uint32_t, void*); \
+  template void cuda_list_backend::slots_and_boxes<Real>(pair_build_view<Real> const&, std::size_t, void*);           \
+  template pair_row_totals cuda_list_backend::count_rows<Real>(list_memory&, pair_build_view<Real> const&,            \
+                                                               std::size_t, void*);                                   \
+  template void cuda_list_backend::fill_rows<Real>(list_memory&, pair_build_view<Real> const&, std::size_t, void*);   \
+  template void cuda_list_backend::refill_rows<Real>(list_memory&, pair_build_view<Real> const&, std::size_t, void*);
 COALESCE_PAIR_LIST_STEPS(float)
 COALESCE_PAIR_LIST_STEPS(double)
 #undef COALESCE_PAIR_LIST_STEPS

@@ -12,16 +12,17 @@ namespace {
 template <class U> U* as(buffer const& b) { return reinterpret_cast<U*>(b.data()); }
 }  // namespace
 
-template <class Real> void host_list_backend::column_cluster_counts(list_memory& m, cell_grid<Real> const& g,
-                                                                    std::uint32_t columns, std::uint32_t* counts,
-                                                                    void*) {
+template <class Real>
+void host_list_backend::column_clusters(list_memory& m, cell_grid<Real> const& g, std::uint32_t columns, void*) {
   auto const* start = as<std::uint32_t const>(m.cell_start);
   auto const* end = as<std::uint32_t const>(m.cell_end);
+  auto* counts = as<std::uint32_t>(m.cluster_counts);
   for (std::uint32_t k = 0; k < columns; ++k) {
     std::uint32_t first = 0;
     std::uint32_t const particles = column_particles(start, end, static_cast<std::uint32_t>(g.cells[0]), k, first);
     counts[k] = (particles + pair_cluster - 1) / pair_cluster;
   }
+  exclusive_scan(counts, columns, as<std::uint32_t>(m.column_clusters));
 }
 
 template <class Real>
@@ -79,14 +80,12 @@ void host_list_backend::fill_rows(list_memory& m, pair_build_view<Real> const& v
   }
 }
 
-template void host_list_backend::column_cluster_counts<float>(list_memory&, cell_grid<float> const&, std::uint32_t,
-                                                              std::uint32_t*, void*);
+template void host_list_backend::column_clusters<float>(list_memory&, cell_grid<float> const&, std::uint32_t, void*);
 template void host_list_backend::slots_and_boxes<float>(pair_build_view<float> const&, std::size_t, void*);
 template pair_row_totals host_list_backend::count_rows<float>(list_memory&, pair_build_view<float> const&, std::size_t,
                                                               void*);
 template void host_list_backend::fill_rows<float>(list_memory&, pair_build_view<float> const&, std::size_t, void*);
-template void host_list_backend::column_cluster_counts<double>(list_memory&, cell_grid<double> const&, std::uint32_t,
-                                                               std::uint32_t*, void*);
+template void host_list_backend::column_clusters<double>(list_memory&, cell_grid<double> const&, std::uint32_t, void*);
 template void host_list_backend::slots_and_boxes<double>(pair_build_view<double> const&, std::size_t, void*);
 template pair_row_totals host_list_backend::count_rows<double>(list_memory&, pair_build_view<double> const&,
                                                                std::size_t, void*);

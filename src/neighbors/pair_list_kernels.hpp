@@ -87,7 +87,15 @@ template <class Real> COALESCE_HOST_DEVICE inline void fill_slot(pair_build_view
   }
 }
 
-// Cluster c's bounding box (every cluster holds at least one particle: its first slot's).
+// Whether cluster c holds no particle: one of the clusters past the columns' own (the build keeps
+// room for the most clusters the columns can make). A cluster that holds particles holds one in its
+// first slot (a column's particles fill its clusters' slots in order).
+template <class Real> COALESCE_HOST_DEVICE inline bool empty_cluster(pair_build_view<Real> const& v, std::size_t c) {
+  return v.points[c * pair_cluster].w == Real(0);
+}
+
+// Cluster c's bounding box (an empty cluster's: the origin; no row lists it, and its own row is
+// empty).
 template <class Real> COALESCE_HOST_DEVICE inline void fill_box(pair_build_view<Real> const& v, std::size_t c) {
   point4<Real> const* p = v.points + c * pair_cluster;
   pair_box<Real> b{{p[0].x, p[0].y, p[0].z}, {p[0].x, p[0].y, p[0].z}};
@@ -213,6 +221,7 @@ COALESCE_HOST_DEVICE inline row_reach reach_of(cell_grid<Real> const& g, pair_bo
 template <bool Count, class Real, class Emit>
 COALESCE_HOST_DEVICE inline std::uint32_t search_row(pair_build_view<Real> const& v, std::uint32_t i,
                                                      pair_search_counts& counts, Emit&& emit) {
+  if (empty_cluster(v, i)) return 0;
   cell_grid<Real> const& g = v.grid;
   pair_box<Real> const bi = v.boxes[i];
   Real const limit = g.reach2 * Real(1.00001);  // bounding boxes: rounding never drops a pair

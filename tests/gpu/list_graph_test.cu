@@ -2,7 +2,7 @@
 // set_rebuild_condition): captured once, replayed; the list is rebuilt exactly at the replays where
 // some particle has moved more than skin / 2 since the last rebuild, with the rows a fresh build
 // gives, and nothing is read back or allocated (a capture in global mode refuses both). Every
-// format: padded_columns, csr and clusters.
+// format: padded_columns, csr, clusters and cluster_pairs.
 #include <algorithm>
 #include <cmath>
 #include <cstdint>
@@ -36,7 +36,7 @@ template <class Format = coalesce::padded_columns>
 rows_t fresh_rows(std::vector<Atom> const& atoms, coalesce::box const& b) {
   coalesce::device_vector<Atom> v(atoms);
   coalesce::verlet_list<Format> fresh({.cutoff = 1.0, .skin = 0.4});
-  if constexpr (!std::is_same_v<Format, coalesce::clusters>) fresh.reserve_width(64);
+  if constexpr (requires { fresh.reserve_width(64); }) fresh.reserve_width(64);
   fresh.build(v, &Atom::pos, b);
   return fresh.rows_on_host();
 }
@@ -46,7 +46,7 @@ rows_t fresh_rows(std::vector<Atom> const& atoms, coalesce::box const& b) {
 TEST_CASE_TEMPLATE(
     "a rebuild in a CUDA graph runs at the replays where a particle moved more than skin / 2, and only "
     "there",
-    Format, coalesce::padded_columns, coalesce::csr, coalesce::clusters) {
+    Format, coalesce::padded_columns, coalesce::csr, coalesce::clusters, coalesce::cluster_pairs) {
   std::size_t const n = 20'011;
   double const side = 20.0;
   coalesce::box const b{.lo = {0, 0, 0}, .hi = {side, side, side}};
@@ -66,7 +66,7 @@ TEST_CASE_TEMPLATE(
   {
     coalesce::device_vector<Atom> d(start);
     coalesce::verlet_list<Format> list({.cutoff = 1.0, .skin = 0.4});
-    if constexpr (!std::is_same_v<Format, coalesce::clusters>) list.reserve_width(64);
+    if constexpr (requires { list.reserve_width(64); }) list.reserve_width(64);
     list.build(d, &Atom::pos, b, s);
     std::uint64_t const allocations = list.allocations();
     auto v = d.view();
@@ -121,10 +121,12 @@ TEST_CASE_TEMPLATE(
 // Positions written by the graph from `source`, which the host changes between replays. A refill
 // that outgrows the list's memory: padded and csr rows wider than the width (80 particles crowded
 // around one point), clusters more candidates than the build left room for (the particles shuffled
-// out of their spatial order: every cluster spans the box).
+// out of their spatial order: every cluster spans the box), cluster_pairs more pairs of clusters
+// (every particle squeezed into half the box: twice the density, about twice the entries).
 TEST_CASE_TEMPLATE("check() reports a row cut at any refill since the build, and a NaN that reached a replay", Format,
-                   coalesce::padded_columns, coalesce::csr, coalesce::clusters) {
+                   coalesce::padded_columns, coalesce::csr, coalesce::clusters, coalesce::cluster_pairs) {
   constexpr bool is_clusters = std::is_same_v<Format, coalesce::clusters>;
+  constexpr bool is_pairs = std::is_same_v<Format, coalesce::cluster_pairs>;
   std::size_t const n = 20'011;
   coalesce::box const b{.lo = {0, 0, 0}, .hi = {20, 20, 20}};
   std::mt19937 rng(11);
@@ -142,6 +144,8 @@ TEST_CASE_TEMPLATE("check() reports a row cut at any refill since the build, and
     for (std::size_t i = 0; i < n; ++i) sparse[i] = atoms[i].pos;
     crowded = sparse;
     std::shuffle(crowded.begin(), crowded.end(), rng);
+  } else if constexpr (is_pairs) {
+    for (auto& p : crowded) p.x *= 0.5f;
   } else {
     for (std::size_t i = 0; i < 80; ++i)
       crowded[i] = {10.0f + 0.01f * static_cast<float>(i % 7), 10.0f + 0.01f * static_cast<float>(i % 5), 10.0f};
@@ -192,6 +196,8 @@ TEST_CASE_TEMPLATE("check() reports a row cut at any refill since the build, and
     CHECK(list.width() == width);
     if constexpr (is_clusters) {
       CHECK_THROWS_WITH_AS(list.check(s), doctest::Contains("candidates"), coalesce::error);
+    } else if constexpr (is_pairs) {
+      CHECK_THROWS_WITH_AS(list.check(s), doctest::Contains("pairs of clusters"), coalesce::error);
     } else {
       CHECK_THROWS_WITH_AS(list.check(s), doctest::Contains("more than the list's width"), coalesce::error);
       CHECK(list.widest() >= 79);
@@ -213,6 +219,56 @@ TEST_CASE_TEMPLATE("check() reports a row cut at any refill since the build, and
   }
   check_cuda(cudaFree(source));
   check_cuda(cudaStreamDestroy(s));
+}
+
+namespace {
+struct dvec3 {
+  double x, y, z;
+};
+struct Atom64 {
+  dvec3 pos;
+  float mass;
+};
+}  // namespace
+
+// A cluster_pairs refill outside a graph (queued, read at check()): double positions give a fresh
+// build's rows after moves, a half list too; float positions given to a list built from double ones
+// are refused (the list's positions are another size), and nothing is allocated.
+TEST_CASE("cluster_pairs refill: double positions and a half list give a fresh build's rows; float ones refused") {
+  std::size_t const n = 9'001;
+  coalesce::box const b{.lo = {0, 0, 0}, .hi = {15, 15, 15}};
+  std::mt19937 rng(5);
+  std::uniform_real_distribution<double> u(0.0, 15.0);
+  std::vector<Atom64> start(n), moved(n);
+  for (auto& a : start) a = {{u(rng), u(rng), u(rng)}, 1.0f};
+  for (std::size_t i = 0; i < n; ++i) {
+    moved[i] = start[i];
+    moved[i].pos.x += 0.12 * std::sin(static_cast<double>(i));
+    moved[i].pos.z -= 0.09 * std::cos(static_cast<double>(3 * i));
+  }
+  for (bool const half : {false, true}) {
+    CAPTURE(half);
+    coalesce::device_vector<Atom64> v(start), w(moved);
+    coalesce::verlet_list<coalesce::cluster_pairs> list({.cutoff = 1.2, .skin = 0.3, .half = half});
+    list.build(v, &Atom64::pos, b);
+    std::uint64_t const allocations = list.allocations();
+    list.refill(w, &Atom64::pos, b);
+    CHECK_NOTHROW(list.check());
+    CHECK(list.allocations() == allocations);
+    coalesce::verlet_list<coalesce::cluster_pairs> fresh({.cutoff = 1.2, .skin = 0.3, .half = half});
+    fresh.build(w, &Atom64::pos, b);
+    CHECK(list.rows_on_host() == fresh.rows_on_host());
+    CHECK(list.entries() == fresh.entries());
+    CHECK(list.candidates() == fresh.candidates());
+    std::vector<Atom> as_float(n);
+    for (std::size_t i = 0; i < n; ++i) {
+      as_float[i] = {
+          {static_cast<float>(moved[i].pos.x), static_cast<float>(moved[i].pos.y), static_cast<float>(moved[i].pos.z)},
+          1.0f};
+    }
+    coalesce::device_vector<Atom> f(as_float);
+    CHECK_THROWS_WITH_AS(list.refill(f, &Atom::pos, b), doctest::Contains("build() it from these"), coalesce::error);
+  }
 }
 
 TEST_CASE("a graph condition outside a capture is refused with what to do") {

@@ -29,9 +29,12 @@
 // evaluates, `fill()` their ratio.
 //
 // Sorting the particles by `cell_keys` puts them in the list's cluster order, so that a cluster's 8
-// particles are neighbours in memory too (a build of sorted particles also skips its own sort). A
-// GPU refill inside a CUDA graph is not available for this format yet (refill() says so): rebuild
-// with build().
+// particles are neighbours in memory too (a build of sorted particles also skips its own sort).
+//
+// refill() (CUDA graphs, docs/neighbors.md) runs the build's steps into the memory the build left:
+// the build keeps room for the most clusters its columns can make ((n + 7 columns) / 8: clusters
+// past the columns' own are empty, and the view covers them all), so only the entries can run out
+// (the build's and an eighth: particles crowding together); check() says so.
 #pragma once
 #include <cstddef>
 #include <cstdint>
@@ -165,13 +168,10 @@ template <> struct detail::list_format_ops<cluster_pairs> {
     }
     build_pair_list(m, p, n, g, stream);
   }
-  // A GPU refill would need the build's sizes without reading them back: not written yet.
-  static void refill(list_memory& m, position_columns const& p, std::size_t n, std::size_t rows, list_geometry const& g,
+  // In GPU memory the build's steps queued into its memory (refill_pair_list); in host memory a build.
+  static void refill(list_memory& m, position_columns const& p, std::size_t n, std::size_t, list_geometry const& g,
                      void* stream) {
-    if (m.kind == memory_kind::host) return build(m, p, n, rows, g, stream);
-    throw_error(
-        "verlet_list<cluster_pairs>::refill: a refill inside a CUDA graph is not available for the cluster-pair "
-        "format yet; rebuild it with build() outside the graph, or use padded_columns, csr or clusters in a graph");
+    refill_pair_list(m, p, n, g, stream);
   }
   static std::uint64_t cell_keys(list_memory& m, position_columns const& p, std::size_t n, list_geometry const& g,
                                  std::uint32_t* keys, std::array<std::uint32_t, 3>& grid, void* stream) {
@@ -192,7 +192,19 @@ template <> struct detail::list_format_ops<cluster_pairs> {
     if (m.candidates == 0) return 1.0;
     return static_cast<double>(m.entries) / static_cast<double>(m.candidates);
   }
-  static bool check_refills(list_memory&, list_status const&, std::string&) { return false; }
+  // A refill's entries against the memory its build left.
+  static bool check_refills(list_memory& m, list_status const& status, std::string& why) {
+    m.candidates = status.tested;  // fill() compares the refill's pairs within reach with these
+    std::size_t const room = m.indices.size() / sizeof(std::uint32_t);
+    if (status.most_entries <= room) return false;
+    why = "verlet_list::check: a cluster_pairs refill found " + std::to_string(status.most_entries) +
+          " pairs of clusters, more than the " + std::to_string(room) +
+          " its memory holds (a build leaves an eighth more than it found), so rows lost clusters and forces summed "
+          "over the "
+          "list since missed pairs; build() makes room (redo the steps since the last check); particles crowded "
+          "together since the build";
+    return true;
+  }
 };
 
 }  // namespace coalesce

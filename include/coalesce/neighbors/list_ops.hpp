@@ -95,7 +95,7 @@ struct list_memory {
   // clusters (the compressed format): indices holds runs (first, end) of candidate particles, offsets
   // the runs of each cluster of 32 particles, points the wrapped positions a traversal filters with
   buffer points;
-  std::size_t point_bytes = 0;  // clusters: 16 (float positions) or 32 (double)
+  std::size_t point_bytes = 0;  // clusters, cluster_pairs: 16 (float positions) or 32 (double)
   std::size_t runs = 0;         // clusters: runs, all clusters
   std::size_t candidates = 0;   // clusters: particles a traversal tests, all rows
   // csr in GPU memory: the row width a rebuild stages its rows at (the last widest row and 8 more;
@@ -165,10 +165,10 @@ struct list_status {
   std::size_t first_bad = 0;        // the first particle not finite or outside an open axis; n when none
   std::size_t widest = 0;           // the longest row, counted in full
   std::size_t entries = 0;          // neighbours, all rows, counted in full
-  std::size_t most_entries = 0;     // csr: the most entries any refill since the build found
+  std::size_t most_entries = 0;     // csr (cluster_pairs): the most entries any refill since the build found
   std::size_t most_candidates = 0;  // clusters: the most candidates any refill since the build found
   std::size_t most_runs = 0;        // clusters: the most runs any refill since the build found
-  std::size_t tested = 0;           // clusters: the particles the last refill's rows test
+  std::size_t tested = 0;           // clusters (cluster_pairs): the particles (pairs) the last refill's rows test
 };
 list_status read_list_status(list_memory const& m, void* stream);
 // Sets a CUDA graph conditional handle to 1 when some particle moved more than `threshold` since the
@@ -203,6 +203,12 @@ void cluster_rows(list_memory const& m, list_geometry const& g, std::vector<std:
 // The same checks, then the cluster-pair format (neighbors/cluster_pairs.hpp) into m.
 void build_pair_list(list_memory& m, position_columns const& position, std::size_t n, list_geometry const& g,
                      void* stream);
+// The same rebuild for CUDA graphs (GPU memory): the last build's particle count and box, queued
+// into the memory the build left (its clusters, the most a column split can make; its entries and an
+// eighth), nothing read back, waited for or allocated; rows past the entries' memory are cut and
+// read_list_status says so. In host memory it is build_pair_list.
+void refill_pair_list(list_memory& m, position_columns const& position, std::size_t n, list_geometry const& g,
+                      void* stream);
 // The cell of the cluster-pair build's grid each particle falls in, as sort keys (list_cell_keys'
 // contract): sorted by them the particles are in the list's cluster order.
 std::uint64_t pair_list_cell_keys(list_memory& m, position_columns const& position, std::size_t n,

@@ -178,7 +178,8 @@ template <class Format, class Space = device> class verlet_list {
   // open axis, a row wider than the width (padded: width(); csr: the width its rows are staged at,
   // the last build's widest row + 8 or more), for csr more entries than its memory holds (the last
   // build's and an eighth), for clusters more candidates or runs than its memory holds (the last
-  // build's twice over). Such a row keeps its first entries and count(i) says how many (a
+  // build's twice over), for cluster_pairs more pairs of clusters than its memory holds (the last
+  // build's and an eighth; its clusters never run out: cluster_pairs.hpp). Such a row keeps its first entries and count(i) says how many (a
   // clusters row loses the candidates past the memory): a traversal never reads past a row, but that
   // row misses neighbours. A clusters refill does not check the particles' spatial order (a build
   // refuses a random order; a refill of shuffled particles runs out of room, and check() says so).
