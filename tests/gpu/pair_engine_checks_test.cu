@@ -1,6 +1,8 @@
 // coalesce::compute_pairs in GPU memory: a force member stored as 64-bit fixed point gives
-// bit-identical forces run to run; bad input throws and writes nothing. And the pair laws'
+// bit-identical forces run to run, and over cluster_pairs the float member's forces within its
+// rounding; bad input throws and writes nothing. And the pair laws'
 // fast_reciprocal on the GPU (one instruction) within 1 ulp of 1 / x.
+#include <algorithm>
 #include <cmath>
 #include <cstdint>
 #include <limits>
@@ -44,6 +46,54 @@ TEST_CASE_TEMPLATE("compute_pairs in GPU memory: a fixed-point force member sums
              out[i].force.z == first[i].force.z;
     }
     CHECK(same);
+  }
+}
+
+// The cluster-pair loop keeps a fixed-point member's sums as the format's integers in slot order and
+// stores them after the loop: the float member's forces within the rounding (each reaction sum and
+// row sum rounded to 2^-32 once), on half and full lists; its input checked in the staging pass.
+TEST_CASE("compute_pairs over cluster_pairs in GPU memory: a fixed-point member gets the float member's forces") {
+  using summed =
+      coalesce::stored_as<coalesce::soa, coalesce::store<&Atom::force, coalesce::fixed_point<std::int64_t, 32>>>;
+  int const side = 9;
+  coalesce::box const b{.lo = {0, 0, 0}, .hi = {side * 1.1, side * 1.1, side * 1.1}};
+  auto const atoms = lattice(side, 1.1f, 6);
+  for (bool const half : {true, false}) {
+    CAPTURE(half);
+    coalesce::device_vector<Atom> plain(atoms);
+    coalesce::device_vector<Atom, summed> fixed(atoms);
+    coalesce::verlet_list<coalesce::cluster_pairs> list({.cutoff = 2.5, .skin = 0.3, .half = half});
+    list.build(plain, &Atom::pos, b);
+    (void)coalesce::compute_pairs(plain, &Atom::pos, &Atom::force, &Atom::type, list.view(plain), b, lennard_jones{},
+                                  two_types());
+    list.build(fixed, &Atom::pos, b);
+    (void)coalesce::compute_pairs(fixed, &Atom::pos, &Atom::force, &Atom::type, list.view(fixed), b, lennard_jones{},
+                                  two_types());
+    std::vector<Atom> want(atoms.size()), got(atoms.size());
+    plain.copy_to(std::span<Atom>(want));
+    fixed.copy_to(std::span<Atom>(got));
+    double worst = 0, largest = 0;
+    for (std::size_t i = 0; i < atoms.size(); ++i) {
+      float const w[3] = {want[i].force.x, want[i].force.y, want[i].force.z};
+      float const g[3] = {got[i].force.x, got[i].force.y, got[i].force.z};
+      for (int a = 0; a < 3; ++a) {
+        worst = std::max(worst, std::abs(double(g[a]) - double(w[a])));
+        largest = std::max(largest, std::abs(double(w[a])));
+      }
+    }
+    CHECK(largest > 1.0);            // forces were computed
+    CHECK(worst <= 1e-5 * largest);  // float sums in another order, against integers
+    auto bad = atoms;                // refused in the staging pass, nothing written
+    bad[31].pos.x = std::numeric_limits<float>::infinity();
+    coalesce::device_vector<Atom, summed> refused(bad);
+    CHECK_THROWS_WITH_AS(coalesce::compute_pairs(refused, &Atom::pos, &Atom::force, &Atom::type, list.view(), b,
+                                                 lennard_jones{}, two_types()),
+                         doctest::Contains("particle 31"), coalesce::error);
+    std::vector<Atom> left(atoms.size());
+    refused.copy_to(std::span<Atom>(left));
+    bool untouched = true;
+    for (auto const& a : left) untouched = untouched && a.force.x == 7 && a.force.y == 7 && a.force.z == 7;
+    CHECK(untouched);
   }
 }
 

@@ -70,6 +70,8 @@ template <class Real> __device__ COALESCE_INLINE void red_global_add(Real* p, Re
     asm volatile("red.global.add.f32 [%0], %1;" ::"l"(p), "f"(f) : "memory");
   } else if constexpr (std::is_same_v<Real, double>) {
     asm volatile("red.global.add.f64 [%0], %1;" ::"l"(p), "d"(f) : "memory");
+  } else if constexpr (std::is_same_v<Real, std::int64_t>) {  // fixed-point sums (two's complement: u64 adds)
+    asm volatile("red.global.add.u64 [%0], %1;" ::"l"(p), "l"(f) : "memory");
   } else {
     atomic_add_scalar(p, f);
   }

@@ -457,6 +457,11 @@ void launch_staged_loop(verlet_list_ref<cluster_pairs> const& list, staged_parti
 // host at the launch (SIGSEGV; the GPU test binary on the H100, 2026-12-06: the second file to zero
 // a half list's forces crashed; as count_bad_input above).
 
+// 16 bytes of a slot's force sums, zeroed as one vector store (a slot's sums: one or two of them).
+struct alignas(16) slot_vector {
+  std::uint32_t words[4];
+};
+
 // Slot k of a cluster-pair list staged: the particle's position (in the loop's real type, in the box) and
 // type, staged_far for an empty slot; its force sums zeroed where the loop sums in slots (a half list).
 // With `check`, it also counts the particles check_pair_input would refuse (a type at or past
@@ -469,7 +474,8 @@ template <class Real, class View, class PositionMember, class TypeMember, class 
   TypeMember type_member;
   staged_box<Real> box;  // positions into [0, L] along a periodic axis
   staged_particle<Real>* staged;
-  Real* slot_forces;
+  slot_vector* slot_sums;         // the loop's sums, 16 or 32 bytes per slot (Real or int64 x 4)
+  std::uint32_t vectors_per_sum;  // 1 or 2
   bool zero_sums;
   bool check;
   std::size_t types;
@@ -490,7 +496,9 @@ template <class Real, class View, class PositionMember, class TypeMember, class 
     }
     staged[k] = out;
     if (zero_sums) {
-      for (int d = 0; d < 4; ++d) slot_forces[4 * k + d] = Real(0);
+      slot_vector const zero{};
+      slot_sums[vectors_per_sum * k] = zero;
+      if (vectors_per_sum == 2) slot_sums[2 * k + 1] = zero;
     }
   }
 };
@@ -508,11 +516,56 @@ template <class Real, class View, class ForceMember> struct store_slot_forces {
   }
 };
 
+// The loop's forces as the integers of the force member's fixed-point format (fixed_point<std::int64_t
+// or std::int32_t, F>), 4 per slot in slot order: each reaction sum and row sum rounded once (as the
+// member's own atomic_add rounds it), added with integer atomics, exact in any order, so the forces
+// are the same bits run to run; stored into the member by a pass after the loop (store_slot_fixed).
+// Adding into the member itself through its converting reference took 8.5x the float pass (H100,
+// 4M LJ atoms, 2026-12-06: the format's encode and the particle's index per atomic).
+template <class Real> struct fixed_slot_sums {
+  std::int64_t* sums;
+  fixed_rounding_of_pairs<Real> round;
+  COALESCE_HOST_DEVICE COALESCE_INLINE void add_in_cluster(std::uint32_t first, std::uint32_t k, std::uint32_t d,
+                                                           Real f) const {
+#if defined(__CUDA_ARCH__)
+    struct slot_stride {  // a slot's 4 sums, for the stride alone
+      std::int64_t v[4];
+    };
+    auto* const lane = opaque_pointer(reinterpret_cast<slot_stride*>(sums + (4 * k + d)));  // hoisted
+    red_global_add(reinterpret_cast<std::int64_t*>(lane + first), round(f));
+#else
+    atomic_add_scalar(sums + 4 * (static_cast<std::size_t>(first) + k) + d, round(f));
+#endif
+  }
+  COALESCE_HOST_DEVICE COALESCE_INLINE void add(std::uint32_t slot, Real f0, Real f1, Real f2) const {
+    atomic_add_scalar(sums + 4 * std::size_t{slot} + 0, round(f0));
+    atomic_add_scalar(sums + 4 * std::size_t{slot} + 1, round(f1));
+    atomic_add_scalar(sums + 4 * std::size_t{slot} + 2, round(f2));
+  }
+  COALESCE_HOST_DEVICE COALESCE_INLINE void store(std::uint32_t slot, Real f0, Real f1, Real f2) const {
+    sums[4 * std::size_t{slot} + 0] = round(f0);
+    sums[4 * std::size_t{slot} + 1] = round(f1);
+    sums[4 * std::size_t{slot} + 2] = round(f2);
+  }
+};
+// Slot k's integer sums into its particle's fixed-point force member, as they are.
+template <class View, class ForceMember> struct store_slot_fixed {
+  std::uint32_t const* slots;
+  View v;
+  ForceMember force;
+  std::int64_t const* sums;
+  COALESCE_HOST_DEVICE void operator()(std::size_t k) const {
+    std::uint32_t const p = slots[k];
+    if (p == cluster_pairs::empty_slot) return;
+    for (int d = 0; d < 3; ++d) store_fixed(v[p][force.pointer][d], sums[4 * k + d]);
+  }
+};
+
 // compute_pairs over a cluster-pair list in GPU memory, the particles staged in slot order
 // (cluster_pair_loop.hpp): stage positions and types, the warp-per-cluster loop, the forces. A force
-// member of plain float or double leaves: summed in slot order (zeroed with the staging on a half
-// list) and stored into every particle by a last pass; any other (fixed point): added into the
-// member itself (the caller zeroed it on a half list). The staging memory (16 or 32 bytes per slot,
+// member of plain float or double leaves, or of fixed point (`fixed`: its format, fixed_slot_sums):
+// summed in slot order (zeroed with the staging on a half list) and stored into every particle by a
+// last pass; any other: added into the member itself (the caller zeroed it on a half list). The staging memory (16 or 32 bytes per slot,
 // as much again for the sums) is scratch from coalesce's pool (buffer.hpp: no driver call per step).
 // check: the particles' input is checked by the staging pass (every particle is in a slot), before
 // anything is written; refuse() names the first bad one (it throws).
@@ -521,32 +574,42 @@ template <bool Energy, bool Virial, bool PlainForce, class Real, class View, cla
 void run_staged_cluster_pairs(View const& v, PositionMember position, ForceMember force, TypeMember type_member,
                               verlet_list_ref<cluster_pairs> const& list, Evaluator const& law, Table const& table,
                               Exclusions const& exclusions, double const (&length)[3], bool const (&periodic)[3],
-                              bool half, Sums const& s, bool check, Refuse const& refuse, stream on) {
+                              bool half, stored_format const* fixed, Sums const& s, bool check, Refuse const& refuse,
+                              stream on) {
   std::size_t const slot_count = list.clusters * cluster_pairs::cluster_size;
   if (slot_count == 0) return;
   vector<bad_count, soa, device> bad(check ? 1 : 0, bad_count{0}, on);
   auto const b = bad.view();
   buffer staged_memory(memory_kind::device, slot_count * sizeof(staged_particle<Real>), on.handle(),
                        buffer::scratch_tag{});
-  buffer force_memory(memory_kind::device, PlainForce ? slot_count * 4 * sizeof(Real) : 0, on.handle(),
-                      buffer::scratch_tag{});
+  bool const in_slots = PlainForce || fixed != nullptr;
+  std::size_t const sum_bytes = PlainForce ? 4 * sizeof(Real) : 4 * sizeof(std::int64_t);  // per slot
+  buffer force_memory(memory_kind::device, in_slots ? slot_count * sum_bytes : 0, on.handle(), buffer::scratch_tag{});
   auto* const staged = reinterpret_cast<staged_particle<Real>*>(staged_memory.data());
-  Real* const slot_forces = reinterpret_cast<Real*>(force_memory.data());
-  bool const zero_sums = PlainForce && half;
+  auto* const slot_vectors = reinterpret_cast<slot_vector*>(force_memory.data());
+  bool const zero_sums = in_slots && half;
   staged_box<Real> const box = staged_box<Real>::make(length, periodic, table.largest_cutoff());
   using stage = stage_cluster_slots<Real, View, PositionMember, TypeMember, decltype(b)>;
-  for_each_index(
-      device{}, slot_count,
-      stage{list.slots, v, position, type_member, box, staged, slot_forces, zero_sums, check, table.types(), b}, on);
+  for_each_index(device{}, slot_count,
+                 stage{list.slots, v, position, type_member, box, staged, slot_vectors,
+                       static_cast<std::uint32_t>(sum_bytes / sizeof(slot_vector)), zero_sums, check, table.types(), b},
+                 on);
   if (check) {
     bad_count const found = host_vector<bad_count, soa>(bad, on).view()[0];
     if (found.count != 0) refuse();
   }
   if constexpr (PlainForce) {
+    Real* const slot_forces = reinterpret_cast<Real*>(force_memory.data());
     launch_staged_loop<Energy, Virial, Real>(list, staged, slot_sums<Real>{slot_forces}, law, table, exclusions, box, s,
                                              on);
     for_each_index(device{}, slot_count, store_slot_forces<Real, View, ForceMember>{list.slots, v, force, slot_forces},
                    on);
+  } else if (fixed != nullptr) {
+    auto* const slot_fixed = reinterpret_cast<std::int64_t*>(force_memory.data());
+    launch_staged_loop<Energy, Virial, Real>(
+        list, staged, fixed_slot_sums<Real>{slot_fixed, fixed_rounding_of_pairs<Real>::of(*fixed)}, law, table,
+        exclusions, box, s, on);
+    for_each_index(device{}, slot_count, store_slot_fixed<View, ForceMember>{list.slots, v, force, slot_fixed}, on);
   } else {
     launch_staged_loop<Energy, Virial, Real>(list, staged, member_sums<View, ForceMember>{v, force, list.slots}, law,
                                              table, exclusions, box, s, on);
@@ -635,7 +698,21 @@ pair_totals run_pairs(vector<T, L, Space>& particles, PositionMember position, F
   constexpr bool plain_force =
       std::is_lvalue_reference_v<force_leaf> && std::is_floating_point_v<std::remove_reference_t<force_leaf>>;
   bool const every_particle_listed = rows == n;
-  bool const check_in_staging = cluster_loop && !PerPair && plain_force && every_row && every_particle_listed;
+  // A force member stored as fixed point (fixed_point<std::int64_t or std::int32_t, F> on each
+  // coordinate): the cluster-pair loops keep its sums as the format's integers (the same bits
+  // whatever the threads or the order of the atomics).
+  [[maybe_unused]] stored_format fixed_force{};  // the member's format, when fixed point
+  bool fixed_force_member = false;
+  if constexpr (is_cluster_pairs && !plain_force && !std::is_lvalue_reference_v<force_leaf>) {
+    if (n > 0) {
+      stored_format const f = v[0][force.pointer][0].format();
+      fixed_force_member = f.kind == number_kind::fixed && (f.bytes == 4 || f.bytes == 8) &&
+                           v[0][force.pointer][1].format() == f && v[0][force.pointer][2].format() == f;
+      fixed_force = f;
+    }
+  }
+  bool const check_in_staging =
+      cluster_loop && !PerPair && (plain_force || fixed_force_member) && every_row && every_particle_listed;
   if (!check_in_staging) {
     check_pair_input<Real>(particles, position, type_member, table.types(), "the pair table's", caller, on);
   }
@@ -651,27 +728,17 @@ pair_totals run_pairs(vector<T, L, Space>& particles, PositionMember position, F
   // parallel region of the caller's. Anywhere else (every other list) the generic loop below, a thread
   // per row.
   // The SIMD loop takes a force member of plain float or double leaves (its sums' last bits follow
-  // its schedule), or one stored as fixed point (fixed_point<std::int64_t or std::int32_t, F>: its
-  // sums kept as the format's integers, the same bits whatever the threads, as the atomics give).
-  [[maybe_unused]] stored_format fixed_force{};  // the member's format, when fixed point
-  bool fixed_force_member = false;
-  if constexpr (is_cluster_pairs && !cluster_loop && !plain_force && !std::is_lvalue_reference_v<force_leaf>) {
-    if (n > 0) {
-      stored_format const f = v[0][force.pointer][0].format();
-      fixed_force_member = f.kind == number_kind::fixed && (f.bytes == 4 || f.bytes == 8) &&
-                           v[0][force.pointer][1].format() == f && v[0][force.pointer][2].format() == f;
-      fixed_force = f;
-    }
-  }
+  // its schedule), or one stored as fixed point (fixed_force_member above), as the GPU loop does.
   // A row range or per-pair rounding: the generic loop below, whatever the list.
   constexpr bool generic_only = PerPair;
   bool host_cluster_loop = false;
   if constexpr (is_cluster_pairs && !cluster_loop && !generic_only) {
     host_cluster_loop = (plain_force || fixed_force_member) && !in_parallel_region() && every_row;
   }
-  // The GPU loop (cluster_pair_loop.hpp) sums plain forces in slot order and stores them at the end.
+  // The GPU loop (cluster_pair_loop.hpp) sums plain forces, or a fixed-point member's integers, in slot
+  // order and stores them at the end.
   bool const cluster_gpu_loop = cluster_loop && !generic_only && every_row;
-  bool const sums_in_slots = cluster_gpu_loop && plain_force;
+  bool const sums_in_slots = cluster_gpu_loop && (plain_force || fixed_force_member);
   // Half lists add reactions into other rows: every force starts at zero, then atomics.
   if (half && !host_cluster_loop && !sums_in_slots) zero_forces<Space>(v, force, 0, n, on);
   auto const to_fixed = fixed_rounding_of_pairs<Real>::of(fixed);  // PerPair's rounding
@@ -757,9 +824,9 @@ pair_totals run_pairs(vector<T, L, Space>& particles, PositionMember position, F
   };
   if (cluster_gpu_loop) {
     if constexpr (cluster_loop && !generic_only) {
-      run_staged_cluster_pairs<Energy, Virial, plain_force, Real>(v, position, force, type_member, list, law, table,
-                                                                  exclusions, length, periodic, half, s,
-                                                                  check_in_staging, refuse, on);
+      run_staged_cluster_pairs<Energy, Virial, plain_force, Real>(
+          v, position, force, type_member, list, law, table, exclusions, length, periodic, half,
+          fixed_force_member ? &fixed_force : nullptr, s, check_in_staging, refuse, on);
     }
   } else if (host_cluster_loop) {
     if constexpr (is_cluster_pairs && !cluster_loop && !generic_only) {
