@@ -113,20 +113,9 @@ void build_cluster_list(list_memory& m, position_columns const& position, std::s
 
 void refill_cluster_list(list_memory& m, position_columns const& position, std::size_t n, list_geometry const& g,
                          void* stream) {
-  if (!on_gpu_memory(m.kind) || n == 0) {
-    build_cluster_list(m, position, n, g, stream);  // host memory (or nothing to queue): a build
-    return;
-  }
-  if (position.width * 4 != m.point_bytes) {
-    throw_error("verlet_list::refill (clusters): the positions are " +
-                std::string(position.width == 4 ? "float" : "double") + " and the list was built from " +
-                (m.point_bytes == 16 ? "float" : "double") + " ones; build() it from these first");
-  }
-  if (position.width == 4) {
-    refill_clusters_in<float>(m, position, n, g, stream);
-  } else {
-    refill_clusters_in<double>(m, position, n, g, stream);
-  }
+  refill_at_built_precision(
+      m, position, n, "clusters", [&] { build_cluster_list(m, position, n, g, stream); },
+      [&](auto real) { refill_clusters_in<decltype(real)>(m, position, n, g, stream); });
 }
 
 }  // namespace coalesce::detail

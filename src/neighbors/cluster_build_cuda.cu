@@ -148,20 +148,9 @@ template <class Real> void queue_candidates(list_memory& m, cell_grid<Real> cons
   COALESCE_CUDA_TRY(cudaGetLastError());
 }
 
-// offsets[0, count] from counts[0, count): an exclusive scan (counts[count] is zeroed first),
-// queued only. The scratch is the build's (a refill's query asks for the same bytes: no allocation).
-void scan_queued(list_memory& m, std::uint32_t* counts, std::size_t count, std::uint32_t* offsets, cudaStream_t s) {
-  COALESCE_CUDA_TRY(cudaMemsetAsync(counts + count, 0, sizeof(std::uint32_t), s));
-  std::size_t bytes = 0;
-  COALESCE_CUDA_TRY(cub::DeviceScan::ExclusiveSum(nullptr, bytes, counts, offsets, static_cast<int>(count + 1), s));
-  ensure_bytes(m, m.temp, bytes);
-  bytes = m.temp.size();
-  COALESCE_CUDA_TRY(
-      cub::DeviceScan::ExclusiveSum(m.temp.data(), bytes, counts, offsets, static_cast<int>(count + 1), s));
-}
 // The same, then offsets[count] read back.
 std::size_t scan(list_memory& m, std::uint32_t* counts, std::size_t count, std::uint32_t* offsets, cudaStream_t s) {
-  scan_queued(m, counts, count, offsets, s);
+  cuda_list_backend::scan_counts(m, counts, count, offsets, s);
   std::uint32_t total = 0;
   COALESCE_CUDA_TRY(cudaMemcpyAsync(&total, offsets + count, sizeof total, cudaMemcpyDeviceToHost, s));
   COALESCE_CUDA_TRY(cudaStreamSynchronize(s));
@@ -198,6 +187,18 @@ void sort_candidates(list_memory& m, std::size_t clusters, std::size_t n, bool r
 }
 
 }  // namespace
+
+void cuda_list_backend::scan_counts(list_memory& m, std::uint32_t* counts, std::size_t count, std::uint32_t* offsets,
+                                    void* stream) {
+  auto const s = static_cast<cudaStream_t>(stream);
+  COALESCE_CUDA_TRY(cudaMemsetAsync(counts + count, 0, sizeof(std::uint32_t), s));
+  std::size_t bytes = 0;
+  COALESCE_CUDA_TRY(cub::DeviceScan::ExclusiveSum(nullptr, bytes, counts, offsets, static_cast<int>(count + 1), s));
+  ensure_bytes(m, m.temp, bytes);
+  bytes = m.temp.size();
+  COALESCE_CUDA_TRY(
+      cub::DeviceScan::ExclusiveSum(m.temp.data(), bytes, counts, offsets, static_cast<int>(count + 1), s));
+}
 
 template <class Real>
 std::uint64_t cuda_list_backend::boxes(list_memory& m, std::size_t n, cell_grid<Real> const& g, void* stream) {
@@ -303,7 +304,7 @@ template <class Real> void cuda_list_backend::refill_clusters(list_memory& m, st
                                                           as<cluster_box<Real>>(m.boxes), nullptr);
   COALESCE_CUDA_TRY(cudaGetLastError());
   queue_candidates<Real>(m, g, clusters, nullptr, words + 7, s);
-  scan_queued(m, counts, clusters, candidate_offsets, s);
+  cuda_list_backend::scan_counts(m, counts, clusters, candidate_offsets, s);
   clamp_offsets(candidate_offsets, clusters, candidate_capacity(m), words + 7, words + 8, s);
   queue_candidates<Real>(m, g, clusters, candidate_offsets, words + 7, s);
   sort_candidates(m, clusters, n, true, s);
@@ -313,7 +314,7 @@ template <class Real> void cuda_list_backend::refill_clusters(list_memory& m, st
   runs_kernel<<<blocks(clusters), threads, 0, s>>>(n, clusters, candidate_offsets, sorted, counts, nullptr, nullptr,
                                                    words + 9);
   COALESCE_CUDA_TRY(cudaGetLastError());
-  scan_queued(m, counts, clusters, run_offsets, s);
+  cuda_list_backend::scan_counts(m, counts, clusters, run_offsets, s);
   clamp_offsets(run_offsets, clusters, run_capacity(m), words + 9, words + 10, s);
   runs_kernel<<<blocks(clusters), threads, 0, s>>>(n, clusters, candidate_offsets, sorted, counts, run_offsets,
                                                    as<std::uint32_t>(m.indices), words + 11);

@@ -5,7 +5,10 @@
 #include <algorithm>
 #include <cmath>
 #include <cstdint>
+#include <string>
 #include <vector>
+
+#include <coalesce/core/error.hpp>
 
 #include "list_kernels.hpp"
 
@@ -56,6 +59,23 @@ template <class Build> void keeping_status_on_error(list_memory& m, void* stream
     copy_bytes(m.kind, m.words.data(), memory_kind::host, saved, sizeof saved, stream);
     throw;
   }
+}
+
+// A refill of a format whose build keeps the particles' positions (clusters, cluster_pairs): in GPU
+// memory refill(real) queues the build's steps in the precision the list was built from (positions
+// of the other are refused: the list's points are another size); in host memory, or with nothing
+// to queue, build().
+template <class Build, class Refill> void refill_at_built_precision(list_memory& m, position_columns const& position,
+                                                                    std::size_t n, char const* format, Build&& build,
+                                                                    Refill&& refill) {
+  if (!on_gpu_memory(m.kind) || n == 0) return build();
+  if (position.width * 4 != m.point_bytes) {
+    throw_error(std::string("verlet_list::refill (") + format + "): the positions are " +
+                (position.width == 4 ? "float" : "double") + " and the list was built from " +
+                (m.point_bytes == 16 ? "float" : "double") + " ones; build() it from these first");
+  }
+  if (position.width == 4) return refill(float{});
+  refill(double{});
 }
 
 // Rows per chunk of a csr rebuild in GPU memory staged `width` wide: about 256 MiB of staging
@@ -226,6 +246,11 @@ struct cuda_list_backend {
   template <class Real> static list_pass_result fill_csr(list_memory& m, std::size_t n, cell_grid<Real> const& g,
                                                          std::size_t width, bool refill, void* stream);
   static void offsets_from_counts(list_memory& m, std::size_t n, void* stream);
+  // offsets[0, count] from counts[0, count): an exclusive scan (counts[count] is zeroed first),
+  // queued only. The scratch is made sure of here: a build's call allocates it, a refill's of the
+  // same sizes then not (cluster_build_cuda.cu).
+  static void scan_counts(list_memory& m, std::uint32_t* counts, std::size_t count, std::uint32_t* offsets,
+                          void* stream);
   // offsets[0, count] clamped to `capacity` (queued): a refill's rows past its memory are cut; the
   // 64-bit total the offsets came from goes into `most` (the most since the build) for check().
   static void clamp_offsets(std::uint32_t* offsets, std::size_t count, std::size_t capacity,

@@ -169,20 +169,9 @@ void build_pair_list(list_memory& m, position_columns const& position, std::size
 
 void refill_pair_list(list_memory& m, position_columns const& position, std::size_t n, list_geometry const& g,
                       void* stream) {
-  if (!on_gpu_memory(m.kind) || n == 0) {
-    build_pair_list(m, position, n, g, stream);  // host memory (or nothing to queue): a build
-    return;
-  }
-  if (position.width * 4 != m.point_bytes) {
-    throw_error("verlet_list::refill (cluster_pairs): the positions are " +
-                std::string(position.width == 4 ? "float" : "double") + " and the list was built from " +
-                (m.point_bytes == 16 ? "float" : "double") + " ones; build() it from these first");
-  }
-  if (position.width == 4) {
-    refill_pairs_in<float>(m, position, n, g, stream);
-  } else {
-    refill_pairs_in<double>(m, position, n, g, stream);
-  }
+  refill_at_built_precision(
+      m, position, n, "cluster_pairs", [&] { build_pair_list(m, position, n, g, stream); },
+      [&](auto real) { refill_pairs_in<decltype(real)>(m, position, n, g, stream); });
 }
 
 std::uint64_t pair_list_cell_keys(list_memory& m, position_columns const& position, std::size_t n,

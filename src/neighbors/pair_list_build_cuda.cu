@@ -290,18 +290,6 @@ std::uint32_t scratch_room(list_memory const& m, bool half) {
   return static_cast<std::uint32_t>(std::clamp<std::size_t>(room, 32, 512));
 }
 
-// offsets[0, count] = the exclusive sum of counts[0, count] (counts[count] is 0), queued. The
-// scratch is made sure of here: a build's call allocates it, a refill's of the same sizes then not.
-void scan_counts(list_memory& m, std::uint32_t const* counts, std::size_t count, std::uint32_t* offsets,
-                 cudaStream_t s) {
-  std::size_t bytes = 0;
-  COALESCE_CUDA_TRY(cub::DeviceScan::ExclusiveSum(nullptr, bytes, counts, offsets, static_cast<int>(count + 1), s));
-  ensure_bytes(m, m.temp, bytes);
-  bytes = m.temp.size();
-  COALESCE_CUDA_TRY(
-      cub::DeviceScan::ExclusiveSum(m.temp.data(), bytes, counts, offsets, static_cast<int>(count + 1), s));
-}
-
 // A refill's totals (count_kernel_warp's) into the status words check() reads: the widest row in
 // particles (the most since the build), the pairs within reach and the pairs tested (this refill's).
 // (Word 6, the most entries since the build, clamp_offsets writes.)
@@ -322,7 +310,6 @@ void cuda_list_backend::column_clusters(list_memory& m, cell_grid<Real> const& g
                                                            as<std::uint32_t const>(m.cell_end),
                                                            static_cast<std::uint32_t>(g.cells[0]), columns, counts);
   COALESCE_CUDA_TRY(cudaGetLastError());
-  COALESCE_CUDA_TRY(cudaMemsetAsync(counts + columns, 0, sizeof(std::uint32_t), s));
   scan_counts(m, counts, columns, as<std::uint32_t>(m.column_clusters), s);
 }
 
@@ -348,7 +335,6 @@ template <class Real> pair_row_totals cuda_list_backend::count_rows(list_memory&
   count_kernel_warp<Real>
       <<<blocks(clusters * 32), threads, 0, s>>>(v, clusters, counts, totals, as<std::uint32_t>(m.candidate_ids), room);
   COALESCE_CUDA_TRY(cudaGetLastError());
-  COALESCE_CUDA_TRY(cudaMemsetAsync(counts + clusters, 0, sizeof(std::uint32_t), s));
   scan_counts(m, counts, clusters, as<std::uint32_t>(m.offsets), s);
   unsigned long long host[4] = {};
   COALESCE_CUDA_TRY(cudaMemcpyAsync(host, totals, sizeof host, cudaMemcpyDeviceToHost, s));
@@ -383,7 +369,6 @@ template <class Real> void cuda_list_backend::refill_rows(list_memory& m, pair_b
   count_kernel_warp<Real>
       <<<blocks(clusters * 32), threads, 0, s>>>(v, clusters, counts, totals, as<std::uint32_t>(m.candidate_ids), room);
   COALESCE_CUDA_TRY(cudaGetLastError());
-  COALESCE_CUDA_TRY(cudaMemsetAsync(counts + clusters, 0, sizeof(std::uint32_t), s));
   scan_counts(m, counts, clusters, offsets, s);
   clamp_offsets(offsets, clusters, m.indices.size() / sizeof(std::uint32_t), totals, words + 6, s);
   refill_status_kernel<<<1, 1, 0, s>>>(totals, words);
