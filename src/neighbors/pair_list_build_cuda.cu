@@ -8,8 +8,6 @@
 #include <algorithm>
 #include <cstdint>
 
-#include <cub/device/device_scan.cuh>
-
 #include "../core/cuda_check.hpp"
 #include "pair_list_backend.hpp"
 
