@@ -148,7 +148,7 @@ template <class Real> void queue_candidates(list_memory& m, cell_grid<Real> cons
   COALESCE_CUDA_TRY(cudaGetLastError());
 }
 
-// The same, then offsets[count] read back.
+// cuda_list_backend::scan_counts, then offsets[count] read back.
 std::size_t scan(list_memory& m, std::uint32_t* counts, std::size_t count, std::uint32_t* offsets, cudaStream_t s) {
   cuda_list_backend::scan_counts(m, counts, count, offsets, s);
   std::uint32_t total = 0;
@@ -279,9 +279,10 @@ list_pass_result cuda_list_backend::count(list_memory& m, std::size_t n, list_ge
 void cuda_list_backend::keep_status(list_memory& m, void* stream) {
   auto const s = static_cast<cudaStream_t>(stream);
   auto* words = as<unsigned long long>(m.words);
-  // Copied from the host: a build is never captured, so the values are read now.
+  // Copied from the host: a build is never captured, so the values are read now. Word 11 (what the
+  // rows test) is the build's too: check() reads it back into candidates() before any refill ran.
   unsigned long long const first[3] = {~0ull, m.widest, m.entries};
-  unsigned long long const rest[6] = {0, 0, 0, 0, 0, 0};
+  unsigned long long const rest[6] = {0, 0, 0, 0, 0, m.candidates};
   COALESCE_CUDA_TRY(cudaMemcpyAsync(words, first, sizeof first, cudaMemcpyHostToDevice, s));
   COALESCE_CUDA_TRY(cudaMemcpyAsync(words + 6, rest, sizeof rest, cudaMemcpyHostToDevice, s));
   COALESCE_CUDA_TRY(cudaStreamSynchronize(s));

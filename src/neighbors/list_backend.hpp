@@ -32,7 +32,8 @@ inline bool ensure_room(list_memory const& m, buffer& b, std::size_t bytes) {
 bool on_gpu_memory(memory_kind kind);
 
 // The status words a GPU build keeps in m.words (list_build_cuda.cu says what each holds; 7 to 11
-// are a clusters refill's: cluster_build_cuda.cu).
+// are a clusters refill's: cluster_build_cuda.cu; 6 and 11 a cluster_pairs refill's too:
+// pair_list_build_cuda.cu).
 inline constexpr std::size_t list_status_words = 12;
 
 // Makes m.words hold the status words, zeroed when newly allocated (check() reads them all back,

@@ -398,7 +398,9 @@ cluster_pair_sums cluster_pair_loop_host_run(verlet_list_ref<cluster_pairs> cons
 #if defined(_OPENMP)
 #pragma omp for schedule(static, 64)
 #endif
-    for (std::size_t c = 0; c < clusters; ++c) {  // every cluster holds a particle: its first slot's
+    // A cluster past the columns' own holds no particle (cluster_pairs.hpp): its box stays inverted,
+    // and no row reads it (none lists it, its own row is empty).
+    for (std::size_t c = 0; c < clusters; ++c) {
       Real lo[3] = {far, far, far}, hi[3] = {-far, -far, -far};
       for (std::uint32_t l = 0; l < W; ++l) {
         std::size_t const at = c * W + l;
